@@ -1,0 +1,614 @@
+//! The coordinator: sole owner of the task graph. Beat model: wake on a message, run one handler,
+//! persist (tasks.json, session.json, and the bus made durable), dispatch every ready task, sleep.
+//! Nothing polls.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use actix::prelude::*;
+use serde_json::json;
+
+use super::worker::{headline, OutcomeRecord, RunTask, Worker, WorkerStopped};
+use super::RunEnv;
+use crate::bus::message::{
+    ErrorReport, GcLoopTrigger, PipelineSelected, QualityGate, Shutdown, TaskDispatched,
+};
+use crate::bus::{BusHandle, Delivered, Message, Payload};
+use crate::error::EXIT_PIPELINE_FAILED;
+use crate::pipeline::select::gc_fix_tasks;
+use crate::session::{ActiveWorker, SessionState, SessionStatus};
+use crate::tasks::{
+    gc_decision, layer_code, GcDecision, Outcome, OutcomeStatus, TaskGraph, TaskStatus,
+};
+use crate::util::{now_ts, read_json};
+
+const ME: &str = "coordinator";
+
+/// How a run ended, for the CLI's exit code.
+#[derive(Debug, Clone)]
+pub struct RunEnd {
+    pub status: SessionStatus,
+    pub exit_code: i32,
+    pub warnings: Vec<String>,
+}
+
+pub type RunEndSlot = Arc<Mutex<Option<RunEnd>>>;
+
+/// Wakes the coordinator for a new run or a resume.
+#[derive(actix::Message)]
+#[rtype(result = "()")]
+pub struct Begin {
+    /// A resume: reconcile tasks left in progress by the interrupted process first.
+    pub resume: bool,
+    /// For a new run: the selection message to log.
+    pub selected: Option<PipelineSelected>,
+}
+
+struct WorkerSlot {
+    addr: Addr<Worker>,
+    serial: u64,
+    role: String,
+    /// Tasks handed to it and not yet reported.
+    tasks: Vec<String>,
+}
+
+pub struct Coordinator {
+    env: Arc<RunEnv>,
+    bus: BusHandle,
+    graph: TaskGraph,
+    state: SessionState,
+    workers: HashMap<String, WorkerSlot>,
+    next_serial: u64,
+    end: RunEndSlot,
+    finished: bool,
+}
+
+impl Coordinator {
+    pub fn new(
+        env: Arc<RunEnv>,
+        bus: BusHandle,
+        graph: TaskGraph,
+        state: SessionState,
+        end: RunEndSlot,
+    ) -> Self {
+        Coordinator {
+            env,
+            bus,
+            graph,
+            state,
+            workers: HashMap::new(),
+            next_serial: 1,
+            end,
+            finished: false,
+        }
+    }
+
+    fn say(&self, to: &str, summary: impl Into<String>, payload: Payload) {
+        self.bus.publish(Message::new(ME, to, summary, payload));
+    }
+
+    /// Writes tasks.json and session.json, and makes the bus durable: nothing is dispatched before
+    /// the state that led to it is on disk.
+    fn persist(&mut self) {
+        self.state.updated_at = now_ts();
+        self.state.tasks_total = self.graph.len();
+        self.state.active_workers = self
+            .graph
+            .in_progress()
+            .map(|t| ActiveWorker {
+                name: t.worker.clone().unwrap_or_default(),
+                role: t.owner.clone(),
+                task_id: t.id.clone(),
+                started_at: t.claimed_at.clone().unwrap_or_default(),
+            })
+            .collect();
+        if let Err(e) = self.env.session.save_tasks(&self.graph) {
+            eprintln!("team-testing: {e}");
+        }
+        if let Err(e) = self.env.session.save_state(&self.state) {
+            eprintln!("team-testing: {e}");
+        }
+        self.bus.sync();
+    }
+
+    // ---- handleResume ------------------------------------------------------------------------
+
+    /// Tasks left in progress by a dead process: finished ones (their outcome record is on disk
+    /// for this attempt) are taken as reported; the rest go back to pending.
+    fn reconcile(&mut self) {
+        let stranded: Vec<(String, u32)> = self
+            .graph
+            .in_progress()
+            .map(|t| (t.id.clone(), t.attempts))
+            .collect();
+        for (id, attempts) in stranded {
+            let path = self.env.session.outcome_file(&id);
+            let record: Option<OutcomeRecord> = read_json(&path).ok();
+            match record.filter(|r| r.attempt == attempts) {
+                Some(r) => {
+                    self.say(
+                        ME,
+                        format!(
+                            "[coordinator] {id} finished before the interruption: {}",
+                            headline(&r.outcome)
+                        ),
+                        Payload::Progress(crate::bus::message::Progress {
+                            task_id: id.clone(),
+                            phase: "recovered".into(),
+                            progress_pct: Some(100.0),
+                            detail: Some("outcome recorded before the interruption".into()),
+                        }),
+                    );
+                    self.on_outcome(&id, r.outcome);
+                }
+                None => {
+                    if let Some(t) = self.graph.get_mut(&id) {
+                        t.status = TaskStatus::Pending;
+                        t.attempts = t.attempts.saturating_sub(1);
+                        t.worker = None;
+                        t.claimed_at = None;
+                    }
+                    self.say(
+                        ME,
+                        format!("[coordinator] {id} was interrupted; back to pending"),
+                        Payload::Progress(crate::bus::message::Progress {
+                            task_id: id.clone(),
+                            phase: "requeued".into(),
+                            progress_pct: None,
+                            detail: Some("in progress when the previous process stopped".into()),
+                        }),
+                    );
+                }
+            }
+        }
+    }
+
+    // ---- handleCallback ----------------------------------------------------------------------
+
+    fn on_outcome(&mut self, task_id: &str, outcome: Outcome) {
+        let Some(task) = self.graph.get(task_id).cloned() else {
+            tracing::warn!("outcome for unknown task {task_id}");
+            return;
+        };
+        if task.status != TaskStatus::InProgress {
+            tracing::warn!(
+                "ignoring a second outcome for {task_id} ({})",
+                task.status.as_str()
+            );
+            return;
+        }
+        self.release_worker(task.worker.as_deref(), task_id, task.inner_loop);
+        let now = now_ts();
+        let is_critic = task.owner == self.env.config.gc.critic && task.layer.is_some();
+        let outcome = match (&outcome.status, is_critic, outcome.pass_rate) {
+            (OutcomeStatus::Completed, true, None) => Outcome {
+                status: OutcomeStatus::Failed,
+                summary: "the executor reported no pass_rate".into(),
+                ..outcome
+            },
+            _ => outcome,
+        };
+        if outcome.status == OutcomeStatus::Failed {
+            let reason = outcome.summary.clone();
+            let max = self.env.config.max_attempts;
+            let retry = self
+                .graph
+                .fail_attempt(task_id, &reason, max, Some(outcome), &now)
+                .unwrap_or(false);
+            self.say(
+                ME,
+                format!(
+                    "[coordinator] {task_id} failed{}: {reason}",
+                    if retry { ", retrying" } else { "" }
+                ),
+                Payload::Error(ErrorReport {
+                    task_id: Some(task_id.to_string()),
+                    message: reason,
+                    retry,
+                }),
+            );
+            return;
+        }
+        let _ = self.graph.complete(task_id, outcome.clone(), &now);
+        if is_critic {
+            self.gc_checkpoint(task_id, &outcome);
+        }
+    }
+
+    /// After a TESTRUN: go on, open a GC round, or accept the layer below its gate.
+    fn gc_checkpoint(&mut self, task_id: &str, outcome: &Outcome) {
+        let task = self.graph.get(task_id).cloned().expect("exists");
+        let layer = task.layer.clone().unwrap_or_default();
+        let code = layer_code(&layer).to_string();
+        let pass_rate = outcome.pass_rate.unwrap_or(0.0);
+        let target = task
+            .coverage_target()
+            .or_else(|| self.env.config.coverage_target(&layer));
+        let used = self.state.gc_rounds.get(&code).copied().unwrap_or(0);
+        let config = &self.env.config;
+        let decision = gc_decision(
+            pass_rate,
+            outcome.coverage,
+            config.pass_rate_target,
+            target,
+            used,
+            config.max_gc_rounds,
+        );
+        let mut gate = QualityGate {
+            layer: layer.clone(),
+            task_id: task_id.to_string(),
+            verdict: String::new(),
+            pass_rate,
+            coverage: outcome.coverage,
+            coverage_target: target,
+            rounds_used: used,
+            warning: None,
+        };
+        if outcome.coverage.is_none() {
+            gate.warning = Some(format!(
+                "{layer}: coverage unknown (no coverage tool); judged on pass rate alone"
+            ));
+        }
+        match decision {
+            GcDecision::Pass => {
+                gate.verdict = "pass".into();
+                self.say(
+                    ME,
+                    format!("[coordinator] {code} gate met after {task_id}"),
+                    Payload::QualityGate(gate),
+                );
+            }
+            GcDecision::GiveUp { reason } => {
+                let warning = format!("{layer} still below its gate: {reason}");
+                self.state.warnings.push(warning.clone());
+                gate.verdict = "accepted_below_gate".into();
+                gate.warning = Some(warning.clone());
+                self.say(
+                    ME,
+                    format!("[coordinator] warning: {warning}"),
+                    Payload::QualityGate(gate),
+                );
+            }
+            GcDecision::Revise { round, reason } => {
+                let gen_instance = self
+                    .graph
+                    .tasks
+                    .iter()
+                    .rev()
+                    .find(|t| t.owner == config.gc.generator && t.layer.as_deref() == Some(&layer))
+                    .and_then(|t| t.instance.clone());
+                let session_dir = self.env.session.root.display().to_string();
+                let (gen, run) =
+                    gc_fix_tasks(config, &task, gen_instance, round, &session_dir, &now_ts());
+                let fix_ids = vec![gen.id.clone(), run.id.clone()];
+                let run_id = run.id.clone();
+                let exists = |r: &str| self.env.registry.contains(r);
+                if let Err(e) = self
+                    .graph
+                    .insert(vec![gen, run], Some((task_id, &run_id)), exists)
+                {
+                    self.say(
+                        ME,
+                        format!("[coordinator] cannot open GC round {round} for {code}: {e}"),
+                        Payload::Error(ErrorReport {
+                            task_id: Some(task_id.to_string()),
+                            message: e.to_string(),
+                            retry: false,
+                        }),
+                    );
+                    return;
+                }
+                self.state.gc_rounds.insert(code.clone(), round);
+                gate.verdict = "revise".into();
+                self.say(
+                    ME,
+                    format!("[coordinator] {code} below gate after {task_id}: {reason}"),
+                    Payload::QualityGate(gate),
+                );
+                self.say(
+                    "coordinator",
+                    format!(
+                        "[coordinator] GC round {round}/{} for {code}: {}",
+                        config.max_gc_rounds,
+                        fix_ids.join(", ")
+                    ),
+                    Payload::GcLoopTrigger(GcLoopTrigger {
+                        layer,
+                        round,
+                        after_task: task_id.to_string(),
+                        pass_rate,
+                        coverage: outcome.coverage,
+                        coverage_target: target,
+                        reason,
+                        fix_tasks: fix_ids,
+                    }),
+                );
+            }
+        }
+        let rounds = self.state.gc_rounds.clone();
+        let mut data = serde_json::Map::new();
+        data.insert("gc_rounds".into(), json!(rounds));
+        self.say(ME, "[coordinator] gc rounds", Payload::StateUpdate(data));
+    }
+
+    /// The task is no longer the worker's; a worker whose work is done for good is let go.
+    fn release_worker(&mut self, instance: Option<&str>, task_id: &str, inner_loop: bool) {
+        let Some(name) = instance else { return };
+        let Some(slot) = self.workers.get_mut(name) else {
+            return;
+        };
+        slot.tasks.retain(|t| t != task_id);
+        if slot.tasks.is_empty() && !inner_loop {
+            // Dropping the last address stops the idle actor.
+            self.workers.remove(name);
+        }
+    }
+
+    // ---- handleSpawnNext ---------------------------------------------------------------------
+
+    fn spawn_next(&mut self, ctx: &mut Context<Self>) {
+        if self.finished {
+            return;
+        }
+        for (id, reason) in self.graph.propagate_skips() {
+            self.say(
+                ME,
+                format!("[coordinator] {id} skipped: {reason}"),
+                Payload::Error(ErrorReport {
+                    task_id: Some(id),
+                    message: format!("skipped: {reason}"),
+                    retry: false,
+                }),
+            );
+        }
+        let ready: Vec<String> = self.graph.ready().iter().map(|t| t.id.clone()).collect();
+        let mut sends = Vec::new();
+        let now = now_ts();
+        for id in ready {
+            let task = self.graph.get(&id).cloned().expect("ready task exists");
+            let wanted = task.instance_name().to_string();
+            let (name, queued) = match self.workers.get(&wanted) {
+                Some(_) if task.inner_loop => (wanted, true),
+                Some(_) => (self.free_instance_name(&wanted), false),
+                None => (wanted, false),
+            };
+            if !self.workers.contains_key(&name) {
+                self.start_worker(&name, &task.owner, ctx);
+            }
+            if let Err(e) = self.graph.claim(&id, &name, &now) {
+                tracing::error!("{e}");
+                continue;
+            }
+            let attempt = self.graph.get(&id).map(|t| t.attempts).unwrap_or(1);
+            let slot = self.workers.get_mut(&name).expect("started above");
+            slot.tasks.push(id.clone());
+            self.say(
+                &name,
+                format!(
+                    "[coordinator] {id} -> {name}{}",
+                    if queued {
+                        " (handed to its running inner-loop worker)"
+                    } else {
+                        ""
+                    }
+                ),
+                Payload::TaskUnblocked(TaskDispatched {
+                    task_id: id.clone(),
+                    worker: name.clone(),
+                    attempt,
+                    queued,
+                }),
+            );
+            sends.push((name, id));
+        }
+        if sends.is_empty() {
+            if self.graph.in_progress().next().is_none() {
+                self.complete(ctx);
+            } else {
+                self.persist();
+            }
+            return;
+        }
+        // The claims are durable before any worker starts.
+        self.persist();
+        for (name, id) in sends {
+            let task = self.graph.get(&id).cloned().expect("claimed");
+            if let Some(slot) = self.workers.get(&name) {
+                slot.addr.do_send(RunTask(task));
+            }
+        }
+    }
+
+    fn free_instance_name(&self, base: &str) -> String {
+        (2..)
+            .map(|n| format!("{base}-{n}"))
+            .find(|n| !self.workers.contains_key(n))
+            .expect("an unused name exists")
+    }
+
+    fn start_worker(&mut self, name: &str, role: &str, ctx: &mut Context<Self>) {
+        let serial = self.next_serial;
+        self.next_serial += 1;
+        let worker = Worker {
+            instance: name.to_string(),
+            serial,
+            env: self.env.clone(),
+            bus: self.bus.clone(),
+            on_stop: ctx.address().recipient(),
+        };
+        self.workers.insert(
+            name.to_string(),
+            WorkerSlot {
+                addr: worker.start(),
+                serial,
+                role: role.to_string(),
+                tasks: Vec::new(),
+            },
+        );
+    }
+
+    // ---- handleComplete ----------------------------------------------------------------------
+
+    fn complete(&mut self, _ctx: &mut Context<Self>) {
+        self.finished = true;
+        let failed: Vec<String> = self
+            .graph
+            .tasks
+            .iter()
+            .filter(|t| t.status == TaskStatus::Failed)
+            .map(|t| t.id.clone())
+            .collect();
+        let (status, reason) = if failed.is_empty() {
+            let done = self.graph.count(TaskStatus::Completed);
+            let status = if self.state.completion_action == "auto_keep" {
+                SessionStatus::Paused
+            } else {
+                SessionStatus::Completed
+            };
+            (
+                status,
+                format!("{done}/{} tasks completed", self.graph.len()),
+            )
+        } else {
+            (
+                SessionStatus::Failed,
+                format!("failed: {}", failed.join(", ")),
+            )
+        };
+        self.state.status = status;
+        let mut data = serde_json::Map::new();
+        data.insert("status".into(), json!(status.as_str()));
+        data.insert("gc_rounds".into(), json!(self.state.gc_rounds));
+        data.insert("warnings".into(), json!(self.state.warnings));
+        self.say(
+            ME,
+            format!("[coordinator] pipeline {}", status.as_str()),
+            Payload::StateUpdate(data),
+        );
+        self.say(
+            "all",
+            format!("[coordinator] pipeline {}: {reason}", status.as_str()),
+            Payload::Shutdown(Shutdown {
+                status: status.as_str().into(),
+                reason,
+            }),
+        );
+        self.persist();
+        self.workers.clear();
+        let exit_code = if status == SessionStatus::Failed {
+            EXIT_PIPELINE_FAILED
+        } else {
+            0
+        };
+        if let Ok(mut end) = self.end.lock() {
+            *end = Some(RunEnd {
+                status,
+                exit_code,
+                warnings: self.state.warnings.clone(),
+            });
+        }
+        System::current().stop();
+    }
+}
+
+impl Actor for Coordinator {
+    type Context = Context<Self>;
+}
+
+impl Handler<Begin> for Coordinator {
+    type Result = ();
+
+    fn handle(&mut self, msg: Begin, ctx: &mut Self::Context) {
+        self.state.status = SessionStatus::Active;
+        self.state.pid = Some(std::process::id());
+        if let Some(selected) = msg.selected {
+            let mut data = serde_json::Map::new();
+            data.insert("status".into(), json!("active"));
+            data.insert("pipeline_mode".into(), json!(self.state.pipeline_mode));
+            data.insert(
+                "pipeline_stages".into(),
+                json!(["strategist", "generator", "executor", "analyst"]),
+            );
+            data.insert("team_name".into(), json!(self.state.team_name));
+            data.insert("created_at".into(), json!(self.state.created_at));
+            let targets: serde_json::Map<String, serde_json::Value> = self
+                .env
+                .config
+                .coverage_targets
+                .iter()
+                .map(|(l, v)| (layer_code(l).to_string(), json!(v)))
+                .collect();
+            data.insert("coverage_targets".into(), json!(targets));
+            data.insert("gc_rounds".into(), json!({}));
+            self.say(ME, "Session initialized", Payload::StateUpdate(data));
+            self.say(
+                ME,
+                format!(
+                    "[coordinator] pipeline {} selected ({} tasks): {}",
+                    selected.pipeline, selected.task_count, selected.reason
+                ),
+                Payload::PipelineSelected(selected),
+            );
+        }
+        if msg.resume {
+            let mut data = serde_json::Map::new();
+            data.insert("status".into(), json!("active"));
+            self.say(
+                ME,
+                "[coordinator] session resumed",
+                Payload::StateUpdate(data),
+            );
+            self.reconcile();
+        }
+        self.spawn_next(ctx);
+    }
+}
+
+impl Handler<Delivered> for Coordinator {
+    type Result = ();
+
+    fn handle(&mut self, msg: Delivered, ctx: &mut Self::Context) {
+        if msg.0.to != ME {
+            return;
+        }
+        if let Payload::TaskComplete(done) = &msg.0.payload {
+            self.on_outcome(&done.task_id, done.outcome.clone());
+            self.spawn_next(ctx);
+        }
+    }
+}
+
+impl Handler<WorkerStopped> for Coordinator {
+    type Result = ();
+
+    fn handle(&mut self, msg: WorkerStopped, ctx: &mut Self::Context) {
+        let Some(slot) = self.workers.get(&msg.instance) else {
+            return;
+        };
+        if slot.serial != msg.serial {
+            return;
+        }
+        let slot = self.workers.remove(&msg.instance).expect("present");
+        let now = now_ts();
+        for id in slot.tasks {
+            let reason = format!(
+                "worker {} ({}) stopped before finishing",
+                msg.instance, slot.role
+            );
+            let retry = self
+                .graph
+                .fail_attempt(&id, &reason, self.env.config.max_attempts, None, &now)
+                .unwrap_or(false);
+            self.say(
+                ME,
+                format!("[coordinator] {id}: {reason}"),
+                Payload::Error(ErrorReport {
+                    task_id: Some(id.clone()),
+                    message: reason,
+                    retry,
+                }),
+            );
+        }
+        self.spawn_next(ctx);
+    }
+}

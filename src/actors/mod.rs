@@ -1,0 +1,19 @@
+//! The actix side: the coordinator (beat model), the generic worker, and the terminal progress view.
+
+pub mod coordinator;
+pub mod progress;
+pub mod worker;
+
+use std::path::PathBuf;
+
+use crate::pipeline::config::TeamConfig;
+use crate::roles::Registry;
+use crate::session::SessionDir;
+
+/// What every actor of a run shares, read-only.
+pub struct RunEnv {
+    pub session: SessionDir,
+    pub repo: PathBuf,
+    pub config: TeamConfig,
+    pub registry: Registry,
+}

@@ -1,0 +1,326 @@
+//! The generic worker actor: it claims nothing itself; it gets a task, runs its role's work through
+//! the role's backend, posts progress milestones, records the outcome durably, and then posts exactly
+//! one task_complete to the coordinator. Tasks handed to a busy worker wait in its mailbox.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use super::RunEnv;
+use crate::agents::command::{self, CommandSpec};
+use crate::bus::message::{Progress, TaskComplete};
+use crate::bus::{BusHandle, Message, Payload, Record};
+use crate::roles::{Backend, RoleSpec};
+use crate::tasks::{Outcome, OutcomeStatus, Task};
+use crate::team::{run_builtin, RoleContext};
+use crate::util::{atomic_write_json, now_ts};
+
+/// Message types only the coordinator may send; a command role printing one is ignored.
+const COORDINATOR_ONLY: [&str; 8] = [
+    "task_complete",
+    "shutdown",
+    "pipeline_selected",
+    "task_unblocked",
+    "gc_loop_trigger",
+    "quality_gate",
+    "role_added",
+    "error",
+];
+
+/// The durable record of a finished attempt, written before task_complete is posted.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OutcomeRecord {
+    pub task_id: String,
+    pub attempt: u32,
+    pub worker: String,
+    pub outcome: Outcome,
+}
+
+#[derive(actix::Message)]
+#[rtype(result = "()")]
+pub struct RunTask(pub Task);
+
+/// Sent by a worker when it stops, so the coordinator can fail what it was still holding.
+#[derive(actix::Message)]
+#[rtype(result = "()")]
+pub struct WorkerStopped {
+    pub instance: String,
+    pub serial: u64,
+}
+
+pub struct Worker {
+    pub instance: String,
+    pub serial: u64,
+    pub env: Arc<RunEnv>,
+    pub bus: BusHandle,
+    pub on_stop: Recipient<WorkerStopped>,
+}
+
+impl Actor for Worker {
+    type Context = Context<Self>;
+
+    fn stopped(&mut self, _: &mut Self::Context) {
+        self.on_stop.do_send(WorkerStopped {
+            instance: self.instance.clone(),
+            serial: self.serial,
+        });
+    }
+}
+
+impl Handler<RunTask> for Worker {
+    // Atomic: one task at a time; the next waits in the mailbox (inner-loop hand-off).
+    type Result = AtomicResponse<Self, ()>;
+
+    fn handle(&mut self, msg: RunTask, _: &mut Self::Context) -> Self::Result {
+        let env = self.env.clone();
+        let bus = self.bus.clone();
+        let instance = self.instance.clone();
+        AtomicResponse::new(Box::pin(
+            async move { execute(env, bus, instance, msg.0).await }.into_actor(self),
+        ))
+    }
+}
+
+async fn execute(env: Arc<RunEnv>, bus: BusHandle, instance: String, task: Task) {
+    let started_at = now_ts();
+    bus.publish(progress_msg(
+        &instance,
+        &task.id,
+        "started",
+        Some(0.0),
+        Some(format!("attempt {}", task.attempts)),
+    ));
+    let mut outcome = match env.registry.get(&task.owner).cloned() {
+        None => Outcome::failed(format!("no role file defines role {}", task.owner)),
+        Some(role) => match &role.backend {
+            Backend::Command { argv } => {
+                run_command(&env, &bus, &instance, &task, &role, argv).await
+            }
+            Backend::Builtin => run_in_process(&env, &bus, &instance, &task, &role).await,
+        },
+    };
+    outcome.started_at = Some(started_at);
+    outcome.finished_at = Some(now_ts());
+    let record = OutcomeRecord {
+        task_id: task.id.clone(),
+        attempt: task.attempts,
+        worker: instance.clone(),
+        outcome: outcome.clone(),
+    };
+    if let Err(e) = atomic_write_json(&env.session.outcome_file(&task.id), &record) {
+        tracing::warn!("{e}");
+    }
+    if outcome.status == OutcomeStatus::Completed {
+        bus.publish(Message::new(
+            &instance,
+            "coordinator",
+            format!("[{instance}] {} state", task.id),
+            Payload::StateUpdate(state_of(&task, &outcome)),
+        ));
+    }
+    let summary = format!("[{instance}] {} {}", task.id, headline(&outcome));
+    bus.publish(Message::new(
+        &instance,
+        "coordinator",
+        summary,
+        Payload::TaskComplete(TaskComplete {
+            task_id: task.id.clone(),
+            outcome,
+        }),
+    ));
+}
+
+/// The one-line result shown in summaries: status, pass rate and coverage where known.
+pub fn headline(o: &Outcome) -> String {
+    let mut s = match o.status {
+        OutcomeStatus::Completed => String::from("completed"),
+        OutcomeStatus::Failed => String::from("failed"),
+    };
+    if let Some(p) = o.pass_rate {
+        s.push_str(&format!(" pass {:.1}%", p * 100.0));
+    }
+    if o.pass_rate.is_some() {
+        match o.coverage {
+            Some(c) => s.push_str(&format!(" cov {c:.1}%")),
+            None => s.push_str(" cov n/a"),
+        }
+    }
+    if !o.summary.is_empty() {
+        s.push_str(": ");
+        s.push_str(&o.summary);
+    }
+    s
+}
+
+/// What the instance's namespace in meta.json gets.
+fn state_of(task: &Task, o: &Outcome) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("task_id".into(), json!(task.id));
+    if let Some(layer) = &task.layer {
+        m.insert("layer".into(), json!(layer));
+    }
+    if o.pass_rate.is_some() {
+        m.insert("pass_rate".into(), json!(o.pass_rate));
+        m.insert("coverage".into(), json!(o.coverage));
+    }
+    for (k, v) in &o.data {
+        m.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    m
+}
+
+fn progress_msg(
+    instance: &str,
+    task_id: &str,
+    phase: &str,
+    pct: Option<f64>,
+    detail: Option<String>,
+) -> Message {
+    let summary = match (&detail, pct) {
+        (Some(d), _) => format!("[{instance}] {task_id} {phase}: {d}"),
+        (None, Some(p)) => format!("[{instance}] {task_id} {phase} ({p:.0}%)"),
+        (None, None) => format!("[{instance}] {task_id} {phase}"),
+    };
+    Message::new(
+        instance,
+        "coordinator",
+        summary,
+        Payload::Progress(Progress {
+            task_id: task_id.to_string(),
+            phase: phase.to_string(),
+            progress_pct: pct,
+            detail,
+        }),
+    )
+}
+
+async fn run_command(
+    env: &RunEnv,
+    bus: &BusHandle,
+    instance: &str,
+    task: &Task,
+    role: &RoleSpec,
+    argv: &[String],
+) -> Outcome {
+    let stdin = serde_json::to_string(task).unwrap_or_default();
+    let spec = CommandSpec {
+        argv: command::expand_argv(argv, role.dir.as_deref()),
+        cwd: env.session.root.clone(),
+        env: vec![
+            (
+                "TT_SESSION_DIR".into(),
+                env.session.root.display().to_string(),
+            ),
+            ("TT_SESSION_ID".into(), env.session.id.clone()),
+            ("TT_TASK_ID".into(), task.id.clone()),
+            ("TT_ROLE".into(), task.owner.clone()),
+            ("TT_INSTANCE".into(), instance.to_string()),
+            ("TT_LAYER".into(), task.layer.clone().unwrap_or_default()),
+            ("TT_REPO".into(), env.repo.display().to_string()),
+            ("TT_ATTEMPT".into(), task.attempts.to_string()),
+        ],
+        stdin,
+        timeout: Duration::from_secs(role.timeout_s),
+    };
+    command::run(spec, |obj| {
+        if let Some(msg) = message_from_line(instance, &task.id, obj) {
+            bus.publish(msg);
+        }
+    })
+    .await
+}
+
+/// A JSON line a command role printed, as a bus message: `{"type":"progress","phase":..,"progress_pct":..}`
+/// or any other worker message type with its fields (or a `data` object).
+fn message_from_line(instance: &str, task_id: &str, obj: Value) -> Option<Message> {
+    let kind = obj.get("type")?.as_str()?.to_string();
+    if kind == "progress" {
+        let phase = obj
+            .get("phase")
+            .and_then(Value::as_str)
+            .unwrap_or("progress");
+        let pct = obj
+            .get("progress_pct")
+            .or_else(|| obj.get("pct"))
+            .and_then(Value::as_f64);
+        let detail = obj
+            .get("detail")
+            .or_else(|| obj.get("message"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        return Some(progress_msg(instance, task_id, phase, pct, detail));
+    }
+    if COORDINATOR_ONLY.contains(&kind.as_str()) {
+        tracing::warn!("{instance}: ignoring a '{kind}' line; only the coordinator sends those");
+        return None;
+    }
+    let mut data = match obj.get("data") {
+        Some(Value::Object(d)) => d.clone(),
+        _ => {
+            let mut d = obj.as_object()?.clone();
+            d.remove("type");
+            d.remove("summary");
+            d
+        }
+    };
+    data.entry("task_id").or_insert_with(|| json!(task_id));
+    let summary = obj
+        .get("summary")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("[{instance}] {task_id} {kind}"));
+    let record = Record {
+        id: String::new(),
+        ts: String::new(),
+        from: instance.to_string(),
+        to: "coordinator".into(),
+        kind,
+        summary,
+        data: Value::Object(data),
+    };
+    record.to_message()
+}
+
+async fn run_in_process(
+    env: &Arc<RunEnv>,
+    bus: &BusHandle,
+    instance: &str,
+    task: &Task,
+    role: &RoleSpec,
+) -> Outcome {
+    let timeout = Duration::from_secs(role.timeout_s);
+    let env2 = env.clone();
+    let bus2 = bus.clone();
+    let instance2 = instance.to_string();
+    let task2 = task.clone();
+    let role_name = role.name.clone();
+    let work = tokio::task::spawn_blocking(move || {
+        let task_id = task2.id.clone();
+        let report = |phase: &str, pct: Option<f64>, detail: Option<String>| {
+            bus2.publish(progress_msg(&instance2, &task_id, phase, pct, detail));
+        };
+        let ctx = RoleContext {
+            session: &env2.session,
+            repo: &env2.repo,
+            task: &task2,
+            instance: &instance2,
+            config: &env2.config,
+            deadline: Instant::now() + timeout,
+            progress: &report,
+        };
+        run_builtin(&role_name, &ctx)
+    });
+    // The deadline is enforced on every child process inside; this bounds the rest.
+    match tokio::time::timeout(timeout + Duration::from_secs(5), work).await {
+        Ok(Ok(outcome)) => outcome,
+        Ok(Err(e)) => Outcome::failed(format!("built-in role {} crashed: {e}", role.name)),
+        Err(_) => Outcome::failed(format!(
+            "built-in role {} timed out after {}s",
+            role.name,
+            timeout.as_secs()
+        )),
+    }
+}

@@ -1,0 +1,181 @@
+//! Command roles: the task as JSON on stdin, TT_* variables in the environment, the session folder as
+//! cwd. The last non-empty stdout line is the JSON outcome; other JSON lines with a `type` are
+//! messages (progress, blocker, …). Non-zero exit, bad JSON or the timeout fail the task.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+
+use crate::tasks::{Outcome, OutcomeStatus};
+
+/// How much of stderr is kept for the failure reason.
+const STDERR_TAIL: usize = 2000;
+
+pub struct CommandSpec {
+    pub argv: Vec<String>,
+    pub cwd: PathBuf,
+    pub env: Vec<(String, String)>,
+    pub stdin: String,
+    pub timeout: Duration,
+}
+
+/// `{role_dir}` in an argument is replaced by the folder of the role file.
+pub fn expand_argv(argv: &[String], role_dir: Option<&Path>) -> Vec<String> {
+    let dir = role_dir
+        .map(|d| d.display().to_string())
+        .unwrap_or_default();
+    argv.iter().map(|a| a.replace("{role_dir}", &dir)).collect()
+}
+
+/// Runs the command; `on_message` gets every JSON object line that carries a `type`.
+pub async fn run(spec: CommandSpec, mut on_message: impl FnMut(Value)) -> Outcome {
+    let Some((program, args)) = spec.argv.split_first() else {
+        return Outcome::failed("command role has an empty command");
+    };
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.args(args)
+        .current_dir(&spec.cwd)
+        .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return Outcome::failed(format!("cannot start {program}: {e}")),
+    };
+    let pid = child.id();
+    let mut stdin = child.stdin.take().expect("piped");
+    let input = spec.stdin.into_bytes();
+    // A role that never reads stdin must not block us: write in the background, ignore EPIPE.
+    tokio::spawn(async move {
+        let _ = stdin.write_all(&input).await;
+    });
+    let stdout = child.stdout.take().expect("piped");
+    let mut stderr = child.stderr.take().expect("piped");
+    let err_task = tokio::spawn(async move {
+        let mut buf = Vec::new();
+        let _ = stderr.read_to_end(&mut buf).await;
+        buf
+    });
+
+    let work = async {
+        let mut lines = BufReader::new(stdout).lines();
+        let mut last = String::new();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let trimmed = line.trim();
+            if trimmed.is_empty() {
+                continue;
+            }
+            if let Ok(Value::Object(obj)) = serde_json::from_str::<Value>(trimmed) {
+                if obj.contains_key("type") {
+                    on_message(Value::Object(obj));
+                }
+            }
+            last = trimmed.to_string();
+        }
+        let status = child.wait().await;
+        (status, last)
+    };
+    let (status, last) = match tokio::time::timeout(spec.timeout, work).await {
+        Ok(r) => r,
+        Err(_) => {
+            if let Some(pid) = pid {
+                crate::proc::kill_group(pid);
+            }
+            return Outcome::failed(format!(
+                "{program} timed out after {}s and was killed",
+                spec.timeout.as_secs()
+            ));
+        }
+    };
+    let stderr = err_task.await.unwrap_or_default();
+    let stderr = String::from_utf8_lossy(&stderr);
+    let tail = tail(&stderr, STDERR_TAIL);
+    match status {
+        Ok(s) if s.success() => parse_outcome(&last),
+        Ok(s) => Outcome::failed(match s.code() {
+            Some(code) => format!("{program} exited with code {code}{}", tail_suffix(&tail)),
+            None => format!("{program} was killed by a signal{}", tail_suffix(&tail)),
+        }),
+        Err(e) => Outcome::failed(format!("waiting for {program}: {e}")),
+    }
+}
+
+/// The outcome line: `{"status":"completed"|"failed","summary":..,"data":..,"pass_rate":..,"coverage":..}`.
+pub fn parse_outcome(line: &str) -> Outcome {
+    if line.is_empty() {
+        return Outcome::failed(
+            "the command printed no outcome (its last stdout line must be a JSON object)",
+        );
+    }
+    match serde_json::from_str::<Outcome>(line) {
+        Ok(mut o) => {
+            if let Some(p) = o.pass_rate {
+                if !(0.0..=1.0).contains(&p) || p.is_nan() {
+                    return Outcome::failed(format!(
+                        "outcome pass_rate {p} is not between 0 and 1"
+                    ));
+                }
+            }
+            if let Some(c) = o.coverage {
+                if !(0.0..=100.0).contains(&c) || c.is_nan() {
+                    return Outcome::failed(format!("outcome coverage {c} is not a percentage"));
+                }
+            }
+            if o.status == OutcomeStatus::Failed && o.summary.is_empty() {
+                o.summary = "the role reported failure".into();
+            }
+            o
+        }
+        Err(e) => Outcome::failed(format!(
+            "the last stdout line is not a JSON outcome ({e}): {}",
+            tail(line, 200)
+        )),
+    }
+}
+
+fn tail(s: &str, max: usize) -> String {
+    let s = s.trim();
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut start = s.len() - max;
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    format!("…{}", &s[start..])
+}
+
+fn tail_suffix(tail: &str) -> String {
+    if tail.is_empty() {
+        String::new()
+    } else {
+        format!(": {tail}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcome_line_is_validated() {
+        let o = parse_outcome(
+            r#"{"status":"completed","summary":"ok","pass_rate":0.97,"coverage":null}"#,
+        );
+        assert_eq!(o.status, OutcomeStatus::Completed);
+        assert_eq!(o.pass_rate, Some(0.97));
+        assert_eq!(o.coverage, None);
+        assert_eq!(parse_outcome("not json").status, OutcomeStatus::Failed);
+        assert_eq!(
+            parse_outcome(r#"{"status":"completed","pass_rate":7}"#).status,
+            OutcomeStatus::Failed
+        );
+        assert!(parse_outcome("").summary.contains("no outcome"));
+    }
+}

@@ -1,0 +1,4 @@
+//! Agent backends: how a role's work gets done. `command` runs any program as the role; the
+//! built-in roles run in-process (src/team).
+
+pub mod command;

@@ -1,0 +1,137 @@
+//! Reading messages.jsonl: tolerant of garbage lines (reported, not fatal), and following the file
+//! as it grows.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use notify::{RecursiveMode, Watcher};
+
+use super::message::Record;
+use crate::error::{Error, Result};
+
+/// A line that did not parse, with its 1-based line number.
+#[derive(Debug, Clone)]
+pub struct BadLine {
+    pub line: usize,
+    pub problem: String,
+}
+
+/// Every record in the file; a missing file is an empty log.
+pub fn read_all(path: &Path) -> Result<(Vec<Record>, Vec<BadLine>)> {
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
+        Err(e) => return Err(Error::io(format!("reading {}", path.display()), e)),
+    };
+    let mut records = Vec::new();
+    let mut bad = Vec::new();
+    for (i, line) in BufReader::new(file).split(b'\n').enumerate() {
+        let line = line.map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<Record>(&line) {
+            Ok(r) => records.push(r),
+            Err(e) => bad.push(BadLine {
+                line: i + 1,
+                problem: e.to_string(),
+            }),
+        }
+    }
+    Ok((records, bad))
+}
+
+/// Follows a growing log: yields each complete new line's record once, in order.
+pub struct Follower {
+    path: PathBuf,
+    offset: u64,
+    partial: Vec<u8>,
+    line_no: usize,
+    events: mpsc::Receiver<()>,
+    _watcher: notify::RecommendedWatcher,
+}
+
+impl Follower {
+    /// Starts at byte `offset` (0 = the beginning) and line number `line_no`; also wakes on changes
+    /// in the folders `also_watch` (the session folder, to see it end).
+    pub fn new(path: &Path, offset: u64, line_no: usize, also_watch: &[&Path]) -> Result<Self> {
+        let (tx, rx) = mpsc::channel();
+        let mut watcher =
+            notify::recommended_watcher(move |_res: notify::Result<notify::Event>| {
+                let _ = tx.send(());
+            })
+            .map_err(|e| Error::Environment(format!("cannot watch {}: {e}", path.display())))?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        watcher
+            .watch(dir, RecursiveMode::NonRecursive)
+            .map_err(|e| Error::Environment(format!("cannot watch {}: {e}", dir.display())))?;
+        for extra in also_watch {
+            watcher
+                .watch(extra, RecursiveMode::NonRecursive)
+                .map_err(|e| {
+                    Error::Environment(format!("cannot watch {}: {e}", extra.display()))
+                })?;
+        }
+        Ok(Follower {
+            path: path.to_path_buf(),
+            offset,
+            partial: Vec::new(),
+            line_no,
+            events: rx,
+            _watcher: watcher,
+        })
+    }
+
+    /// New complete records since the last call (garbage lines are reported and skipped).
+    pub fn poll_new(&mut self) -> Result<(Vec<Record>, Vec<BadLine>)> {
+        let mut file = match File::open(&self.path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((vec![], vec![])),
+            Err(e) => return Err(Error::io(format!("reading {}", self.path.display()), e)),
+        };
+        let len = file
+            .metadata()
+            .map_err(|e| Error::io(format!("reading {}", self.path.display()), e))?
+            .len();
+        if len < self.offset {
+            // Truncated (a torn line repaired): re-read from where the file now ends.
+            self.offset = len;
+            self.partial.clear();
+        }
+        file.seek(SeekFrom::Start(self.offset))
+            .map_err(|e| Error::io(format!("reading {}", self.path.display()), e))?;
+        let mut buf = Vec::new();
+        file.read_to_end(&mut buf)
+            .map_err(|e| Error::io(format!("reading {}", self.path.display()), e))?;
+        self.offset += buf.len() as u64;
+        self.partial.extend_from_slice(&buf);
+        let mut records = Vec::new();
+        let mut bad = Vec::new();
+        while let Some(nl) = self.partial.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.partial.drain(..=nl).collect();
+            self.line_no += 1;
+            let line = &line[..line.len() - 1];
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            match serde_json::from_slice::<Record>(line) {
+                Ok(r) => records.push(r),
+                Err(e) => bad.push(BadLine {
+                    line: self.line_no,
+                    problem: e.to_string(),
+                }),
+            }
+        }
+        Ok((records, bad))
+    }
+
+    /// Waits for a change to the folder, at most `timeout`. Returns false on timeout.
+    pub fn wait(&self, timeout: Duration) -> bool {
+        let got = self.events.recv_timeout(timeout).is_ok();
+        while self.events.try_recv().is_ok() {}
+        got
+    }
+}

@@ -1,0 +1,289 @@
+//! The JSONL mirror: one thread owns `.msg/messages.jsonl` and `.msg/meta.json`, fed by a crossbeam
+//! channel. Each batch of queued messages is written under an exclusive file lock (so concurrent CLI
+//! writers keep ids unique and increasing), then fsynced once (group commit).
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::thread::JoinHandle;
+
+use crossbeam_channel::{Receiver, Sender};
+use serde_json::{json, Map, Value};
+
+use super::message::{format_id, parse_seq, Message, Payload, Record};
+use crate::error::{Error, Result};
+use crate::util::{atomic_write_json, now_ts};
+
+/// Most messages written in one group commit.
+const MAX_BATCH: usize = 4096;
+
+enum Command {
+    Append(Box<Message>),
+    Sync(Sender<()>),
+    Stop,
+}
+
+/// A cloneable handle to the writer thread. The thread ends when every handle is dropped.
+#[derive(Clone)]
+pub struct WriterHandle {
+    tx: Sender<Command>,
+}
+
+pub struct Writer {
+    handle: WriterHandle,
+    thread: Option<JoinHandle<()>>,
+    /// What opening the log found and repaired (a torn last line), for the user to see.
+    pub repairs: Vec<String>,
+}
+
+impl Writer {
+    pub fn open(messages: &Path, meta: &Path) -> Result<Self> {
+        let (file, repairs) = open_log(messages)?;
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let mut state = LogState {
+            file,
+            path: messages.to_path_buf(),
+            meta_path: meta.to_path_buf(),
+            known_len: 0,
+            next_seq: 1,
+        };
+        state.refresh_seq()?;
+        let thread = std::thread::Builder::new()
+            .name("bus-writer".into())
+            .spawn(move || run(state, rx))
+            .map_err(|e| Error::io("starting the bus writer thread", e))?;
+        Ok(Writer {
+            handle: WriterHandle { tx },
+            thread: Some(thread),
+            repairs,
+        })
+    }
+
+    pub fn handle(&self) -> WriterHandle {
+        self.handle.clone()
+    }
+
+    /// Writes everything queued, then stops the thread (other handles then append to nothing).
+    pub fn close(mut self) {
+        let _ = self.handle.tx.send(Command::Stop);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl WriterHandle {
+    pub fn append(&self, msg: Message) {
+        let _ = self.tx.send(Command::Append(Box::new(msg)));
+    }
+
+    /// Blocks until every message appended before this call is on disk (fsynced).
+    pub fn sync(&self) {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        if self.tx.send(Command::Sync(tx)).is_ok() {
+            let _ = rx.recv();
+        }
+    }
+}
+
+struct LogState {
+    file: File,
+    path: PathBuf,
+    meta_path: PathBuf,
+    /// File length after our last write; a different length means another process appended.
+    known_len: u64,
+    next_seq: u64,
+}
+
+impl LogState {
+    /// Re-reads the last id when the file changed behind our back.
+    fn refresh_seq(&mut self) -> Result<()> {
+        let len = self
+            .file
+            .metadata()
+            .map_err(|e| Error::io(format!("reading {}", self.path.display()), e))?
+            .len();
+        if len != self.known_len {
+            self.next_seq = last_seq(&mut self.file).unwrap_or(0) + 1;
+            self.known_len = len;
+        }
+        Ok(())
+    }
+
+    fn write_batch(&mut self, batch: &[Message]) -> std::io::Result<()> {
+        self.file.lock()?;
+        let result = (|| {
+            self.refresh_seq().map_err(std::io::Error::other)?;
+            let mut buf = Vec::with_capacity(batch.len() * 256);
+            let mut updates = Vec::new();
+            for msg in batch {
+                let ts = now_ts();
+                let record = Record::from_message(format_id(self.next_seq), ts.clone(), msg);
+                self.next_seq += 1;
+                serde_json::to_writer(&mut buf, &record).map_err(std::io::Error::other)?;
+                buf.push(b'\n');
+                if let Payload::StateUpdate(data) = &msg.payload {
+                    updates.push((msg.from.clone(), data.clone(), ts));
+                }
+            }
+            self.file.write_all(&buf)?;
+            self.file.sync_data()?;
+            self.known_len += buf.len() as u64;
+            if !updates.is_empty() {
+                merge_meta(&self.meta_path, &updates).map_err(std::io::Error::other)?;
+            }
+            Ok(())
+        })();
+        let _ = self.file.unlock();
+        result
+    }
+}
+
+fn run(mut state: LogState, rx: Receiver<Command>) {
+    let mut batch = Vec::new();
+    let mut waiters = Vec::new();
+    let mut stop = false;
+    while let Ok(first) = rx.recv() {
+        let mut next = Some(first);
+        while let Some(cmd) = next.take() {
+            match cmd {
+                Command::Append(m) => batch.push(*m),
+                Command::Sync(w) => waiters.push(w),
+                Command::Stop => stop = true,
+            }
+            if stop {
+                break;
+            }
+            if batch.len() < MAX_BATCH {
+                next = rx.try_recv().ok();
+            }
+        }
+        if !batch.is_empty() {
+            if let Err(e) = state.write_batch(&batch) {
+                tracing::error!("writing {}: {e}", state.path.display());
+                eprintln!("team-testing: cannot write {}: {e}", state.path.display());
+            }
+            batch.clear();
+        }
+        for w in waiters.drain(..) {
+            let _ = w.send(());
+        }
+        if stop {
+            break;
+        }
+    }
+}
+
+/// Opens the log for appending; a torn last line (a crash mid-write) is cut off and reported.
+fn open_log(path: &Path) -> Result<(File, Vec<String>)> {
+    let io = |e| Error::io(format!("opening {}", path.display()), e);
+    let mut file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(io)?;
+    let mut repairs = Vec::new();
+    let len = file.metadata().map_err(io)?.len();
+    if len > 0 {
+        let mut last = [0u8; 1];
+        file.seek(SeekFrom::Start(len - 1)).map_err(io)?;
+        file.read_exact(&mut last).map_err(io)?;
+        if last[0] != b'\n' {
+            let keep = last_newline_before(&mut file, len).map_err(io)?;
+            file.set_len(keep).map_err(io)?;
+            file.sync_data().map_err(io)?;
+            repairs.push(format!(
+                "{}: removed a torn last line of {} bytes left by an interrupted write",
+                path.display(),
+                len - keep
+            ));
+        }
+    }
+    Ok((file, repairs))
+}
+
+/// Offset just after the last '\n' before `end` (0 when there is none).
+fn last_newline_before(file: &mut File, end: u64) -> std::io::Result<u64> {
+    let mut pos = end;
+    let mut buf = vec![0u8; 64 * 1024];
+    while pos > 0 {
+        let start = pos.saturating_sub(buf.len() as u64);
+        let n = (pos - start) as usize;
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut buf[..n])?;
+        if let Some(i) = buf[..n].iter().rposition(|&b| b == b'\n') {
+            return Ok(start + i as u64 + 1);
+        }
+        pos = start;
+    }
+    Ok(0)
+}
+
+/// The highest `MSG-N` among the last lines of the log (reads the tail only).
+fn last_seq(file: &mut File) -> Option<u64> {
+    let len = file.metadata().ok()?.len();
+    let mut window = 64 * 1024u64;
+    loop {
+        let start = len.saturating_sub(window);
+        file.seek(SeekFrom::Start(start)).ok()?;
+        let mut buf = Vec::new();
+        file.read_to_end(&mut buf).ok()?;
+        let text = String::from_utf8_lossy(&buf);
+        let found = text
+            .lines()
+            .rev()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find_map(|v| v.get("id").and_then(Value::as_str).and_then(parse_seq));
+        if found.is_some() || start == 0 {
+            return found;
+        }
+        window *= 4;
+    }
+}
+
+/// `state_update` merges `data` into meta.json `role_state[<from>]` (shallow, plus `_updated_at`);
+/// the coordinator's session-level keys also land at the top level.
+fn merge_meta(path: &Path, updates: &[(String, Map<String, Value>, String)]) -> Result<()> {
+    let mut meta: Value = if path.is_file() {
+        crate::util::read_json(path).unwrap_or_else(|_| json!({}))
+    } else {
+        json!({})
+    };
+    if !meta.is_object() {
+        meta = json!({});
+    }
+    let obj = meta.as_object_mut().expect("object");
+    for (from, data, ts) in updates {
+        if from == "coordinator" {
+            for key in [
+                "status",
+                "pipeline_mode",
+                "pipeline_stages",
+                "team_name",
+                "created_at",
+            ] {
+                if let Some(v) = data.get(key) {
+                    obj.insert(key.to_string(), v.clone());
+                }
+            }
+        }
+        let role_state = obj
+            .entry("role_state")
+            .or_insert_with(|| json!({}))
+            .as_object_mut();
+        if let Some(role_state) = role_state {
+            let ns = role_state.entry(from.clone()).or_insert_with(|| json!({}));
+            if !ns.is_object() {
+                *ns = json!({});
+            }
+            let ns = ns.as_object_mut().expect("object");
+            for (k, v) in data {
+                ns.insert(k.clone(), v.clone());
+            }
+            ns.insert("_updated_at".into(), json!(ts));
+        }
+        obj.insert("updated_at".into(), json!(ts));
+    }
+    atomic_write_json(path, &meta)
+}

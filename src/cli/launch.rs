@@ -1,0 +1,155 @@
+//! Starts the actor system for a session (new or resumed) and waits for the pipeline to end.
+
+use std::sync::{Arc, Mutex};
+
+use actix::prelude::*;
+
+use crate::actors::coordinator::{Begin, Coordinator, RunEnd};
+use crate::actors::progress::ProgressView;
+use crate::actors::RunEnv;
+use crate::bus::{Bus, BusHandle, Writer};
+use crate::error::{Error, Result};
+use crate::session::{SessionState, SessionStatus};
+use crate::tasks::TaskGraph;
+
+/// Exit code when the user interrupted the run (the session is paused).
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+pub fn launch(
+    env: RunEnv,
+    graph: TaskGraph,
+    state: SessionState,
+    begin: Begin,
+    quiet_stdout: bool,
+) -> Result<RunEnd> {
+    let writer = Writer::open(&env.session.messages(), &env.session.meta_json())?;
+    for repair in &writer.repairs {
+        eprintln!("team-testing: warning: {repair}");
+    }
+    let end: Arc<Mutex<Option<RunEnd>>> = Arc::new(Mutex::new(None));
+    let session_dir = env.session.clone();
+    let sys = System::new();
+    let writer_handle = writer.handle();
+    let end2 = end.clone();
+    sys.block_on(async move {
+        let bus = BusHandle::new(writer_handle, Bus::default().start());
+        let view = ProgressView {
+            to_stderr: quiet_stdout,
+        }
+        .start();
+        bus.subscribe(view.recipient());
+        let coordinator = Coordinator::new(Arc::new(env), bus.clone(), graph, state, end2).start();
+        bus.subscribe(coordinator.clone().recipient());
+        coordinator.do_send(begin);
+        // Ctrl-C pauses the session: the state on disk is already consistent (every beat persists),
+        // so stopping here loses nothing; `resume` continues.
+        actix::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                System::current().stop();
+            }
+        });
+    });
+    sys.run()
+        .map_err(|e| Error::Environment(format!("actor system failed: {e}")))?;
+    writer.close();
+    let finished = end.lock().ok().and_then(|mut e| e.take());
+    match finished {
+        Some(end) => Ok(end),
+        None => {
+            // Interrupted: mark the session paused so `resume` picks it up.
+            if let Ok(mut state) = session_dir.load_state() {
+                state.status = SessionStatus::Paused;
+                state.updated_at = crate::util::now_ts();
+                let _ = session_dir.save_state(&state);
+            }
+            Ok(RunEnd {
+                status: SessionStatus::Paused,
+                exit_code: EXIT_INTERRUPTED,
+                warnings: vec![format!(
+                    "interrupted: session {} is paused; continue with `team-testing resume {}`",
+                    session_dir.id, session_dir.id
+                )],
+            })
+        }
+    }
+}
+
+/// Prints how the run ended (text, or one JSON object with --json) and returns the exit code.
+pub fn report_end(session: &crate::session::SessionDir, end: &RunEnd, json: bool) -> Result<i32> {
+    let graph = session.load_tasks()?;
+    let state = session.load_state()?;
+    let layers = final_layer_results(&graph, &state);
+    if json {
+        let out = serde_json::json!({
+            "session_id": session.id,
+            "session_dir": session.root,
+            "status": end.status.as_str(),
+            "pipeline_mode": state.pipeline_mode,
+            "tasks_total": graph.len(),
+            "tasks_completed": graph.count(crate::tasks::TaskStatus::Completed),
+            "gc_rounds": state.gc_rounds,
+            "layers": layers,
+            "warnings": end.warnings,
+        });
+        println!("{out}");
+    } else {
+        println!(
+            "Pipeline {} ({}): {}/{} tasks completed",
+            end.status.as_str(),
+            state.pipeline_mode,
+            graph.count(crate::tasks::TaskStatus::Completed),
+            graph.len()
+        );
+        for (layer, v) in layers.as_object().into_iter().flatten() {
+            println!(
+                "  {layer}: pass {} cov {} (GC rounds {})",
+                v["pass_rate"]
+                    .as_f64()
+                    .map(|p| format!("{:.1}%", p * 100.0))
+                    .unwrap_or("-".into()),
+                v["coverage"]
+                    .as_f64()
+                    .map(|c| format!("{c:.1}%"))
+                    .unwrap_or("n/a".into()),
+                v["gc_rounds"]
+            );
+        }
+        for t in graph.tasks.iter().filter(|t| t.status.is_dead()) {
+            println!(
+                "  {} {}: {}",
+                t.id,
+                t.status.as_str(),
+                t.reason.as_deref().unwrap_or("")
+            );
+        }
+        for w in &end.warnings {
+            eprintln!("team-testing: warning: {w}");
+        }
+        println!("Session: {}", session.root.display());
+    }
+    Ok(end.exit_code)
+}
+
+/// The last completed TESTRUN result of each layer.
+fn final_layer_results(graph: &TaskGraph, state: &SessionState) -> serde_json::Value {
+    let mut layers = serde_json::Map::new();
+    for t in &graph.tasks {
+        let (Some(layer), Some(o)) = (&t.layer, &t.outcome) else {
+            continue;
+        };
+        if o.pass_rate.is_none() || t.status != crate::tasks::TaskStatus::Completed {
+            continue;
+        }
+        let code = crate::tasks::layer_code(layer).to_string();
+        layers.insert(
+            layer.clone(),
+            serde_json::json!({
+                "task_id": t.id,
+                "pass_rate": o.pass_rate,
+                "coverage": o.coverage,
+                "gc_rounds": state.gc_rounds.get(&code).copied().unwrap_or(0),
+            }),
+        );
+    }
+    serde_json::Value::Object(layers)
+}

@@ -1,0 +1,115 @@
+//! `team-testing log [SESSION]`: the message log, filtered, formatted or raw, optionally followed.
+
+use std::io::Write;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::Location;
+use crate::bus::reader::{BadLine, Follower};
+use crate::bus::Record;
+use crate::session;
+
+#[derive(Args, Debug)]
+pub struct LogArgs {
+    /// Session id under the sessions root, or its path (default: the one active or paused).
+    pub session: Option<String>,
+    #[command(flatten)]
+    pub location: Location,
+    /// Only messages of this type (task_complete, progress, …).
+    #[arg(long = "type", value_name = "T")]
+    pub kind: Option<String>,
+    /// Only messages from this role or instance.
+    #[arg(long, value_name = "R")]
+    pub from: Option<String>,
+    /// Only messages to this role or instance.
+    #[arg(long, value_name = "R")]
+    pub to: Option<String>,
+    /// Only messages about this task.
+    #[arg(long, value_name = "ID")]
+    pub task: Option<String>,
+    /// Only the last N matching messages (before following).
+    #[arg(long, value_name = "N")]
+    pub last: Option<usize>,
+    /// Keep printing new messages until the session ends (or Ctrl-C).
+    #[arg(long, short = 'f')]
+    pub follow: bool,
+    /// Print the raw JSONL records.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl LogArgs {
+    fn matches(&self, r: &Record) -> bool {
+        self.kind.as_deref().is_none_or(|k| r.kind == k)
+            && self.from.as_deref().is_none_or(|f| r.from == f)
+            && self.to.as_deref().is_none_or(|t| r.to == t)
+            && self.task.as_deref().is_none_or(|t| r.task_id() == Some(t))
+    }
+}
+
+pub fn format_record(r: &Record) -> String {
+    // ts is 2026-12-02T10:00:01.000+00:00: the time of day is chars 11..19.
+    let time = r.ts.get(11..19).unwrap_or(&r.ts);
+    format!(
+        "{} [{time}] {} → {} ({}) {}",
+        r.id, r.from, r.to, r.kind, r.summary
+    )
+}
+
+pub fn log(args: LogArgs) -> anyhow::Result<i32> {
+    let root = args.location.root();
+    let session = session::resolve(&root, args.session.as_deref())?;
+    let path = session.messages();
+    let mut follower = Follower::new(&path, 0, 0, &[&session.root])?;
+    let (records, bad) = follower.poll_new()?;
+    report_bad(&path, &bad);
+    let mut shown: Vec<&Record> = records.iter().filter(|r| args.matches(r)).collect();
+    if let Some(n) = args.last {
+        let skip = shown.len().saturating_sub(n);
+        shown.drain(..skip);
+    }
+    let mut out = std::io::stdout().lock();
+    for r in shown {
+        print_record(&mut out, r, args.json)?;
+    }
+    out.flush()?;
+    drop(out);
+    if !args.follow {
+        return Ok(0);
+    }
+    loop {
+        let ended = session.load_state().is_ok_and(|s| s.status.is_finished());
+        let (records, bad) = follower.poll_new()?;
+        report_bad(&path, &bad);
+        let mut out = std::io::stdout().lock();
+        for r in records.iter().filter(|r| args.matches(r)) {
+            print_record(&mut out, r, args.json)?;
+        }
+        out.flush()?;
+        if ended && records.is_empty() {
+            return Ok(0);
+        }
+        // notify wakes us on every write; the timeout only guards against a missed event.
+        follower.wait(Duration::from_secs(2));
+    }
+}
+
+fn print_record(out: &mut impl Write, r: &Record, json: bool) -> std::io::Result<()> {
+    if json {
+        writeln!(out, "{}", serde_json::to_string(r).unwrap_or_default())
+    } else {
+        writeln!(out, "{}", format_record(r))
+    }
+}
+
+fn report_bad(path: &std::path::Path, bad: &[BadLine]) {
+    for b in bad {
+        eprintln!(
+            "team-testing: warning: {} line {}: not a message ({}); skipped",
+            path.display(),
+            b.line,
+            b.problem
+        );
+    }
+}

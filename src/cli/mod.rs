@@ -1,0 +1,73 @@
+//! The command line: clap definitions and the thin glue to the library.
+
+mod launch;
+mod log;
+mod resume;
+mod run;
+mod sessions;
+mod status;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "team-testing",
+    version,
+    about = "Run a team of testing agents (strategist, generator, executor, analyst) against a repository",
+    after_help = "Exit codes: 0 the pipeline completed, 1 it failed (a task failed after its retry), 2 bad input or environment."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Start a new session for TASK and run its pipeline to the end.
+    Run(run::RunArgs),
+    /// Reopen a paused, interrupted or failed session and run it to the end.
+    Resume(resume::ResumeArgs),
+    /// Show a session's pipeline: progress, GC rounds, graph, workers, ready tasks, blockers.
+    Status(status::StatusArgs),
+    /// Show (or follow) a session's message log.
+    Log(log::LogArgs),
+    /// List every session under the sessions root.
+    Sessions(sessions::SessionsArgs),
+}
+
+/// Where sessions live: shared by every command.
+#[derive(Args, Debug, Clone)]
+pub struct Location {
+    /// The target repository (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+    /// Sessions root (default: $TEAM_TESTING_SESSIONS, else <repo>/.workflow/.team).
+    #[arg(long, value_name = "DIR")]
+    pub sessions_dir: Option<PathBuf>,
+}
+
+impl Location {
+    pub fn repo(&self) -> PathBuf {
+        self.repo.clone().unwrap_or_else(|| PathBuf::from("."))
+    }
+
+    pub fn root(&self) -> PathBuf {
+        let repo = self.repo();
+        let repo = repo.canonicalize().unwrap_or(repo);
+        crate::session::sessions_root(self.sessions_dir.as_deref(), &repo)
+    }
+}
+
+/// Parses the arguments and runs the command; returns the process exit code.
+pub fn main() -> anyhow::Result<i32> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Run(a) => run::run(a),
+        Command::Resume(a) => resume::resume(a),
+        Command::Status(a) => status::status(a),
+        Command::Log(a) => log::log(a),
+        Command::Sessions(a) => sessions::sessions(a),
+    }
+}

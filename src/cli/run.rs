@@ -1,0 +1,209 @@
+//! `team-testing run TASK`: analyse, select the pipeline, create the session, run it.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+
+use super::launch::{launch, report_end};
+use super::Location;
+use crate::actors::coordinator::Begin;
+use crate::actors::RunEnv;
+use crate::bus::message::PipelineSelected;
+use crate::error::Error;
+use crate::pipeline::config::TeamConfig;
+use crate::pipeline::scope;
+use crate::pipeline::select::{build_tasks, select_mode, task_analysis, Selection, MODES};
+use crate::roles::Registry;
+use crate::session::{SessionDir, SessionLock, SessionState, SessionStatus};
+use crate::tasks::TaskGraph;
+use crate::util::{atomic_write_json, now_ts, today};
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// What to test, in words ("test the new tokenizer").
+    pub task: String,
+    #[command(flatten)]
+    pub location: Location,
+    /// auto (by change scope and task keywords), targeted, standard or comprehensive.
+    #[arg(long, default_value = "auto")]
+    pub pipeline: String,
+    /// Extra or overriding role files: DIR/<role>/role.md.
+    #[arg(long, value_name = "DIR")]
+    pub roles_dir: Option<PathBuf>,
+    /// Team config to use instead of the built-in specs/team-config.json.
+    #[arg(long, value_name = "FILE")]
+    pub spec: Option<PathBuf>,
+    /// Answer yes to every question (no prompts).
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+    /// Print one JSON object with the result on stdout (progress goes to stderr).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Config and role registry, validated together.
+pub fn load_team(
+    spec: Option<&std::path::Path>,
+    roles_dir: Option<&std::path::Path>,
+) -> crate::error::Result<(TeamConfig, Registry)> {
+    let config = match spec {
+        Some(p) => TeamConfig::load(p)?,
+        None => TeamConfig::builtin()?,
+    };
+    let registry = Registry::load(roles_dir)?;
+    registry.check_config(&config)?;
+    Ok((config, registry))
+}
+
+pub fn run(args: RunArgs) -> anyhow::Result<i32> {
+    if args.task.trim().is_empty() {
+        return Err(Error::Session("the task text is empty: say what to test".into()).into());
+    }
+    let repo = args.location.repo();
+    if !repo.is_dir() {
+        return Err(Error::MissingRepo { path: repo }.into());
+    }
+    let (config, registry) = load_team(args.spec.as_deref(), args.roles_dir.as_deref())?;
+    let scope = scope::analyse(&repo)?;
+    let selection = if args.pipeline == "auto" {
+        select_mode(&args.task, &scope)
+    } else if MODES.contains(&args.pipeline.as_str())
+        || config.pipelines.contains_key(&args.pipeline)
+    {
+        Selection {
+            mode: args.pipeline.clone(),
+            reason: "named with --pipeline".into(),
+        }
+    } else {
+        return Err(Error::UnknownPipeline(args.pipeline.clone()).into());
+    };
+    let role_spec_of = |role: &str| {
+        registry
+            .get(role)
+            .map(|r| r.source_label())
+            .unwrap_or_else(|| format!("roles/{role}/role.md"))
+    };
+    let scope_text = scope_summary(&scope);
+    // Build and validate the graph before anything is written.
+    let probe = TaskGraph::new(build_tasks(
+        &config,
+        &selection.mode,
+        "<session>",
+        &scope_text,
+        role_spec_of,
+        "",
+    )?);
+    probe
+        .validate(|r| registry.contains(r))
+        .map_err(|e| Error::BadTask {
+            path: config.source.clone(),
+            task: e.task().to_string(),
+            problem: e.to_string(),
+        })?;
+
+    let root = args.location.root();
+    let session = SessionDir::create(&root, &config.session_prefix, &args.task, &today())?;
+    let _lock = SessionLock::acquire(&session.lock_file(), &session.id)?;
+    if args.json {
+        eprintln!("{}", session.id);
+    } else {
+        println!("Session {} ({})", session.id, session.root.display());
+    }
+    for w in &scope.warnings {
+        eprintln!("team-testing: warning: {w}");
+    }
+    let now = now_ts();
+    let session_path = session.root.display().to_string();
+    let tasks = build_tasks(
+        &config,
+        &selection.mode,
+        &session_path,
+        &scope_text,
+        role_spec_of,
+        &now,
+    )?;
+    let graph = TaskGraph::new(tasks);
+    atomic_write_json(
+        &session.analysis_json(),
+        &task_analysis(&config, &args.task, &selection, &scope, &graph.tasks),
+    )?;
+    session.save_tasks(&graph)?;
+    let mut roles: Vec<String> = Vec::new();
+    for t in &graph.tasks {
+        if !roles.contains(&t.owner) {
+            roles.push(t.owner.clone());
+        }
+    }
+    let state = SessionState {
+        version: 1,
+        session_id: session.id.clone(),
+        status: SessionStatus::Active,
+        task_description: args.task.clone(),
+        pipeline_mode: selection.mode.clone(),
+        team_name: config.team_name.clone(),
+        repo: scope.repo.clone(),
+        base_commit: scope.base_commit.clone(),
+        completion_action: "auto_archive".into(),
+        gc_rounds: Default::default(),
+        active_workers: vec![],
+        roles,
+        spec_file: args
+            .spec
+            .as_ref()
+            .map(|p| p.canonicalize().unwrap_or(p.clone())),
+        roles_dir: args
+            .roles_dir
+            .as_ref()
+            .map(|p| p.canonicalize().unwrap_or(p.clone())),
+        tasks_total: graph.len(),
+        warnings: scope.warnings.clone(),
+        created_at: now.clone(),
+        updated_at: now,
+        pid: Some(std::process::id()),
+    };
+    session.save_state(&state)?;
+    let selected = PipelineSelected {
+        pipeline: selection.mode.clone(),
+        task_count: graph.len(),
+        reason: selection.reason.clone(),
+    };
+    let env = RunEnv {
+        session: session.clone(),
+        repo: scope.repo.clone(),
+        config,
+        registry,
+    };
+    let end = launch(
+        env,
+        graph,
+        state,
+        Begin {
+            resume: false,
+            selected: Some(selected),
+        },
+        args.json,
+    )
+    .with_context(|| format!("running session {}", session.id))?;
+    Ok(report_end(&session, &end, args.json)?)
+}
+
+fn scope_summary(scope: &scope::ChangeScope) -> String {
+    let n = scope.files.len();
+    if scope.whole_project {
+        format!("whole project ({n} files)")
+    } else {
+        let shown: Vec<&str> = scope
+            .files
+            .iter()
+            .take(10)
+            .map(|f| f.path.as_str())
+            .collect();
+        let more = if n > 10 {
+            format!(" and {} more", n - 10)
+        } else {
+            String::new()
+        };
+        format!("{n} changed file(s): {}{more}", shown.join(", "))
+    }
+}

@@ -1,0 +1,208 @@
+//! `team-testing status [SESSION]`: the seed's check view, from the session snapshot plus the
+//! latest progress and blocker messages.
+
+use std::collections::HashMap;
+
+use clap::Args;
+use serde_json::json;
+
+use super::Location;
+use crate::bus::reader;
+use crate::session::{self, SessionDir, SessionState};
+use crate::tasks::{layer_code, Task, TaskGraph, TaskStatus};
+
+#[derive(Args, Debug)]
+pub struct StatusArgs {
+    /// Session id under the sessions root, or its path (default: the one active or paused).
+    pub session: Option<String>,
+    #[command(flatten)]
+    pub location: Location,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn status(args: StatusArgs) -> anyhow::Result<i32> {
+    let root = args.location.root();
+    let session = session::resolve(&root, args.session.as_deref())?;
+    let state = session.load_state()?;
+    let graph = session.load_tasks()?;
+    if args.json {
+        let tasks: Vec<_> = graph
+            .tasks
+            .iter()
+            .map(|t| {
+                json!({"id": t.id, "owner": t.owner, "status": t.status, "blockedBy": t.blocked_by,
+                       "layer": t.layer, "worker": t.worker, "attempts": t.attempts,
+                       "pass_rate": t.outcome.as_ref().and_then(|o| o.pass_rate),
+                       "coverage": t.outcome.as_ref().and_then(|o| o.coverage)})
+            })
+            .collect();
+        let out = json!({
+            "session_id": session.id,
+            "status": state.status,
+            "pipeline_mode": state.pipeline_mode,
+            "gc_rounds": state.gc_rounds,
+            "progress": {"done": done(&graph), "total": graph.len()},
+            "active_workers": state.active_workers,
+            "warnings": state.warnings,
+            "tasks": tasks,
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(0);
+    }
+    print!("{}", render(&session, &state, &graph)?);
+    Ok(0)
+}
+
+fn done(graph: &TaskGraph) -> usize {
+    graph.tasks.iter().filter(|t| t.status.is_done()).count()
+}
+
+/// The text view.
+pub fn render(
+    session: &SessionDir,
+    state: &SessionState,
+    graph: &TaskGraph,
+) -> crate::error::Result<String> {
+    let (records, _) = reader::read_all(&session.messages())?;
+    let mut milestone: HashMap<String, String> = HashMap::new();
+    let mut blockers = Vec::new();
+    for r in &records {
+        match r.kind.as_str() {
+            "progress" => {
+                if let Some(t) = r.task_id() {
+                    let phase = r.data.get("phase").and_then(|v| v.as_str()).unwrap_or("");
+                    let pct = r
+                        .data
+                        .get("progress_pct")
+                        .and_then(|v| v.as_f64())
+                        .map(|p| format!(" {p:.0}%"))
+                        .unwrap_or_default();
+                    milestone.insert(t.to_string(), format!("{phase}{pct}"));
+                }
+            }
+            "blocker" => blockers.push(r.clone()),
+            _ => {}
+        }
+    }
+    let c = "[coordinator]";
+    let total = graph.len();
+    let d = done(graph);
+    let pct = (d * 100).checked_div(total).unwrap_or(0);
+    let mut out = String::new();
+    out.push_str(&format!(
+        "{c} Testing Pipeline Status — {} ({})\n",
+        session.id,
+        state.status.as_str()
+    ));
+    out.push_str(&format!("{c} Mode: {}\n", state.pipeline_mode));
+    out.push_str(&format!("{c} Progress: {d}/{total} ({pct}%)\n"));
+    let mut layers: Vec<String> = graph
+        .tasks
+        .iter()
+        .filter_map(|t| t.layer.as_deref().map(|l| layer_code(l).to_string()))
+        .collect();
+    layers.dedup();
+    layers.sort();
+    layers.dedup();
+    let rounds: Vec<String> = layers
+        .iter()
+        .map(|l| format!("{l}: {}/3", state.gc_rounds.get(l).copied().unwrap_or(0)))
+        .collect();
+    out.push_str(&format!("{c} GC Rounds: {}\n\n", rounds.join(", ")));
+    out.push_str(&format!("{c} Pipeline Graph:\n"));
+    let width = graph.tasks.iter().map(|t| t.id.len()).max().unwrap_or(0) + 1;
+    for t in &graph.tasks {
+        out.push_str(&format!(
+            "  {:width$} {:4} {}\n",
+            format!("{}:", t.id),
+            word(t),
+            detail(t, graph, &milestone)
+        ));
+    }
+    out.push('\n');
+    let now = chrono::Utc::now();
+    let workers: Vec<String> = state
+        .active_workers
+        .iter()
+        .map(|w| {
+            let secs = crate::util::parse_ts(&w.started_at)
+                .map(|s| (now - s.with_timezone(&chrono::Utc)).num_seconds().max(0))
+                .unwrap_or(0);
+            format!("{} on {} ({}s)", w.name, w.task_id, secs)
+        })
+        .collect();
+    out.push_str(&format!(
+        "{c} Active Workers: {}\n",
+        if workers.is_empty() {
+            "none".into()
+        } else {
+            workers.join(", ")
+        }
+    ));
+    let ready: Vec<&str> = graph.ready().iter().map(|t| t.id.as_str()).collect();
+    out.push_str(&format!(
+        "{c} Ready: {}\n",
+        if ready.is_empty() {
+            "none".into()
+        } else {
+            ready.join(", ")
+        }
+    ));
+    if !blockers.is_empty() {
+        out.push_str(&format!("{c} Active Blockers:\n"));
+        for b in blockers.iter().rev().take(10) {
+            out.push_str(&format!("  {} {}: {}\n", b.id, b.from, b.summary));
+        }
+    }
+    for w in &state.warnings {
+        out.push_str(&format!("{c} Warning: {w}\n"));
+    }
+    if !state.status.is_finished() {
+        out.push_str(&format!("{c} Commands: 'team-testing resume {}' to advance | 'team-testing status' to refresh\n", session.id));
+    }
+    Ok(out)
+}
+
+fn word(t: &Task) -> &'static str {
+    match t.status {
+        TaskStatus::Completed | TaskStatus::Deleted => "done",
+        TaskStatus::InProgress => "run",
+        TaskStatus::Pending => "wait",
+        TaskStatus::Failed => "fail",
+        TaskStatus::Skipped => "skip",
+    }
+}
+
+fn detail(t: &Task, graph: &TaskGraph, milestone: &HashMap<String, String>) -> String {
+    match t.status {
+        TaskStatus::Completed => t
+            .outcome
+            .as_ref()
+            .map(crate::actors::worker::headline)
+            .unwrap_or_default(),
+        TaskStatus::InProgress => format!(
+            "{} on {}",
+            milestone
+                .get(&t.id)
+                .cloned()
+                .unwrap_or_else(|| "started".into()),
+            t.worker.as_deref().unwrap_or("?")
+        ),
+        TaskStatus::Pending => {
+            let waiting: Vec<&str> = t
+                .blocked_by
+                .iter()
+                .filter(|b| !graph.get(b).is_some_and(|d| d.status.is_done()))
+                .map(String::as_str)
+                .collect();
+            if waiting.is_empty() {
+                "ready".into()
+            } else {
+                format!("blocked by {}", waiting.join(", "))
+            }
+        }
+        _ => t.reason.clone().unwrap_or_default(),
+    }
+}

@@ -1,0 +1,78 @@
+//! The one error type for what users cause: bad specs, bad role files, a missing repository, a locked
+//! session. Every variant carries its context (file, task id) and maps to a documented exit code.
+
+use std::path::PathBuf;
+
+/// Exit code when the pipeline failed (a task failed after its retry).
+pub const EXIT_PIPELINE_FAILED: i32 = 1;
+/// Exit code for bad input or environment.
+pub const EXIT_BAD_INPUT: i32 = 2;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{path}: {problem}")]
+    BadFile { path: PathBuf, problem: String },
+
+    #[error("{path}: task {task}: {problem}")]
+    BadTask {
+        path: PathBuf,
+        task: String,
+        problem: String,
+    },
+
+    #[error("{path}: role {role}: {problem}")]
+    BadRole {
+        path: PathBuf,
+        role: String,
+        problem: String,
+    },
+
+    #[error("repository {path} does not exist or is not a directory")]
+    MissingRepo { path: PathBuf },
+
+    #[error("session {session} is locked by pid {pid} (lock file {lock})")]
+    Locked {
+        session: String,
+        pid: String,
+        lock: PathBuf,
+    },
+
+    #[error("{0}")]
+    Session(String),
+
+    #[error("unknown pipeline '{0}' (expected auto, targeted, standard or comprehensive)")]
+    UnknownPipeline(String),
+
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("{0}")]
+    Environment(String),
+}
+
+impl Error {
+    pub fn io(what: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io {
+            what: what.into(),
+            source,
+        }
+    }
+
+    pub fn bad_file(path: impl Into<PathBuf>, problem: impl Into<String>) -> Self {
+        Error::BadFile {
+            path: path.into(),
+            problem: problem.into(),
+        }
+    }
+
+    /// Every error a user can cause is bad input or environment: exit code 2.
+    pub fn exit_code(&self) -> i32 {
+        EXIT_BAD_INPUT
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

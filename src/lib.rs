@@ -1,0 +1,15 @@
+//! team-testing: a team of testing agents (strategist, generator, executor, analyst) run as actix
+//! actors against a real repository, coordinated by a beat-model coordinator.
+
+pub mod actors;
+pub mod agents;
+pub mod bus;
+pub mod cli;
+pub mod error;
+pub mod pipeline;
+pub mod proc;
+pub mod roles;
+pub mod session;
+pub mod tasks;
+pub mod team;
+pub mod util;

@@ -1,0 +1,306 @@
+//! specs/team-config.json: roles, pipelines (task registries), targets and limits, as data.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::tasks::{GraphError, Task, TaskGraph, TaskStatus};
+
+/// The config shipped with the binary; `--spec FILE` loads another.
+pub const BUILTIN_CONFIG: &str = include_str!("../../specs/team-config.json");
+pub const BUILTIN_CONFIG_NAME: &str = "specs/team-config.json (built in)";
+
+/// A role's inner_loop setting: always, never, or set per task by the pipeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum InnerLoop {
+    Fixed(bool),
+    Dynamic(DynamicMarker),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DynamicMarker {
+    Dynamic,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoleConfig {
+    pub name: String,
+    /// Task id prefix (STRATEGY, TESTGEN, …); the coordinator has none.
+    pub prefix: Option<String>,
+    pub inner_loop: InnerLoop,
+    pub message_types: Vec<String>,
+    #[serde(default)]
+    pub description: String,
+    /// The PURPOSE/TASK/EXPECTED/CONSTRAINTS parts of this role's task descriptions.
+    #[serde(default)]
+    pub task_template: Option<TaskTemplate>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskTemplate {
+    pub purpose: String,
+    pub steps: Vec<String>,
+    pub expected: String,
+    pub constraints: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskSpec {
+    pub id: String,
+    pub owner: String,
+    /// Worker instance for parallel windows (`generator-1`); defaults to the owner.
+    #[serde(default)]
+    pub instance: Option<String>,
+    pub subject: String,
+    #[serde(rename = "blockedBy")]
+    pub blocked_by: Vec<String>,
+    #[serde(default)]
+    pub layer: Option<String>,
+    /// Required when the owner's inner_loop is dynamic.
+    #[serde(default)]
+    pub inner_loop: Option<bool>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PipelineSpec {
+    pub description: String,
+    pub tasks: Vec<TaskSpec>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GcRoles {
+    /// The role that writes and revises tests.
+    pub generator: String,
+    /// The role that runs them and judges the gate.
+    pub critic: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TeamConfig {
+    pub version: u32,
+    pub team_name: String,
+    pub session_prefix: String,
+    pub pass_rate_target: f64,
+    pub max_gc_rounds: u32,
+    pub max_roles: usize,
+    /// Attempts per task: 2 = one retry.
+    pub max_attempts: u32,
+    pub coverage_targets: BTreeMap<String, f64>,
+    pub gc: GcRoles,
+    pub roles: Vec<RoleConfig>,
+    pub pipelines: BTreeMap<String, PipelineSpec>,
+    #[serde(skip)]
+    pub source: PathBuf,
+}
+
+impl TeamConfig {
+    pub fn builtin() -> Result<Self> {
+        Self::parse(BUILTIN_CONFIG, Path::new(BUILTIN_CONFIG_NAME))
+    }
+
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+        Self::parse(&text, path)
+    }
+
+    pub fn parse(text: &str, path: &Path) -> Result<Self> {
+        let mut config: TeamConfig = serde_json::from_str(text)
+            .map_err(|e| Error::bad_file(path, format!("invalid team config: {e}")))?;
+        config.source = path.to_path_buf();
+        config.validate()?;
+        Ok(config)
+    }
+
+    pub fn role(&self, name: &str) -> Option<&RoleConfig> {
+        self.roles.iter().find(|r| r.name == name)
+    }
+
+    pub fn pipeline(&self, mode: &str) -> Result<&PipelineSpec> {
+        self.pipelines
+            .get(mode)
+            .ok_or_else(|| Error::UnknownPipeline(mode.to_string()))
+    }
+
+    pub fn coverage_target(&self, layer: &str) -> Option<f64> {
+        self.coverage_targets.get(layer).copied()
+    }
+
+    fn validate(&self) -> Result<()> {
+        let path = &self.source;
+        let bad = |problem: String| Error::bad_file(path, problem);
+        if !(0.0..=1.0).contains(&self.pass_rate_target) {
+            return Err(bad(format!(
+                "pass_rate_target {} is not between 0 and 1",
+                self.pass_rate_target
+            )));
+        }
+        if self.max_attempts == 0 {
+            return Err(bad("max_attempts must be at least 1".into()));
+        }
+        let mut names = HashSet::new();
+        let mut prefixes = HashSet::new();
+        for role in &self.roles {
+            if !names.insert(role.name.as_str()) {
+                return Err(bad(format!("role '{}' is defined twice", role.name)));
+            }
+            if let Some(prefix) = &role.prefix {
+                if !prefixes.insert(prefix.as_str()) {
+                    return Err(bad(format!(
+                        "role '{}': prefix {prefix} is already used by another role",
+                        role.name
+                    )));
+                }
+            }
+        }
+        if self.roles.len() > self.max_roles {
+            return Err(bad(format!(
+                "{} roles exceed max_roles {}",
+                self.roles.len(),
+                self.max_roles
+            )));
+        }
+        for gc_role in [&self.gc.generator, &self.gc.critic] {
+            if self.role(gc_role).is_none() {
+                return Err(bad(format!("gc names unknown role '{gc_role}'")));
+            }
+        }
+        for (mode, pipeline) in &self.pipelines {
+            self.validate_pipeline(mode, pipeline)?;
+        }
+        Ok(())
+    }
+
+    fn validate_pipeline(&self, mode: &str, pipeline: &PipelineSpec) -> Result<()> {
+        let task_error = |task: &str, problem: String| Error::BadTask {
+            path: self.source.clone(),
+            task: task.to_string(),
+            problem: format!("pipeline {mode}: {problem}"),
+        };
+        for spec in &pipeline.tasks {
+            let Some(role) = self.role(&spec.owner) else {
+                continue; // reported with the task below by the graph validation
+            };
+            if let Some(prefix) = &role.prefix {
+                if !spec.id.starts_with(&format!("{prefix}-")) {
+                    return Err(task_error(
+                        &spec.id,
+                        format!(
+                            "id does not start with {prefix}-, the prefix of role {}",
+                            role.name
+                        ),
+                    ));
+                }
+            }
+            if role.inner_loop == InnerLoop::Dynamic(DynamicMarker::Dynamic)
+                && spec.inner_loop.is_none()
+            {
+                return Err(task_error(
+                    &spec.id,
+                    format!(
+                        "role {} has a dynamic inner_loop, so the task must set inner_loop",
+                        role.name
+                    ),
+                ));
+            }
+            if let Some(layer) = &spec.layer {
+                if !self.coverage_targets.contains_key(layer) {
+                    return Err(task_error(&spec.id, format!("unknown layer '{layer}'")));
+                }
+            }
+        }
+        let graph = TaskGraph::new(
+            pipeline
+                .tasks
+                .iter()
+                .map(|s| new_task(s, false, String::new(), ""))
+                .collect(),
+        );
+        graph
+            .validate(|owner| self.role(owner).is_some())
+            .map_err(|e: GraphError| task_error(e.task(), e.to_string()))
+    }
+
+    /// The inner_loop flag of a registry task: the task's own setting, else the role's.
+    pub fn inner_loop_of(&self, spec: &TaskSpec) -> bool {
+        spec.inner_loop
+            .unwrap_or_else(|| match self.role(&spec.owner) {
+                Some(RoleConfig {
+                    inner_loop: InnerLoop::Fixed(b),
+                    ..
+                }) => *b,
+                _ => false,
+            })
+    }
+}
+
+/// A fresh pending task from a registry entry.
+pub fn new_task(spec: &TaskSpec, inner_loop: bool, description: String, now: &str) -> Task {
+    Task {
+        id: spec.id.clone(),
+        subject: spec.subject.clone(),
+        owner: spec.owner.clone(),
+        instance: spec.instance.clone(),
+        status: TaskStatus::Pending,
+        blocked_by: spec.blocked_by.clone(),
+        layer: spec.layer.clone(),
+        inner_loop,
+        meta: serde_json::Map::new(),
+        description,
+        attempts: 0,
+        created_at: now.to_string(),
+        claimed_at: None,
+        started_at: None,
+        completed_at: None,
+        worker: None,
+        artifacts: Vec::new(),
+        outcome: None,
+        reason: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_config_matches_the_seed() {
+        let c = TeamConfig::builtin().unwrap();
+        let ids = |m: &str| -> Vec<String> {
+            c.pipeline(m)
+                .unwrap()
+                .tasks
+                .iter()
+                .map(|t| t.id.clone())
+                .collect()
+        };
+        assert_eq!(
+            ids("targeted"),
+            ["STRATEGY-001", "TESTGEN-001", "TESTRUN-001"]
+        );
+        assert_eq!(ids("standard").len(), 6);
+        assert_eq!(ids("comprehensive").len(), 8);
+        assert_eq!(c.coverage_target("L1-unit"), Some(80.0));
+        assert_eq!(c.max_gc_rounds, 3);
+    }
+
+    #[test]
+    fn cycle_is_reported_with_file_and_task() {
+        let mut v: serde_json::Value = serde_json::from_str(BUILTIN_CONFIG).unwrap();
+        v["pipelines"]["targeted"]["tasks"][0]["blockedBy"] = serde_json::json!(["TESTRUN-001"]);
+        let err = TeamConfig::parse(&v.to_string(), Path::new("x.json")).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.starts_with("x.json: task "), "{msg}");
+        assert!(msg.contains("cycle"), "{msg}");
+    }
+}

@@ -1,0 +1,5 @@
+//! Pipelines: the team config, the change scope of the target, and mode selection.
+
+pub mod config;
+pub mod scope;
+pub mod select;

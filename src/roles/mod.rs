@@ -1,0 +1,295 @@
+//! The role registry: roles/<role>/role.md files (YAML frontmatter + prompt body). Built-in roles ship
+//! inside the binary; `--roles-dir DIR` and a session's role-specs/ override or add roles by name.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::pipeline::config::InnerLoop;
+
+/// Default timeout of a command role, in seconds.
+pub const DEFAULT_TIMEOUT_S: u64 = 1800;
+
+const BUILTIN_ROLES: [(&str, &str); 5] = [
+    (
+        "coordinator",
+        include_str!("../../roles/coordinator/role.md"),
+    ),
+    ("strategist", include_str!("../../roles/strategist/role.md")),
+    ("generator", include_str!("../../roles/generator/role.md")),
+    ("executor", include_str!("../../roles/executor/role.md")),
+    ("analyst", include_str!("../../roles/analyst/role.md")),
+];
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Frontmatter {
+    role: String,
+    prefix: Option<String>,
+    inner_loop: InnerLoop,
+    message_types: Vec<String>,
+    backend: String,
+    #[serde(default)]
+    command: Option<Vec<String>>,
+    #[serde(default)]
+    timeout_s: Option<u64>,
+    #[serde(default)]
+    description: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Backend {
+    /// The role's work is done in-process by team-testing itself.
+    Builtin,
+    /// A child process: task JSON on stdin, outcome JSON as the last stdout line.
+    Command { argv: Vec<String> },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RoleSource {
+    Builtin,
+    RolesDir(PathBuf),
+    Session(PathBuf),
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RoleSpec {
+    pub name: String,
+    pub prefix: Option<String>,
+    pub inner_loop: InnerLoop,
+    pub message_types: Vec<String>,
+    pub backend: Backend,
+    pub timeout_s: u64,
+    pub description: String,
+    pub body: String,
+    pub source: RoleSource,
+    /// Folder of the role file; `{role_dir}` in a command is replaced by it.
+    pub dir: Option<PathBuf>,
+}
+
+impl RoleSpec {
+    /// Parses a role file. `path` names it in errors.
+    pub fn parse(text: &str, path: &Path, source: RoleSource) -> Result<Self> {
+        let bad = |problem: String| Error::bad_file(path, problem);
+        let rest = text
+            .strip_prefix("---\n")
+            .or_else(|| text.strip_prefix("---\r\n"))
+            .ok_or_else(|| bad("role file must start with a '---' frontmatter line".into()))?;
+        let end = rest
+            .find("\n---")
+            .ok_or_else(|| bad("frontmatter is not closed by a '---' line".into()))?;
+        let yaml = &rest[..end];
+        let body = rest[end + 4..]
+            .trim_start_matches(['-', '\r', '\n'])
+            .to_string();
+        let fm: Frontmatter =
+            serde_norway::from_str(yaml).map_err(|e| bad(format!("invalid frontmatter: {e}")))?;
+        let role_err = |problem: String| Error::BadRole {
+            path: path.to_path_buf(),
+            role: fm.role.clone(),
+            problem,
+        };
+        if fm.role.is_empty()
+            || !fm
+                .role
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+        {
+            return Err(role_err(
+                "role name must be lowercase [a-z0-9-_] and not empty".into(),
+            ));
+        }
+        if let Some(prefix) = &fm.prefix {
+            if prefix.is_empty()
+                || !prefix
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+            {
+                return Err(role_err(format!(
+                    "prefix '{prefix}' must be uppercase letters and digits"
+                )));
+            }
+        }
+        let backend = match fm.backend.as_str() {
+            "builtin" => {
+                if fm.command.is_some() {
+                    return Err(role_err("'command' is only for backend: command".into()));
+                }
+                Backend::Builtin
+            }
+            "command" => match fm.command {
+                Some(argv) if !argv.is_empty() && !argv[0].is_empty() => Backend::Command { argv },
+                _ => {
+                    return Err(role_err(
+                        "backend: command needs a non-empty 'command' list".into(),
+                    ))
+                }
+            },
+            other => {
+                return Err(role_err(format!(
+                    "unknown backend '{other}' (expected builtin or command)"
+                )))
+            }
+        };
+        if fm.timeout_s == Some(0) {
+            return Err(role_err("timeout_s must be at least 1".into()));
+        }
+        Ok(RoleSpec {
+            name: fm.role,
+            prefix: fm.prefix,
+            inner_loop: fm.inner_loop,
+            message_types: fm.message_types,
+            backend,
+            timeout_s: fm.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S),
+            description: fm.description.unwrap_or_default(),
+            body,
+            dir: path.parent().map(Path::to_path_buf),
+            source,
+        })
+    }
+
+    pub fn source_label(&self) -> String {
+        match &self.source {
+            RoleSource::Builtin => format!("built-in roles/{}/role.md", self.name),
+            RoleSource::RolesDir(p) | RoleSource::Session(p) => p.display().to_string(),
+        }
+    }
+}
+
+/// Every role by name.
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    roles: BTreeMap<String, RoleSpec>,
+}
+
+impl Registry {
+    /// Built-in roles, then `roles_dir` (each `<dir>/<role>/role.md`) overriding or adding by name.
+    pub fn load(roles_dir: Option<&Path>) -> Result<Self> {
+        let mut reg = Registry::default();
+        for (name, text) in BUILTIN_ROLES {
+            let path = PathBuf::from(format!("roles/{name}/role.md"));
+            reg.insert(RoleSpec::parse(text, &path, RoleSource::Builtin)?)?;
+        }
+        if let Some(dir) = roles_dir {
+            reg.load_dir(dir, RoleSource::RolesDir)?;
+        }
+        Ok(reg)
+    }
+
+    /// Adds every `<dir>/<name>/role.md` (and `<dir>/<name>.md`) found.
+    pub fn load_dir(&mut self, dir: &Path, source: fn(PathBuf) -> RoleSource) -> Result<()> {
+        let entries = std::fs::read_dir(dir)
+            .map_err(|e| Error::io(format!("reading roles dir {}", dir.display()), e))?;
+        let mut files: Vec<PathBuf> = entries
+            .flatten()
+            .filter_map(|e| {
+                let p = e.path();
+                if p.is_dir() {
+                    let f = p.join("role.md");
+                    f.is_file().then_some(f)
+                } else {
+                    (p.extension().is_some_and(|x| x == "md")).then_some(p)
+                }
+            })
+            .collect();
+        files.sort();
+        for file in files {
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| Error::io(format!("reading {}", file.display()), e))?;
+            let spec = RoleSpec::parse(&text, &file, source(file.clone()))?;
+            self.insert(spec)?;
+        }
+        Ok(())
+    }
+
+    /// Adds or replaces a role; a prefix already used by another role is an error.
+    pub fn insert(&mut self, spec: RoleSpec) -> Result<()> {
+        if let Some(prefix) = &spec.prefix {
+            if let Some(other) = self
+                .roles
+                .values()
+                .find(|r| r.name != spec.name && r.prefix.as_ref() == Some(prefix))
+            {
+                return Err(Error::BadRole {
+                    path: PathBuf::from(spec.source_label()),
+                    role: spec.name.clone(),
+                    problem: format!(
+                        "prefix {prefix} is already used by role {} ({})",
+                        other.name,
+                        other.source_label()
+                    ),
+                });
+            }
+        }
+        self.roles.insert(spec.name.clone(), spec);
+        Ok(())
+    }
+
+    pub fn get(&self, name: &str) -> Option<&RoleSpec> {
+        self.roles.get(name)
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.roles.contains_key(name)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &RoleSpec> {
+        self.roles.values()
+    }
+
+    /// Every role the config names must exist with the same prefix.
+    pub fn check_config(&self, config: &crate::pipeline::config::TeamConfig) -> Result<()> {
+        for role in &config.roles {
+            let spec = self.get(&role.name).ok_or_else(|| Error::BadRole {
+                path: config.source.clone(),
+                role: role.name.clone(),
+                problem: "no role file defines this role".into(),
+            })?;
+            if spec.prefix != role.prefix {
+                return Err(Error::BadRole {
+                    path: PathBuf::from(spec.source_label()),
+                    role: role.name.clone(),
+                    problem: format!(
+                        "prefix {:?} differs from {:?} in {}",
+                        spec.prefix,
+                        role.prefix,
+                        config.source.display()
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_roles_parse() {
+        let reg = Registry::load(None).unwrap();
+        assert_eq!(
+            reg.get("executor").unwrap().prefix.as_deref(),
+            Some("TESTRUN")
+        );
+        assert!(reg.get("coordinator").unwrap().prefix.is_none());
+    }
+
+    #[test]
+    fn bad_frontmatter_names_the_file() {
+        let err = RoleSpec::parse("no frontmatter", Path::new("r/x.md"), RoleSource::Builtin)
+            .unwrap_err();
+        assert!(err.to_string().starts_with("r/x.md: "), "{err}");
+        let text = "---\nrole: x\nprefix: X\ninner_loop: false\nmessage_types: []\nbackend: command\n---\nbody";
+        let err = RoleSpec::parse(text, Path::new("r/x.md"), RoleSource::Builtin).unwrap_err();
+        assert!(
+            err.to_string().contains("needs a non-empty 'command'"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,226 @@
+//! The session directory: layout, session.json, tasks.json, the lock, and finding sessions.
+
+mod lock;
+mod state;
+
+pub use lock::SessionLock;
+pub use state::{ActiveWorker, SessionState, SessionStatus};
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::tasks::TaskGraph;
+use crate::util::{atomic_write_json, mkdirs, read_json, slugify};
+
+pub const SLUG_MAX: usize = 40;
+pub const LAYER_DIRS: [&str; 3] = ["L1-unit", "L2-integration", "L3-e2e"];
+
+/// Paths of one session folder.
+#[derive(Debug, Clone)]
+pub struct SessionDir {
+    pub root: PathBuf,
+    pub id: String,
+}
+
+impl SessionDir {
+    pub fn open(root: PathBuf) -> Result<Self> {
+        if !root.join("session.json").is_file() {
+            return Err(Error::Session(format!(
+                "{} is not a session (no session.json)",
+                root.display()
+            )));
+        }
+        let id = root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Ok(SessionDir { root, id })
+    }
+
+    /// Makes `<sessions_root>/<PREFIX>-<slug>-<date>[-N]` with every folder of the layout.
+    pub fn create(sessions_root: &Path, prefix: &str, task_text: &str, date: &str) -> Result<Self> {
+        mkdirs(sessions_root)?;
+        let base = format!("{prefix}-{}-{date}", slugify(task_text, SLUG_MAX));
+        let mut n = 1;
+        let root = loop {
+            let name = if n == 1 {
+                base.clone()
+            } else {
+                format!("{base}-{n}")
+            };
+            let candidate = sessions_root.join(&name);
+            // create_dir (not _all) is the atomic claim of the name.
+            match std::fs::create_dir(&candidate) {
+                Ok(()) => break candidate,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => n += 1,
+                Err(e) => {
+                    return Err(Error::io(
+                        format!("creating session {}", candidate.display()),
+                        e,
+                    ))
+                }
+            }
+        };
+        let dir = SessionDir {
+            id: root.file_name().unwrap().to_string_lossy().into_owned(),
+            root,
+        };
+        for sub in [
+            ".msg",
+            "wisdom",
+            "strategy",
+            "results",
+            "analysis",
+            "role-specs",
+            "workspace",
+            ".outcomes",
+        ] {
+            mkdirs(&dir.root.join(sub))?;
+        }
+        for layer in LAYER_DIRS {
+            mkdirs(&dir.root.join("tests").join(layer))?;
+        }
+        for (file, title) in [
+            ("learnings.md", "Learnings"),
+            ("decisions.md", "Decisions"),
+            ("conventions.md", "Conventions"),
+            ("issues.md", "Issues"),
+        ] {
+            crate::util::atomic_write(
+                &dir.root.join("wisdom").join(file),
+                format!("# {title}\n").as_bytes(),
+            )?;
+        }
+        Ok(dir)
+    }
+
+    pub fn session_json(&self) -> PathBuf {
+        self.root.join("session.json")
+    }
+    pub fn tasks_json(&self) -> PathBuf {
+        self.root.join("tasks.json")
+    }
+    pub fn analysis_json(&self) -> PathBuf {
+        self.root.join("task-analysis.json")
+    }
+    pub fn messages(&self) -> PathBuf {
+        self.root.join(".msg").join("messages.jsonl")
+    }
+    pub fn meta_json(&self) -> PathBuf {
+        self.root.join(".msg").join("meta.json")
+    }
+    pub fn lock_file(&self) -> PathBuf {
+        self.root.join(".lock")
+    }
+    /// Where a worker records a finished task's outcome before reporting it, so a resume after a
+    /// crash does not run it again.
+    pub fn outcome_file(&self, task_id: &str) -> PathBuf {
+        self.root.join(".outcomes").join(format!("{task_id}.json"))
+    }
+
+    pub fn load_state(&self) -> Result<SessionState> {
+        read_json(&self.session_json())
+    }
+
+    pub fn save_state(&self, state: &SessionState) -> Result<()> {
+        atomic_write_json(&self.session_json(), state)
+    }
+
+    pub fn load_tasks(&self) -> Result<TaskGraph> {
+        let mut graph: TaskGraph = read_json(&self.tasks_json())?;
+        graph.reindex();
+        Ok(graph)
+    }
+
+    pub fn save_tasks(&self, graph: &TaskGraph) -> Result<()> {
+        atomic_write_json(&self.tasks_json(), graph)
+    }
+}
+
+/// The sessions root: `--sessions-dir`, else `TEAM_TESTING_SESSIONS`, else `<repo>/.workflow/.team`.
+pub fn sessions_root(explicit: Option<&Path>, repo: &Path) -> PathBuf {
+    if let Some(p) = explicit {
+        return p.to_path_buf();
+    }
+    if let Some(p) = std::env::var_os("TEAM_TESTING_SESSIONS").filter(|v| !v.is_empty()) {
+        return PathBuf::from(p);
+    }
+    repo.join(".workflow").join(".team")
+}
+
+/// Every session folder under `root`, sorted by name.
+pub fn list(root: &Path) -> Vec<SessionDir> {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let mut out: Vec<SessionDir> = entries
+        .flatten()
+        .filter(|e| e.path().join("session.json").is_file())
+        .filter_map(|e| SessionDir::open(e.path()).ok())
+        .collect();
+    out.sort_by(|a, b| a.id.cmp(&b.id));
+    out
+}
+
+/// SESSION as given on the command line: a path, an id under the root, or (None) the one
+/// active or paused session.
+pub fn resolve(root: &Path, arg: Option<&str>) -> Result<SessionDir> {
+    match arg {
+        Some(a) => {
+            let as_path = Path::new(a);
+            if as_path.join("session.json").is_file() {
+                return SessionDir::open(as_path.to_path_buf());
+            }
+            let under = root.join(a);
+            if under.join("session.json").is_file() {
+                return SessionDir::open(under);
+            }
+            let known: Vec<String> = list(root).into_iter().map(|s| s.id).collect();
+            Err(Error::Session(format!(
+                "no session '{a}' under {} (sessions: {})",
+                root.display(),
+                if known.is_empty() {
+                    "none".into()
+                } else {
+                    known.join(", ")
+                }
+            )))
+        }
+        None => {
+            let all = list(root);
+            let open: Vec<&SessionDir> = all
+                .iter()
+                .filter(|s| {
+                    s.load_state().is_ok_and(|st| {
+                        matches!(st.status, SessionStatus::Active | SessionStatus::Paused)
+                    })
+                })
+                .collect();
+            match open.as_slice() {
+                [one] => Ok((*one).clone()),
+                [] if all.len() == 1 => Ok(all[0].clone()),
+                [] => Err(Error::Session(format!(
+                    "no active or paused session under {}{}; name one of: {}",
+                    root.display(),
+                    "",
+                    if all.is_empty() {
+                        "none".into()
+                    } else {
+                        all.iter()
+                            .map(|s| s.id.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }
+                ))),
+                many => Err(Error::Session(format!(
+                    "several sessions are active or paused under {}; name one of: {}",
+                    root.display(),
+                    many.iter()
+                        .map(|s| s.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))),
+            }
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! session.json: what the coordinator persists after every beat.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionStatus {
+    Active,
+    Paused,
+    Completed,
+    Failed,
+}
+
+impl SessionStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionStatus::Active => "active",
+            SessionStatus::Paused => "paused",
+            SessionStatus::Completed => "completed",
+            SessionStatus::Failed => "failed",
+        }
+    }
+
+    pub fn is_finished(self) -> bool {
+        matches!(self, SessionStatus::Completed | SessionStatus::Failed)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActiveWorker {
+    pub name: String,
+    pub role: String,
+    pub task_id: String,
+    pub started_at: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SessionState {
+    #[serde(default = "version")]
+    pub version: u32,
+    pub session_id: String,
+    pub status: SessionStatus,
+    pub task_description: String,
+    pub pipeline_mode: String,
+    pub team_name: String,
+    pub repo: PathBuf,
+    #[serde(default)]
+    pub base_commit: Option<String>,
+    pub completion_action: String,
+    /// Rounds used per layer code (`L1`).
+    #[serde(default)]
+    pub gc_rounds: BTreeMap<String, u32>,
+    #[serde(default)]
+    pub active_workers: Vec<ActiveWorker>,
+    #[serde(default)]
+    pub roles: Vec<String>,
+    /// The spec file and roles dir the session was created with, so resume loads the same.
+    #[serde(default)]
+    pub spec_file: Option<PathBuf>,
+    #[serde(default)]
+    pub roles_dir: Option<PathBuf>,
+    #[serde(default)]
+    pub tasks_total: usize,
+    /// Gates still missed after the last round, and other things the user should know.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    #[serde(default)]
+    pub pid: Option<u32>,
+}
+
+fn version() -> u32 {
+    1
+}

@@ -1,0 +1,148 @@
+//! Tasks and the blockedBy graph: validation, the ready set, claims, skip propagation, and the
+//! Generator-Critic rewiring. Plain data; the coordinator is the only one that changes it.
+
+mod gc;
+mod graph;
+
+pub use gc::{gc_decision, layer_code, GcDecision};
+pub use graph::{GraphError, TaskGraph};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    Pending,
+    InProgress,
+    Completed,
+    Failed,
+    Skipped,
+    Deleted,
+}
+
+impl TaskStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Pending => "pending",
+            TaskStatus::InProgress => "in_progress",
+            TaskStatus::Completed => "completed",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Skipped => "skipped",
+            TaskStatus::Deleted => "deleted",
+        }
+    }
+
+    /// Completed or deleted: a successor may go on.
+    pub fn is_done(self) -> bool {
+        matches!(self, TaskStatus::Completed | TaskStatus::Deleted)
+    }
+
+    /// Failed or skipped: successors are skipped.
+    pub fn is_dead(self) -> bool {
+        matches!(self, TaskStatus::Failed | TaskStatus::Skipped)
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Task {
+    pub id: String,
+    pub subject: String,
+    /// The role that owns the task.
+    pub owner: String,
+    /// The worker instance that runs it (`generator-1`); defaults to the owner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
+    pub status: TaskStatus,
+    #[serde(rename = "blockedBy", default)]
+    pub blocked_by: Vec<String>,
+    #[serde(default)]
+    pub layer: Option<String>,
+    #[serde(default)]
+    pub inner_loop: bool,
+    #[serde(default)]
+    pub meta: Map<String, Value>,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub attempts: u32,
+    #[serde(default)]
+    pub created_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claimed_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<String>,
+    /// The worker instance that ran (or runs) it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
+    /// Why it failed or was skipped; the last error of a retried attempt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl Task {
+    pub fn instance_name(&self) -> &str {
+        self.instance.as_deref().unwrap_or(&self.owner)
+    }
+
+    pub fn coverage_target(&self) -> Option<f64> {
+        self.meta.get("coverage_target").and_then(Value::as_f64)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeStatus {
+    Completed,
+    Failed,
+}
+
+/// What a role reports when it finishes a task, whatever its backend (command, builtin, agent).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Outcome {
+    pub status: OutcomeStatus,
+    #[serde(default)]
+    pub summary: String,
+    #[serde(default)]
+    pub data: Map<String, Value>,
+    /// Executor tasks: fraction of tests that passed, 0..=1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_rate: Option<f64>,
+    /// Executor tasks: line coverage in percent; None = unknown (no coverage tool).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
+}
+
+impl Outcome {
+    pub fn failed(summary: impl Into<String>) -> Self {
+        Outcome {
+            status: OutcomeStatus::Failed,
+            summary: summary.into(),
+            data: Map::new(),
+            pass_rate: None,
+            coverage: None,
+            artifacts: Vec::new(),
+            started_at: None,
+            finished_at: None,
+        }
+    }
+
+    pub fn completed(summary: impl Into<String>) -> Self {
+        Outcome {
+            status: OutcomeStatus::Completed,
+            ..Outcome::failed(summary)
+        }
+    }
+}

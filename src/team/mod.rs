@@ -1,0 +1,43 @@
+//! The work of the built-in roles, as plain Rust: each takes a [`RoleContext`] and returns an
+//! [`Outcome`]. No actors here, so every role can be unit-tested directly.
+
+pub mod analyst;
+pub mod executor;
+pub mod generator;
+pub mod strategist;
+
+use std::path::Path;
+use std::time::Instant;
+
+use crate::pipeline::config::TeamConfig;
+use crate::session::SessionDir;
+use crate::tasks::{Outcome, Task};
+
+/// Reports a progress milestone: phase, percent done, detail.
+pub type ProgressFn<'a> = &'a (dyn Fn(&str, Option<f64>, Option<String>) + Sync);
+
+pub struct RoleContext<'a> {
+    pub session: &'a SessionDir,
+    /// The target repository (canonical path). Never modified.
+    pub repo: &'a Path,
+    pub task: &'a Task,
+    /// The worker instance running the task (`executor-1`).
+    pub instance: &'a str,
+    pub config: &'a TeamConfig,
+    /// Child processes must finish before this instant.
+    pub deadline: Instant,
+    pub progress: ProgressFn<'a>,
+}
+
+/// Runs the built-in implementation of `role`. Unknown roles fail with a clear reason.
+pub fn run_builtin(role: &str, ctx: &RoleContext) -> Outcome {
+    match role {
+        "strategist" => strategist::run(ctx),
+        "generator" => generator::run(ctx),
+        "executor" => executor::run(ctx),
+        "analyst" => analyst::run(ctx),
+        other => Outcome::failed(format!(
+            "role {other} has backend: builtin but team-testing has no built-in implementation of it"
+        )),
+    }
+}

@@ -1,0 +1,749 @@
+//! Strategist: reads the change scope, detects the test framework, ranks the files in scope and
+//! writes strategy/test-strategy.md plus the detected conventions to wisdom/conventions.md.
+//! Also holds the small scope/framework helpers the generator and executor share.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use super::RoleContext;
+use crate::pipeline::scope::{ChangeKind, ChangedFile};
+use crate::proc::run_captured;
+use crate::session::SessionDir;
+use crate::tasks::{layer_code, Outcome};
+use crate::util::{atomic_write, mkdirs, read_json};
+
+const WALK_LIMIT: usize = 50_000;
+const TABLE_ROWS: usize = 200;
+const SKIP_DIRS: [&str; 9] = [
+    ".git",
+    ".workflow",
+    "target",
+    "node_modules",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".tox",
+    ".pytest_cache",
+];
+
+/// The part of task-analysis.json's "scope" the roles need.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct Scope {
+    #[serde(default)]
+    pub whole_project: bool,
+    #[serde(default)]
+    pub is_git: bool,
+    #[serde(default)]
+    pub base_commit: Option<String>,
+    #[serde(default)]
+    pub files: Vec<ChangedFile>,
+    #[serde(default)]
+    pub modules: Vec<String>,
+    #[serde(default)]
+    pub warnings: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct Analysis {
+    scope: Scope,
+}
+
+pub(crate) fn load_scope(session: &SessionDir) -> Result<Scope, String> {
+    read_json::<Analysis>(&session.analysis_json())
+        .map(|a| a.scope)
+        .map_err(|e| format!("cannot read the change scope: {e}"))
+}
+
+/// What is left of the task's time budget; an error once the deadline has passed.
+pub(crate) fn time_left(deadline: Instant) -> Result<Duration, String> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        Err("the task's deadline has passed".into())
+    } else {
+        Ok(left)
+    }
+}
+
+pub(crate) fn to_map(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+/// Every file under `repo` (relative, sorted), skipping VCS, build, dependency and session folders.
+pub(crate) fn walk(repo: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![repo.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let Ok(ft) = e.file_type() else { continue };
+            let name = e.file_name().to_string_lossy().into_owned();
+            if ft.is_dir() && !SKIP_DIRS.contains(&name.as_str()) {
+                stack.push(e.path());
+            } else if ft.is_file() && out.len() < WALK_LIMIT {
+                if let Ok(rel) = e.path().strip_prefix(repo) {
+                    out.push(rel.to_string_lossy().into_owned());
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// The naming pattern that makes `path` a test file, if any.
+pub(crate) fn test_pattern(path: &str) -> Option<&'static str> {
+    let name = file_name(path);
+    if name.starts_with("test_") && name.ends_with(".py") {
+        Some("test_*.py")
+    } else if name.ends_with("_test.py") {
+        Some("*_test.py")
+    } else if name.ends_with("_test.go") {
+        Some("*_test.go")
+    } else if name.contains(".test.") {
+        Some("*.test.*")
+    } else if name.contains(".spec.") {
+        Some("*.spec.*")
+    } else if path.starts_with("tests/") && name.ends_with(".rs") {
+        Some("tests/*.rs")
+    } else {
+        None
+    }
+}
+
+fn is_config(path: &str) -> bool {
+    let name = file_name(path);
+    let ext = name.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
+    name.starts_with("Dockerfile")
+        || name == "Makefile"
+        || ["toml", "json", "yaml", "yml", "cfg", "ini"].contains(&ext)
+}
+
+/// Source code under test (not a test, config or document).
+pub(crate) fn is_code(path: &str) -> bool {
+    let ext = file_name(path)
+        .rsplit_once('.')
+        .map(|(_, e)| e)
+        .unwrap_or("");
+    const CODE: [&str; 16] = [
+        "py", "rs", "js", "jsx", "ts", "tsx", "mjs", "cjs", "go", "java", "kt", "c", "cc", "cpp",
+        "rb", "sh",
+    ];
+    CODE.contains(&ext) && test_pattern(path).is_none() && !is_config(path)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Priority {
+    High,
+    Medium,
+    Variable,
+    Low,
+}
+
+/// The seed's rule: added/untracked High, modified Medium, deleted Low, config Variable.
+fn priority(f: &ChangedFile) -> Priority {
+    match f.kind {
+        ChangeKind::Deleted => Priority::Low,
+        _ if is_config(&f.path) => Priority::Variable,
+        ChangeKind::Added | ChangeKind::Untracked => Priority::High,
+        ChangeKind::Modified | ChangeKind::Renamed => Priority::Medium,
+    }
+}
+
+fn impact(f: &ChangedFile) -> &'static str {
+    match f.kind {
+        ChangeKind::Deleted => "removed: callers and tests may break",
+        _ if is_config(&f.path) => "configuration: behaviour may change anywhere",
+        _ if test_pattern(&f.path).is_some() => "test code: existing coverage changes",
+        _ if !is_code(&f.path) => "non-code file: little runtime effect",
+        ChangeKind::Added | ChangeKind::Untracked => "new code: untested so far",
+        _ => "changed behaviour: regressions possible",
+    }
+}
+
+/// First match wins: pytest, cargo, node, go, then Python sources; the reason says which file decided.
+pub(crate) fn detect_framework(repo: &Path, files: &[String]) -> (String, String) {
+    let has = |n: &str| repo.join(n).is_file();
+    let holds = |n: &str, needle: &str| {
+        std::fs::read_to_string(repo.join(n)).is_ok_and(|t| t.contains(needle))
+    };
+    let found = |fw: &str, why: String| (fw.to_string(), why);
+    if has("pytest.ini") {
+        return found("pytest", "pytest.ini".into());
+    }
+    if holds("pyproject.toml", "[tool.pytest") {
+        return found("pytest", "pyproject.toml has [tool.pytest…]".into());
+    }
+    if has("conftest.py") {
+        return found("pytest", "conftest.py".into());
+    }
+    if holds("setup.cfg", "[tool:pytest]") {
+        return found("pytest", "setup.cfg has [tool:pytest]".into());
+    }
+    if let Some(t) = files
+        .iter()
+        .find(|p| matches!(test_pattern(p), Some("test_*.py" | "*_test.py")))
+    {
+        return found("pytest", format!("Python test file {t}"));
+    }
+    if has("Cargo.toml") {
+        return found("cargo", "Cargo.toml".into());
+    }
+    if has("package.json") {
+        let pkg: Value = std::fs::read_to_string(repo.join("package.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or(Value::Null);
+        for runner in ["jest", "vitest", "mocha"] {
+            if ["dependencies", "devDependencies"]
+                .iter()
+                .any(|k| pkg[k].get(runner).is_some())
+            {
+                return found(runner, format!("package.json depends on {runner}"));
+            }
+        }
+        return found(
+            "node",
+            "package.json without jest/vitest/mocha: node --test".into(),
+        );
+    }
+    if has("go.mod") {
+        return found("go", "go.mod".into());
+    }
+    if let Some(p) = files.iter().find(|p| p.ends_with(".py")) {
+        return found(
+            "pytest",
+            format!("Python sources ({p}), no test config: pytest assumed"),
+        );
+    }
+    found(
+        "unknown",
+        "no pytest, Cargo, package.json or go.mod project file and no Python sources".into(),
+    )
+}
+
+/// The framework the strategist recorded for this session, else a fresh detection.
+pub(crate) fn session_framework(session: &SessionDir, repo: &Path) -> String {
+    let recorded = read_json::<Outcome>(&session.outcome_file("STRATEGY-001"))
+        .ok()
+        .or_else(|| {
+            let graph = session.load_tasks().ok()?;
+            graph
+                .tasks
+                .into_iter()
+                .filter(|t| t.owner == "strategist")
+                .find_map(|t| t.outcome)
+        });
+    match recorded
+        .as_ref()
+        .and_then(|o| o.data.get("framework"))
+        .and_then(Value::as_str)
+    {
+        Some(fw) => fw.to_string(),
+        None => detect_framework(repo, &walk(repo)).0,
+    }
+}
+
+/// Lines added/removed per path against HEAD, in one git call (binary files are left out).
+fn numstat(ctx: &RoleContext, scope: &Scope) -> Result<BTreeMap<String, (u64, u64)>, String> {
+    let mut map = BTreeMap::new();
+    if !scope.is_git || scope.base_commit.is_none() || scope.whole_project {
+        return Ok(map);
+    }
+    let argv = [
+        "git",
+        "-c",
+        "core.quotepath=off",
+        "diff",
+        "--relative",
+        "--numstat",
+        "--no-renames",
+        "HEAD",
+        "--",
+    ];
+    let out = run_captured(&argv, ctx.repo, time_left(ctx.deadline)?).map_err(|e| e.to_string())?;
+    if !out.success() {
+        return Err(format!("git diff --numstat failed: {}", out.stderr.trim()));
+    }
+    for line in out.stdout.lines() {
+        let mut parts = line.splitn(3, '\t');
+        if let (Some(a), Some(r), Some(p)) = (parts.next(), parts.next(), parts.next()) {
+            if let (Ok(a), Ok(r)) = (a.parse(), r.parse()) {
+                map.insert(p.to_string(), (a, r));
+            }
+        }
+    }
+    Ok(map)
+}
+
+fn line_delta(
+    repo: &Path,
+    f: &ChangedFile,
+    stat: &BTreeMap<String, (u64, u64)>,
+) -> Option<(u64, u64)> {
+    if let Some(d) = stat.get(&f.path) {
+        return Some(*d);
+    }
+    // Untracked (or no commit yet): git has no diff, so every line of the file is new.
+    if matches!(f.kind, ChangeKind::Added | ChangeKind::Untracked) {
+        let bytes = std::fs::read(repo.join(&f.path)).ok()?;
+        let lines = bytecount_lines(&bytes);
+        return Some((lines, 0));
+    }
+    None
+}
+
+fn bytecount_lines(bytes: &[u8]) -> u64 {
+    let newlines = bytes.iter().filter(|b| **b == b'\n').count() as u64;
+    newlines + u64::from(bytes.last().is_some_and(|b| *b != b'\n'))
+}
+
+struct Row {
+    file: ChangedFile,
+    priority: Priority,
+    delta: Option<(u64, u64)>,
+}
+
+pub fn run(ctx: &RoleContext) -> Outcome {
+    let scope = match load_scope(ctx.session) {
+        Ok(s) => s,
+        Err(e) => return Outcome::failed(e),
+    };
+    (ctx.progress)(
+        "context_loaded",
+        Some(10.0),
+        Some(format!("{} files in scope", scope.files.len())),
+    );
+    let all_files = walk(ctx.repo);
+    let (framework, reason) = detect_framework(ctx.repo, &all_files);
+    let existing: Vec<&String> = all_files
+        .iter()
+        .filter(|p| test_pattern(p).is_some())
+        .collect();
+    (ctx.progress)(
+        "framework_detected",
+        Some(30.0),
+        Some(format!("{framework} ({reason})")),
+    );
+    let mut notes = scope.warnings.clone();
+    let stat = numstat(ctx, &scope).unwrap_or_else(|e| {
+        notes.push(format!("line counts unavailable: {e}"));
+        BTreeMap::new()
+    });
+    let mut rows: Vec<Row> = scope
+        .files
+        .iter()
+        .map(|f| Row {
+            file: f.clone(),
+            priority: priority(f),
+            delta: line_delta(ctx.repo, f, &stat),
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        a.priority
+            .cmp(&b.priority)
+            .then_with(|| a.file.path.cmp(&b.file.path))
+    });
+    let priority_files: Vec<String> = rows
+        .iter()
+        .filter(|r| {
+            matches!(r.priority, Priority::High | Priority::Medium) && is_code(&r.file.path)
+        })
+        .map(|r| r.file.path.clone())
+        .collect();
+    let layers = pipeline_layers(ctx);
+    let risks = assess_risks(&scope, &rows, &framework, existing.len());
+    let layer_data: Vec<Value> = layers
+        .iter()
+        .map(|l| {
+            layer_plan(
+                l,
+                ctx.config.coverage_target(l),
+                &priority_files,
+                &scope,
+                &rows,
+            )
+        })
+        .collect();
+    let md = render(
+        &scope,
+        &rows,
+        &notes,
+        (&framework, &reason),
+        &layer_data,
+        &risks,
+        existing.len(),
+    );
+    let dir = ctx.session.root.join("strategy");
+    if let Err(e) =
+        mkdirs(&dir).and_then(|()| atomic_write(&dir.join("test-strategy.md"), md.as_bytes()))
+    {
+        return Outcome::failed(e.to_string());
+    }
+    (ctx.progress)("strategy_written", Some(80.0), None);
+    if let Err(e) = append_conventions(ctx, &framework, &reason, &existing) {
+        return Outcome::failed(e);
+    }
+    let high = rows.iter().filter(|r| r.priority == Priority::High).count();
+    let mut out = Outcome::completed(format!(
+        "framework {framework} ({reason}); {} files in scope, {high} high priority",
+        rows.len()
+    ));
+    out.data = to_map(json!({
+        "framework": framework, "framework_reason": reason, "priority_files": priority_files,
+        "layers": layer_data, "coverage_targets": ctx.config.coverage_targets, "risks": risks,
+        "existing_tests": existing.iter().take(20).collect::<Vec<_>>(),
+    }));
+    out.artifacts = vec!["strategy/test-strategy.md".into()];
+    out
+}
+
+/// The layers this session's pipeline tests (from tasks.json), else every configured layer.
+fn pipeline_layers(ctx: &RoleContext) -> Vec<String> {
+    let mut layers: Vec<String> = Vec::new();
+    if let Ok(graph) = ctx.session.load_tasks() {
+        for l in graph.tasks.iter().filter_map(|t| t.layer.clone()) {
+            if !layers.contains(&l) {
+                layers.push(l);
+            }
+        }
+    }
+    if layers.is_empty() {
+        layers = ctx.config.coverage_targets.keys().cloned().collect();
+    }
+    layers
+}
+
+fn layer_plan(
+    layer: &str,
+    target: Option<f64>,
+    priority: &[String],
+    scope: &Scope,
+    rows: &[Row],
+) -> Value {
+    let (what, files): (String, Vec<String>) = match layer_code(layer) {
+        "L1" => (
+            "each changed source file in isolation".into(),
+            priority.to_vec(),
+        ),
+        "L2" => {
+            let configs = rows
+                .iter()
+                .filter(|r| r.priority == Priority::Variable)
+                .map(|r| r.file.path.clone());
+            (
+                format!(
+                    "interactions between the modules in scope ({})",
+                    scope.modules.join(", ")
+                ),
+                configs.chain(priority.iter().cloned()).collect(),
+            )
+        }
+        "L3" => {
+            let entry = |p: &&String| {
+                matches!(
+                    file_name(p).split('.').next(),
+                    Some("main" | "cli" | "app" | "__main__" | "server")
+                )
+            };
+            (
+                "user-facing entry points, end to end".into(),
+                priority.iter().filter(entry).cloned().collect(),
+            )
+        }
+        _ => (format!("tests of layer {layer}"), priority.to_vec()),
+    };
+    json!({"layer": layer, "scope": what, "coverage_target": target, "priority_files": files})
+}
+
+fn assess_risks(scope: &Scope, rows: &[Row], framework: &str, existing: usize) -> Vec<Value> {
+    let mut risks = Vec::new();
+    let mut add = |risk: String, p: &str, i: &str, m: &str| {
+        risks.push(json!({"risk": risk, "probability": p, "impact": i, "mitigation": m}));
+    };
+    let count = |p: Priority| rows.iter().filter(|r| r.priority == p).count();
+    if count(Priority::Low) > 0 {
+        add(
+            format!(
+                "{} deleted file(s) may leave dangling imports or callers",
+                count(Priority::Low)
+            ),
+            "Medium",
+            "High",
+            "run the existing suite; search for references to the removed code",
+        );
+    }
+    if count(Priority::Variable) > 0 {
+        add(
+            format!(
+                "{} configuration file(s) changed",
+                count(Priority::Variable)
+            ),
+            "Medium",
+            "High",
+            "cover the changed settings in L2 integration tests",
+        );
+    }
+    if framework == "unknown" {
+        add(
+            "no test framework detected".into(),
+            "High",
+            "High",
+            "add a framework; the built-in runner cannot execute tests",
+        );
+    }
+    if existing == 0 {
+        add(
+            "no existing tests: regressions outside the change go unnoticed".into(),
+            "High",
+            "Medium",
+            "generate L1 tests for the priority files first",
+        );
+    }
+    let lines: u64 = rows
+        .iter()
+        .filter_map(|r| r.delta)
+        .map(|(a, d)| a + d)
+        .sum();
+    if !scope.whole_project && (rows.len() > 20 || lines > 500) {
+        add(
+            format!("large change: {} files, {lines} lines touched", rows.len()),
+            "High",
+            "High",
+            "test module by module, High-priority files first",
+        );
+    }
+    if scope.whole_project {
+        add(
+            "no change set: the whole project is in scope".into(),
+            "Medium",
+            "Medium",
+            "focus on entry points and untested modules",
+        );
+    }
+    risks
+}
+
+fn cell(v: &Value) -> String {
+    v.as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| v.to_string())
+}
+
+fn render(
+    scope: &Scope,
+    rows: &[Row],
+    notes: &[String],
+    fw: (&str, &str),
+    layers: &[Value],
+    risks: &[Value],
+    existing: usize,
+) -> String {
+    let mut md = format!("# Test Strategy\n\nFramework: **{}** (detected by {}). Existing test files: {existing}.\n\n## Change Analysis\n\n", fw.0, fw.1);
+    if scope.whole_project {
+        md.push_str("No change set was found: **the whole project is in scope**.\n\n");
+    }
+    for n in notes {
+        let _ = writeln!(md, "- Note: {n}");
+    }
+    md.push_str("\n| File | Change Type | +/- | Impact | Priority |\n|---|---|---|---|---|\n");
+    for r in rows.iter().take(TABLE_ROWS) {
+        let delta = r
+            .delta
+            .map_or("n/a".to_string(), |(a, d)| format!("+{a}/-{d}"));
+        let kind = serde_json::to_value(r.file.kind)
+            .map(|v| cell(&v))
+            .unwrap_or_default();
+        let _ = writeln!(
+            md,
+            "| {} | {kind} | {delta} | {} | {:?} |",
+            r.file.path,
+            impact(&r.file),
+            r.priority
+        );
+    }
+    if rows.len() > TABLE_ROWS {
+        let _ = writeln!(
+            md,
+            "\n… and {} more files (lower priority or name order).",
+            rows.len() - TABLE_ROWS
+        );
+    }
+    md.push_str("\n## Test Layer Recommendations\n");
+    for l in layers {
+        let target = l["coverage_target"]
+            .as_f64()
+            .map_or("none configured".into(), |t| format!("{t}%"));
+        let files: Vec<String> = l["priority_files"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(cell)
+            .collect();
+        let files = if files.is_empty() {
+            "none identified in scope".into()
+        } else {
+            files.join(", ")
+        };
+        let _ = write!(
+            md,
+            "\n### {}\n\n- Scope: {}\n- Coverage target: {target}\n- Priority files: {files}\n",
+            cell(&l["layer"]),
+            cell(&l["scope"])
+        );
+    }
+    md.push_str(
+        "\n## Risk Assessment\n\n| Risk | Probability | Impact | Mitigation |\n|---|---|---|---|\n",
+    );
+    for r in risks {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} |",
+            cell(&r["risk"]),
+            cell(&r["probability"]),
+            cell(&r["impact"]),
+            cell(&r["mitigation"])
+        );
+    }
+    if risks.is_empty() {
+        md.push_str(
+            "| no elevated risk found in the change data | Low | Low | the layer gates |\n",
+        );
+    }
+    md.push_str("\n## Test Execution Order\n\n");
+    for (i, l) in layers.iter().enumerate() {
+        let _ = writeln!(
+            md,
+            "{}. {}: {}",
+            i + 1,
+            cell(&l["layer"]),
+            cell(&l["scope"])
+        );
+    }
+    if existing > 0 {
+        let _ = writeln!(
+            md,
+            "{}. Regression: the {existing} existing test files with {}",
+            layers.len() + 1,
+            fw.0
+        );
+    }
+    md
+}
+
+/// Records the framework and the test-file conventions once per task (a retry does not repeat it).
+fn append_conventions(
+    ctx: &RoleContext,
+    fw: &str,
+    reason: &str,
+    existing: &[&String],
+) -> Result<(), String> {
+    let path = ctx.session.root.join("wisdom/conventions.md");
+    mkdirs(&ctx.session.root.join("wisdom")).map_err(|e| e.to_string())?;
+    let mut text = std::fs::read_to_string(&path).unwrap_or_else(|_| "# Conventions\n".into());
+    let header = format!("## Test framework ({})", ctx.task.id);
+    if text.contains(&header) {
+        return Ok(());
+    }
+    let mut patterns: BTreeMap<&str, usize> = BTreeMap::new();
+    for p in existing {
+        *patterns.entry(test_pattern(p).unwrap_or("?")).or_default() += 1;
+    }
+    let patterns: Vec<String> = patterns.iter().map(|(p, n)| format!("{p} ({n})")).collect();
+    let _ = write!(
+        text,
+        "\n{header}\n\n- Framework: {fw} (detected by {reason})\n- Existing test files: {}",
+        existing.len()
+    );
+    if !patterns.is_empty() {
+        let _ = write!(text, "; patterns: {}", patterns.join(", "));
+    }
+    text.push('\n');
+    for p in existing.iter().take(20) {
+        let _ = writeln!(text, "  - {p}");
+    }
+    atomic_write(&path, text.as_bytes()).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(path: &str, kind: ChangeKind) -> ChangedFile {
+        ChangedFile {
+            path: path.into(),
+            kind,
+        }
+    }
+
+    #[test]
+    fn priority_follows_the_seed() {
+        assert_eq!(
+            priority(&file("pkg/new.py", ChangeKind::Untracked)),
+            Priority::High
+        );
+        assert_eq!(
+            priority(&file("pkg/new.py", ChangeKind::Added)),
+            Priority::High
+        );
+        assert_eq!(
+            priority(&file("pkg/mod.py", ChangeKind::Modified)),
+            Priority::Medium
+        );
+        assert_eq!(
+            priority(&file("pkg/old.py", ChangeKind::Deleted)),
+            Priority::Low
+        );
+        assert_eq!(
+            priority(&file("pyproject.toml", ChangeKind::Modified)),
+            Priority::Variable
+        );
+        assert_eq!(
+            priority(&file("docker/Dockerfile", ChangeKind::Added)),
+            Priority::Variable
+        );
+    }
+
+    #[test]
+    fn test_files_are_recognised() {
+        assert_eq!(test_pattern("tests/test_calc.py"), Some("test_*.py"));
+        assert_eq!(test_pattern("calc_test.go"), Some("*_test.go"));
+        assert_eq!(test_pattern("src/a.spec.ts"), Some("*.spec.*"));
+        assert_eq!(test_pattern("src/calc.py"), None);
+        assert!(is_code("src/calc.py") && !is_code("tests/test_calc.py") && !is_code("setup.cfg"));
+    }
+
+    #[test]
+    fn framework_detection_first_match_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("Cargo.toml"), "[package]\n").unwrap();
+        assert_eq!(detect_framework(dir.path(), &[]).0, "cargo");
+        let files = vec!["tests/test_x.py".to_string()];
+        assert_eq!(detect_framework(dir.path(), &files).0, "pytest");
+        std::fs::write(dir.path().join("pytest.ini"), "[pytest]\n").unwrap();
+        assert_eq!(
+            detect_framework(dir.path(), &files),
+            ("pytest".into(), "pytest.ini".into())
+        );
+    }
+
+    #[test]
+    fn lines_are_counted_with_or_without_final_newline() {
+        assert_eq!(bytecount_lines(b""), 0);
+        assert_eq!(bytecount_lines(b"a\nb\n"), 2);
+        assert_eq!(bytecount_lines(b"a\nb"), 2);
+    }
+}

@@ -1,0 +1,107 @@
+//! Small helpers shared by every module: timestamps, atomic file writes, slugs.
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+
+/// The timestamp format of CCW's team_msg records: `2026-12-02T10:00:00.000+00:00`.
+pub fn now_ts() -> String {
+    chrono::Utc::now()
+        .format("%Y-%m-%dT%H:%M:%S%.3f+00:00")
+        .to_string()
+}
+
+pub fn today() -> String {
+    chrono::Utc::now().format("%Y-%m-%d").to_string()
+}
+
+/// Parses a timestamp written by [`now_ts`] (or any RFC 3339 one).
+pub fn parse_ts(ts: &str) -> Option<chrono::DateTime<chrono::FixedOffset>> {
+    chrono::DateTime::parse_from_rfc3339(ts).ok()
+}
+
+/// Writes `bytes` to `path` so that readers see either the old file or the new one, never a torn
+/// one: temp file in the same folder, fsync, rename, fsync the folder.
+pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let write = || -> std::io::Result<()> {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)?;
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    };
+    write().map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        Error::io(format!("writing {}", path.display()), e)
+    })
+}
+
+pub fn atomic_write_json<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(value)
+        .map_err(|e| Error::bad_file(path, format!("cannot serialize: {e}")))?;
+    bytes.push(b'\n');
+    atomic_write(path, &bytes)
+}
+
+pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
+    let text = fs::read_to_string(path)
+        .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+    if text.trim().is_empty() {
+        return Err(Error::bad_file(path, "file is empty"));
+    }
+    serde_json::from_str(&text).map_err(|e| Error::bad_file(path, format!("invalid JSON: {e}")))
+}
+
+/// Lowercase, `[a-z0-9-]` only, no leading/trailing/double dashes, at most `max` characters.
+pub fn slugify(text: &str, max: usize) -> String {
+    let mut slug = String::new();
+    for c in text.chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_alphanumeric() {
+            slug.push(c);
+        } else if !slug.ends_with('-') && !slug.is_empty() {
+            slug.push('-');
+        }
+        if slug.len() >= max {
+            break;
+        }
+    }
+    let slug = slug.trim_end_matches('-').to_string();
+    if slug.is_empty() {
+        "task".to_string()
+    } else {
+        slug
+    }
+}
+
+pub fn mkdirs(path: &Path) -> Result<()> {
+    fs::create_dir_all(path).map_err(|e| Error::io(format!("creating {}", path.display()), e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slug_is_safe_and_bounded() {
+        assert_eq!(
+            slugify("Test the NEW tokenizer!", 40),
+            "test-the-new-tokenizer"
+        );
+        assert_eq!(slugify("$(rm -rf ~) ../../etc", 40), "rm-rf-etc");
+        assert_eq!(slugify("////", 40), "task");
+        assert!(slugify(&"a".repeat(200), 40).len() <= 40);
+    }
+}

@@ -1,0 +1,265 @@
+//! A small builder that drives the real `team-testing` binary against fixture projects copied into
+//! a temp dir (real git, real python).
+
+#![allow(dead_code)]
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_team-testing");
+/// No command of a test may hang CI.
+const TIMEOUT: Duration = Duration::from_secs(180);
+
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+pub fn scripted_roles() -> PathBuf {
+    fixtures().join("roles/scripted")
+}
+
+pub struct Project {
+    pub tmp: tempfile::TempDir,
+    pub repo: PathBuf,
+    pub sessions: PathBuf,
+}
+
+pub struct Output {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Output {
+    /// The session id from the first line `Session <id> (<path>)`.
+    pub fn session_id(&self) -> String {
+        self.stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("Session "))
+            .and_then(|l| l.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no session line in:\n{}\n{}", self.stdout, self.stderr))
+            .to_string()
+    }
+
+    pub fn assert_code(&self, code: i32) -> &Self {
+        assert_eq!(
+            self.code, code,
+            "exit code\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            if e.file_name() == "__pycache__" {
+                continue;
+            }
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+pub fn git(repo: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=team-testing",
+            "-c",
+            "user.email=tt@example.invalid",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(repo)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+impl Project {
+    /// A copy of a fixture project, committed to a fresh git repository.
+    pub fn fixture(name: &str) -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("repo");
+        copy_dir(&fixtures().join(name), &repo);
+        git(&repo, &["init", "-q"]);
+        git(&repo, &["add", "."]);
+        git(&repo, &["commit", "-q", "-m", "initial"]);
+        let sessions = tmp.path().join("sessions");
+        Project {
+            tmp,
+            repo,
+            sessions,
+        }
+    }
+
+    /// An empty folder that is not a git repository.
+    pub fn plain() -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        std::fs::write(repo.join("main.py"), "print('hi')\n").unwrap();
+        let sessions = tmp.path().join("sessions");
+        Project {
+            tmp,
+            repo,
+            sessions,
+        }
+    }
+
+    pub fn write(&self, rel: &str, text: &str) {
+        let p = self.repo.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    pub fn cmd(&self, args: &[&str]) -> Cmd {
+        let mut c = Command::new(BIN);
+        c.args(args)
+            .current_dir(&self.repo)
+            .env("TEAM_TESTING_SESSIONS", &self.sessions)
+            .env_remove("TEAM_TESTING_LOG");
+        Cmd { c }
+    }
+
+    /// `run TASK --roles-dir <scripted> --pipeline MODE` with the scripted command roles.
+    pub fn scripted_run(&self, task: &str, mode: &str) -> Cmd {
+        let roles = scripted_roles();
+        self.cmd(&[
+            "run",
+            task,
+            "--pipeline",
+            mode,
+            "--roles-dir",
+            roles.to_str().unwrap(),
+        ])
+    }
+
+    pub fn session_dir(&self, id: &str) -> PathBuf {
+        self.sessions.join(id)
+    }
+
+    pub fn tasks(&self, id: &str) -> Vec<Value> {
+        let v = read_json(&self.session_dir(id).join("tasks.json"));
+        v["tasks"].as_array().unwrap().clone()
+    }
+
+    pub fn messages(&self, id: &str) -> Vec<Value> {
+        let text =
+            std::fs::read_to_string(self.session_dir(id).join(".msg/messages.jsonl")).unwrap();
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("line {l:?}: {e}")))
+            .collect()
+    }
+
+    /// Lines `start|end TASK ATTEMPT TIME` written by the scripted roles.
+    pub fn fixture_runs(&self, id: &str) -> Vec<(String, String, u32, f64)> {
+        let text = std::fs::read_to_string(self.session_dir(id).join("fixture-runs.log"))
+            .unwrap_or_default();
+        text.lines()
+            .map(|l| {
+                let p: Vec<&str> = l.split_whitespace().collect();
+                (
+                    p[0].to_string(),
+                    p[1].to_string(),
+                    p[2].parse().unwrap(),
+                    p[3].parse().unwrap(),
+                )
+            })
+            .collect()
+    }
+}
+
+pub fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+pub struct Cmd {
+    pub c: Command,
+}
+
+impl Cmd {
+    pub fn env(mut self, k: &str, v: &str) -> Self {
+        self.c.env(k, v);
+        self
+    }
+
+    pub fn arg(mut self, a: &str) -> Self {
+        self.c.arg(a);
+        self
+    }
+
+    pub fn spawn(mut self) -> Child {
+        self.c
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("binary starts")
+    }
+
+    pub fn run(self) -> Output {
+        wait(self.spawn())
+    }
+}
+
+/// Waits for the child (killing it after the test timeout) and collects its output.
+pub fn wait(mut child: Child) -> Output {
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let t_out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let deadline = Instant::now() + TIMEOUT;
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("command timed out after {TIMEOUT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        code: status.code().unwrap_or(-1),
+        stdout: t_out.join().unwrap(),
+        stderr: t_err.join().unwrap(),
+    }
+}
+
+/// Polls `cond` every 20 ms for at most `limit`.
+pub fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}

@@ -1,0 +1,9 @@
+//! All integration tests, compiled as one binary (linking many costs minutes on 2 cores).
+
+mod common;
+
+mod builtin_roles;
+mod errors;
+mod pipelines;
+mod resume;
+mod views;

@@ -1,0 +1,366 @@
+//! The three pipelines, the GC loop, retries and parallel windows, with scripted command roles.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::common::*;
+
+fn ids_and_deps(tasks: &[Value]) -> Vec<(String, Vec<String>)> {
+    tasks
+        .iter()
+        .map(|t| {
+            let deps = t["blockedBy"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d.as_str().unwrap().to_string())
+                .collect();
+            (t["id"].as_str().unwrap().to_string(), deps)
+        })
+        .collect()
+}
+
+fn pairs(list: &[(&str, &[&str])]) -> Vec<(String, Vec<String>)> {
+    list.iter()
+        .map(|(id, deps)| (id.to_string(), deps.iter().map(|d| d.to_string()).collect()))
+        .collect()
+}
+
+fn by_id(tasks: &[Value]) -> BTreeMap<String, Value> {
+    tasks
+        .iter()
+        .map(|t| (t["id"].as_str().unwrap().to_string(), t.clone()))
+        .collect()
+}
+
+fn ts(t: &Value, field: &str) -> chrono::DateTime<chrono::FixedOffset> {
+    chrono::DateTime::parse_from_rfc3339(
+        t[field]
+            .as_str()
+            .unwrap_or_else(|| panic!("{field} in {t}")),
+    )
+    .unwrap()
+}
+
+#[test]
+fn targeted_pipeline_has_the_seed_tasks() {
+    let p = Project::fixture("python-calc");
+    let out = p.scripted_run("test the ops", "targeted").run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let tasks = p.tasks(&id);
+    assert_eq!(
+        ids_and_deps(&tasks),
+        pairs(&[
+            ("STRATEGY-001", &[]),
+            ("TESTGEN-001", &["STRATEGY-001"]),
+            ("TESTRUN-001", &["TESTGEN-001"])
+        ])
+    );
+    assert!(
+        tasks.iter().all(|t| t["status"] == "completed"),
+        "{tasks:?}"
+    );
+    let state = read_json(&p.session_dir(&id).join("session.json"));
+    assert_eq!(state["status"], "completed");
+    assert_eq!(state["pipeline_mode"], "targeted");
+}
+
+#[test]
+fn standard_pipeline_has_the_seed_tasks() {
+    let p = Project::fixture("python-calc");
+    let out = p.scripted_run("test the ops", "standard").run();
+    out.assert_code(0);
+    let tasks = p.tasks(&out.session_id());
+    assert_eq!(
+        ids_and_deps(&tasks),
+        pairs(&[
+            ("STRATEGY-001", &[]),
+            ("TESTGEN-001", &["STRATEGY-001"]),
+            ("TESTRUN-001", &["TESTGEN-001"]),
+            ("TESTGEN-002", &["TESTRUN-001"]),
+            ("TESTRUN-002", &["TESTGEN-002"]),
+            ("TESTANA-001", &["TESTRUN-002"]),
+        ])
+    );
+    // inner_loop as the seed sets it: generator always, executor true in serial pipelines.
+    let t = by_id(&tasks);
+    assert_eq!(t["TESTGEN-001"]["inner_loop"], true);
+    assert_eq!(t["TESTRUN-001"]["inner_loop"], true);
+    assert_eq!(t["STRATEGY-001"]["inner_loop"], false);
+    assert!(t["TESTRUN-002"]["description"]
+        .as_str()
+        .unwrap()
+        .contains("PURPOSE:"));
+}
+
+#[test]
+fn comprehensive_pipeline_runs_its_windows_in_parallel() {
+    let p = Project::fixture("python-calc");
+    let out = p
+        .scripted_run("test everything", "comprehensive")
+        .env("TT_FIXTURE_SLEEP", "0.8")
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let tasks = p.tasks(&id);
+    assert_eq!(
+        ids_and_deps(&tasks),
+        pairs(&[
+            ("STRATEGY-001", &[]),
+            ("TESTGEN-001", &["STRATEGY-001"]),
+            ("TESTGEN-002", &["STRATEGY-001"]),
+            ("TESTRUN-001", &["TESTGEN-001"]),
+            ("TESTRUN-002", &["TESTGEN-002"]),
+            ("TESTGEN-003", &["TESTRUN-001", "TESTRUN-002"]),
+            ("TESTRUN-003", &["TESTGEN-003"]),
+            ("TESTANA-001", &["TESTRUN-003"]),
+        ])
+    );
+    let t = by_id(&tasks);
+    for (a, b) in [
+        ("TESTGEN-001", "TESTGEN-002"),
+        ("TESTRUN-001", "TESTRUN-002"),
+    ] {
+        let (a, b) = (&t[a], &t[b]);
+        assert!(
+            ts(a, "started_at") < ts(b, "completed_at")
+                && ts(b, "started_at") < ts(a, "completed_at"),
+            "{} and {} must overlap: {a} {b}",
+            a["id"],
+            b["id"]
+        );
+    }
+    assert_eq!(t["TESTGEN-001"]["worker"], "generator-1");
+    assert_eq!(t["TESTGEN-002"]["worker"], "generator-2");
+    assert_eq!(t["TESTRUN-001"]["worker"], "executor-1");
+    assert_eq!(t["TESTRUN-002"]["worker"], "executor-2");
+    assert_eq!(t["TESTRUN-001"]["inner_loop"], false);
+
+    // meta.json keeps one namespace per worker instance.
+    let meta = read_json(&p.session_dir(&id).join(".msg/meta.json"));
+    let ns = meta["role_state"].as_object().unwrap();
+    for name in [
+        "generator-1",
+        "generator-2",
+        "executor-1",
+        "executor-2",
+        "strategist",
+        "analyst",
+        "coordinator",
+    ] {
+        assert!(
+            ns.contains_key(name),
+            "meta.json role_state lacks {name}: {meta}"
+        );
+    }
+    assert_eq!(ns["executor-1"]["layer"], "L1-unit");
+    assert_eq!(ns["executor-2"]["layer"], "L2-integration");
+    assert_eq!(meta["pipeline_mode"], "comprehensive");
+    assert_eq!(meta["status"], "completed");
+}
+
+#[test]
+fn gc_loop_opens_exactly_the_rounds_needed() {
+    let p = Project::fixture("python-calc");
+    let out = p
+        .scripted_run("test the ops", "standard")
+        .env("TT_FIXTURE_PASS_RATES_L1", "0.5,0.8,0.97")
+        .env("TT_FIXTURE_PASS_RATES_L2", "1.0")
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let tasks = p.tasks(&id);
+    let ids: Vec<&str> = tasks.iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        [
+            "STRATEGY-001",
+            "TESTGEN-001",
+            "TESTRUN-001",
+            "TESTGEN-002",
+            "TESTRUN-002",
+            "TESTANA-001",
+            "TESTGEN-L1-fix-1",
+            "TESTRUN-L1-fix-1",
+            "TESTGEN-L1-fix-2",
+            "TESTRUN-L1-fix-2",
+        ]
+    );
+    let t = by_id(&tasks);
+    assert_eq!(
+        t["TESTGEN-L1-fix-1"]["blockedBy"],
+        serde_json::json!(["TESTRUN-001"])
+    );
+    assert_eq!(
+        t["TESTRUN-L1-fix-1"]["blockedBy"],
+        serde_json::json!(["TESTGEN-L1-fix-1"])
+    );
+    assert_eq!(
+        t["TESTGEN-L1-fix-2"]["blockedBy"],
+        serde_json::json!(["TESTRUN-L1-fix-1"])
+    );
+    // The next layer waited on the newest fix run, and started only after it.
+    assert_eq!(
+        t["TESTGEN-002"]["blockedBy"],
+        serde_json::json!(["TESTRUN-L1-fix-2"])
+    );
+    assert!(ts(&t["TESTGEN-002"], "started_at") >= ts(&t["TESTRUN-L1-fix-2"], "completed_at"));
+    let state = read_json(&p.session_dir(&id).join("session.json"));
+    assert_eq!(state["gc_rounds"], serde_json::json!({"L1": 2}));
+    let triggers: Vec<Value> = p
+        .messages(&id)
+        .into_iter()
+        .filter(|m| m["type"] == "gc_loop_trigger")
+        .collect();
+    assert_eq!(triggers.len(), 2);
+    assert_eq!(triggers[1]["data"]["round"], 2);
+}
+
+#[test]
+fn gc_loop_gives_up_after_three_rounds_with_a_warning() {
+    let p = Project::fixture("python-calc");
+    let out = p
+        .scripted_run("test the ops", "targeted")
+        .env("TT_FIXTURE_PASS_RATES", "0.4")
+        .run();
+    out.assert_code(0);
+    assert!(
+        out.stderr.contains("warning: L1-unit still below its gate"),
+        "{}",
+        out.stderr
+    );
+    let id = out.session_id();
+    let tasks = p.tasks(&id);
+    assert_eq!(tasks.len(), 3 + 2 * 3);
+    assert_eq!(tasks.last().unwrap()["id"], "TESTRUN-L1-fix-3");
+    assert!(tasks.iter().all(|t| t["status"] == "completed"));
+    let state = read_json(&p.session_dir(&id).join("session.json"));
+    assert_eq!(state["gc_rounds"]["L1"], 3);
+    assert_eq!(state["status"], "completed");
+    let gates: Vec<Value> = p
+        .messages(&id)
+        .into_iter()
+        .filter(|m| m["type"] == "quality_gate")
+        .collect();
+    assert_eq!(
+        gates.last().unwrap()["data"]["verdict"],
+        "accepted_below_gate"
+    );
+}
+
+#[test]
+fn coverage_below_target_opens_a_round() {
+    let p = Project::fixture("python-calc");
+    let out = p
+        .scripted_run("test the ops", "targeted")
+        .env("TT_FIXTURE_PASS_RATES", "1.0")
+        .env("TT_FIXTURE_COVERAGE", "50")
+        .run();
+    out.assert_code(0);
+    let state = read_json(&p.session_dir(&out.session_id()).join("session.json"));
+    assert_eq!(
+        state["gc_rounds"]["L1"], 3,
+        "coverage 50 < 80 never meets the L1 gate"
+    );
+}
+
+#[test]
+fn a_failed_task_is_retried_once() {
+    let p = Project::fixture("python-calc");
+    let out = p
+        .scripted_run("test the ops", "targeted")
+        .env("TT_FIXTURE_FAIL", "TESTGEN-001")
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let t = by_id(&p.tasks(&id));
+    assert_eq!(t["TESTGEN-001"]["status"], "completed");
+    assert_eq!(t["TESTGEN-001"]["attempts"], 2);
+    let errors: Vec<Value> = p
+        .messages(&id)
+        .into_iter()
+        .filter(|m| m["type"] == "error")
+        .collect();
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0]["data"]["retry"], true);
+}
+
+#[test]
+fn a_task_failing_twice_fails_the_pipeline_and_skips_its_successors() {
+    let p = Project::fixture("python-calc");
+    let out = p
+        .scripted_run("test the ops", "standard")
+        .env("TT_FIXTURE_FAIL", "TESTRUN-001:always")
+        .run();
+    out.assert_code(1);
+    let id = out.session_id();
+    let t = by_id(&p.tasks(&id));
+    assert_eq!(t["TESTRUN-001"]["status"], "failed");
+    assert_eq!(t["TESTRUN-001"]["attempts"], 2);
+    assert_eq!(t["TESTGEN-002"]["status"], "skipped");
+    assert_eq!(t["TESTGEN-002"]["reason"], "dependency TESTRUN-001 failed");
+    assert_eq!(t["TESTANA-001"]["reason"], "dependency TESTRUN-002 skipped");
+    let state = read_json(&p.session_dir(&id).join("session.json"));
+    assert_eq!(state["status"], "failed");
+}
+
+#[test]
+fn a_role_printing_garbage_fails_with_the_reason() {
+    let p = Project::fixture("python-calc");
+    let out = p
+        .scripted_run("test the ops", "targeted")
+        .env("TT_FIXTURE_BAD_OUTPUT", "STRATEGY-001")
+        .run();
+    out.assert_code(1);
+    let t = by_id(&p.tasks(&out.session_id()));
+    let reason = t["STRATEGY-001"]["reason"].as_str().unwrap();
+    assert!(reason.contains("not a JSON outcome"), "{reason}");
+}
+
+#[test]
+fn message_ids_are_unique_and_increasing_and_progress_is_logged() {
+    let p = Project::fixture("python-calc");
+    let out = p.scripted_run("test the ops", "standard").run();
+    out.assert_code(0);
+    let msgs = p.messages(&out.session_id());
+    let seqs: Vec<u64> = msgs
+        .iter()
+        .map(|m| {
+            m["id"]
+                .as_str()
+                .unwrap()
+                .strip_prefix("MSG-")
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "{seqs:?}");
+    for m in &msgs {
+        for field in ["id", "ts", "from", "to", "type", "summary", "data"] {
+            assert!(m.get(field).is_some(), "{field} missing in {m}");
+        }
+    }
+    let kinds: Vec<&str> = msgs.iter().map(|m| m["type"].as_str().unwrap()).collect();
+    for k in [
+        "state_update",
+        "pipeline_selected",
+        "task_unblocked",
+        "progress",
+        "task_complete",
+        "quality_gate",
+        "shutdown",
+    ] {
+        assert!(kinds.contains(&k), "no {k} message");
+    }
+    // The scripted roles' own progress lines reach the log under the worker's name.
+    assert!(msgs.iter().any(|m| m["type"] == "progress"
+        && m["data"]["phase"] == "core_work_done"
+        && m["from"] == "executor"));
+    assert_eq!(
+        msgs.iter().filter(|m| m["type"] == "task_complete").count(),
+        6
+    );
+}

@@ -1,0 +1,125 @@
+//! status, log and sessions on a finished session.
+
+use crate::common::*;
+
+#[test]
+fn status_log_and_sessions_show_a_finished_run() {
+    let p = Project::fixture("python-calc");
+    let out = p
+        .scripted_run("test the ops", "standard")
+        .env("TT_FIXTURE_PASS_RATES_L1", "0.5,1.0")
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+
+    let status = p.cmd(&["status", &id]).run();
+    status.assert_code(0);
+    assert!(
+        status.stdout.contains("[coordinator] Mode: standard"),
+        "{}",
+        status.stdout
+    );
+    assert!(
+        status.stdout.contains("Progress: 8/8 (100%)"),
+        "{}",
+        status.stdout
+    );
+    assert!(
+        status.stdout.contains("GC Rounds: L1: 1/3, L2: 0/3"),
+        "{}",
+        status.stdout
+    );
+    assert!(
+        status.stdout.contains("TESTRUN-L1-fix-1:"),
+        "{}",
+        status.stdout
+    );
+
+    // With one session, SESSION may be omitted.
+    let json = p.cmd(&["status", "--json"]).run();
+    json.assert_code(0);
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(v["session_id"], id.as_str());
+    assert_eq!(v["pipeline_mode"], "standard");
+    assert_eq!(v["gc_rounds"]["L1"], 1);
+    assert_eq!(v["tasks"].as_array().unwrap().len(), 8);
+    assert_eq!(v["tasks"][0]["owner"], "strategist");
+
+    let log = p
+        .cmd(&["log", &id, "--type", "task_complete", "--from", "executor"])
+        .run();
+    log.assert_code(0);
+    let lines: Vec<&str> = log.stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{}", log.stdout);
+    assert!(
+        lines[0].starts_with("MSG-") && lines[0].contains("executor → coordinator (task_complete)"),
+        "{}",
+        lines[0]
+    );
+
+    let last = p.cmd(&["log", &id, "--last", "1", "--json"]).run();
+    let rec: serde_json::Value = serde_json::from_str(last.stdout.trim()).unwrap();
+    assert_eq!(rec["type"], "shutdown");
+
+    let task = p
+        .cmd(&[
+            "log",
+            &id,
+            "--task",
+            "TESTRUN-L1-fix-1",
+            "--type",
+            "task_unblocked",
+        ])
+        .run();
+    assert_eq!(task.stdout.lines().count(), 1, "{}", task.stdout);
+
+    // --follow on a finished session prints everything and ends.
+    let follow = p.cmd(&["log", &id, "--follow"]).run();
+    follow.assert_code(0);
+    assert_eq!(follow.stdout.lines().count(), p.messages(&id).len());
+
+    let sessions = p.cmd(&["sessions", "--json"]).run();
+    let rows: serde_json::Value = serde_json::from_str(&sessions.stdout).unwrap();
+    assert_eq!(rows[0]["session_id"], id.as_str());
+    assert_eq!(rows[0]["status"], "completed");
+    assert_eq!(rows[0]["done"], 8);
+}
+
+#[test]
+fn log_follow_sees_every_message_of_a_live_run_once_in_order() {
+    let p = Project::fixture("python-calc");
+    let child = p
+        .scripted_run("test the ops", "targeted")
+        .env("TT_FIXTURE_SLEEP", "0.3")
+        .spawn();
+    let mut id = None;
+    assert!(wait_for(std::time::Duration::from_secs(30), || {
+        id = std::fs::read_dir(&p.sessions)
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned());
+        id.as_ref()
+            .is_some_and(|i| p.session_dir(i).join("session.json").exists())
+    }));
+    let id = id.unwrap();
+    let follow = p.cmd(&["log", &id, "--follow", "--json"]).run();
+    wait(child).assert_code(0);
+    follow.assert_code(0);
+    let seen: Vec<String> = follow
+        .stdout
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let all: Vec<String> = p
+        .messages(&id)
+        .iter()
+        .map(|m| m["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(seen, all);
+}
