@@ -38,14 +38,20 @@ pub fn run_captured_env(
     let (program, args) = argv
         .split_first()
         .ok_or_else(|| Error::Environment("empty command".into()))?;
-    let mut child = Command::new(program)
+    let mut command = Command::new(program);
+    command
         .args(args)
         .envs(env.iter().copied())
         .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
+        .process_group(0);
+    // SAFETY: the closure only calls prctl, which is safe between fork and exec.
+    unsafe {
+        command.pre_exec(die_with_parent);
+    }
+    let mut child = command
         .spawn()
         .map_err(|e| Error::io(format!("starting {program}"), e))?;
     let mut out = child.stdout.take().expect("piped");
@@ -84,6 +90,16 @@ pub fn run_captured_env(
         stdout,
         stderr,
     })
+}
+
+/// Makes the child die with team-testing: without it a `kill -9` of the coordinator would leave
+/// role processes running (they sit in their own process group, out of the terminal's reach).
+pub fn die_with_parent() -> std::io::Result<()> {
+    // SAFETY: prctl(PR_SET_PDEATHSIG) is async-signal-safe and touches no memory of ours.
+    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) } == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// SIGKILL to the process group led by `pid` (children were started with `process_group(0)`).

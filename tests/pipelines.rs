@@ -364,3 +364,24 @@ fn message_ids_are_unique_and_increasing_and_progress_is_logged() {
         6
     );
 }
+
+#[test]
+fn a_role_that_times_out_is_killed_retried_and_fails_the_pipeline() {
+    let p = Project::fixture("python-calc");
+    let roles = p.tmp.path().join("roles");
+    std::fs::create_dir_all(roles.join("strategist")).unwrap();
+    std::fs::write(
+        roles.join("strategist/role.md"),
+        "---\nrole: strategist\nprefix: STRATEGY\ninner_loop: false\nmessage_types: [progress]\nbackend: command\ncommand: [\"sleep\", \"30\"]\ntimeout_s: 1\n---\nSleeps past its timeout.\n",
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let out = p.cmd(&["run", "test it", "--pipeline", "targeted", "--roles-dir", roles.to_str().unwrap()]).run();
+    out.assert_code(1);
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "the sleeps were killed");
+    let t = by_id(&p.tasks(&out.session_id()));
+    assert_eq!(t["STRATEGY-001"]["status"], "failed");
+    assert_eq!(t["STRATEGY-001"]["attempts"], 2);
+    assert_eq!(t["STRATEGY-001"]["reason"], "sleep timed out after 1s and was killed");
+    assert!(out.stdout.contains("STRATEGY-001 failed: sleep timed out"), "{}", out.stdout);
+}

@@ -139,3 +139,31 @@ fn a_torn_last_log_line_is_repaired_and_reported_on_resume() {
     let msgs = p.messages(&id);
     assert!(msgs.len() > lines_before);
 }
+
+#[test]
+fn ctrl_c_pauses_the_session_and_resume_finishes_it() {
+    let p = Project::fixture("python-calc");
+    let child = p
+        .scripted_run("test the ops", "targeted")
+        .env("TT_FIXTURE_SLEEP", "0.5")
+        .spawn();
+    let mut id = String::new();
+    assert!(wait_for(Duration::from_secs(60), || {
+        if let Some(s) = only_session(&p) {
+            id = s;
+        }
+        !id.is_empty() && !completed(&p, &id).is_empty()
+    }));
+    // SAFETY: plain kill(2) on our own child.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let out = wait(child);
+    out.assert_code(130);
+    assert!(out.stderr.contains("is paused; continue with `team-testing resume"), "{}", out.stderr);
+    let state = read_json(&p.session_dir(&id).join("session.json"));
+    assert_eq!(state["status"], "paused");
+    // With one paused session, resume needs no argument.
+    p.cmd(&["resume"]).run().assert_code(0);
+    assert!(p.tasks(&id).iter().all(|t| t["status"] == "completed"));
+}

@@ -123,3 +123,87 @@ fn log_follow_sees_every_message_of_a_live_run_once_in_order() {
         .collect();
     assert_eq!(seen, all);
 }
+
+/// A copy of the checked-in example sessions (made by scripts/make-example-sessions.sh).
+fn examples() -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions");
+    let status = std::process::Command::new("cp").arg("-r").arg(&src).arg(&root).status().unwrap();
+    assert!(status.success());
+    (tmp, root)
+}
+
+fn example_id(root: &std::path::Path, status: &str) -> String {
+    for e in std::fs::read_dir(root).unwrap().flatten() {
+        let s = read_json(&e.path().join("session.json"));
+        if s["status"] == status {
+            return e.file_name().to_string_lossy().into_owned();
+        }
+    }
+    panic!("no {status} example session");
+}
+
+fn in_examples(root: &std::path::Path, args: &[&str]) -> Output {
+    let mut c = std::process::Command::new(BIN);
+    c.args(args).arg("--sessions-dir").arg(root);
+    Cmd { c }.run()
+}
+
+#[test]
+fn example_sessions_read_back_with_status_log_and_sessions() {
+    let (_tmp, root) = examples();
+    let completed = example_id(&root, "completed");
+    let paused = example_id(&root, "paused");
+
+    let out = in_examples(&root, &["sessions"]);
+    out.assert_code(0);
+    assert!(out.stdout.contains(&completed) && out.stdout.contains(&paused), "{}", out.stdout);
+
+    // SESSION omitted: the one paused session is picked.
+    let out = in_examples(&root, &["status"]);
+    out.assert_code(0);
+    assert!(out.stdout.contains(&format!("{paused} (paused, no coordinator running)")), "{}", out.stdout);
+    assert!(out.stdout.contains("interrupted: runs again on resume") || out.stdout.contains("Ready:"), "{}", out.stdout);
+
+    let out = in_examples(&root, &["status", &completed, "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["status"], "completed");
+    assert_eq!(v["progress"]["done"], v["progress"]["total"]);
+
+    // Every record of the examples formats as `MSG-NNN [hh:mm:ss] from → to (type) summary`.
+    let out = in_examples(&root, &["log", &completed]);
+    out.assert_code(0);
+    for line in out.stdout.lines() {
+        assert!(line.starts_with("MSG-") && line.contains(" → ") && line.contains(") "), "{line}");
+    }
+    let out = in_examples(&root, &["log", &completed, "--type", "quality_gate", "--last", "1", "--json"]);
+    let rec: serde_json::Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    assert_eq!(rec["from"], "coordinator");
+    assert!(rec["data"]["verdict"].is_string());
+}
+
+#[test]
+fn resuming_an_example_whose_repo_is_gone_is_a_clear_error() {
+    let (_tmp, root) = examples();
+    let paused = example_id(&root, "paused");
+    let out = in_examples(&root, &["resume", &paused]);
+    out.assert_code(2);
+    assert!(out.stderr.contains("does not exist or is not a directory"), "{}", out.stderr);
+}
+
+#[test]
+fn garbage_lines_in_the_log_are_reported_and_skipped() {
+    let (_tmp, root) = examples();
+    let completed = example_id(&root, "completed");
+    let log = root.join(&completed).join(".msg/messages.jsonl");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let n = lines.len();
+    lines.insert(2, "garbage {");
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+    let out = in_examples(&root, &["log", &completed]);
+    out.assert_code(0);
+    assert_eq!(out.stdout.lines().count(), n);
+    assert!(out.stderr.contains("messages.jsonl line 3: not a message"), "{}", out.stderr);
+}

@@ -44,6 +44,10 @@ pub async fn run(spec: CommandSpec, mut on_message: impl FnMut(Value)) -> Outcom
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    // SAFETY: the closure only calls prctl, which is safe between fork and exec.
+    unsafe {
+        cmd.pre_exec(crate::proc::die_with_parent);
+    }
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => return Outcome::failed(format!("cannot start {program}: {e}")),

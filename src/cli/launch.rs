@@ -59,6 +59,7 @@ pub fn launch(
             // Interrupted: mark the session paused so `resume` picks it up.
             if let Ok(mut state) = session_dir.load_state() {
                 state.status = SessionStatus::Paused;
+                state.active_workers.clear();
                 state.updated_at = crate::util::now_ts();
                 let _ = session_dir.save_state(&state);
             }

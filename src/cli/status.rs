@@ -91,8 +91,14 @@ pub fn render(
     let d = done(graph);
     let pct = (d * 100).checked_div(total).unwrap_or(0);
     let mut out = String::new();
+    let holder = crate::session::SessionLock::holder(&session.lock_file());
+    let live = match (&holder, state.status) {
+        (Some(pid), _) => format!("coordinator pid {pid}"),
+        (None, crate::session::SessionStatus::Active) => "no coordinator running: resume it".into(),
+        (None, _) => "no coordinator running".into(),
+    };
     out.push_str(&format!(
-        "{c} Testing Pipeline Status — {} ({})\n",
+        "{c} Testing Pipeline Status — {} ({}, {live})\n",
         session.id,
         state.status.as_str()
     ));
@@ -118,7 +124,7 @@ pub fn render(
             "  {:width$} {:4} {}\n",
             format!("{}:", t.id),
             word(t),
-            detail(t, graph, &milestone)
+            detail(t, graph, &milestone, holder.is_some())
         ));
     }
     out.push('\n');
@@ -126,6 +132,7 @@ pub fn render(
     let workers: Vec<String> = state
         .active_workers
         .iter()
+        .filter(|_| holder.is_some())
         .map(|w| {
             let secs = crate::util::parse_ts(&w.started_at)
                 .map(|s| (now - s.with_timezone(&chrono::Utc)).num_seconds().max(0))
@@ -175,13 +182,14 @@ fn word(t: &Task) -> &'static str {
     }
 }
 
-fn detail(t: &Task, graph: &TaskGraph, milestone: &HashMap<String, String>) -> String {
+fn detail(t: &Task, graph: &TaskGraph, milestone: &HashMap<String, String>, live: bool) -> String {
     match t.status {
         TaskStatus::Completed => t
             .outcome
             .as_ref()
             .map(crate::actors::worker::headline)
             .unwrap_or_default(),
+        TaskStatus::InProgress if !live => "interrupted: runs again on resume (unless its outcome was recorded)".into(),
         TaskStatus::InProgress => format!(
             "{} on {}",
             milestone

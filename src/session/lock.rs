@@ -50,4 +50,20 @@ impl SessionLock {
         write(&mut file).map_err(|e| Error::io(format!("writing {}", lock_path.display()), e))?;
         Ok(SessionLock { _file: file })
     }
+
+    /// The pid of the process holding the lock, if one does (for status views; takes nothing).
+    pub fn holder(lock_path: &Path) -> Option<String> {
+        let mut file = OpenOptions::new().read(true).write(true).open(lock_path).ok()?;
+        match file.try_lock() {
+            Ok(()) => {
+                let _ = file.unlock();
+                None
+            }
+            Err(_) => {
+                let mut pid = String::new();
+                let _ = file.read_to_string(&mut pid);
+                Some(pid.trim().to_string())
+            }
+        }
+    }
 }
