@@ -376,12 +376,31 @@ fn a_role_that_times_out_is_killed_retried_and_fails_the_pipeline() {
     )
     .unwrap();
     let started = std::time::Instant::now();
-    let out = p.cmd(&["run", "test it", "--pipeline", "targeted", "--roles-dir", roles.to_str().unwrap()]).run();
+    let out = p
+        .cmd(&[
+            "run",
+            "test it",
+            "--pipeline",
+            "targeted",
+            "--roles-dir",
+            roles.to_str().unwrap(),
+        ])
+        .run();
     out.assert_code(1);
-    assert!(started.elapsed() < std::time::Duration::from_secs(20), "the sleeps were killed");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "the sleeps were killed"
+    );
     let t = by_id(&p.tasks(&out.session_id()));
     assert_eq!(t["STRATEGY-001"]["status"], "failed");
     assert_eq!(t["STRATEGY-001"]["attempts"], 2);
-    assert_eq!(t["STRATEGY-001"]["reason"], "sleep timed out after 1s and was killed");
-    assert!(out.stdout.contains("STRATEGY-001 failed: sleep timed out"), "{}", out.stdout);
+    assert_eq!(
+        t["STRATEGY-001"]["reason"],
+        "sleep timed out after 1s and was killed"
+    );
+    assert!(
+        out.stdout.contains("STRATEGY-001 failed: sleep timed out"),
+        "{}",
+        out.stdout
+    );
 }

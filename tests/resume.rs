@@ -160,7 +160,12 @@ fn ctrl_c_pauses_the_session_and_resume_finishes_it() {
     }
     let out = wait(child);
     out.assert_code(130);
-    assert!(out.stderr.contains("is paused; continue with `team-testing resume"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("is paused; continue with `team-testing resume"),
+        "{}",
+        out.stderr
+    );
     let state = read_json(&p.session_dir(&id).join("session.json"));
     assert_eq!(state["status"], "paused");
     // With one paused session, resume needs no argument.

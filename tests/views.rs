@@ -129,7 +129,12 @@ fn examples() -> (tempfile::TempDir, std::path::PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("sessions");
     let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions");
-    let status = std::process::Command::new("cp").arg("-r").arg(&src).arg(&root).status().unwrap();
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(&src)
+        .arg(&root)
+        .status()
+        .unwrap();
     assert!(status.success());
     (tmp, root)
 }
@@ -158,13 +163,26 @@ fn example_sessions_read_back_with_status_log_and_sessions() {
 
     let out = in_examples(&root, &["sessions"]);
     out.assert_code(0);
-    assert!(out.stdout.contains(&completed) && out.stdout.contains(&paused), "{}", out.stdout);
+    assert!(
+        out.stdout.contains(&completed) && out.stdout.contains(&paused),
+        "{}",
+        out.stdout
+    );
 
     // SESSION omitted: the one paused session is picked.
     let out = in_examples(&root, &["status"]);
     out.assert_code(0);
-    assert!(out.stdout.contains(&format!("{paused} (paused, no coordinator running)")), "{}", out.stdout);
-    assert!(out.stdout.contains("interrupted: runs again on resume") || out.stdout.contains("Ready:"), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains(&format!("{paused} (paused, no coordinator running)")),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("interrupted: runs again on resume") || out.stdout.contains("Ready:"),
+        "{}",
+        out.stdout
+    );
 
     let out = in_examples(&root, &["status", &completed, "--json"]);
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
@@ -175,9 +193,23 @@ fn example_sessions_read_back_with_status_log_and_sessions() {
     let out = in_examples(&root, &["log", &completed]);
     out.assert_code(0);
     for line in out.stdout.lines() {
-        assert!(line.starts_with("MSG-") && line.contains(" → ") && line.contains(") "), "{line}");
+        assert!(
+            line.starts_with("MSG-") && line.contains(" → ") && line.contains(") "),
+            "{line}"
+        );
     }
-    let out = in_examples(&root, &["log", &completed, "--type", "quality_gate", "--last", "1", "--json"]);
+    let out = in_examples(
+        &root,
+        &[
+            "log",
+            &completed,
+            "--type",
+            "quality_gate",
+            "--last",
+            "1",
+            "--json",
+        ],
+    );
     let rec: serde_json::Value = serde_json::from_str(out.stdout.trim()).unwrap();
     assert_eq!(rec["from"], "coordinator");
     assert!(rec["data"]["verdict"].is_string());
@@ -189,7 +221,11 @@ fn resuming_an_example_whose_repo_is_gone_is_a_clear_error() {
     let paused = example_id(&root, "paused");
     let out = in_examples(&root, &["resume", &paused]);
     out.assert_code(2);
-    assert!(out.stderr.contains("does not exist or is not a directory"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("does not exist or is not a directory"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
@@ -205,5 +241,9 @@ fn garbage_lines_in_the_log_are_reported_and_skipped() {
     let out = in_examples(&root, &["log", &completed]);
     out.assert_code(0);
     assert_eq!(out.stdout.lines().count(), n);
-    assert!(out.stderr.contains("messages.jsonl line 3: not a message"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("messages.jsonl line 3: not a message"),
+        "{}",
+        out.stderr
+    );
 }

@@ -36,7 +36,10 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<i32> {
         .into());
     }
     if !state.repo.is_dir() {
-        return Err(Error::MissingRepo { path: state.repo.clone() }.into());
+        return Err(Error::MissingRepo {
+            path: state.repo.clone(),
+        }
+        .into());
     }
     let (config, mut registry) = load_team(state.spec_file.as_deref(), state.roles_dir.as_deref())?;
     let role_specs = session.root.join("role-specs");

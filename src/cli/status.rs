@@ -189,7 +189,9 @@ fn detail(t: &Task, graph: &TaskGraph, milestone: &HashMap<String, String>, live
             .as_ref()
             .map(crate::actors::worker::headline)
             .unwrap_or_default(),
-        TaskStatus::InProgress if !live => "interrupted: runs again on resume (unless its outcome was recorded)".into(),
+        TaskStatus::InProgress if !live => {
+            "interrupted: runs again on resume (unless its outcome was recorded)".into()
+        }
         TaskStatus::InProgress => format!(
             "{} on {}",
             milestone

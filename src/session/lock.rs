@@ -53,7 +53,11 @@ impl SessionLock {
 
     /// The pid of the process holding the lock, if one does (for status views; takes nothing).
     pub fn holder(lock_path: &Path) -> Option<String> {
-        let mut file = OpenOptions::new().read(true).write(true).open(lock_path).ok()?;
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(lock_path)
+            .ok()?;
         match file.try_lock() {
             Ok(()) => {
                 let _ = file.unlock();
