@@ -33,10 +33,7 @@ pub fn launch(
     let end2 = end.clone();
     sys.block_on(async move {
         let bus = BusHandle::new(writer_handle, Bus::default().start());
-        let view = ProgressView {
-            to_stderr: quiet_stdout,
-        }
-        .start();
+        let view = ProgressView::new(quiet_stdout).start();
         bus.subscribe(view.recipient());
         let coordinator = Coordinator::new(Arc::new(env), bus.clone(), graph, state, end2).start();
         bus.subscribe(coordinator.clone().recipient());
