@@ -85,13 +85,10 @@ fn unknown_owner_names_the_task() {
 #[test]
 fn bad_role_file_names_the_file() {
     let p = Project::fixture("python-calc");
-    let roles = p.tmp.path().join("roles");
-    std::fs::create_dir_all(roles.join("executor")).unwrap();
-    std::fs::write(
-        roles.join("executor/role.md"),
+    let roles = p.write_role(
+        "executor",
         "---\nrole: executor\nprefix: TESTRUN\n---\nno fields",
-    )
-    .unwrap();
+    );
     let out = p
         .cmd(&["run", "test it", "--roles-dir", roles.to_str().unwrap()])
         .run();
@@ -106,13 +103,7 @@ fn bad_role_file_names_the_file() {
 #[test]
 fn duplicate_prefix_is_refused() {
     let p = Project::fixture("python-calc");
-    let roles = p.tmp.path().join("roles");
-    std::fs::create_dir_all(roles.join("linter")).unwrap();
-    std::fs::write(
-        roles.join("linter/role.md"),
-        "---\nrole: linter\nprefix: TESTRUN\ninner_loop: false\nmessage_types: []\nbackend: command\ncommand: [\"true\"]\n---\n",
-    )
-    .unwrap();
+    let roles = p.write_role("linter", "---\nrole: linter\nprefix: TESTRUN\ninner_loop: false\nmessage_types: []\nbackend: command\ncommand: [\"true\"]\n---\n");
     let out = p
         .cmd(&["run", "test it", "--roles-dir", roles.to_str().unwrap()])
         .run();
@@ -184,16 +175,8 @@ fn hostile_task_text_makes_a_safe_session_name() {
 #[test]
 fn plain_folder_runs_with_a_warning() {
     let p = Project::plain();
-    let roles = scripted_roles();
     let out = p
-        .cmd(&[
-            "run",
-            "test it",
-            "--pipeline",
-            "targeted",
-            "--roles-dir",
-            roles.to_str().unwrap(),
-        ])
+        .run_with_roles(&scripted_roles(), "test it", "targeted")
         .run();
     out.assert_code(0);
     assert!(

@@ -368,24 +368,12 @@ fn message_ids_are_unique_and_increasing_and_progress_is_logged() {
 #[test]
 fn a_role_that_times_out_is_killed_retried_and_fails_the_pipeline() {
     let p = Project::fixture("python-calc");
-    let roles = p.tmp.path().join("roles");
-    std::fs::create_dir_all(roles.join("strategist")).unwrap();
-    std::fs::write(
-        roles.join("strategist/role.md"),
+    let roles = p.write_role(
+        "strategist",
         "---\nrole: strategist\nprefix: STRATEGY\ninner_loop: false\nmessage_types: [progress]\nbackend: command\ncommand: [\"sleep\", \"30\"]\ntimeout_s: 1\n---\nSleeps past its timeout.\n",
-    )
-    .unwrap();
+    );
     let started = std::time::Instant::now();
-    let out = p
-        .cmd(&[
-            "run",
-            "test it",
-            "--pipeline",
-            "targeted",
-            "--roles-dir",
-            roles.to_str().unwrap(),
-        ])
-        .run();
+    let out = p.run_with_roles(&roles, "test it", "targeted").run();
     out.assert_code(1);
     assert!(
         started.elapsed() < std::time::Duration::from_secs(20),

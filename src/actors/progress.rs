@@ -104,11 +104,9 @@ impl Handler<Delivered> for ProgressView {
             Payload::TaskUnblocked(d) => {
                 self.running.insert(d.task_id.clone(), d.worker.clone());
             }
-            Payload::Progress(p) => {
-                if self.running.contains_key(&p.task_id) {
-                    self.running
-                        .insert(p.task_id.clone(), format!("{} {}", m.from, p.phase));
-                }
+            Payload::Progress(p) if self.running.contains_key(&p.task_id) => {
+                self.running
+                    .insert(p.task_id.clone(), format!("{} {}", m.from, p.phase));
             }
             Payload::TaskComplete(c) => {
                 self.running.remove(&c.task_id);

@@ -140,15 +140,21 @@ impl Project {
 
     /// `run TASK --roles-dir <scripted> --pipeline MODE` with the scripted command roles.
     pub fn scripted_run(&self, task: &str, mode: &str) -> Cmd {
-        let roles = scripted_roles();
-        self.cmd(&[
-            "run",
-            task,
-            "--pipeline",
-            mode,
-            "--roles-dir",
-            roles.to_str().unwrap(),
-        ])
+        self.run_with_roles(&scripted_roles(), task, mode)
+    }
+
+    /// `run TASK --roles-dir ROLES --pipeline MODE`.
+    pub fn run_with_roles(&self, roles: &Path, task: &str, mode: &str) -> Cmd {
+        let roles = roles.to_str().unwrap();
+        self.cmd(&["run", task, "--pipeline", mode, "--roles-dir", roles])
+    }
+
+    /// Writes `<tmp>/roles/<name>/role.md` and returns the roles folder.
+    pub fn write_role(&self, name: &str, text: &str) -> PathBuf {
+        let roles = self.tmp.path().join("roles");
+        std::fs::create_dir_all(roles.join(name)).unwrap();
+        std::fs::write(roles.join(name).join("role.md"), text).unwrap();
+        roles
     }
 
     pub fn session_dir(&self, id: &str) -> PathBuf {
