@@ -5,9 +5,41 @@ use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
+use dashmap::DashSet;
+
 use crate::error::{Error, Result};
+
+/// Process groups of every running child, so Ctrl-C can end them all (their own process groups
+/// keep them out of the terminal's reach).
+static GROUPS: LazyLock<DashSet<u32>> = LazyLock::new(DashSet::new);
+
+/// A running child's process group; dropping it kills whatever is left in the group (a
+/// grandchild the role left behind) and forgets it.
+pub struct GroupGuard(u32);
+
+impl GroupGuard {
+    pub fn track(pgid: u32) -> Self {
+        GROUPS.insert(pgid);
+        GroupGuard(pgid)
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        GROUPS.remove(&self.0);
+        kill_group(self.0);
+    }
+}
+
+/// Kills every tracked child process group (on Ctrl-C).
+pub fn kill_all_groups() {
+    for pgid in GROUPS.iter() {
+        kill_group(*pgid);
+    }
+}
 
 #[derive(Debug)]
 pub struct Captured {
@@ -54,6 +86,7 @@ pub fn run_captured_env(
     let mut child = command
         .spawn()
         .map_err(|e| Error::io(format!("starting {program}"), e))?;
+    let group = GroupGuard::track(child.id());
     let mut out = child.stdout.take().expect("piped");
     let mut err = child.stderr.take().expect("piped");
     let out_reader = std::thread::spawn(move || {
@@ -69,7 +102,11 @@ pub fn run_captured_env(
     let deadline = Instant::now() + timeout;
     let status = loop {
         match child.try_wait() {
-            Ok(Some(status)) => break status.code(),
+            Ok(Some(status)) => {
+                // Ends grandchildren that would hold the pipes open.
+                drop(group);
+                break status.code();
+            }
             Ok(None) if Instant::now() >= deadline => {
                 kill_group(child.id());
                 let _ = child.wait();

@@ -392,3 +392,53 @@ fn a_role_that_times_out_is_killed_retried_and_fails_the_pipeline() {
         out.stdout
     );
 }
+
+#[test]
+fn a_role_with_odd_output_and_a_lingering_child_still_reports_its_outcome() {
+    let p = Project::fixture("python-calc");
+    // Prints a byte that is not UTF-8, leaves a grandchild holding stderr, then reports.
+    let script = "import subprocess, sys; subprocess.Popen(['sleep', '30'], stdout=subprocess.DEVNULL); sys.stdout.buffer.write(b'caf\\\\xe9\\\\n'); print('{\\\"status\\\":\\\"completed\\\",\\\"summary\\\":\\\"odd but fine\\\"}')";
+    let role = format!(
+        "---\nrole: strategist\nprefix: STRATEGY\ninner_loop: false\nmessage_types: [progress]\nbackend: command\ncommand: [\"python3\", \"-c\", \"{script}\"]\ntimeout_s: 20\n---\nOdd.\n"
+    );
+    let roles = p.write_role("strategist", &role);
+    for r in ["generator", "executor"] {
+        let text = std::fs::read_to_string(scripted_roles().join(r).join("role.md")).unwrap();
+        let dir = scripted_roles().join(r);
+        p.write_role(r, &text.replace("{role_dir}", dir.to_str().unwrap()));
+    }
+    let started = std::time::Instant::now();
+    let out = p.run_with_roles(&roles, "test it", "targeted").run();
+    out.assert_code(0);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(15),
+        "the lingering child was ended with its role, not waited for"
+    );
+    let t = by_id(&p.tasks(&out.session_id()));
+    assert_eq!(t["STRATEGY-001"]["outcome"]["summary"], "odd but fine");
+}
+
+#[test]
+fn a_relative_roles_dir_works() {
+    let p = Project::fixture("python-calc");
+    let copy = p.tmp.path().join("my-roles");
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(scripted_roles())
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // The command runs from the repo; the roles sit beside it.
+    let out = p
+        .cmd(&[
+            "run",
+            "test it",
+            "--pipeline",
+            "targeted",
+            "--roles-dir",
+            "../my-roles",
+        ])
+        .run();
+    out.assert_code(0);
+}

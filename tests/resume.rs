@@ -172,3 +172,42 @@ fn ctrl_c_pauses_the_session_and_resume_finishes_it() {
     p.cmd(&["resume"]).run().assert_code(0);
     assert!(p.tasks(&id).iter().all(|t| t["status"] == "completed"));
 }
+
+#[test]
+fn log_follow_ends_on_a_paused_session() {
+    let p = Project::fixture("python-calc");
+    let out = p.scripted_run("test the ops", "targeted").run();
+    let id = out.session_id();
+    let state_path = p.session_dir(&id).join("session.json");
+    let mut state = read_json(&state_path);
+    state["status"] = "paused".into();
+    std::fs::write(&state_path, state.to_string()).unwrap();
+    let follow = p.cmd(&["log", &id, "--follow"]).run();
+    follow.assert_code(0);
+    assert_eq!(follow.stdout.lines().count(), p.messages(&id).len());
+}
+
+#[test]
+fn resuming_a_failed_session_runs_the_failed_task_again() {
+    let p = Project::fixture("python-calc");
+    let out = p
+        .scripted_run("test the ops", "targeted")
+        .env("TT_FIXTURE_FAIL", "TESTGEN-001:always")
+        .run();
+    out.assert_code(1);
+    let id = out.session_id();
+    // Fixed: the role no longer fails. The old failed records must not be taken for new ones.
+    let out = p.cmd(&["resume", &id]).run();
+    out.assert_code(0);
+    let tasks = p.tasks(&id);
+    assert!(
+        tasks.iter().all(|t| t["status"] == "completed"),
+        "{tasks:?}"
+    );
+    let starts = p
+        .fixture_runs(&id)
+        .iter()
+        .filter(|r| r.0 == "start" && r.1 == "TESTGEN-001")
+        .count();
+    assert_eq!(starts, 3, "two failed attempts, then one on resume");
+}

@@ -87,11 +87,13 @@ impl Coordinator {
         self.bus.publish(Message::new(ME, to, summary, payload));
     }
 
-    /// Writes tasks.json and session.json, and makes the bus durable: nothing is dispatched before
-    /// the state that led to it is on disk.
-    fn persist(&mut self) {
+    /// Makes the bus durable, then writes tasks.json and session.json: nothing is dispatched
+    /// before the messages and state that led to it are on disk.
+    /// Returns false (and ends the run) when the session cannot be saved.
+    fn persist(&mut self) -> bool {
         self.state.updated_at = now_ts();
         self.state.tasks_total = self.graph.len();
+        self.state.gc_rounds = self.graph.gc_rounds();
         self.state.active_workers = self
             .graph
             .in_progress()
@@ -102,13 +104,40 @@ impl Coordinator {
                 started_at: t.claimed_at.clone().unwrap_or_default(),
             })
             .collect();
-        if let Err(e) = self.env.session.save_tasks(&self.graph) {
-            eprintln!("team-testing: {e}");
+        // The log first: a reader that sees the new state finds every message that led to it.
+        let saved = self.bus.sync().and_then(|_| {
+            self.env
+                .session
+                .save_tasks(&self.graph)
+                .and_then(|_| self.env.session.save_state(&self.state))
+                .map_err(|e| e.to_string())
+        });
+        match saved {
+            Ok(()) => true,
+            Err(problem) => {
+                self.abort(problem);
+                false
+            }
         }
-        if let Err(e) = self.env.session.save_state(&self.state) {
-            eprintln!("team-testing: {e}");
+    }
+
+    /// The session cannot be saved (disk full, permissions): stop before dispatching anything
+    /// more. What is on disk is the last consistent beat; `resume` continues from there.
+    fn abort(&mut self, problem: String) {
+        self.finished = true;
+        self.workers.clear();
+        crate::proc::kill_all_groups();
+        if let Ok(mut end) = self.end.lock() {
+            *end = Some(RunEnd {
+                status: SessionStatus::Paused,
+                exit_code: crate::error::EXIT_BAD_INPUT,
+                warnings: vec![format!(
+                    "{problem}; the run stopped, and `team-testing resume {}` continues it once this is fixed",
+                    self.env.session.id
+                )],
+            });
         }
-        self.bus.sync();
+        System::current().stop();
     }
 
     // ---- handleResume ------------------------------------------------------------------------
@@ -224,7 +253,7 @@ impl Coordinator {
         let target = task
             .coverage_target()
             .or_else(|| self.env.config.coverage_target(&layer));
-        let used = self.state.gc_rounds.get(&code).copied().unwrap_or(0);
+        let used = self.graph.gc_rounds().get(&code).copied().unwrap_or(0);
         let config = &self.env.config;
         let decision = gc_decision(
             pass_rate,
@@ -287,18 +316,20 @@ impl Coordinator {
                     .graph
                     .insert(vec![gen, run], Some((task_id, &run_id)), exists)
                 {
+                    // The gate is still missed: say so rather than let the layer pass silently.
+                    let warning = format!(
+                        "{layer} below its gate ({reason}) but GC round {round} could not be opened: {e}"
+                    );
+                    self.state.warnings.push(warning.clone());
+                    gate.verdict = "accepted_below_gate".into();
+                    gate.warning = Some(warning.clone());
                     self.say(
                         ME,
-                        format!("[coordinator] cannot open GC round {round} for {code}: {e}"),
-                        Payload::Error(ErrorReport {
-                            task_id: Some(task_id.to_string()),
-                            message: e.to_string(),
-                            retry: false,
-                        }),
+                        format!("[coordinator] warning: {warning}"),
+                        Payload::QualityGate(gate),
                     );
                     return;
                 }
-                self.state.gc_rounds.insert(code.clone(), round);
                 gate.verdict = "revise".into();
                 self.say(
                     ME,
@@ -325,6 +356,7 @@ impl Coordinator {
                 );
             }
         }
+        self.state.gc_rounds = self.graph.gc_rounds();
         let rounds = self.state.gc_rounds.clone();
         let mut data = serde_json::Map::new();
         data.insert("gc_rounds".into(), json!(rounds));
@@ -405,12 +437,15 @@ impl Coordinator {
             if self.graph.in_progress().next().is_none() {
                 self.complete(ctx);
             } else {
-                self.persist();
+                // Nothing to dispatch; the beat's state change still goes to disk.
+                let _ = self.persist();
             }
             return;
         }
         // The claims are durable before any worker starts.
-        self.persist();
+        if !self.persist() {
+            return;
+        }
         for (name, id) in sends {
             let task = self.graph.get(&id).cloned().expect("claimed");
             if let Some(slot) = self.workers.get(&name) {
@@ -493,7 +528,9 @@ impl Coordinator {
                 reason,
             }),
         );
-        self.persist();
+        if !self.persist() {
+            return;
+        }
         self.workers.clear();
         let exit_code = if status == SessionStatus::Failed {
             EXIT_PIPELINE_FAILED

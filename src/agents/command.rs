@@ -52,7 +52,8 @@ pub async fn run(spec: CommandSpec, mut on_message: impl FnMut(Value)) -> Outcom
         Ok(c) => c,
         Err(e) => return Outcome::failed(format!("cannot start {program}: {e}")),
     };
-    let pid = child.id();
+    let pid = child.id().unwrap_or(0);
+    let group = crate::proc::GroupGuard::track(pid);
     let mut stdin = child.stdin.take().expect("piped");
     let input = spec.stdin.into_bytes();
     // A role that never reads stdin must not block us: write in the background, ignore EPIPE.
@@ -67,37 +68,70 @@ pub async fn run(spec: CommandSpec, mut on_message: impl FnMut(Value)) -> Outcom
         buf
     });
 
+    // Everything, including draining the pipes, happens within the timeout.
     let work = async {
-        let mut lines = BufReader::new(stdout).lines();
+        let mut reader = BufReader::new(stdout);
         let mut last = String::new();
-        while let Ok(Some(line)) = lines.next_line().await {
-            let trimmed = line.trim();
-            if trimmed.is_empty() {
-                continue;
-            }
-            if let Ok(Value::Object(obj)) = serde_json::from_str::<Value>(trimmed) {
-                if obj.contains_key("type") {
-                    on_message(Value::Object(obj));
+        let mut status = None;
+        let mut line = Vec::new();
+        loop {
+            tokio::select! {
+                read = reader.read_until(b'\n', &mut line) => {
+                    match read {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) => {}
+                    }
+                    // A partial line (the other arm won the race) stays in `line` until its
+                    // newline arrives: read_until appends, so nothing is lost.
+                    if line.last() != Some(&b'\n') {
+                        continue;
+                    }
+                    // Lossy: one bad byte must not cost the outcome.
+                    let text = String::from_utf8_lossy(&line).trim().to_string();
+                    line.clear();
+                    if text.is_empty() {
+                        continue;
+                    }
+                    if let Ok(Value::Object(obj)) = serde_json::from_str::<Value>(&text) {
+                        if obj.contains_key("type") {
+                            on_message(Value::Object(obj));
+                        }
+                    }
+                    last = text;
+                }
+                exited = child.wait(), if status.is_none() => {
+                    // The role is done: end what it left behind, so the pipes reach EOF.
+                    crate::proc::kill_group(pid);
+                    status = Some(exited);
                 }
             }
-            last = trimmed.to_string();
         }
-        let status = child.wait().await;
-        (status, last)
+        // A last line without a newline still counts.
+        let rest = String::from_utf8_lossy(&line).trim().to_string();
+        if !rest.is_empty() {
+            last = rest;
+        }
+        let status = match status {
+            Some(s) => s,
+            None => child.wait().await,
+        };
+        // Stdout can close before the exit is seen: end the group here too, or a grandchild
+        // holding stderr would keep us waiting.
+        crate::proc::kill_group(pid);
+        let stderr = err_task.await.unwrap_or_default();
+        (status, last, stderr)
     };
-    let (status, last) = match tokio::time::timeout(spec.timeout, work).await {
+    let (status, last, stderr) = match tokio::time::timeout(spec.timeout, work).await {
         Ok(r) => r,
         Err(_) => {
-            if let Some(pid) = pid {
-                crate::proc::kill_group(pid);
-            }
+            drop(group);
             return Outcome::failed(format!(
                 "{program} timed out after {}s and was killed",
                 spec.timeout.as_secs()
             ));
         }
     };
-    let stderr = err_task.await.unwrap_or_default();
+    drop(group);
     let stderr = String::from_utf8_lossy(&stderr);
     let tail = tail(&stderr, STDERR_TAIL);
     match status {

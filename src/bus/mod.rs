@@ -71,8 +71,8 @@ impl BusHandle {
     }
 
     /// Blocks until everything published so far is durable on disk.
-    pub fn sync(&self) {
-        self.writer.sync();
+    pub fn sync(&self) -> Result<(), String> {
+        self.writer.sync()
     }
 
     pub fn subscribe(&self, r: Recipient<Delivered>) {

@@ -19,7 +19,7 @@ const MAX_BATCH: usize = 4096;
 
 enum Command {
     Append(Box<Message>),
-    Sync(Sender<()>),
+    Sync(Sender<Result<(), String>>),
     Stop,
 }
 
@@ -77,12 +77,15 @@ impl WriterHandle {
         let _ = self.tx.send(Command::Append(Box::new(msg)));
     }
 
-    /// Blocks until every message appended before this call is on disk (fsynced).
-    pub fn sync(&self) {
+    /// Blocks until every message appended before this call is on disk (fsynced); an error says
+    /// why a batch could not be written.
+    pub fn sync(&self) -> Result<(), String> {
         let (tx, rx) = crossbeam_channel::bounded(1);
-        if self.tx.send(Command::Sync(tx)).is_ok() {
-            let _ = rx.recv();
-        }
+        self.tx
+            .send(Command::Sync(tx))
+            .map_err(|_| "the message log writer has stopped".to_string())?;
+        rx.recv()
+            .map_err(|_| "the message log writer has stopped".to_string())?
     }
 }
 
@@ -126,8 +129,16 @@ impl LogState {
                     updates.push((msg.from.clone(), data.clone(), ts));
                 }
             }
-            self.file.write_all(&buf)?;
-            self.file.sync_data()?;
+            if let Err(e) = self
+                .file
+                .write_all(&buf)
+                .and_then(|_| self.file.sync_data())
+            {
+                // Never leave a partial line for later appends to join onto.
+                let _ = self.file.set_len(self.known_len);
+                let _ = self.file.sync_data();
+                return Err(e);
+            }
             self.known_len += buf.len() as u64;
             if !updates.is_empty() {
                 merge_meta(&self.meta_path, &updates).map_err(std::io::Error::other)?;
@@ -158,15 +169,17 @@ fn run(mut state: LogState, rx: Receiver<Command>) {
                 next = rx.try_recv().ok();
             }
         }
+        let mut result = Ok(());
         if !batch.is_empty() {
             if let Err(e) = state.write_batch(&batch) {
-                tracing::error!("writing {}: {e}", state.path.display());
-                eprintln!("team-testing: cannot write {}: {e}", state.path.display());
+                let problem = format!("cannot write {}: {e}", state.path.display());
+                eprintln!("team-testing: {problem}");
+                result = Err(problem);
             }
             batch.clear();
         }
         for w in waiters.drain(..) {
-            let _ = w.send(());
+            let _ = w.send(result.clone());
         }
         if stop {
             break;

@@ -42,7 +42,19 @@ pub fn launch(
         // so stopping here loses nothing; `resume` continues.
         actix::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("team-testing: interrupted; stopping the running roles (Ctrl-C again to exit at once)");
+                crate::proc::kill_all_groups();
                 System::current().stop();
+                // A second Ctrl-C while blocking work winds down: leave now.
+                std::thread::spawn(|| {
+                    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build();
+                    if let Ok(rt) = rt {
+                        rt.block_on(async {
+                            let _ = tokio::signal::ctrl_c().await;
+                        });
+                        std::process::exit(EXIT_INTERRUPTED);
+                    }
+                });
             }
         });
     });
@@ -60,6 +72,7 @@ pub fn launch(
                 state.updated_at = crate::util::now_ts();
                 let _ = session_dir.save_state(&state);
             }
+            mark_meta_paused(&session_dir.meta_json());
             Ok(RunEnd {
                 status: SessionStatus::Paused,
                 exit_code: EXIT_INTERRUPTED,
@@ -150,4 +163,19 @@ fn final_layer_results(graph: &TaskGraph, state: &SessionState) -> serde_json::V
         );
     }
     serde_json::Value::Object(layers)
+}
+
+/// meta.json's top-level status follows the session's (the bus writer is closed by now).
+fn mark_meta_paused(path: &std::path::Path) {
+    let Ok(mut meta) = crate::util::read_json::<serde_json::Value>(path) else {
+        return;
+    };
+    if let Some(obj) = meta.as_object_mut() {
+        obj.insert("status".into(), serde_json::json!("paused"));
+        obj.insert(
+            "updated_at".into(),
+            serde_json::json!(crate::util::now_ts()),
+        );
+        let _ = crate::util::atomic_write_json(path, &meta);
+    }
 }

@@ -54,6 +54,8 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<i32> {
                 t.status = TaskStatus::Pending;
                 t.attempts = 0;
                 t.reason = None;
+                // Attempt numbers restart, so an old record must not pass for a new one.
+                let _ = std::fs::remove_file(session.outcome_file(&t.id));
             }
         }
     }

@@ -64,7 +64,24 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     if !repo.is_dir() {
         return Err(Error::MissingRepo { path: repo }.into());
     }
-    let (config, registry) = load_team(args.spec.as_deref(), args.roles_dir.as_deref())?;
+    // Absolute, because command roles run with the session folder as their cwd.
+    let roles_dir = args
+        .roles_dir
+        .as_ref()
+        .map(|p| {
+            p.canonicalize()
+                .map_err(|e| Error::io(format!("roles dir {}", p.display()), e))
+        })
+        .transpose()?;
+    let spec = args
+        .spec
+        .as_ref()
+        .map(|p| {
+            p.canonicalize()
+                .map_err(|e| Error::io(format!("reading {}", p.display()), e))
+        })
+        .transpose()?;
+    let (config, registry) = load_team(spec.as_deref(), roles_dir.as_deref())?;
     let scope = scope::analyse(&repo)?;
     let selection = if args.pipeline == "auto" {
         select_mode(&args.task, &scope)
@@ -146,16 +163,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         base_commit: scope.base_commit.clone(),
         completion_action: "auto_archive".into(),
         gc_rounds: Default::default(),
+        max_gc_rounds: config.max_gc_rounds,
         active_workers: vec![],
         roles,
-        spec_file: args
-            .spec
-            .as_ref()
-            .map(|p| p.canonicalize().unwrap_or(p.clone())),
-        roles_dir: args
-            .roles_dir
-            .as_ref()
-            .map(|p| p.canonicalize().unwrap_or(p.clone())),
+        spec_file: spec,
+        roles_dir,
         tasks_total: graph.len(),
         warnings: scope.warnings.clone(),
         created_at: now.clone(),

@@ -114,7 +114,13 @@ pub fn render(
     layers.dedup();
     let rounds: Vec<String> = layers
         .iter()
-        .map(|l| format!("{l}: {}/3", state.gc_rounds.get(l).copied().unwrap_or(0)))
+        .map(|l| {
+            format!(
+                "{l}: {}/{}",
+                state.gc_rounds.get(l).copied().unwrap_or(0),
+                state.max_gc_rounds
+            )
+        })
         .collect();
     out.push_str(&format!("{c} GC Rounds: {}\n\n", rounds.join(", ")));
     out.push_str(&format!("{c} Pipeline Graph:\n"));

@@ -115,8 +115,17 @@ impl TeamConfig {
     }
 
     pub fn parse(text: &str, path: &Path) -> Result<Self> {
-        let mut config: TeamConfig = serde_json::from_str(text)
-            .map_err(|e| Error::bad_file(path, format!("invalid team config: {e}")))?;
+        // The error names where in the document the problem is (`pipelines.targeted.tasks[1]`).
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let mut config: TeamConfig = serde_path_to_error::deserialize(de).map_err(|e| {
+            let at = e.path().to_string();
+            let inner = e.into_inner();
+            if at == "." || at.is_empty() {
+                Error::bad_file(path, format!("invalid team config: {inner}"))
+            } else {
+                Error::bad_file(path, format!("invalid team config at {at}: {inner}"))
+            }
+        })?;
         config.source = path.to_path_buf();
         config.validate()?;
         Ok(config)

@@ -51,23 +51,18 @@ impl SessionLock {
         Ok(SessionLock { _file: file })
     }
 
-    /// The pid of the process holding the lock, if one does (for status views; takes nothing).
+    /// The pid of the coordinator driving the session, if one is alive. Reads the pid the holder
+    /// wrote and checks that the process exists; it never touches the lock itself, so it cannot
+    /// get in the way of a `resume` starting at the same moment.
     pub fn holder(lock_path: &Path) -> Option<String> {
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(lock_path)
-            .ok()?;
-        match file.try_lock() {
-            Ok(()) => {
-                let _ = file.unlock();
-                None
-            }
-            Err(_) => {
-                let mut pid = String::new();
-                let _ = file.read_to_string(&mut pid);
-                Some(pid.trim().to_string())
-            }
+        let text = std::fs::read_to_string(lock_path).ok()?;
+        let pid: i32 = text.trim().parse().ok()?;
+        if pid <= 0 {
+            return None;
         }
+        // SAFETY: signal 0 only checks that the process exists.
+        let alive = unsafe { libc::kill(pid, 0) } == 0
+            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+        alive.then(|| pid.to_string())
     }
 }

@@ -53,6 +53,8 @@ pub struct SessionState {
     /// Rounds used per layer code (`L1`).
     #[serde(default)]
     pub gc_rounds: BTreeMap<String, u32>,
+    #[serde(default = "default_max_gc_rounds")]
+    pub max_gc_rounds: u32,
     #[serde(default)]
     pub active_workers: Vec<ActiveWorker>,
     #[serde(default)]
@@ -71,6 +73,10 @@ pub struct SessionState {
     pub updated_at: String,
     #[serde(default)]
     pub pid: Option<u32>,
+}
+
+fn default_max_gc_rounds() -> u32 {
+    3
 }
 
 fn version() -> u32 {

@@ -300,6 +300,24 @@ impl TaskGraph {
             .any(|t| matches!(t.status, TaskStatus::Pending | TaskStatus::InProgress))
     }
 
+    /// GC rounds opened per layer code (`L1`), read from the fix tasks themselves so that it can
+    /// never disagree with tasks.json.
+    pub fn gc_rounds(&self) -> std::collections::BTreeMap<String, u32> {
+        let mut rounds = std::collections::BTreeMap::new();
+        for t in &self.tasks {
+            let (Some(layer), Some(round)) =
+                (&t.layer, t.meta.get("gc_round").and_then(|v| v.as_u64()))
+            else {
+                continue;
+            };
+            let entry = rounds
+                .entry(super::layer_code(layer).to_string())
+                .or_insert(0);
+            *entry = (*entry).max(round as u32);
+        }
+        rounds
+    }
+
     pub fn count(&self, status: TaskStatus) -> usize {
         self.tasks.iter().filter(|t| t.status == status).count()
     }
