@@ -12,4 +12,5 @@ pub mod roles;
 pub mod session;
 pub mod tasks;
 pub mod team;
+pub mod testing;
 pub mod util;

@@ -144,7 +144,7 @@ impl Coordinator {
 
     /// Tasks left in progress by a dead process: finished ones (their outcome record is on disk
     /// for this attempt) are taken as reported; the rest go back to pending.
-    fn reconcile(&mut self) {
+    fn handle_resume(&mut self) {
         let stranded: Vec<(String, u32)> = self
             .graph
             .in_progress()
@@ -168,7 +168,7 @@ impl Coordinator {
                             detail: Some("outcome recorded before the interruption".into()),
                         }),
                     );
-                    self.on_outcome(&id, r.outcome);
+                    self.handle_callback(&id, r.outcome);
                 }
                 None => {
                     if let Some(t) = self.graph.get_mut(&id) {
@@ -194,7 +194,7 @@ impl Coordinator {
 
     // ---- handleCallback ----------------------------------------------------------------------
 
-    fn on_outcome(&mut self, task_id: &str, outcome: Outcome) {
+    fn handle_callback(&mut self, task_id: &str, outcome: Outcome) {
         let Some(task) = self.graph.get(task_id).cloned() else {
             tracing::warn!("outcome for unknown task {task_id}");
             return;
@@ -378,7 +378,7 @@ impl Coordinator {
 
     // ---- handleSpawnNext ---------------------------------------------------------------------
 
-    fn spawn_next(&mut self, ctx: &mut Context<Self>) {
+    fn handle_spawn_next(&mut self, ctx: &mut Context<Self>) {
         if self.finished {
             return;
         }
@@ -435,7 +435,7 @@ impl Coordinator {
         }
         if sends.is_empty() {
             if self.graph.in_progress().next().is_none() {
-                self.complete(ctx);
+                self.handle_complete(ctx);
             } else {
                 // Nothing to dispatch; the beat's state change still goes to disk.
                 let _ = self.persist();
@@ -484,7 +484,7 @@ impl Coordinator {
 
     // ---- handleComplete ----------------------------------------------------------------------
 
-    fn complete(&mut self, _ctx: &mut Context<Self>) {
+    fn handle_complete(&mut self, _ctx: &mut Context<Self>) {
         self.finished = true;
         let failed: Vec<String> = self
             .graph
@@ -595,9 +595,9 @@ impl Handler<Begin> for Coordinator {
                 "[coordinator] session resumed",
                 Payload::StateUpdate(data),
             );
-            self.reconcile();
+            self.handle_resume();
         }
-        self.spawn_next(ctx);
+        self.handle_spawn_next(ctx);
     }
 }
 
@@ -609,8 +609,8 @@ impl Handler<Delivered> for Coordinator {
             return;
         }
         if let Payload::TaskComplete(done) = &msg.0.payload {
-            self.on_outcome(&done.task_id, done.outcome.clone());
-            self.spawn_next(ctx);
+            self.handle_callback(&done.task_id, done.outcome.clone());
+            self.handle_spawn_next(ctx);
         }
     }
 }
@@ -646,6 +646,6 @@ impl Handler<WorkerStopped> for Coordinator {
                 }),
             );
         }
-        self.spawn_next(ctx);
+        self.handle_spawn_next(ctx);
     }
 }

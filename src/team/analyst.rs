@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use serde_json::{json, Map, Value};
 
 use super::executor::is_run_file;
-use super::strategist::to_map;
+use super::util::to_map;
 use super::RoleContext;
 use crate::tasks::{layer_code, Outcome, Task, TaskStatus};
 use crate::util::{atomic_write, mkdirs, now_ts, read_json};

@@ -7,10 +7,11 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::strategist::{session_framework, time_left, to_map};
+use super::util::{time_left, to_map};
 use super::RoleContext;
 use crate::proc::{run_captured_env, Captured};
 use crate::tasks::Outcome;
+use crate::testing::detect::session_framework;
 use crate::util::{atomic_write, atomic_write_json, mkdirs, now_ts};
 
 /// Counts and failures read from a JUnit XML report.

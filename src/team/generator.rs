@@ -7,10 +7,12 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::strategist::{load_scope, session_framework, test_pattern, to_map};
+use super::util::to_map;
 use super::RoleContext;
 use crate::pipeline::scope::ChangeKind;
 use crate::tasks::Outcome;
+use crate::testing::detect::{session_framework, test_pattern};
+use crate::testing::session_scope::load_scope;
 use crate::util::{atomic_write, mkdirs};
 
 /// Python files that run code when imported (or are not modules at all): never imported by a test.

@@ -5,6 +5,7 @@ pub mod analyst;
 pub mod executor;
 pub mod generator;
 pub mod strategist;
+pub(crate) mod util;
 
 use std::path::Path;
 use std::time::Instant;

@@ -1,149 +1,22 @@
 //! Strategist: reads the change scope, detects the test framework, ranks the files in scope and
 //! writes strategy/test-strategy.md plus the detected conventions to wisdom/conventions.md.
-//! Also holds the small scope/framework helpers the generator and executor share.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
-use std::time::{Duration, Instant};
 
-use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
+use super::util::{time_left, to_map};
 use super::RoleContext;
 use crate::pipeline::scope::{ChangeKind, ChangedFile};
 use crate::proc::run_captured;
-use crate::session::SessionDir;
 use crate::tasks::{layer_code, Outcome};
-use crate::util::{atomic_write, mkdirs, read_json};
+use crate::testing::detect::{detect_framework, file_name, is_code, is_config, test_pattern, walk};
+use crate::testing::session_scope::{load_scope, Scope};
+use crate::util::{atomic_write, mkdirs};
 
-const WALK_LIMIT: usize = 50_000;
 const TABLE_ROWS: usize = 200;
-const SKIP_DIRS: [&str; 9] = [
-    ".git",
-    ".workflow",
-    "target",
-    "node_modules",
-    ".venv",
-    "venv",
-    "__pycache__",
-    ".tox",
-    ".pytest_cache",
-];
-
-/// The part of task-analysis.json's "scope" the roles need.
-#[derive(Debug, Default, Deserialize)]
-pub(crate) struct Scope {
-    #[serde(default)]
-    pub whole_project: bool,
-    #[serde(default)]
-    pub is_git: bool,
-    #[serde(default)]
-    pub base_commit: Option<String>,
-    #[serde(default)]
-    pub files: Vec<ChangedFile>,
-    #[serde(default)]
-    pub modules: Vec<String>,
-    #[serde(default)]
-    pub warnings: Vec<String>,
-}
-
-#[derive(Deserialize)]
-struct Analysis {
-    scope: Scope,
-}
-
-pub(crate) fn load_scope(session: &SessionDir) -> Result<Scope, String> {
-    read_json::<Analysis>(&session.analysis_json())
-        .map(|a| a.scope)
-        .map_err(|e| format!("cannot read the change scope: {e}"))
-}
-
-/// What is left of the task's time budget; an error once the deadline has passed.
-pub(crate) fn time_left(deadline: Instant) -> Result<Duration, String> {
-    let left = deadline.saturating_duration_since(Instant::now());
-    if left.is_zero() {
-        Err("the task's deadline has passed".into())
-    } else {
-        Ok(left)
-    }
-}
-
-pub(crate) fn to_map(v: Value) -> Map<String, Value> {
-    match v {
-        Value::Object(m) => m,
-        _ => Map::new(),
-    }
-}
-
-/// Every file under `repo` (relative, sorted), skipping VCS, build, dependency and session folders.
-pub(crate) fn walk(repo: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack = vec![repo.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let Ok(ft) = e.file_type() else { continue };
-            let name = e.file_name().to_string_lossy().into_owned();
-            if ft.is_dir() && !SKIP_DIRS.contains(&name.as_str()) {
-                stack.push(e.path());
-            } else if ft.is_file() && out.len() < WALK_LIMIT {
-                if let Ok(rel) = e.path().strip_prefix(repo) {
-                    out.push(rel.to_string_lossy().into_owned());
-                }
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-fn file_name(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
-}
-
-/// The naming pattern that makes `path` a test file, if any.
-pub(crate) fn test_pattern(path: &str) -> Option<&'static str> {
-    let name = file_name(path);
-    if name.starts_with("test_") && name.ends_with(".py") {
-        Some("test_*.py")
-    } else if name.ends_with("_test.py") {
-        Some("*_test.py")
-    } else if name.ends_with("_test.go") {
-        Some("*_test.go")
-    } else if name.contains(".test.") {
-        Some("*.test.*")
-    } else if name.contains(".spec.") {
-        Some("*.spec.*")
-    } else if path.starts_with("tests/") && name.ends_with(".rs") {
-        Some("tests/*.rs")
-    } else {
-        None
-    }
-}
-
-fn is_config(path: &str) -> bool {
-    let name = file_name(path);
-    let ext = name.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
-    name.starts_with("Dockerfile")
-        || name == "Makefile"
-        || ["toml", "json", "yaml", "yml", "cfg", "ini"].contains(&ext)
-}
-
-/// Source code under test (not a test, config or document).
-pub(crate) fn is_code(path: &str) -> bool {
-    let ext = file_name(path)
-        .rsplit_once('.')
-        .map(|(_, e)| e)
-        .unwrap_or("");
-    const CODE: [&str; 16] = [
-        "py", "rs", "js", "jsx", "ts", "tsx", "mjs", "cjs", "go", "java", "kt", "c", "cc", "cpp",
-        "rb", "sh",
-    ];
-    CODE.contains(&ext) && test_pattern(path).is_none() && !is_config(path)
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Priority {
@@ -171,89 +44,6 @@ fn impact(f: &ChangedFile) -> &'static str {
         _ if !is_code(&f.path) => "non-code file: little runtime effect",
         ChangeKind::Added | ChangeKind::Untracked => "new code: untested so far",
         _ => "changed behaviour: regressions possible",
-    }
-}
-
-/// First match wins: pytest, cargo, node, go, then Python sources; the reason says which file decided.
-pub(crate) fn detect_framework(repo: &Path, files: &[String]) -> (String, String) {
-    let has = |n: &str| repo.join(n).is_file();
-    let holds = |n: &str, needle: &str| {
-        std::fs::read_to_string(repo.join(n)).is_ok_and(|t| t.contains(needle))
-    };
-    let found = |fw: &str, why: String| (fw.to_string(), why);
-    if has("pytest.ini") {
-        return found("pytest", "pytest.ini".into());
-    }
-    if holds("pyproject.toml", "[tool.pytest") {
-        return found("pytest", "pyproject.toml has [tool.pytest…]".into());
-    }
-    if has("conftest.py") {
-        return found("pytest", "conftest.py".into());
-    }
-    if holds("setup.cfg", "[tool:pytest]") {
-        return found("pytest", "setup.cfg has [tool:pytest]".into());
-    }
-    if let Some(t) = files
-        .iter()
-        .find(|p| matches!(test_pattern(p), Some("test_*.py" | "*_test.py")))
-    {
-        return found("pytest", format!("Python test file {t}"));
-    }
-    if has("Cargo.toml") {
-        return found("cargo", "Cargo.toml".into());
-    }
-    if has("package.json") {
-        let pkg: Value = std::fs::read_to_string(repo.join("package.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or(Value::Null);
-        for runner in ["jest", "vitest", "mocha"] {
-            if ["dependencies", "devDependencies"]
-                .iter()
-                .any(|k| pkg[k].get(runner).is_some())
-            {
-                return found(runner, format!("package.json depends on {runner}"));
-            }
-        }
-        return found(
-            "node",
-            "package.json without jest/vitest/mocha: node --test".into(),
-        );
-    }
-    if has("go.mod") {
-        return found("go", "go.mod".into());
-    }
-    if let Some(p) = files.iter().find(|p| p.ends_with(".py")) {
-        return found(
-            "pytest",
-            format!("Python sources ({p}), no test config: pytest assumed"),
-        );
-    }
-    found(
-        "unknown",
-        "no pytest, Cargo, package.json or go.mod project file and no Python sources".into(),
-    )
-}
-
-/// The framework the strategist recorded for this session, else a fresh detection.
-pub(crate) fn session_framework(session: &SessionDir, repo: &Path) -> String {
-    let recorded = read_json::<Outcome>(&session.outcome_file("STRATEGY-001"))
-        .ok()
-        .or_else(|| {
-            let graph = session.load_tasks().ok()?;
-            graph
-                .tasks
-                .into_iter()
-                .filter(|t| t.owner == "strategist")
-                .find_map(|t| t.outcome)
-        });
-    match recorded
-        .as_ref()
-        .and_then(|o| o.data.get("framework"))
-        .and_then(Value::as_str)
-    {
-        Some(fw) => fw.to_string(),
-        None => detect_framework(repo, &walk(repo)).0,
     }
 }
 
@@ -714,29 +504,6 @@ mod tests {
         assert_eq!(
             priority(&file("docker/Dockerfile", ChangeKind::Added)),
             Priority::Variable
-        );
-    }
-
-    #[test]
-    fn test_files_are_recognised() {
-        assert_eq!(test_pattern("tests/test_calc.py"), Some("test_*.py"));
-        assert_eq!(test_pattern("calc_test.go"), Some("*_test.go"));
-        assert_eq!(test_pattern("src/a.spec.ts"), Some("*.spec.*"));
-        assert_eq!(test_pattern("src/calc.py"), None);
-        assert!(is_code("src/calc.py") && !is_code("tests/test_calc.py") && !is_code("setup.cfg"));
-    }
-
-    #[test]
-    fn framework_detection_first_match_wins() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("Cargo.toml"), "[package]\n").unwrap();
-        assert_eq!(detect_framework(dir.path(), &[]).0, "cargo");
-        let files = vec!["tests/test_x.py".to_string()];
-        assert_eq!(detect_framework(dir.path(), &files).0, "pytest");
-        std::fs::write(dir.path().join("pytest.ini"), "[pytest]\n").unwrap();
-        assert_eq!(
-            detect_framework(dir.path(), &files),
-            ("pytest".into(), "pytest.ini".into())
         );
     }
 
