@@ -89,16 +89,8 @@ pub fn run_captured_env(
     let group = GroupGuard::track(child.id());
     let mut out = child.stdout.take().expect("piped");
     let mut err = child.stderr.take().expect("piped");
-    let out_reader = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        let _ = out.read_to_end(&mut s);
-        s
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        let _ = err.read_to_end(&mut s);
-        s
-    });
+    let out_reader = std::thread::spawn(move || read_capped(&mut out, OUTPUT_CAP));
+    let err_reader = std::thread::spawn(move || read_capped(&mut err, OUTPUT_CAP));
     let deadline = Instant::now() + timeout;
     let status = loop {
         match child.try_wait() {
@@ -129,6 +121,41 @@ pub fn run_captured_env(
     })
 }
 
+/// Most bytes of one stream kept in memory: the first and last halves; the middle is dropped with
+/// a marker, so a chatty test suite cannot exhaust memory.
+pub const OUTPUT_CAP: usize = 1 << 20;
+
+/// Reads a stream to its end, keeping its first and last `cap / 2` bytes.
+pub fn read_capped(reader: &mut impl Read, cap: usize) -> Vec<u8> {
+    let half = cap / 2;
+    let mut head = Vec::new();
+    let mut tail = std::collections::VecDeque::new();
+    let mut dropped: u64 = 0;
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let mut chunk = &buf[..n];
+        if head.len() < half {
+            let take = (half - head.len()).min(chunk.len());
+            head.extend_from_slice(&chunk[..take]);
+            chunk = &chunk[take..];
+        }
+        tail.extend(chunk.iter().copied());
+        while tail.len() > half {
+            tail.pop_front();
+            dropped += 1;
+        }
+    }
+    if dropped > 0 {
+        head.extend_from_slice(format!("\n…[{dropped} bytes of output truncated]…\n").as_bytes());
+    }
+    head.extend(tail);
+    head
+}
+
 /// Makes the child die with team-testing: without it a `kill -9` of the coordinator would leave
 /// role processes running (they sit in their own process group, out of the terminal's reach).
 pub fn die_with_parent() -> std::io::Result<()> {
@@ -144,5 +171,34 @@ pub fn kill_group(pid: u32) {
     // SAFETY: killpg only sends a signal; a stale pid at worst yields ESRCH.
     unsafe {
         libc::killpg(pid as libc::pid_t, libc::SIGKILL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_beyond_the_cap_keeps_head_and_tail() {
+        let text: Vec<u8> = (0..10_000u32)
+            .flat_map(|i| format!("{i}\n").into_bytes())
+            .collect();
+        let kept = read_capped(&mut text.as_slice(), 1000);
+        let kept = String::from_utf8(kept).unwrap();
+        assert!(kept.starts_with("0\n1\n"));
+        assert!(kept.ends_with("9999\n"));
+        assert!(kept.contains("bytes of output truncated"));
+        assert!(kept.len() < 1100);
+        let small = read_capped(&mut b"short".as_slice(), 1000);
+        assert_eq!(small, b"short");
+    }
+
+    #[test]
+    fn a_command_past_its_timeout_is_killed_with_its_group() {
+        let started = Instant::now();
+        let err =
+            run_captured(&["sleep", "30"], Path::new("."), Duration::from_millis(300)).unwrap_err();
+        assert!(err.to_string().contains("timed out"), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(5));
     }
 }

@@ -6,4 +6,5 @@ mod builtin_roles;
 mod errors;
 mod pipelines;
 mod resume;
+mod strategist;
 mod views;

@@ -28,6 +28,10 @@ pub struct RunArgs {
     /// auto (by change scope and task keywords), targeted, standard or comprehensive.
     #[arg(long, default_value = "auto")]
     pub pipeline: String,
+    /// Measure the change against REV's merge base with HEAD (a branch's whole change) instead
+    /// of against HEAD.
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
     /// Extra or overriding role files: DIR/<role>/role.md.
     #[arg(long, value_name = "DIR")]
     pub roles_dir: Option<PathBuf>,
@@ -82,7 +86,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         })
         .transpose()?;
     let (config, registry) = load_team(spec.as_deref(), roles_dir.as_deref())?;
-    let scope = scope::analyse(&repo)?;
+    let scope = scope::analyse(&repo, args.base.as_deref())?;
     let selection = if args.pipeline == "auto" {
         select_mode(&args.task, &scope)
     } else if MODES.contains(&args.pipeline.as_str())

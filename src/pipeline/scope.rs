@@ -31,8 +31,12 @@ pub struct ChangedFile {
 pub struct ChangeScope {
     pub repo: PathBuf,
     pub is_git: bool,
-    /// HEAD (or the base) commit when the target is a git repository with commits.
+    /// The commit the change is measured against: HEAD, or with `--base REV` the merge base of
+    /// REV and HEAD (a branch's whole change).
     pub base_commit: Option<String>,
+    /// The `--base` the user gave, if any.
+    #[serde(default)]
+    pub base_ref: Option<String>,
     /// True when nothing changed (or no git): every project file is in scope.
     pub whole_project: bool,
     pub files: Vec<ChangedFile>,
@@ -83,7 +87,7 @@ fn in_ignored_dir(path: &str) -> bool {
 
 /// Analyses `repo`: a git repository gives its working-tree change against HEAD; a plain folder
 /// (or a repository without changes) puts the whole project in scope.
-pub fn analyse(repo: &Path) -> Result<ChangeScope> {
+pub fn analyse(repo: &Path, base: Option<&str>) -> Result<ChangeScope> {
     if !repo.is_dir() {
         return Err(Error::MissingRepo {
             path: repo.to_path_buf(),
@@ -104,11 +108,18 @@ pub fn analyse(repo: &Path) -> Result<ChangeScope> {
         repo: repo.clone(),
         is_git,
         base_commit: None,
+        base_ref: base.map(str::to_string),
         whole_project: false,
         files: Vec::new(),
         warnings: Vec::new(),
     };
     if !is_git {
+        if let Some(b) = base {
+            return Err(Error::Session(format!(
+                "--base {b}: {} is not a git repository",
+                repo.display()
+            )));
+        }
         scope.warnings.push(format!(
             "{} is not a git repository: the whole project is in scope",
             repo.display()
@@ -117,11 +128,37 @@ pub fn analyse(repo: &Path) -> Result<ChangeScope> {
         scope.files = walk_files(&repo);
         return Ok(scope);
     }
-    scope.base_commit =
-        git(&["rev-parse", "--verify", "-q", "HEAD"])?.map(|s| s.trim().to_string());
+    scope.base_commit = match base {
+        None => git(&["rev-parse", "--verify", "-q", "HEAD"])?.map(|s| s.trim().to_string()),
+        Some(b) => {
+            // A revision, never an option for git.
+            if b.starts_with('-') || b.is_empty() {
+                return Err(Error::Session(format!("--base {b}: not a revision name")));
+            }
+            let spec = format!("{b}^{{commit}}");
+            if git(&["rev-parse", "--verify", "-q", &spec])?.is_none() {
+                return Err(Error::Session(format!(
+                    "--base {b}: no such commit or branch in {}",
+                    repo.display()
+                )));
+            }
+            // The merge base: everything the branch changed, plus the working tree.
+            let merge_base = git(&["merge-base", b, "HEAD"])?.ok_or_else(|| {
+                Error::Session(format!("--base {b}: no common ancestor with HEAD"))
+            })?;
+            Some(merge_base.trim().to_string())
+        }
+    };
     let mut files = Vec::new();
-    if scope.base_commit.is_some() {
-        if let Some(out) = git(&["diff", "--relative", "--name-status", "-M", "HEAD", "--"])? {
+    if let Some(base_commit) = scope.base_commit.clone() {
+        if let Some(out) = git(&[
+            "diff",
+            "--relative",
+            "--name-status",
+            "-M",
+            &base_commit,
+            "--",
+        ])? {
             files.extend(out.lines().filter_map(parse_name_status));
         }
     } else {

@@ -380,6 +380,7 @@ pub fn task_analysis(
             "whole_project": scope.whole_project,
             "is_git": scope.is_git,
             "base_commit": scope.base_commit,
+            "base_ref": scope.base_ref,
             "files": scope.files,
             "modules": scope.modules(),
             "warnings": scope.warnings,
@@ -397,6 +398,7 @@ mod tests {
             repo: ".".into(),
             is_git: true,
             base_commit: None,
+            base_ref: None,
             whole_project: false,
             files: paths
                 .iter()

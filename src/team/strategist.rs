@@ -14,6 +14,8 @@ use crate::proc::run_captured;
 use crate::tasks::{layer_code, Outcome};
 use crate::testing::detect::{detect_framework, file_name, is_code, is_config, test_pattern, walk};
 use crate::testing::session_scope::{load_scope, Scope};
+use crate::testing::symbols;
+use crate::testing::toolchain::{self, Toolchain};
 use crate::util::{atomic_write, mkdirs};
 
 const TABLE_ROWS: usize = 200;
@@ -53,6 +55,7 @@ fn numstat(ctx: &RoleContext, scope: &Scope) -> Result<BTreeMap<String, (u64, u6
     if !scope.is_git || scope.base_commit.is_none() || scope.whole_project {
         return Ok(map);
     }
+    let base = scope.base_commit.as_deref().unwrap_or("HEAD");
     let argv = [
         "git",
         "-c",
@@ -61,7 +64,7 @@ fn numstat(ctx: &RoleContext, scope: &Scope) -> Result<BTreeMap<String, (u64, u6
         "--relative",
         "--numstat",
         "--no-renames",
-        "HEAD",
+        base,
         "--",
     ];
     let out = run_captured(&argv, ctx.repo, time_left(ctx.deadline)?).map_err(|e| e.to_string())?;
@@ -105,6 +108,48 @@ struct Row {
     file: ChangedFile,
     priority: Priority,
     delta: Option<(u64, u64)>,
+    /// Functions and classes the change touched (all of them for a new file).
+    symbols: Vec<String>,
+}
+
+/// Most symbols listed per file.
+const SYMBOLS_SHOWN: usize = 12;
+
+/// The definitions a change touched: every definition of a new file, the ones holding changed
+/// lines of a modified file, none for deleted or non-code files.
+fn touched_symbols(ctx: &RoleContext, scope: &Scope, f: &ChangedFile) -> Vec<String> {
+    if scope.whole_project || f.kind == ChangeKind::Deleted || !is_code(&f.path) {
+        return Vec::new();
+    }
+    let Ok(text) = std::fs::read_to_string(ctx.repo.join(&f.path)) else {
+        return Vec::new();
+    };
+    let defs = symbols::definitions(&f.path, &text);
+    let mut names: Vec<String> = match (f.kind, &scope.base_commit) {
+        (ChangeKind::Modified | ChangeKind::Renamed, Some(base)) => {
+            let Ok(timeout) = time_left(ctx.deadline) else {
+                return Vec::new();
+            };
+            let ranges = symbols::changed_ranges(ctx.repo, base, &f.path, timeout);
+            symbols::touched(&defs, &ranges)
+        }
+        _ => defs.into_iter().map(|d| d.name).collect(),
+    };
+    names.dedup();
+    names
+}
+
+/// The seed's change types: config files are their own kind.
+fn change_type(f: &ChangedFile) -> String {
+    if f.kind != ChangeKind::Deleted && is_config(&f.path) {
+        return "config".into();
+    }
+    match f.kind {
+        ChangeKind::Untracked => "added (untracked)".into(),
+        other => serde_json::to_value(other)
+            .map(|v| cell(&v))
+            .unwrap_or_default(),
+    }
 }
 
 pub fn run(ctx: &RoleContext) -> Outcome {
@@ -123,12 +168,28 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         .iter()
         .filter(|p| test_pattern(p).is_some())
         .collect();
+    let tools = toolchain::detect(ctx.repo, &framework);
+    let layout = existing_layout(&all_files, &existing);
     (ctx.progress)(
         "framework_detected",
         Some(30.0),
-        Some(format!("{framework} ({reason})")),
+        Some(format!(
+            "{framework} ({reason}); coverage: {}",
+            tools.coverage_tool.as_deref().unwrap_or("none")
+        )),
     );
     let mut notes = scope.warnings.clone();
+    match (&scope.base_ref, &scope.base_commit) {
+        (Some(r), Some(c)) => notes.push(format!(
+            "change measured from the merge base of {r} and HEAD ({}) to the working tree",
+            &c[..c.len().min(12)]
+        )),
+        (None, Some(c)) if !scope.whole_project => notes.push(format!(
+            "change measured from HEAD ({}) to the working tree and index",
+            &c[..c.len().min(12)]
+        )),
+        _ => {}
+    }
     let stat = numstat(ctx, &scope).unwrap_or_else(|e| {
         notes.push(format!("line counts unavailable: {e}"));
         BTreeMap::new()
@@ -140,6 +201,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
             file: f.clone(),
             priority: priority(f),
             delta: line_delta(ctx.repo, f, &stat),
+            symbols: touched_symbols(ctx, &scope, f),
         })
         .collect();
     rows.sort_by(|a, b| {
@@ -155,7 +217,8 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         .map(|r| r.file.path.clone())
         .collect();
     let layers = pipeline_layers(ctx);
-    let risks = assess_risks(&scope, &rows, &framework, existing.len());
+    let mut risks = assess_risks(&scope, &rows, &framework, existing.len());
+    risks.extend(toolchain_risks(&tools));
     let layer_data: Vec<Value> = layers
         .iter()
         .map(|l| {
@@ -168,7 +231,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
             )
         })
         .collect();
-    let md = render(
+    let mut md = render(
         &scope,
         &rows,
         &notes,
@@ -177,6 +240,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         &risks,
         existing.len(),
     );
+    md.push_str(&render_toolchain(&tools, &layout));
     let dir = ctx.session.root.join("strategy");
     if let Err(e) =
         mkdirs(&dir).and_then(|()| atomic_write(&dir.join("test-strategy.md"), md.as_bytes()))
@@ -184,7 +248,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         return Outcome::failed(e.to_string());
     }
     (ctx.progress)("strategy_written", Some(80.0), None);
-    if let Err(e) = append_conventions(ctx, &framework, &reason, &existing) {
+    if let Err(e) = append_conventions(ctx, &framework, &reason, &existing, &layout) {
         return Outcome::failed(e);
     }
     let high = rows.iter().filter(|r| r.priority == Priority::High).count();
@@ -196,6 +260,9 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         "framework": framework, "framework_reason": reason, "priority_files": priority_files,
         "layers": layer_data, "coverage_targets": ctx.config.coverage_targets, "risks": risks,
         "existing_tests": existing.iter().take(20).collect::<Vec<_>>(),
+        "test_layout": layout, "toolchain": tools,
+        "touched": rows.iter().filter(|r| !r.symbols.is_empty())
+            .map(|r| (r.file.path.clone(), json!(r.symbols))).collect::<serde_json::Map<_, _>>(),
     }));
     out.artifacts = vec!["strategy/test-strategy.md".into()];
     out
@@ -349,17 +416,31 @@ fn render(
     for n in notes {
         let _ = writeln!(md, "- Note: {n}");
     }
-    md.push_str("\n| File | Change Type | +/- | Impact | Priority |\n|---|---|---|---|---|\n");
+    md.push_str(
+        "\n| File | Change Type | +/- | Touched | Impact | Priority |\n|---|---|---|---|---|---|\n",
+    );
     for r in rows.iter().take(TABLE_ROWS) {
         let delta = r
             .delta
             .map_or("n/a".to_string(), |(a, d)| format!("+{a}/-{d}"));
-        let kind = serde_json::to_value(r.file.kind)
-            .map(|v| cell(&v))
-            .unwrap_or_default();
+        let kind = change_type(&r.file);
+        let mut touched: Vec<&str> = r
+            .symbols
+            .iter()
+            .take(SYMBOLS_SHOWN)
+            .map(String::as_str)
+            .collect();
+        if r.symbols.len() > SYMBOLS_SHOWN {
+            touched.push("…");
+        }
+        let touched = if touched.is_empty() {
+            "-".to_string()
+        } else {
+            touched.join(", ")
+        };
         let _ = writeln!(
             md,
-            "| {} | {kind} | {delta} | {} | {:?} |",
+            "| {} | {kind} | {delta} | {touched} | {} | {:?} |",
             r.file.path,
             impact(&r.file),
             r.priority
@@ -440,6 +521,7 @@ fn append_conventions(
     fw: &str,
     reason: &str,
     existing: &[&String],
+    layout: &TestLayout,
 ) -> Result<(), String> {
     let path = ctx.session.root.join("wisdom/conventions.md");
     mkdirs(&ctx.session.root.join("wisdom")).map_err(|e| e.to_string())?;
@@ -462,10 +544,133 @@ fn append_conventions(
         let _ = write!(text, "; patterns: {}", patterns.join(", "));
     }
     text.push('\n');
+    if !layout.dirs.is_empty() {
+        let _ = writeln!(text, "- Test folders: {}", layout.dirs.join(", "));
+    }
+    if !layout.fixtures.is_empty() {
+        let _ = writeln!(text, "- Fixtures: {}", layout.fixtures.join(", "));
+    }
     for p in existing.iter().take(20) {
         let _ = writeln!(text, "  - {p}");
     }
     atomic_write(&path, text.as_bytes()).map_err(|e| e.to_string())
+}
+
+/// Where the project keeps its tests, so generated tests can follow it.
+#[derive(Debug, Default, serde::Serialize)]
+struct TestLayout {
+    /// Folders holding test files, most used first.
+    dirs: Vec<String>,
+    /// Naming patterns with their counts: `test_*.py (12)`.
+    patterns: Vec<String>,
+    /// Fixture folders and files (conftest.py, fixtures/, testdata/, __fixtures__/).
+    fixtures: Vec<String>,
+}
+
+fn existing_layout(all: &[String], tests: &[&String]) -> TestLayout {
+    let mut dirs: BTreeMap<String, usize> = BTreeMap::new();
+    let mut patterns: BTreeMap<&str, usize> = BTreeMap::new();
+    for t in tests {
+        let dir = t.rsplit_once('/').map(|(d, _)| d).unwrap_or(".");
+        *dirs.entry(dir.to_string()).or_default() += 1;
+        *patterns.entry(test_pattern(t).unwrap_or("?")).or_default() += 1;
+    }
+    let mut dirs: Vec<(String, usize)> = dirs.into_iter().collect();
+    dirs.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let mut fixtures: Vec<String> = Vec::new();
+    for f in all {
+        let parts: Vec<&str> = f.split('/').collect();
+        if file_name(f) == "conftest.py" {
+            fixtures.push(f.clone());
+        }
+        if let Some(i) = parts
+            .iter()
+            .position(|p| matches!(*p, "fixtures" | "testdata" | "__fixtures__" | "test_data"))
+        {
+            let folder = parts[..=i].join("/");
+            if !fixtures.contains(&folder) {
+                fixtures.push(folder);
+            }
+        }
+    }
+    fixtures.truncate(20);
+    TestLayout {
+        dirs: dirs
+            .into_iter()
+            .take(10)
+            .map(|(d, n)| format!("{d} ({n})"))
+            .collect(),
+        patterns: patterns.iter().map(|(p, n)| format!("{p} ({n})")).collect(),
+        fixtures,
+    }
+}
+
+fn toolchain_risks(t: &Toolchain) -> Vec<Value> {
+    let mut risks = Vec::new();
+    if !t.runner_available && t.framework != "unknown" {
+        risks.push(json!({"risk": format!("the {} runner is not available", t.framework),
+            "probability": "High", "impact": "High",
+            "mitigation": t.install_hint.clone().unwrap_or_else(|| "install the test runner".into())}));
+    }
+    if t.coverage_tool.is_none() && t.framework != "unknown" {
+        risks.push(
+            json!({"risk": "coverage cannot be measured: the gate judges on pass rate alone",
+            "probability": "High", "impact": "Medium", "mitigation": t.coverage_reason}),
+        );
+    }
+    risks
+}
+
+fn render_toolchain(t: &Toolchain, layout: &TestLayout) -> String {
+    let mut md = String::from("\n## Toolchain\n\n");
+    let _ = writeln!(
+        md,
+        "- Interpreter: {} ({})",
+        t.interpreter,
+        t.interpreter_version.as_deref().unwrap_or("not found")
+    );
+    let _ = writeln!(
+        md,
+        "- Runner: `{}`{}",
+        t.runner.join(" "),
+        if t.runner_available {
+            String::new()
+        } else {
+            format!(
+                " — not available: {}",
+                t.install_hint.as_deref().unwrap_or("")
+            )
+        }
+    );
+    if t.framework == "cargo" {
+        let _ = writeln!(
+            md,
+            "- cargo-nextest: {}",
+            if t.nextest {
+                "installed"
+            } else {
+                "not installed"
+            }
+        );
+    }
+    let _ = writeln!(
+        md,
+        "- Coverage: {} ({})",
+        t.coverage_tool.as_deref().unwrap_or("none"),
+        t.coverage_reason
+    );
+    md.push_str("\n## Existing Tests\n\n");
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    let _ = writeln!(md, "- Folders: {}", list(&layout.dirs));
+    let _ = writeln!(md, "- Naming: {}", list(&layout.patterns));
+    let _ = writeln!(md, "- Fixtures: {}", list(&layout.fixtures));
+    md
 }
 
 #[cfg(test)]

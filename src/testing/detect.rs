@@ -21,6 +21,39 @@ const SKIP_DIRS: [&str; 9] = [
     ".pytest_cache",
 ];
 
+/// Node test runners, first match wins, with the config files that name each.
+const NODE_RUNNERS: [(&str, &[&str]); 3] = [
+    (
+        "jest",
+        &[
+            "jest.config.js",
+            "jest.config.ts",
+            "jest.config.mjs",
+            "jest.config.cjs",
+            "jest.config.json",
+        ],
+    ),
+    (
+        "vitest",
+        &[
+            "vitest.config.js",
+            "vitest.config.ts",
+            "vitest.config.mjs",
+            "vitest.config.mts",
+        ],
+    ),
+    (
+        "mocha",
+        &[
+            ".mocharc.js",
+            ".mocharc.cjs",
+            ".mocharc.json",
+            ".mocharc.yml",
+            ".mocharc.yaml",
+        ],
+    ),
+];
+
 /// Every file under `repo` (relative, sorted), skipping VCS, build, dependency and session folders.
 pub(crate) fn walk(repo: &Path) -> Vec<String> {
     let mut out = Vec::new();
@@ -117,6 +150,13 @@ pub(crate) fn detect_framework(repo: &Path, files: &[String]) -> (String, String
     {
         return found("pytest", format!("Python test file {t}"));
     }
+    if let Some(t) = files.iter().find(|p| {
+        p.ends_with(".py")
+            && file_name(p).contains("test")
+            && std::fs::read_to_string(repo.join(p)).is_ok_and(|t| t.contains("import unittest"))
+    }) {
+        return found("unittest", format!("{t} imports unittest"));
+    }
     if has("Cargo.toml") {
         return found("cargo", "Cargo.toml".into());
     }
@@ -125,7 +165,10 @@ pub(crate) fn detect_framework(repo: &Path, files: &[String]) -> (String, String
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok())
             .unwrap_or(Value::Null);
-        for runner in ["jest", "vitest", "mocha"] {
+        for (runner, configs) in NODE_RUNNERS {
+            if let Some(c) = configs.iter().find(|c| has(c)) {
+                return found(runner, c.to_string());
+            }
             if ["dependencies", "devDependencies"]
                 .iter()
                 .any(|k| pkg[k].get(runner).is_some())

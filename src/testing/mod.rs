@@ -1,6 +1,14 @@
 //! Facts about the target project and its test tools, shared by the built-in roles: change scope,
 //! framework detection, and the parsers of the reports test and coverage tools write.
 
+pub mod cobertura;
+pub mod coveragepy;
 pub mod detect;
+pub mod junit;
+pub mod lcov;
+pub mod libtest;
 pub mod report;
+pub mod runner;
 pub mod session_scope;
+pub mod symbols;
+pub mod toolchain;

@@ -130,7 +130,9 @@ impl CoverageReport {
             .files
             .iter()
             .filter(|f| keep(&f.path))
-            .fold((0, 0), |(t, c), f| (t + f.branches_total, c + f.branches_covered));
+            .fold((0, 0), |(t, c), f| {
+                (t + f.branches_total, c + f.branches_covered)
+            });
         (total > 0).then(|| 100.0 * covered as f64 / total as f64)
     }
 

@@ -16,6 +16,8 @@ pub(crate) struct Scope {
     #[serde(default)]
     pub base_commit: Option<String>,
     #[serde(default)]
+    pub base_ref: Option<String>,
+    #[serde(default)]
     pub files: Vec<ChangedFile>,
     #[serde(default)]
     pub modules: Vec<String>,
