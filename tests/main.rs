@@ -4,6 +4,7 @@ mod common;
 
 mod builtin_roles;
 mod errors;
+mod executor;
 mod pipelines;
 mod resume;
 mod strategist;

@@ -102,6 +102,20 @@ async fn execute(env: Arc<RunEnv>, bus: BusHandle, instance: String, task: Task)
             Backend::Builtin => run_in_process(&env, &bus, &instance, &task, &role).await,
         },
     };
+    if outcome.status == OutcomeStatus::Failed
+        && outcome.data.get("blocker") == Some(&Value::Bool(true))
+    {
+        // The role cannot go on without the user (a missing tool): say so as a blocker too.
+        bus.publish(Message::new(
+            &instance,
+            "coordinator",
+            format!("[{instance}] {} blocked: {}", task.id, outcome.summary),
+            Payload::Blocker(crate::bus::message::Blocker {
+                task_id: task.id.clone(),
+                reason: outcome.summary.clone(),
+            }),
+        ));
+    }
     outcome.started_at = Some(started_at);
     outcome.finished_at = Some(now_ts());
     let record = OutcomeRecord {

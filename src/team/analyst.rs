@@ -102,23 +102,25 @@ fn load_runs(ctx: &RoleContext) -> (Vec<Value>, Vec<String>) {
 
 fn defect_patterns(runs: &[Value]) -> Vec<(String, Defect)> {
     let mut by_name: BTreeMap<String, Defect> = BTreeMap::new();
-    for f in runs
+    // The executor's per-test records: every failing test with its classification.
+    let failing = runs
         .iter()
-        .flat_map(|r| r["failures"].as_array().cloned().unwrap_or_default())
-    {
+        .flat_map(|r| r["tests"].as_array().cloned().unwrap_or_default())
+        .filter(|t| matches!(t["status"].as_str(), Some("failed" | "error")));
+    for f in failing {
         let message = f["message"].as_str().unwrap_or("").trim().to_string();
         let d = by_name
-            .entry(f["name"].as_str().unwrap_or("?").to_string())
+            .entry(f["id"].as_str().unwrap_or("?").to_string())
             .or_default();
         d.count += 1;
-        d.kind = message
-            .split(':')
-            .next()
-            .unwrap_or("")
-            .split_whitespace()
-            .next()
-            .unwrap_or("unknown")
-            .to_string();
+        d.kind = match (
+            f["classification"].as_str(),
+            f["evidence"]["error"].as_str(),
+        ) {
+            (Some(c), Some(e)) => format!("{c} ({e})"),
+            (Some(c), None) => c.to_string(),
+            _ => "unclassified".to_string(),
+        };
         d.message = message
             .lines()
             .next()
@@ -372,13 +374,18 @@ mod tests {
 
     #[test]
     fn defects_are_grouped_by_test_name() {
+        let fail = |id: &str, class: &str, error: &str| json!({"id": id, "status": "failed", "message": "m", "classification": class, "evidence": {"error": error}});
         let runs = vec![
-            json!({"failures": [{"name": "t::a", "message": "AssertionError: x"}]}),
-            json!({"failures": [{"name": "t::a", "message": "AssertionError: y"}, {"name": "t::b", "message": "ImportError: z"}]}),
+            json!({"tests": [fail("t::a", "code_defect", "AssertionError"), {"id": "t::ok", "status": "passed"}]}),
+            json!({"tests": [fail("t::a", "code_defect", "AssertionError"), fail("t::b", "test_defect", "ImportError")]}),
         ];
         let d = defect_patterns(&runs);
         assert_eq!(d[0].0, "t::a");
-        assert_eq!((d[0].1.count, d[0].1.kind.as_str()), (2, "AssertionError"));
-        assert_eq!(d[1].1.kind, "ImportError");
+        assert_eq!(
+            (d[0].1.count, d[0].1.kind.as_str()),
+            (2, "code_defect (AssertionError)")
+        );
+        assert_eq!(d[1].1.kind, "test_defect (ImportError)");
+        assert_eq!(d.len(), 2, "passing tests are not defects");
     }
 }

@@ -1,38 +1,57 @@
-//! Executor: runs a layer's generated tests for real (pytest, under coverage.py when it is
-//! installed), parses the JUnit XML, and records results/run-NNN.json.
+//! Executor: runs a layer's tests for real with the detected framework, keeps the raw reports,
+//! classifies every failure (test_defect / code_defect / env_issue) with evidence, re-runs failures
+//! to tell flaky tests apart, quarantines broken tests in up to 3 repair iterations, and reports
+//! pass rate and line coverage of the files in scope for the GC gate.
 
+use std::collections::BTreeMap;
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::Instant;
 
 use serde_json::{json, Value};
 
 use super::util::{time_left, to_map};
 use super::RoleContext;
-use crate::proc::{run_captured_env, Captured};
 use crate::tasks::Outcome;
-use crate::testing::detect::session_framework;
-use crate::util::{atomic_write, atomic_write_json, mkdirs, now_ts};
+use crate::testing::classify::{classify, Classification, Verdict};
+use crate::testing::detect::{session_framework, strategist_outcome};
+use crate::testing::report::{CoverageReport, TestCase, TestStatus, TestTotals};
+use crate::testing::runner::{RunOutput, RunSpec};
+use crate::testing::toolchain::{self, Toolchain};
+use crate::testing::{cargo_runner, node_runner, python_runner};
+use crate::util::{atomic_write_json, mkdirs, now_ts};
 
-/// Counts and failures read from a JUnit XML report.
-#[derive(Debug, Default, PartialEq)]
-struct Junit {
-    passed: u64,
-    failed: u64,
-    skipped: u64,
-    failures: Vec<(String, String)>,
+/// Repair iterations inside one task (the seed's bound).
+const MAX_REPAIRS: usize = 3;
+/// Re-runs of a failing test before it counts as a real failure.
+const FLAKY_RERUNS: usize = 3;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Runner {
+    Python,
+    Cargo,
+    Node,
 }
 
-impl Junit {
-    /// passed / (passed + failed); skipped tests do not count, no runnable test is 0.
-    fn pass_rate(&self) -> f64 {
-        let runnable = self.passed + self.failed;
-        if runnable == 0 {
-            0.0
-        } else {
-            self.passed as f64 / runnable as f64
-        }
+fn runner_for(framework: &str) -> Option<Runner> {
+    match framework {
+        "pytest" | "unittest" => Some(Runner::Python),
+        "cargo" => Some(Runner::Cargo),
+        "node" | "jest" | "vitest" | "mocha" => Some(Runner::Node),
+        _ => None,
     }
+}
+
+/// A test taken out of the layer, and why.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct Quarantined {
+    /// The runner's selector for it (pytest node id, test name, or the file for load errors).
+    id: String,
+    /// A whole file moved out of the layer (it did not load), rather than one deselected test.
+    #[serde(default)]
+    file: bool,
+    reason: String,
+    task_id: String,
 }
 
 pub fn run(ctx: &RoleContext) -> Outcome {
@@ -42,48 +61,485 @@ pub fn run(ctx: &RoleContext) -> Outcome {
             ctx.task.id
         ));
     };
-    let framework = session_framework(ctx.session, ctx.repo);
     let results = ctx.session.root.join("results");
     if let Err(e) = mkdirs(&results) {
         return Outcome::failed(e.to_string());
     }
+    let framework = session_framework(ctx.session, ctx.repo);
+    let tools = recorded_toolchain(ctx, &framework);
     (ctx.progress)(
         "context_loaded",
         Some(10.0),
         Some(format!("framework {framework}, layer {layer}")),
     );
+    let (n, run_path) = match reserve_run(&results) {
+        Ok(r) => r,
+        Err(e) => return Outcome::failed(e),
+    };
     let test_dir = ctx.session.root.join("tests").join(layer);
-    if !matches!(framework.as_str(), "pytest" | "unittest") {
+    let Some(runner) = runner_for(&framework) else {
         return empty_run(
             ctx,
             layer,
             &framework,
-            &results,
-            format!("no built-in runner for {framework} yet"),
+            &run_path,
+            format!("no runner for framework {framework}"),
         );
-    }
-    if !has_python_tests(&test_dir) {
+    };
+    if !has_tests(runner, &test_dir) {
         return empty_run(
             ctx,
             layer,
             &framework,
-            &results,
+            &run_path,
             format!("no tests in {layer}"),
         );
     }
-    match run_pytest(ctx, layer, &framework, &test_dir, &results) {
-        Ok(out) => out,
-        Err(e) => Outcome::failed(e),
+    let quarantine_dir = ctx
+        .session
+        .root
+        .join("tests")
+        .join("quarantine")
+        .join(layer);
+    let mut quarantined: Vec<Quarantined> = load_quarantine(&quarantine_dir);
+    let mut repairs: Vec<Value> = Vec::new();
+    let started_at = now_ts();
+    let clock = Instant::now();
+    let mut iteration = 0;
+    // Flaky across iterations: a test that failed once and passed on a re-run stays flaky.
+    let mut flaky: Vec<String> = Vec::new();
+    // Files found unloadable in any iteration (they are gone from the later ones).
+    let mut load_errors = Vec::new();
+    let (out, verdicts) = loop {
+        iteration += 1;
+        let timeout = match time_left(ctx.deadline) {
+            Ok(t) => t,
+            Err(e) => return Outcome::failed(e),
+        };
+        let deselect: Vec<String> = quarantined
+            .iter()
+            .filter(|q| !q.file)
+            .map(|q| q.id.clone())
+            .collect();
+        let spec = RunSpec {
+            repo: ctx.repo,
+            session: &ctx.session.root,
+            layer,
+            test_dir: test_dir.clone(),
+            tools: &tools,
+            results: results.clone(),
+            run_no: format!("{n:03}"),
+            timeout,
+            deselect: &deselect,
+        };
+        (ctx.progress)(
+            "tests_running",
+            Some(20.0 + 20.0 * iteration as f64),
+            Some(format!("iteration {iteration}")),
+        );
+        let out = match runner {
+            Runner::Python => python_runner::run(&spec),
+            Runner::Cargo => cargo_runner::run(&spec),
+            Runner::Node => node_runner::run(&spec),
+        };
+        if let Some(problem) = &out.env_problem {
+            return env_blocker(
+                ctx,
+                layer,
+                &framework,
+                &run_path,
+                &tools,
+                problem,
+                out.timed_out,
+            );
+        }
+        // Files that do not load leave the layer, with the loader's error as the reason.
+        let mut changed = false;
+        load_errors.extend(out.load_errors.iter().cloned());
+        for le in &out.load_errors {
+            let reason = format!("does not load: {}", error_gist(&le.error));
+            if move_out(&test_dir, &quarantine_dir, &le.file).is_ok() {
+                repairs.push(json!({"iteration": iteration, "action": "quarantined file", "file": le.file, "reason": reason}));
+                quarantined.push(Quarantined {
+                    id: le.file.clone(),
+                    file: true,
+                    reason,
+                    task_id: ctx.task.id.clone(),
+                });
+                changed = true;
+            }
+        }
+        let is_test = |p: &str| is_test_path(p, layer);
+        let mut verdicts: BTreeMap<String, Verdict> = BTreeMap::new();
+        for case in out
+            .cases
+            .iter()
+            .filter(|c| matches!(c.status, TestStatus::Failed | TestStatus::Error))
+        {
+            if passes_on_rerun(runner, &spec, case) {
+                if !flaky.contains(&case.id) {
+                    flaky.push(case.id.clone());
+                }
+                continue;
+            }
+            verdicts.insert(case.id.clone(), classify(case, is_test));
+        }
+        // Built-in repair: tests that are themselves wrong leave the layer so the pass rate
+        // reflects the tests that are kept; a later GC round regenerates them.
+        if iteration < MAX_REPAIRS {
+            for case in &out.cases {
+                let Some(v) = verdicts.get(&case.id) else {
+                    continue;
+                };
+                if v.classification != Classification::TestDefect {
+                    continue;
+                }
+                let id = selector(runner, &test_dir, case);
+                if quarantined.iter().any(|q| q.id == id) {
+                    continue;
+                }
+                let reason = format!(
+                    "test_defect: {} ({})",
+                    v.reason,
+                    v.location.clone().unwrap_or_default()
+                );
+                repairs.push(json!({"iteration": iteration, "action": "quarantined test", "test": id, "reason": reason}));
+                quarantined.push(Quarantined {
+                    id,
+                    file: false,
+                    reason,
+                    task_id: ctx.task.id.clone(),
+                });
+                changed = true;
+            }
+        }
+        if !changed || iteration >= MAX_REPAIRS {
+            flaky.retain(|id| out.cases.iter().any(|c| &c.id == id));
+            let mut out = out;
+            out.load_errors = std::mem::take(&mut load_errors);
+            break (out, verdicts);
+        }
+    };
+    if let Err(e) = save_quarantine(&quarantine_dir, &quarantined) {
+        return Outcome::failed(e);
+    }
+    (ctx.progress)("tests_done", Some(85.0), None);
+    finish(
+        ctx,
+        Finish {
+            layer,
+            framework: &framework,
+            n,
+            run_path: &run_path,
+            out,
+            verdicts,
+            flaky,
+            quarantined,
+            repairs,
+            started_at,
+            seconds: clock.elapsed().as_secs_f64(),
+        },
+    )
+}
+
+struct Finish<'a> {
+    layer: &'a str,
+    framework: &'a str,
+    n: usize,
+    run_path: &'a Path,
+    out: RunOutput,
+    verdicts: BTreeMap<String, Verdict>,
+    flaky: Vec<String>,
+    quarantined: Vec<Quarantined>,
+    repairs: Vec<Value>,
+    started_at: String,
+    seconds: f64,
+}
+
+/// Writes run-NNN.json and coverage-NNN.json and builds the outcome.
+fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
+    let results = ctx.session.root.join("results");
+    // Flaky tests passed on a re-run: they count as passed and are reported as flaky.
+    let mut cases = f.out.cases.clone();
+    for c in cases.iter_mut().filter(|c| f.flaky.contains(&c.id)) {
+        c.status = TestStatus::Passed;
+    }
+    let totals = TestTotals::of(&cases);
+    let pass_rate = totals.pass_rate().unwrap_or(0.0);
+    let scope = scope_files(ctx);
+    let in_scope = |p: &str| scope.is_empty() || scope.iter().any(|s| s == p);
+    let coverage = f
+        .out
+        .coverage
+        .as_ref()
+        .and_then(|c| c.line_percent(in_scope));
+    let branch = f
+        .out
+        .coverage
+        .as_ref()
+        .and_then(|c| c.branch_percent(in_scope));
+    let cov_rel = format!("results/coverage-{:03}.json", f.n);
+    if let Some(report) = &f.out.coverage {
+        let detail = coverage_detail(report, &scope);
+        if let Err(e) =
+            atomic_write_json(&results.join(format!("coverage-{:03}.json", f.n)), &detail)
+        {
+            return Outcome::failed(e.to_string());
+        }
+    }
+    let tests: Vec<Value> = f
+        .out
+        .cases
+        .iter()
+        .map(|c| test_record(c, f.verdicts.get(&c.id), f.flaky.contains(&c.id)))
+        .collect();
+    let mut patterns: BTreeMap<String, usize> = BTreeMap::new();
+    for v in f.verdicts.values() {
+        *patterns
+            .entry(format!(
+                "{}:{}",
+                serde_json::to_value(v.classification)
+                    .unwrap_or_default()
+                    .as_str()
+                    .unwrap_or(""),
+                v.error
+            ))
+            .or_default() += 1;
+    }
+    let record = json!({
+        "task_id": ctx.task.id, "layer": f.layer, "framework": f.framework,
+        "command": f.out.command, "exit_code": f.out.exit_code, "duration_s": f.seconds,
+        "started_at": f.started_at, "finished_at": now_ts(),
+        "total": totals.total, "passed": totals.passed, "failed": totals.failed, "errors": totals.errors,
+        "skipped": totals.skipped, "flaky": f.flaky, "pass_rate": pass_rate,
+        "coverage": coverage, "branch_coverage": branch, "coverage_scope": if scope.is_empty() { json!("whole project") } else { json!(scope) },
+        "coverage_problem": f.out.coverage_problem,
+        "coverage_file": f.out.coverage.as_ref().map(|_| cov_rel.clone()),
+        "tests": tests, "load_errors": f.out.load_errors, "quarantined": f.quarantined, "repairs": f.repairs,
+        "defect_patterns": patterns, "reports": f.out.reports, "output_tail": f.out.output_tail,
+    });
+    if let Err(e) = atomic_write_json(f.run_path, &record) {
+        return Outcome::failed(e.to_string());
+    }
+    let cov_text = coverage.map_or_else(|| "n/a".to_string(), |c| format!("{c:.1}%"));
+    let defects = f
+        .verdicts
+        .values()
+        .filter(|v| v.classification == Classification::CodeDefect)
+        .count();
+    let mut out = Outcome::completed(format!(
+        "{}: {} tests, {} passed, {} failed, {} errors, {} skipped, {} flaky; {} code defect(s); pass {:.1}% cov {cov_text}",
+        f.layer, totals.total, totals.passed, totals.failed, totals.errors, totals.skipped, f.flaky.len(), defects, pass_rate * 100.0
+    ));
+    out.pass_rate = Some(pass_rate);
+    out.coverage = coverage;
+    if coverage.is_none() {
+        out.data.insert(
+            "coverage_warning".into(),
+            json!(f
+                .out
+                .coverage_problem
+                .clone()
+                .unwrap_or_else(|| "no coverage data".into())),
+        );
+    }
+    // The seed's executor state: what worked (when most did) and one point of the coverage history.
+    let effective: Vec<&str> = if pass_rate > 0.8 {
+        effective_files(&cases)
+    } else {
+        Vec::new()
+    };
+    out.data.extend(to_map(json!({
+        "effective_patterns": effective,
+        "coverage_history_entry": {"task_id": ctx.task.id, "layer": f.layer, "pass_rate": pass_rate, "coverage": coverage},
+        "run": format!("results/run-{:03}.json", f.n), "total": totals.total, "passed": totals.passed,
+        "failed": totals.failed, "errors": totals.errors, "flaky": f.flaky, "branch_coverage": branch,
+        "defect_patterns": patterns, "quarantined": f.quarantined.len(),
+    })));
+    out.artifacts = std::iter::once(format!("results/run-{:03}.json", f.n))
+        .chain(f.out.reports.iter().cloned())
+        .collect();
+    if f.out.coverage.is_some() {
+        out.artifacts.push(cov_rel);
+    }
+    out
+}
+
+/// Test files all of whose tests passed.
+fn effective_files(cases: &[TestCase]) -> Vec<&str> {
+    let mut files: Vec<&str> = cases.iter().filter_map(|c| c.file.as_deref()).collect();
+    files.sort();
+    files.dedup();
+    files.retain(|f| {
+        cases
+            .iter()
+            .filter(|c| c.file.as_deref() == Some(f))
+            .all(|c| c.status == TestStatus::Passed)
+    });
+    files
+}
+
+fn test_record(c: &TestCase, v: Option<&Verdict>, flaky: bool) -> Value {
+    json!({
+        "id": c.id, "file": c.file, "status": if flaky { "flaky" } else { status_word(c.status) },
+        "duration_s": c.duration_s, "message": c.message,
+        "classification": v.map(|v| v.classification), "criticality": v.map(|v| v.criticality),
+        "evidence": v.map(|v| json!({"location": v.location, "error": v.error, "excerpt": v.excerpt, "reason": v.reason})),
+    })
+}
+
+fn status_word(s: TestStatus) -> &'static str {
+    match s {
+        TestStatus::Passed => "passed",
+        TestStatus::Failed => "failed",
+        TestStatus::Error => "error",
+        TestStatus::Skipped => "skipped",
     }
 }
 
-fn has_python_tests(dir: &Path) -> bool {
+/// Per-file coverage of the files in scope (all files when the scope is empty), with missing lines.
+fn coverage_detail(report: &CoverageReport, scope: &[String]) -> Value {
+    let files: Vec<Value> = report
+        .files
+        .iter()
+        .filter(|f| scope.is_empty() || scope.contains(&f.path))
+        .map(|f| {
+            json!({"path": f.path, "lines_total": f.lines_total, "lines_covered": f.lines_covered,
+            "line_percent": f.line_percent(), "missing_lines": f.missing_lines,
+            "branches_total": f.branches_total, "branches_covered": f.branches_covered})
+        })
+        .collect();
+    json!({"format": report.format, "scope": scope, "files": files})
+}
+
+/// The strategist's priority files: coverage is judged on them (whole project when there are none).
+fn scope_files(ctx: &RoleContext) -> Vec<String> {
+    strategist_outcome(ctx.session)
+        .and_then(|o| o.data.get("priority_files").cloned())
+        .and_then(|v| serde_json::from_value(v).ok())
+        .unwrap_or_default()
+}
+
+/// The toolchain the strategist probed, else a fresh probe.
+fn recorded_toolchain(ctx: &RoleContext, framework: &str) -> Toolchain {
+    strategist_outcome(ctx.session)
+        .and_then(|o| o.data.get("toolchain").cloned())
+        .and_then(|v| serde_json::from_value::<Toolchain>(v).ok())
+        .filter(|t| t.framework == framework)
+        .unwrap_or_else(|| toolchain::detect(ctx.repo, framework))
+}
+
+fn passes_on_rerun(runner: Runner, spec: &RunSpec, case: &TestCase) -> bool {
+    (0..FLAKY_RERUNS).any(|_| {
+        let status = match runner {
+            Runner::Python => python_runner::rerun(spec, case),
+            Runner::Cargo => cargo_runner::rerun(spec, &case.id),
+            Runner::Node => node_runner::rerun(spec, &case.id),
+        };
+        status == Some(TestStatus::Passed)
+    })
+}
+
+/// What the runner takes to leave a test out.
+fn selector(runner: Runner, test_dir: &Path, case: &TestCase) -> String {
+    match runner {
+        Runner::Python => python_runner::node_id(test_dir, case),
+        _ => case.id.clone(),
+    }
+}
+
+/// Test code, as opposed to code under test, in a traceback path.
+fn is_test_path(path: &str, layer: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    path.contains(layer)
+        || path.contains("/tests/")
+        || path.starts_with("tests/")
+        || path.contains("tt-tests/")
+        || name.starts_with("test_")
+        || name.ends_with("_test.py")
+        || name.contains(".test.")
+}
+
+fn has_tests(runner: Runner, dir: &Path) -> bool {
+    match runner {
+        Runner::Python => !python_runner::test_files(dir).is_empty(),
+        Runner::Cargo => has_ext(dir, &["rs"]),
+        Runner::Node => has_ext(dir, &["js", "mjs", "cjs", "ts"]),
+    }
+}
+
+fn has_ext(dir: &Path, exts: &[&str]) -> bool {
     std::fs::read_dir(dir).is_ok_and(|rd| {
         rd.flatten().any(|e| {
-            let n = e.file_name().to_string_lossy().into_owned();
-            n.starts_with("test_") && n.ends_with(".py")
+            e.path()
+                .extension()
+                .is_some_and(|x| exts.iter().any(|w| x == *w))
         })
     })
+}
+
+/// The lines of a loader error that say what went wrong: pytest's `E ` lines, else the last ones.
+fn error_gist(text: &str) -> String {
+    let e_lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("E "))
+        .take(4)
+        .collect();
+    if !e_lines.is_empty() {
+        return e_lines
+            .iter()
+            .map(|l| l.trim_start_matches('E').trim())
+            .collect::<Vec<_>>()
+            .join(" / ");
+    }
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(4)..].join(" / ")
+}
+
+/// Moves a test file out of the layer into the quarantine folder.
+fn move_out(test_dir: &Path, quarantine: &Path, file: &str) -> Result<(), String> {
+    let from = test_dir.join(file);
+    let to = quarantine.join(file);
+    if let Some(parent) = to.parent() {
+        mkdirs(parent).map_err(|e| e.to_string())?;
+    }
+    std::fs::rename(&from, &to).map_err(|e| format!("cannot quarantine {}: {e}", from.display()))
+}
+
+fn load_quarantine(dir: &Path) -> Vec<Quarantined> {
+    crate::util::read_json(&dir.join("quarantine.json")).unwrap_or_default()
+}
+
+fn save_quarantine(dir: &Path, items: &[Quarantined]) -> Result<(), String> {
+    if items.is_empty() {
+        return Ok(());
+    }
+    mkdirs(dir).map_err(|e| e.to_string())?;
+    atomic_write_json(&dir.join("quarantine.json"), items).map_err(|e| e.to_string())
+}
+
+/// The runner could not run (missing tool, timeout): an env_issue with the exact fix, posted as a
+/// blocker; the task fails so the coordinator's retry and the user both see it.
+fn env_blocker(
+    ctx: &RoleContext,
+    layer: &str,
+    framework: &str,
+    run_path: &Path,
+    tools: &Toolchain,
+    problem: &str,
+    timed_out: bool,
+) -> Outcome {
+    let record = json!({
+        "task_id": ctx.task.id, "layer": layer, "framework": framework, "total": 0, "pass_rate": null,
+        "classification": "env_issue", "timed_out": timed_out, "problem": problem,
+        "install": tools.install_hint, "finished_at": now_ts(),
+    });
+    let _ = atomic_write_json(run_path, &record);
+    let mut out = Outcome::failed(format!("env_issue: {problem}"));
+    out.data = to_map(
+        json!({"blocker": true, "classification": "env_issue", "install": tools.install_hint, "timed_out": timed_out}),
+    );
+    out
 }
 
 /// A run with nothing executed is still recorded, so the analyst sees every attempt.
@@ -91,26 +547,25 @@ fn empty_run(
     ctx: &RoleContext,
     layer: &str,
     framework: &str,
-    results: &Path,
+    run_path: &Path,
     summary: String,
 ) -> Outcome {
-    let (n, run_path) = match reserve_run(results) {
-        Ok(r) => r,
-        Err(e) => return Outcome::failed(e),
-    };
     let record = json!({
         "task_id": ctx.task.id, "layer": layer, "framework": framework, "command": null,
         "exit_code": null, "total": 0, "passed": 0, "failed": 0, "skipped": 0, "pass_rate": 0.0,
-        "coverage": null, "failures": [], "junit": null, "coverage_file": null, "note": summary,
+        "coverage": null, "tests": [], "note": summary, "finished_at": now_ts(),
     });
-    if let Err(e) = atomic_write_json(&run_path, &record) {
+    if let Err(e) = atomic_write_json(run_path, &record) {
         return Outcome::failed(e.to_string());
     }
     let mut out = Outcome::completed(summary);
     out.pass_rate = Some(0.0);
     out.data = to_map(record);
     out.data.insert("tests".into(), json!(0));
-    out.artifacts = vec![format!("results/run-{n:03}.json")];
+    out.artifacts = vec![run_path
+        .file_name()
+        .map(|n| format!("results/{}", n.to_string_lossy()))
+        .unwrap_or_default()];
     out
 }
 
@@ -139,258 +594,22 @@ pub(crate) fn is_run_file(name: &str) -> bool {
     name.starts_with("run-") && name.ends_with(".json")
 }
 
-fn run_pytest(
-    ctx: &RoleContext,
-    layer: &str,
-    framework: &str,
-    test_dir: &Path,
-    results: &Path,
-) -> Result<Outcome, String> {
-    let venv = ctx.repo.join(".venv/bin/python");
-    let python = if venv.is_file() {
-        venv.to_string_lossy().into_owned()
-    } else {
-        "python3".to_string()
-    };
-    let env = python_env(ctx.repo);
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    let probe = |module: &str| -> Result<bool, String> {
-        let t = time_left(ctx.deadline)?.min(Duration::from_secs(60));
-        run_captured_env(
-            &[&python, "-c", &format!("import {module}")],
-            test_dir,
-            &env,
-            t,
-        )
-        .map(|c| c.success())
-        .map_err(|e| format!("cannot run {python}: {e}"))
-    };
-    if !probe("pytest")? {
-        return Err(format!(
-            "pytest is not installed for {python}: cannot run the {layer} tests"
-        ));
-    }
-    let with_coverage = probe("coverage")?;
-    let (n, run_path) = reserve_run(results)?;
-    let s = |p: &Path| p.to_string_lossy().into_owned();
-    let rel = |name: String| (results.join(&name), format!("results/{name}"));
-    let (junit_path, junit_rel) = rel(format!("junit-{n:03}.xml"));
-    let (cov_json, cov_rel) = rel(format!("coverage-{n:03}.json"));
-    // COVERAGE_FILE rather than --data-file: every coverage.py version reads it.
-    let data_file = s(&results.join(format!(".coverage-{n:03}")));
-    let mut env = env.clone();
-    env.push(("COVERAGE_FILE", data_file.as_str()));
-    // An ini of our own keeps the target's pytest addopts and conftest.py out of the run.
-    let ini = results.join("pytest-isolated.ini");
-    atomic_write(&ini, b"[pytest]\n").map_err(|e| e.to_string())?;
-    let mut argv: Vec<String> = vec![python.clone()];
-    if with_coverage {
-        let omit = format!(
-            "{}/*,{}/*,{}/*",
-            s(&ctx.session.root),
-            s(&ctx.repo.join(".workflow")),
-            s(&ctx.repo.join(".venv"))
-        );
-        argv.extend(["-m", "coverage", "run", "--branch"].map(String::from));
-        argv.extend([
-            format!("--source={}", s(ctx.repo)),
-            format!("--omit={omit}"),
-        ]);
-    }
-    argv.extend(["-m", "pytest", "-q", "-p", "no:cacheprovider"].map(String::from));
-    argv.extend([
-        format!("--junitxml={}", s(&junit_path)),
-        "-c".into(),
-        s(&ini),
-        format!("--rootdir={}", s(test_dir)),
-        s(test_dir),
-    ]);
-    let args: Vec<&str> = argv.iter().map(String::as_str).collect();
-    (ctx.progress)("tests_running", Some(30.0), None);
-    let started_at = now_ts();
-    let run = run_captured_env(&args, test_dir, &env, time_left(ctx.deadline)?)
-        .map_err(|e| e.to_string())?;
-    let junit_text = std::fs::read_to_string(&junit_path).map_err(|_| pytest_broke(&run))?;
-    let junit = parse_junit(&junit_text);
-    (ctx.progress)("tests_done", Some(70.0), None);
-    let coverage = if with_coverage {
-        coverage_json(ctx, &python, &cov_json, test_dir, &env)
-    } else {
-        None
-    };
-    let pass_rate = junit.pass_rate();
-    let failures: Vec<Value> = junit
-        .failures
-        .iter()
-        .map(|(n, m)| json!({"name": n, "message": m}))
-        .collect();
-    let total = junit.passed + junit.failed + junit.skipped;
-    let record = json!({
-        "task_id": ctx.task.id, "layer": layer, "framework": framework, "command": args.join(" "),
-        "env": env.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
-        "exit_code": run.status, "total": total, "passed": junit.passed, "failed": junit.failed,
-        "skipped": junit.skipped, "pass_rate": pass_rate, "coverage": coverage, "failures": failures,
-        "junit": junit_rel, "coverage_file": coverage.map(|_| cov_rel.clone()),
-        "started_at": started_at, "finished_at": now_ts(), "output_tail": tail(&run.stdout, 40),
-    });
-    atomic_write_json(&run_path, &record).map_err(|e| e.to_string())?;
-    let cov_text = coverage.map_or("unknown (coverage.py not installed)".to_string(), |c| {
-        format!("{c:.1}%")
-    });
-    let mut out = Outcome::completed(format!(
-        "{layer}: {total} tests, {} passed, {} failed, {} skipped; pass {:.1}% cov {cov_text}",
-        junit.passed,
-        junit.failed,
-        junit.skipped,
-        pass_rate * 100.0
-    ));
-    out.pass_rate = Some(pass_rate);
-    out.coverage = coverage;
-    out.data = to_map(record);
-    out.artifacts = vec![format!("results/run-{n:03}.json"), junit_rel];
-    if coverage.is_some() {
-        out.artifacts.push(cov_rel);
-    }
-    Ok(out)
-}
-
-/// PYTHONPATH: the repository (and its src/ folder) before whatever the caller had.
-fn python_env(repo: &Path) -> Vec<(String, String)> {
-    let mut paths = vec![repo.to_string_lossy().into_owned()];
-    if repo.join("src").is_dir() {
-        paths.push(repo.join("src").to_string_lossy().into_owned());
-    }
-    if let Ok(old) = std::env::var("PYTHONPATH") {
-        paths.extend(old.split(':').filter(|p| !p.is_empty()).map(String::from));
-    }
-    vec![("PYTHONPATH".into(), paths.join(":"))]
-}
-
-/// pytest wrote no JUnit file: it could not start (usage error, internal error, crash).
-fn pytest_broke(run: &Captured) -> String {
-    format!(
-        "pytest exited with {:?} and wrote no JUnit report: {}",
-        run.status,
-        tail(&format!("{}{}", run.stdout, run.stderr), 15)
-    )
-}
-
-/// Exports the coverage data to JSON and reads totals.percent_covered; None when it cannot.
-fn coverage_json(
-    ctx: &RoleContext,
-    python: &str,
-    out: &Path,
-    cwd: &Path,
-    env: &[(&str, &str)],
-) -> Option<f64> {
-    let out_arg = out.to_string_lossy();
-    let argv = [python, "-m", "coverage", "json", "-o", &out_arg];
-    let run = run_captured_env(&argv, cwd, env, time_left(ctx.deadline).ok()?).ok()?;
-    if !run.success() {
-        return None;
-    }
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(out).ok()?).ok()?;
-    report["totals"]["percent_covered"].as_f64()
-}
-
-fn tail(text: &str, lines: usize) -> String {
-    let all: Vec<&str> = text.lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
-}
-
-/// A tolerant JUnit reader: every `<testcase` is a test; one holding `<failure` or `<error` failed,
-/// one holding `<skipped` was skipped, the rest passed.
-fn parse_junit(xml: &str) -> Junit {
-    let mut j = Junit::default();
-    for chunk in xml.split("<testcase").skip(1) {
-        let head_end = chunk.find('>').unwrap_or(chunk.len());
-        let head = &chunk[..head_end];
-        let body = if head.ends_with('/') {
-            ""
-        } else {
-            chunk[head_end..].split("</testcase>").next().unwrap_or("")
-        };
-        let failed_at = ["<failure", "<error"]
-            .iter()
-            .filter_map(|t| body.find(t))
-            .min();
-        if let Some(at) = failed_at {
-            j.failed += 1;
-            let class = attr(head, "classname").unwrap_or_default();
-            let name = attr(head, "name").unwrap_or_default();
-            let full = if class.is_empty() {
-                name
-            } else {
-                format!("{class}::{name}")
-            };
-            let tag = &body[at..body[at..].find('>').map_or(body.len(), |e| at + e)];
-            j.failures
-                .push((full, attr(tag, "message").unwrap_or_default()));
-        } else if body.contains("<skipped") {
-            j.skipped += 1;
-        } else {
-            j.passed += 1;
-        }
-    }
-    j
-}
-
-/// The unescaped value of ` key="…"` in a start tag.
-fn attr(tag: &str, key: &str) -> Option<String> {
-    let start = tag.find(&format!(" {key}=\""))? + key.len() + 3;
-    let len = tag[start..].find('"')?;
-    let raw = &tag[start..start + len];
-    Some(
-        raw.replace("&#10;", "\n")
-            .replace("&lt;", "<")
-            .replace("&gt;", ">")
-            .replace("&quot;", "\"")
-            .replace("&apos;", "'")
-            .replace("&amp;", "&"),
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const PYTEST_JUNIT: &str = r#"<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest" errors="0" failures="1" skipped="1" tests="4" time="0.046" timestamp="2026-12-02T18:03:23.380544+00:00" hostname="vm"><testcase classname="test_calc" name="test_pos" time="0.000" /><testcase classname="test_calc" name="test_neg" time="0.000" /><testcase classname="test_calc" name="test_fail" time="0.001"><failure message="AssertionError: assert 'zero' == 'pos'&#10;  &#10;  - pos&#10;  + zero">&gt;   def test_fail(): assert classify(0) == "pos"
-                     ^^^^^^^^^^^^^^^^^^^^^^^^^^^
-E   AssertionError: assert 'zero' == 'pos'
-E     
-E     - pos
-E     + zero
-
-test_calc.py:5: AssertionError</failure></testcase><testcase classname="test_calc" name="test_skip" time="0.000"><skipped type="pytest.skip" message="demo">/home/user/pyproj/test_calc.py:6: demo</skipped></testcase></testsuite></testsuites>"#;
-
-    #[test]
-    fn pytest_junit_is_counted() {
-        let j = parse_junit(PYTEST_JUNIT);
-        assert_eq!((j.passed, j.failed, j.skipped), (2, 1, 1));
-        assert!((j.pass_rate() - 2.0 / 3.0).abs() < 1e-9);
-        assert_eq!(j.failures[0].0, "test_calc::test_fail");
-        assert!(j.failures[0]
-            .1
-            .starts_with("AssertionError: assert 'zero' == 'pos'\n"));
-    }
-
-    #[test]
-    fn errors_fail_and_nothing_runnable_is_zero() {
-        let j = parse_junit(
-            r#"<testsuite><testcase classname="" name="t"><error message="boom &amp; bust"/></testcase></testsuite>"#,
-        );
-        assert_eq!((j.passed, j.failed), (0, 1));
-        assert_eq!(j.failures[0], ("t".to_string(), "boom & bust".to_string()));
-        assert_eq!(parse_junit("<testsuite/>").pass_rate(), 0.0);
-    }
-
     #[test]
     fn run_numbers_are_claimed_in_order() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("run-001.json"), "{}").unwrap();
-        let (n, path) = reserve_run(dir.path()).unwrap();
-        assert_eq!(n, 2);
-        assert!(path.ends_with("run-002.json"));
-        assert_eq!(reserve_run(dir.path()).unwrap().0, 3);
+        let (a, _) = reserve_run(dir.path()).unwrap();
+        let (b, _) = reserve_run(dir.path()).unwrap();
+        assert_eq!((a, b), (1, 2));
+    }
+
+    #[test]
+    fn test_paths_are_told_from_code() {
+        assert!(is_test_path("test_bug.py", "L1-unit"));
+        assert!(is_test_path("/s/tests/L1-unit/x.py", "L1-unit"));
+        assert!(!is_test_path("calc/ops.py", "L1-unit"));
     }
 }

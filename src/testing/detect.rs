@@ -6,7 +6,6 @@ use serde_json::Value;
 
 use crate::session::SessionDir;
 use crate::tasks::Outcome;
-use crate::util::read_json;
 
 const WALK_LIMIT: usize = 50_000;
 const SKIP_DIRS: [&str; 9] = [
@@ -198,17 +197,7 @@ pub(crate) fn detect_framework(repo: &Path, files: &[String]) -> (String, String
 
 /// The framework the strategist recorded for this session, else a fresh detection.
 pub(crate) fn session_framework(session: &SessionDir, repo: &Path) -> String {
-    let recorded = read_json::<Outcome>(&session.outcome_file("STRATEGY-001"))
-        .ok()
-        .or_else(|| {
-            let graph = session.load_tasks().ok()?;
-            graph
-                .tasks
-                .into_iter()
-                .filter(|t| t.owner == "strategist")
-                .find_map(|t| t.outcome)
-        });
-    match recorded
+    match strategist_outcome(session)
         .as_ref()
         .and_then(|o| o.data.get("framework"))
         .and_then(Value::as_str)
@@ -216,6 +205,17 @@ pub(crate) fn session_framework(session: &SessionDir, repo: &Path) -> String {
         Some(fw) => fw.to_string(),
         None => detect_framework(repo, &walk(repo)).0,
     }
+}
+
+/// The outcome of the session's (last completed) strategist task, from tasks.json.
+pub(crate) fn strategist_outcome(session: &SessionDir) -> Option<Outcome> {
+    let graph = session.load_tasks().ok()?;
+    graph
+        .tasks
+        .into_iter()
+        .rev()
+        .filter(|t| t.owner == "strategist" && t.status == crate::tasks::TaskStatus::Completed)
+        .find_map(|t| t.outcome)
 }
 
 #[cfg(test)]

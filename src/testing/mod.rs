@@ -1,12 +1,16 @@
 //! Facts about the target project and its test tools, shared by the built-in roles: change scope,
 //! framework detection, and the parsers of the reports test and coverage tools write.
 
+pub mod cargo_runner;
+pub mod classify;
 pub mod cobertura;
 pub mod coveragepy;
 pub mod detect;
 pub mod junit;
 pub mod lcov;
 pub mod libtest;
+pub mod node_runner;
+pub mod python_runner;
 pub mod report;
 pub mod runner;
 pub mod session_scope;

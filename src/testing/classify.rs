@@ -1,0 +1,281 @@
+//! Why a test failed: test_defect (the test is wrong), code_defect (the code breaks what a correct
+//! test expects) or env_issue (the machine: a missing tool, service, timeout), with the evidence
+//! (file:line and the error excerpt) and a criticality.
+
+use serde::{Deserialize, Serialize};
+
+use super::report::TestCase;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Classification {
+    TestDefect,
+    CodeDefect,
+    EnvIssue,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Criticality {
+    High,
+    Medium,
+    Low,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub classification: Classification,
+    pub criticality: Criticality,
+    /// `file:line` of the innermost frame, when the traceback names one.
+    pub location: Option<String>,
+    /// The exception type or error kind that decided.
+    pub error: String,
+    /// The lines of the failure that show it (a few, not the whole traceback).
+    pub excerpt: String,
+    /// One sentence: why this classification.
+    pub reason: String,
+}
+
+/// Errors that come from the machine, not from the test or the code.
+const ENV_MARKERS: [&str; 9] = [
+    "timed out",
+    "Timeout",
+    "ConnectionRefusedError",
+    "ConnectionResetError",
+    "No space left on device",
+    "PermissionError",
+    "command not found",
+    "Cannot find module 'node:",
+    "No module named 'pytest'",
+];
+
+/// Errors that mean the test itself is broken, wherever they surface.
+const TEST_MARKERS: [&str; 10] = [
+    "collection failure",
+    "ModuleNotFoundError",
+    "ImportError",
+    "SyntaxError",
+    "IndentationError",
+    "NameError",
+    "fixture '",
+    "Cannot find module",
+    "is not defined",
+    "error[E",
+];
+
+/// Classifies a failing or erroring test. `is_test_file` says whether a path (as it appears in the
+/// traceback) is test code rather than code under test.
+pub fn classify(case: &TestCase, is_test_file: impl Fn(&str) -> bool) -> Verdict {
+    let text = format!(
+        "{}\n{}",
+        case.message.as_deref().unwrap_or(""),
+        case.detail.as_deref().unwrap_or("")
+    );
+    let frame = innermost_frame(&text);
+    let location = frame.as_ref().map(|(f, l, _)| format!("{f}:{l}"));
+    let error = frame
+        .as_ref()
+        .map(|(_, _, e)| e.clone())
+        .or_else(|| exception_name(&text))
+        .unwrap_or_else(|| "failure".into());
+    let excerpt = excerpt(&text);
+    let verdict = |classification, criticality, reason: String| Verdict {
+        classification,
+        criticality,
+        location: location.clone(),
+        error: error.clone(),
+        excerpt: excerpt.clone(),
+        reason,
+    };
+    if let Some(m) = ENV_MARKERS.iter().find(|m| text.contains(*m)) {
+        return verdict(
+            Classification::EnvIssue,
+            Criticality::Medium,
+            format!("the environment failed ({m}), not the test or the code"),
+        );
+    }
+    if let Some(m) = TEST_MARKERS.iter().find(|m| text.contains(*m)) {
+        return verdict(
+            Classification::TestDefect,
+            Criticality::Low,
+            format!("the test cannot run as written ({m})"),
+        );
+    }
+    let in_test = frame.as_ref().is_some_and(|(f, _, _)| is_test_file(f));
+    // An assertion (or a Rust panic, which is how assert! fails) judged the code; any other
+    // exception raised on the test's own line means the test called the code wrongly.
+    let assertion = error.contains("AssertionError") || error == "panic" || error == "failure";
+    match (in_test, assertion) {
+        (true, true) | (false, _) => verdict(
+            Classification::CodeDefect,
+            Criticality::High,
+            if in_test {
+                "the code returned what the test's assertion rules out".into()
+            } else {
+                format!("the code under test raised {error}")
+            },
+        ),
+        (true, false) => verdict(
+            Classification::TestDefect,
+            Criticality::Low,
+            format!("the test itself raised {error} before asserting anything"),
+        ),
+    }
+}
+
+/// The last `path:line: Error` (pytest) or `at path:line` / `panicked at path:line` location.
+fn innermost_frame(text: &str) -> Option<(String, u32, String)> {
+    let mut found = None;
+    for line in text.lines() {
+        let line = line.trim();
+        // pytest long traceback: "calc/ops.py:12: ZeroDivisionError" or "test_x.py:5: in test_y"
+        if let Some((path, rest)) = line.split_once(".py:") {
+            let (num, tail) = rest.split_once(':').unwrap_or((rest, ""));
+            if let Ok(n) = num.trim().parse::<u32>() {
+                let tail = tail.trim();
+                let err = if tail.starts_with("in ") {
+                    String::new()
+                } else {
+                    tail.to_string()
+                };
+                found = Some((
+                    format!("{}.py", path.trim_start_matches("../").trim()),
+                    n,
+                    err,
+                ));
+            }
+        }
+        // Rust: "panicked at src/lib.rs:21:9:"
+        if let Some(rest) = line.split("panicked at ").nth(1) {
+            let mut parts = rest.split(':');
+            if let (Some(p), Some(n)) = (parts.next(), parts.next().and_then(|n| n.parse().ok())) {
+                found = Some((p.to_string(), n, "panic".into()));
+            }
+        }
+    }
+    found.map(|(f, l, e)| {
+        let e = if e.is_empty() {
+            exception_name(text).unwrap_or_default()
+        } else {
+            e
+        };
+        (f, l, e)
+    })
+}
+
+/// The last `SomethingError` / `SomethingException` named in the text.
+fn exception_name(text: &str) -> Option<String> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .rfind(|w| w.ends_with("Error") || w.ends_with("Exception"))
+        .map(str::to_string)
+}
+
+/// The `E   ` lines of a pytest failure, else its first lines; at most 8 lines.
+fn excerpt(text: &str) -> String {
+    let e_lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("E "))
+        .take(8)
+        .collect();
+    if !e_lines.is_empty() {
+        return e_lines.join("\n");
+    }
+    text.lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty())
+        .take(8)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::report::TestStatus;
+
+    fn case(message: &str, detail: &str) -> TestCase {
+        TestCase {
+            id: "t::x".into(),
+            name: "x".into(),
+            classname: None,
+            file: None,
+            line: None,
+            status: TestStatus::Failed,
+            duration_s: None,
+            message: Some(message.into()),
+            detail: Some(detail.into()),
+        }
+    }
+
+    fn is_test(p: &str) -> bool {
+        p.rsplit('/').next().is_some_and(|n| n.starts_with("test_"))
+    }
+
+    #[test]
+    fn failing_assertion_against_code_is_a_code_defect() {
+        let c = case(
+            "assert 10 == 20",
+            "def test_total():\n>       assert total_price(2, 10) == 20\nE       assert 10 == 20\n\ntest_bug.py:4: AssertionError",
+        );
+        let v = classify(&c, is_test);
+        assert_eq!(v.classification, Classification::CodeDefect);
+        assert_eq!(v.criticality, Criticality::High);
+        assert_eq!(v.location.as_deref(), Some("test_bug.py:4"));
+        assert_eq!(v.excerpt, "E       assert 10 == 20");
+    }
+
+    #[test]
+    fn an_exception_raised_in_the_code_is_a_code_defect() {
+        let c = case(
+            "ZeroDivisionError: division by zero",
+            "test_ops.py:7: in test_mean\n    mean([])\n../../../../calc/ops.py:18: in mean\n    return sum(values) / len(values)\nE   ZeroDivisionError: division by zero\n../../../../calc/ops.py:18: ZeroDivisionError",
+        );
+        let v = classify(&c, is_test);
+        assert_eq!(v.classification, Classification::CodeDefect);
+        assert_eq!(v.location.as_deref(), Some("calc/ops.py:18"));
+        assert_eq!(v.error, "ZeroDivisionError");
+    }
+
+    #[test]
+    fn a_missing_module_is_a_test_defect() {
+        let c = case("collection failure", "test_bad.py:1: in <module>\n    import nosuchmod\nE   ModuleNotFoundError: No module named 'nosuchmod'");
+        assert_eq!(
+            classify(&c, is_test).classification,
+            Classification::TestDefect
+        );
+    }
+
+    #[test]
+    fn a_type_error_in_the_test_itself_is_a_test_defect() {
+        let c = case("TypeError", "test_x.py:3: in test_y\nE   TypeError: add() missing 1 required positional argument: 'b'\ntest_x.py:3: TypeError");
+        assert_eq!(
+            classify(&c, is_test).classification,
+            Classification::TestDefect
+        );
+    }
+
+    #[test]
+    fn missing_pytest_and_timeouts_are_env_issues() {
+        let c = case("", "/usr/bin/python3: No module named 'pytest'");
+        assert_eq!(
+            classify(&c, is_test).classification,
+            Classification::EnvIssue
+        );
+        let c = case("Failed: Timeout >5.0s", "");
+        assert_eq!(
+            classify(&c, is_test).classification,
+            Classification::EnvIssue
+        );
+    }
+
+    #[test]
+    fn a_rust_panic_in_a_test_is_a_code_defect() {
+        let c = case(
+            "assertion `left == right` failed",
+            "thread 'area' (77) panicked at tests/tt_L1_area.rs:5:5:\nassertion `left == right` failed\n  left: 11\n right: 12",
+        );
+        let v = classify(&c, |p| p.starts_with("tests/"));
+        assert_eq!(v.classification, Classification::CodeDefect);
+        assert_eq!(v.location.as_deref(), Some("tests/tt_L1_area.rs:5"));
+    }
+}

@@ -1,0 +1,340 @@
+//! Runs a layer's Python tests with pytest (under coverage.py when it is installed): an L0 gate
+//! that collects first and leaves unloadable files out, then the run itself with a JUnit report and
+//! coverage JSON kept under results/. The repository is only read: tests run from the session,
+//! the repo is on PYTHONPATH, and no bytecode is written into it.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::coveragepy::parse_coveragepy_json;
+use super::junit::parse_junit;
+use super::report::{TestCase, TestStatus};
+use super::runner::{tail_lines, LoadError, RunOutput, RunSpec};
+use crate::proc::{run_captured_env, Captured};
+
+/// Test files of a layer: test_*.py and *_test.py, at any depth, sorted.
+pub fn test_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if p.is_dir() {
+                if !name.starts_with('.') && name != "__pycache__" {
+                    stack.push(p);
+                }
+            } else if name.ends_with(".py")
+                && (name.starts_with("test_") || name.ends_with("_test.py"))
+            {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+struct Ctx<'a> {
+    spec: &'a RunSpec<'a>,
+    env: Vec<(String, String)>,
+    ini: PathBuf,
+    deadline: Instant,
+}
+
+impl Ctx<'_> {
+    fn left(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    fn exec(&self, argv: &[String]) -> Result<Captured, String> {
+        let args: Vec<&str> = argv.iter().map(String::as_str).collect();
+        let env: Vec<(&str, &str)> = self
+            .env
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        if self.left().is_zero() {
+            return Err("timed out".into());
+        }
+        run_captured_env(&args, &self.spec.test_dir, &env, self.left()).map_err(|e| e.to_string())
+    }
+
+    /// `python -m pytest` with our own ini, so the target's addopts and conftest stay out.
+    fn pytest(&self) -> Vec<String> {
+        let mut argv = vec![
+            self.spec.tools.interpreter.clone(),
+            "-m".into(),
+            "pytest".into(),
+        ];
+        argv.extend([
+            "-c".into(),
+            s(&self.ini),
+            format!("--rootdir={}", s(&self.spec.test_dir)),
+            "-p".into(),
+            "no:cacheprovider".into(),
+        ]);
+        argv
+    }
+
+    fn result_file(&self, kind: &str, ext: &str) -> (PathBuf, String) {
+        let name = format!("{kind}-{}.{ext}", self.spec.run_no);
+        (self.spec.results.join(&name), format!("results/{name}"))
+    }
+}
+
+fn s(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// PYTHONPATH with the repository (and its src/), no bytecode written into the repository.
+fn python_env(repo: &Path, coverage_file: &Path) -> Vec<(String, String)> {
+    let mut paths = vec![s(repo)];
+    if repo.join("src").is_dir() {
+        paths.push(s(&repo.join("src")));
+    }
+    vec![
+        ("PYTHONPATH".into(), paths.join(":")),
+        ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
+        ("COVERAGE_FILE".into(), s(coverage_file)),
+    ]
+}
+
+pub fn run(spec: &RunSpec) -> RunOutput {
+    let started = Instant::now();
+    let mut out = RunOutput::default();
+    if !spec.tools.runner_available {
+        out.env_problem = Some(format!(
+            "pytest is not available for {}: install it with `{}`",
+            spec.tools.interpreter,
+            spec.tools
+                .install_hint
+                .as_deref()
+                .unwrap_or("python3 -m pip install pytest")
+        ));
+        return out;
+    }
+    let ctx = Ctx {
+        spec,
+        env: python_env(
+            spec.repo,
+            &spec.results.join(format!(".coverage-{}", spec.run_no)),
+        ),
+        ini: spec.results.join("pytest-isolated.ini"),
+        deadline: started + spec.timeout,
+    };
+    if let Err(e) = std::fs::write(&ctx.ini, "[pytest]\n") {
+        out.env_problem = Some(format!("cannot write {}: {e}", ctx.ini.display()));
+        return out;
+    }
+    let files = test_files(&spec.test_dir);
+    match collect(&ctx, &files) {
+        Ok(errors) => out.load_errors = errors,
+        Err(e) => {
+            out.timed_out = e.contains("timed out");
+            out.env_problem = Some(e);
+            return out;
+        }
+    }
+    let loadable: Vec<&PathBuf> = files
+        .iter()
+        .filter(|f| {
+            !out.load_errors
+                .iter()
+                .any(|l| spec.test_dir.join(&l.file) == **f)
+        })
+        .collect();
+    if loadable.is_empty() {
+        out.duration_s = started.elapsed().as_secs_f64();
+        return out;
+    }
+    run_tests(&ctx, &loadable, &mut out);
+    out.duration_s = started.elapsed().as_secs_f64();
+    out
+}
+
+/// L0: collect only. Files whose collection fails are reported with pytest's error and left out.
+fn collect(ctx: &Ctx, files: &[PathBuf]) -> Result<Vec<LoadError>, String> {
+    if files.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (junit, _) = ctx.result_file("collect", "xml");
+    let mut argv = ctx.pytest();
+    argv.extend([
+        "--collect-only".into(),
+        "-q".into(),
+        format!("--junitxml={}", s(&junit)),
+    ]);
+    argv.extend(files.iter().map(|f| s(f)));
+    let run = ctx.exec(&argv)?;
+    let cases = parse_junit(&junit).map_err(|e| {
+        format!(
+            "pytest could not collect the tests (exit {:?}): {e}\n{}",
+            run.status,
+            tail_lines(&format!("{}{}", run.stdout, run.stderr), 20)
+        )
+    })?;
+    Ok(cases
+        .iter()
+        .filter(|c| c.status == TestStatus::Error)
+        .map(|c| LoadError {
+            file: module_file(&ctx.spec.test_dir, c).unwrap_or_else(|| c.name.clone()),
+            error: c
+                .detail
+                .clone()
+                .or_else(|| c.message.clone())
+                .unwrap_or_default(),
+        })
+        .collect())
+}
+
+/// The test file a collection error names: `classname` is the package path, `name` the module.
+fn module_file(test_dir: &Path, case: &TestCase) -> Option<String> {
+    let dotted = match case.classname.as_deref() {
+        Some(c) if !c.is_empty() => format!("{c}.{}", case.name),
+        _ => case.name.clone(),
+    };
+    let rel = format!("{}.py", dotted.replace('.', "/"));
+    test_dir.join(&rel).is_file().then_some(rel)
+}
+
+fn run_tests(ctx: &Ctx, files: &[&PathBuf], out: &mut RunOutput) {
+    let spec = ctx.spec;
+    let (junit, junit_rel) = ctx.result_file("junit", "xml");
+    let with_coverage = spec.tools.coverage_tool.as_deref() == Some("coverage.py");
+    let mut argv = vec![spec.tools.interpreter.clone()];
+    if with_coverage {
+        let omit = format!(
+            "{}/*,{}/*,{}/*",
+            s(spec.session),
+            s(&spec.repo.join(".workflow")),
+            s(&spec.repo.join(".venv"))
+        );
+        argv.extend(["-m", "coverage", "run", "--branch"].map(String::from));
+        argv.extend([
+            format!("--source={}", s(spec.repo)),
+            format!("--omit={omit}"),
+        ]);
+        argv.extend(ctx.pytest().into_iter().skip(1));
+    } else {
+        argv = ctx.pytest();
+    }
+    argv.extend(["-q".into(), format!("--junitxml={}", s(&junit))]);
+    for id in spec.deselect {
+        argv.push(format!("--deselect={id}"));
+    }
+    argv.extend(files.iter().map(|f| s(f)));
+    out.command = argv.clone();
+    let run = match ctx.exec(&argv) {
+        Ok(r) => r,
+        Err(e) => {
+            out.timed_out = e.contains("timed out");
+            out.env_problem = Some(format!("the test run did not finish: {e}"));
+            return;
+        }
+    };
+    out.exit_code = run.status;
+    out.output_tail = tail_lines(&format!("{}{}", run.stdout, run.stderr), 60);
+    let raw = spec.results.join(format!("pytest-{}.txt", spec.run_no));
+    if std::fs::write(&raw, format!("{}{}", run.stdout, run.stderr)).is_ok() {
+        out.reports
+            .push(format!("results/pytest-{}.txt", spec.run_no));
+    }
+    match parse_junit(&junit) {
+        Ok(cases) => {
+            out.cases = cases;
+            out.reports.push(junit_rel);
+        }
+        Err(e) => {
+            out.env_problem = Some(format!(
+                "pytest exited with {:?} and its report is unusable: {e}",
+                run.status
+            ));
+            return;
+        }
+    }
+    if with_coverage {
+        coverage(ctx, out);
+    } else {
+        out.coverage_problem = Some(spec.tools.coverage_reason.clone());
+    }
+}
+
+/// Exports coverage.py's data as JSON (kept as the raw report) and reads it, repo-relative.
+fn coverage(ctx: &Ctx, out: &mut RunOutput) {
+    let (json, rel) = ctx.result_file("coveragepy", "json");
+    let argv = vec![
+        ctx.spec.tools.interpreter.clone(),
+        "-m".into(),
+        "coverage".into(),
+        "json".into(),
+        "-q".into(),
+        "-o".into(),
+        s(&json),
+    ];
+    match ctx.exec(&argv) {
+        Ok(r) if r.success() => match parse_coveragepy_json(&json) {
+            Ok(report) => {
+                out.coverage = Some(report.relative_to(ctx.spec.repo));
+                out.reports.push(rel);
+            }
+            Err(e) => out.coverage_problem = Some(e.to_string()),
+        },
+        Ok(r) => {
+            out.coverage_problem = Some(format!(
+                "coverage json failed: {}",
+                tail_lines(&r.stderr, 5)
+            ))
+        }
+        Err(e) => out.coverage_problem = Some(format!("coverage json failed: {e}")),
+    }
+}
+
+/// pytest's node id for a JUnit case: `pkg/test_x.py::TestC::test_y`.
+pub fn node_id(test_dir: &Path, case: &TestCase) -> String {
+    let parts: Vec<&str> = case
+        .classname
+        .as_deref()
+        .unwrap_or("")
+        .split('.')
+        .filter(|p| !p.is_empty())
+        .collect();
+    for split in (1..=parts.len()).rev() {
+        let file = format!("{}.py", parts[..split].join("/"));
+        if test_dir.join(&file).is_file() {
+            let mut id = file;
+            for class in &parts[split..] {
+                id.push_str("::");
+                id.push_str(class);
+            }
+            return format!("{id}::{}", case.name);
+        }
+    }
+    case.id.clone()
+}
+
+/// Runs one test again; its status, or None when it could not run.
+pub fn rerun(spec: &RunSpec, case: &TestCase) -> Option<TestStatus> {
+    let ctx = Ctx {
+        spec,
+        env: python_env(
+            spec.repo,
+            &spec
+                .results
+                .join(format!(".coverage-rerun-{}", spec.run_no)),
+        ),
+        ini: spec.results.join("pytest-isolated.ini"),
+        deadline: Instant::now() + spec.timeout,
+    };
+    let mut argv = ctx.pytest();
+    argv.extend(["-q".into(), node_id(&spec.test_dir, case)]);
+    let run = ctx.exec(&argv).ok()?;
+    match run.status {
+        Some(0) => Some(TestStatus::Passed),
+        Some(1) => Some(TestStatus::Failed),
+        _ => None,
+    }
+}

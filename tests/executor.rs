@@ -1,0 +1,336 @@
+//! The built-in executor on real projects: real pytest, real coverage.py, real failures.
+
+use std::path::PathBuf;
+
+use crate::common::*;
+
+fn copy_roles(p: &Project) -> PathBuf {
+    let dir = fixtures().join("roles/copy-tests/generator");
+    let text = std::fs::read_to_string(dir.join("role.md")).unwrap();
+    p.write_role(
+        "generator",
+        &text.replace("{role_dir}", dir.to_str().unwrap()),
+    )
+}
+
+fn generated(name: &str) -> String {
+    fixtures()
+        .join("generated")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// `N failed, N passed, …` from pytest's own last line.
+fn pytest_summary(text: &str) -> (u64, u64) {
+    let line = text
+        .lines()
+        .rev()
+        .find(|l| l.contains(" in ") && (l.contains("passed") || l.contains("failed")))
+        .unwrap();
+    let count = |word: &str| -> u64 {
+        let words: Vec<&str> = line.split([' ', ',']).filter(|w| !w.is_empty()).collect();
+        words
+            .windows(2)
+            .find(|w| w[1] == word)
+            .map(|w| w[0].parse().unwrap())
+            .unwrap_or(0)
+    };
+    (count("passed"), count("failed"))
+}
+
+#[test]
+fn executor_classifies_failures_detects_flaky_tests_and_measures_coverage() {
+    let p = Project::fixture("python-buggy");
+    let roles = copy_roles(&p);
+    let out = p
+        .run_with_roles(&roles, "test pricing", "targeted")
+        .env("TT_FIXTURE_TESTS", &generated("python-buggy"))
+        .run();
+    out.assert_code(0);
+    let dir = p.session_dir(&out.session_id());
+    let run = read_json(&dir.join("results/run-001.json"));
+    let tests = run["tests"].as_array().unwrap();
+    let by_id = |needle: &str| {
+        tests
+            .iter()
+            .find(|t| t["id"].as_str().unwrap().contains(needle))
+            .unwrap_or_else(|| panic!("{needle} in {run}"))
+    };
+
+    // A failing assertion against buggy code.
+    let bug = by_id("test_two_items_cost_twice_the_unit_price");
+    assert_eq!(bug["status"], "failed");
+    assert_eq!(bug["classification"], "code_defect");
+    assert_eq!(bug["criticality"], "high");
+    assert!(
+        bug["evidence"]["location"]
+            .as_str()
+            .unwrap()
+            .ends_with("test_total.py:5"),
+        "{bug}"
+    );
+    // A test that passes on a re-run is flaky, not a failure.
+    assert_eq!(by_id("test_fails_only_the_first_time")["status"], "flaky");
+    // The unloadable file and the wrongly-called function were quarantined with the reason.
+    let quarantined = run["quarantined"].as_array().unwrap();
+    assert!(
+        quarantined
+            .iter()
+            .any(|q| q["id"] == "test_broken_import.py"
+                && q["reason"]
+                    .as_str()
+                    .unwrap()
+                    .contains("ModuleNotFoundError")),
+        "{run}"
+    );
+    assert!(
+        quarantined.iter().any(|q| q["id"]
+            .as_str()
+            .unwrap()
+            .ends_with("test_wrong_call.py::test_describe_called_wrongly")
+            && q["reason"].as_str().unwrap().starts_with("test_defect")),
+        "{run}"
+    );
+    assert_eq!(run["load_errors"][0]["file"], "test_broken_import.py");
+    assert!(dir
+        .join("tests/quarantine/L1-unit/test_broken_import.py")
+        .is_file());
+
+    // Counts equal pytest's own summary of the same (final) run.
+    let raw = std::fs::read_to_string(dir.join("results/pytest-001.txt")).unwrap();
+    let (passed, failed) = pytest_summary(&raw);
+    assert_eq!(
+        (
+            run["passed"].as_u64().unwrap(),
+            run["failed"].as_u64().unwrap()
+        ),
+        (passed, failed),
+        "{raw}"
+    );
+    assert_eq!(
+        run["pass_rate"].as_f64().unwrap(),
+        passed as f64 / (passed + failed) as f64
+    );
+
+    // Line coverage equals coverage.py's own total for the same files.
+    let data = dir.join("results/.coverage-001");
+    let include = format!(
+        "{0}/inventory/__init__.py,{0}/inventory/pricing.py",
+        p.repo.canonicalize().unwrap().display()
+    );
+    let own = dir.join("own.json");
+    let status = std::process::Command::new("python3")
+        .args(["-m", "coverage", "json", "-q", "-o"])
+        .arg(&own)
+        .arg(format!("--include={include}"))
+        .env("COVERAGE_FILE", &data)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let own = read_json(&own);
+    let expected = 100.0 * own["totals"]["covered_lines"].as_f64().unwrap()
+        / own["totals"]["num_statements"].as_f64().unwrap();
+    let ours = run["coverage"].as_f64().unwrap();
+    assert!(
+        (ours - expected).abs() < 0.1,
+        "ours {ours} vs coverage.py {expected}"
+    );
+    let detail = read_json(&dir.join("results/coverage-001.json"));
+    let pricing = detail["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "inventory/pricing.py")
+        .unwrap();
+    assert!(!pricing["missing_lines"].as_array().unwrap().is_empty());
+    for raw in [
+        "results/junit-001.xml",
+        "results/coveragepy-001.json",
+        "results/collect-001.xml",
+    ] {
+        assert!(dir.join(raw).is_file(), "{raw} kept");
+    }
+    // The repository is untouched (no bytecode, no files).
+    let status = std::process::Command::new("git")
+        .args(["status", "--porcelain", "--ignored"])
+        .current_dir(&p.repo)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&status.stdout).trim(),
+        "",
+        "the repo changed"
+    );
+}
+
+#[test]
+fn missing_pytest_is_an_env_issue_blocker_with_the_install_command() {
+    let p = Project::fixture("python-buggy");
+    let venv = std::process::Command::new("python3")
+        .args(["-m", "venv", ".venv"])
+        .current_dir(&p.repo)
+        .status()
+        .unwrap();
+    assert!(venv.success());
+    let roles = copy_roles(&p);
+    let out = p
+        .run_with_roles(&roles, "test pricing", "targeted")
+        .env("TT_FIXTURE_TESTS", &generated("python-buggy"))
+        .run();
+    out.assert_code(1);
+    let id = out.session_id();
+    let blockers: Vec<serde_json::Value> = p
+        .messages(&id)
+        .into_iter()
+        .filter(|m| m["type"] == "blocker")
+        .collect();
+    assert!(!blockers.is_empty(), "a blocker is posted");
+    let reason = blockers[0]["data"]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("env_issue: pytest is not available"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains(".venv/bin/python -m pip install pytest"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn a_test_that_sleeps_forever_is_killed_at_the_timeout() {
+    let p = Project::fixture("python-buggy");
+    let tests = p.tmp.path().join("gen/L1-unit");
+    std::fs::create_dir_all(&tests).unwrap();
+    std::fs::write(
+        tests.join("test_sleep_forever_marker.py"),
+        "import time\n\ndef test_sleeps():\n    time.sleep(100000)\n",
+    )
+    .unwrap();
+    let roles = copy_roles(&p);
+    std::fs::create_dir_all(roles.join("executor")).unwrap();
+    std::fs::write(
+        roles.join("executor/role.md"),
+        "---\nrole: executor\nprefix: TESTRUN\ninner_loop: dynamic\nmessage_types: [progress]\nbackend: builtin\ntimeout_s: 8\n---\nThe built-in executor with a short timeout.\n",
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let out = p
+        .run_with_roles(&roles, "test pricing", "targeted")
+        .env(
+            "TT_FIXTURE_TESTS",
+            tests.parent().unwrap().to_str().unwrap(),
+        )
+        .run();
+    out.assert_code(1);
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    let t = p.tasks(&out.session_id());
+    let run = t.iter().find(|t| t["id"] == "TESTRUN-001").unwrap();
+    assert!(
+        run["reason"].as_str().unwrap().contains("timed out"),
+        "{run}"
+    );
+    let left = std::process::Command::new("pgrep")
+        .args(["-f", "test_sleep_forever_marker"])
+        .output()
+        .unwrap();
+    assert!(left.stdout.is_empty(), "a test process was left behind");
+}
+
+/// Runs the built-in strategist and executor on a fixture with prepared tests.
+fn run_prepared(fixture: &str) -> (Project, serde_json::Value) {
+    let p = Project::fixture(fixture);
+    let roles = copy_roles(&p);
+    // One run is what these tests look at: no GC rounds.
+    let mut config =
+        read_json(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("specs/team-config.json"));
+    config["max_gc_rounds"] = 0.into();
+    let spec = p.tmp.path().join("one-round.json");
+    std::fs::write(&spec, config.to_string()).unwrap();
+    let out = p
+        .run_with_roles(&roles, "test it", "targeted")
+        .arg("--spec")
+        .arg(spec.to_str().unwrap())
+        .env("TT_FIXTURE_TESTS", &generated(fixture))
+        .run();
+    out.assert_code(0);
+    let run = read_json(
+        &p.session_dir(&out.session_id())
+            .join("results/run-001.json"),
+    );
+    (p, run)
+}
+
+#[test]
+fn rust_crate_runs_in_a_workspace_copy_with_libtest_counts() {
+    let (p, run) = run_prepared("rust-crate");
+    assert_eq!(run["framework"], "cargo");
+    // shapes_unit: 2 pass, 1 fails on the bug; the crate's own unit test passes too.
+    assert_eq!(
+        (run["passed"].as_u64(), run["failed"].as_u64()),
+        (Some(3), Some(1)),
+        "{run}"
+    );
+    let bug = run["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| {
+            t["id"]
+                .as_str()
+                .unwrap()
+                .contains("triangle_angles_sum_to_180")
+        })
+        .unwrap();
+    assert_eq!(bug["classification"], "code_defect", "{bug}");
+    assert_eq!(
+        run["load_errors"][0]["file"], "does_not_compile.rs",
+        "{run}"
+    );
+    let status = std::process::Command::new("git")
+        .args(["status", "--porcelain", "--ignored"])
+        .current_dir(&p.repo)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&status.stdout).trim(),
+        "",
+        "the crate was not touched"
+    );
+}
+
+#[test]
+fn node_package_runs_with_junit_and_coverage() {
+    let (p, run) = run_prepared("node-pkg");
+    assert_eq!(run["framework"], "node");
+    assert_eq!(
+        (run["passed"].as_u64(), run["failed"].as_u64()),
+        (Some(2), Some(1)),
+        "{run}"
+    );
+    let bug = run["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"].as_str().unwrap().contains("exactly max"))
+        .unwrap();
+    assert_eq!(bug["classification"], "code_defect", "{bug}");
+    assert_eq!(
+        run["load_errors"][0]["file"], "syntax_error.test.js",
+        "{run}"
+    );
+    assert!(
+        run["coverage"].as_f64().is_some(),
+        "node measures coverage: {run}"
+    );
+    let status = std::process::Command::new("git")
+        .args(["status", "--porcelain", "--ignored"])
+        .current_dir(&p.repo)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&status.stdout).trim(),
+        "",
+        "the package was not touched"
+    );
+}
