@@ -287,6 +287,19 @@ fn rust_crate_runs_in_a_workspace_copy_with_libtest_counts() {
         run["load_errors"][0]["file"], "does_not_compile.rs",
         "{run}"
     );
+    // Coverage comes from cargo-llvm-cov where it is installed (.ci/run installs it).
+    let llvm_cov = std::process::Command::new("cargo")
+        .args(["llvm-cov", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if llvm_cov {
+        let cov = run["coverage"].as_f64().unwrap_or_else(|| panic!("llvm-cov coverage: {run}"));
+        assert!(cov > 50.0 && cov <= 100.0, "{run}");
+        assert_eq!(run["coverage_scope"], serde_json::json!(["src/lib.rs"]));
+    } else {
+        let problem = run["coverage_problem"].as_str().unwrap_or_default();
+        assert!(problem.contains("cargo-llvm-cov"), "{run}");
+    }
     let status = std::process::Command::new("git")
         .args(["status", "--porcelain", "--ignored"])
         .current_dir(&p.repo)
