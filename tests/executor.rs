@@ -100,9 +100,12 @@ fn executor_classifies_failures_detects_flaky_tests_and_measures_coverage() {
     // Counts equal pytest's own summary of the same (final) run.
     let raw = std::fs::read_to_string(dir.join("results/pytest-001.txt")).unwrap();
     let (passed, failed) = pytest_summary(&raw);
+    // The flaky test passed in that run; our counts keep it apart from passes and failures.
+    let flaky = run["flaky"].as_array().unwrap().len() as u64;
+    assert_eq!(flaky, 1);
     assert_eq!(
         (
-            run["passed"].as_u64().unwrap(),
+            run["passed"].as_u64().unwrap() + flaky,
             run["failed"].as_u64().unwrap()
         ),
         (passed, failed),
@@ -110,14 +113,15 @@ fn executor_classifies_failures_detects_flaky_tests_and_measures_coverage() {
     );
     assert_eq!(
         run["pass_rate"].as_f64().unwrap(),
-        passed as f64 / (passed + failed) as f64
+        (passed - flaky) as f64 / (passed - flaky + failed) as f64
     );
 
     // Line coverage equals coverage.py's own total for the same files.
     let data = dir.join("results/.coverage-001");
+    // The tests import the session's mirror of the repository, so that is what coverage.py saw.
     let include = format!(
         "{0}/inventory/__init__.py,{0}/inventory/pricing.py",
-        p.repo.canonicalize().unwrap().display()
+        dir.join("workspace/python-L1-unit").display()
     );
     let own = dir.join("own.json");
     let status = std::process::Command::new("python3")
@@ -239,7 +243,13 @@ fn a_test_that_sleeps_forever_is_killed_at_the_timeout() {
 
 /// Runs the built-in strategist and executor on a fixture with prepared tests.
 fn run_prepared(fixture: &str) -> (Project, serde_json::Value) {
+    run_prepared_with(fixture, |_| {})
+}
+
+/// [`run_prepared`] after `change` edits the fixture's working tree.
+fn run_prepared_with(fixture: &str, change: impl Fn(&Project)) -> (Project, serde_json::Value) {
     let p = Project::fixture(fixture);
+    change(&p);
     let roles = copy_roles(&p);
     // One run is what these tests look at: no GC rounds.
     let mut config =
@@ -293,7 +303,9 @@ fn rust_crate_runs_in_a_workspace_copy_with_libtest_counts() {
         .output()
         .is_ok_and(|o| o.status.success());
     if llvm_cov {
-        let cov = run["coverage"].as_f64().unwrap_or_else(|| panic!("llvm-cov coverage: {run}"));
+        let cov = run["coverage"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("llvm-cov coverage: {run}"));
         assert!(cov > 50.0 && cov <= 100.0, "{run}");
         assert_eq!(run["coverage_scope"], serde_json::json!(["src/lib.rs"]));
     } else {
@@ -346,4 +358,24 @@ fn node_package_runs_with_junit_and_coverage() {
         "",
         "the package was not touched"
     );
+}
+
+#[test]
+fn a_changed_file_no_test_loads_counts_as_uncovered() {
+    // extras/ is no package: coverage.py never sees the file unless something imports it.
+    let (_p, run) = run_prepared_with("python-buggy", |p| {
+        p.write(
+            "extras/promo.py",
+            "def promo(code):\n    return code.upper()\n",
+        );
+    });
+    assert_eq!(
+        run["coverage_scope"],
+        serde_json::json!(["extras/promo.py"])
+    );
+    assert_eq!(
+        run["unmeasured_files"],
+        serde_json::json!(["extras/promo.py"])
+    );
+    assert_eq!(run["coverage"], 0.0, "{run}");
 }

@@ -14,6 +14,7 @@ use super::lcov::parse_lcov;
 use super::libtest::parse_libtest;
 use super::report::{TestCase, TestStatus};
 use super::runner::{tail_lines, LoadError, RunOutput, RunSpec};
+use super::workspace::mirror;
 use crate::error::Error;
 use crate::proc::{run_captured_env, Captured};
 
@@ -23,7 +24,6 @@ pub const STAGED_PREFIX: &str = "tt_";
 /// `.config/nextest.toml` is neither overwritten nor edited. Tool profiles carry the tool's prefix.
 const NEXTEST_PROFILE: &str = "team-testing:run";
 /// Directories never copied (at any depth); `target` only at the root, where cargo puts it.
-const SKIP_DIRS: [&str; 3] = [".git", ".workflow", "node_modules"];
 /// Located error lines kept per unloadable file.
 const ERROR_LINES: usize = 8;
 
@@ -348,77 +348,6 @@ fn with_test_targets(manifest: &str, targets: &[&str]) -> Option<String> {
     Some(m)
 }
 
-/// Makes `copy` hold exactly the repository's files plus `extra` (relative path -> bytes,
-/// winning over the repository's). Unchanged files are not rewritten: cargo decides what to
-/// rebuild by modification time. The copy's target/ and a Cargo.lock cargo wrote are kept.
-fn mirror(repo: &Path, copy: &Path, extra: &BTreeMap<PathBuf, Vec<u8>>) -> io::Result<()> {
-    let mut wanted: BTreeMap<PathBuf, Option<PathBuf>> = BTreeMap::new();
-    let copy_real = std::fs::canonicalize(copy).ok();
-    list_files(
-        repo,
-        Path::new(""),
-        copy_real.as_deref(),
-        &mut |rel, abs| {
-            wanted.insert(rel, Some(abs));
-        },
-    )?;
-    wanted.extend(extra.keys().map(|k| (k.clone(), None)));
-    for (rel, source) in &wanted {
-        let bytes = match source {
-            Some(abs) => std::fs::read(abs)?,
-            None => extra[rel].clone(),
-        };
-        let dest = copy.join(rel);
-        if std::fs::read(&dest).ok().as_deref() != Some(&bytes[..]) {
-            if let Some(parent) = dest.parent() {
-                std::fs::create_dir_all(parent)?;
-            }
-            std::fs::write(&dest, &bytes)?;
-        }
-    }
-    let mut stale = Vec::new();
-    list_files(copy, Path::new(""), None, &mut |rel, abs| {
-        if !wanted.contains_key(&rel) && rel != Path::new("Cargo.lock") {
-            stale.push(abs);
-        }
-    })?;
-    stale.iter().try_for_each(std::fs::remove_file)
-}
-
-/// Calls `found(relative, absolute)` for every file under `root/rel`, leaving out [`SKIP_DIRS`], the
-/// root `target/` and `exclude` (the copy itself, should the session live inside the repo).
-/// Symlinks to files count as files; symlinked folders are not followed (no loops).
-fn list_files(
-    root: &Path,
-    rel: &Path,
-    exclude: Option<&Path>,
-    found: &mut impl FnMut(PathBuf, PathBuf),
-) -> io::Result<()> {
-    let dir = root.join(rel);
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(e),
-    };
-    for entry in entries {
-        let entry = entry?;
-        let name = entry.file_name();
-        let (abs, rel) = (entry.path(), rel.join(&name));
-        let kind = entry.file_type()?;
-        if kind.is_dir() {
-            let skip = SKIP_DIRS.iter().any(|d| name == *d)
-                || rel == Path::new("target")
-                || exclude.is_some_and(|x| std::fs::canonicalize(&abs).is_ok_and(|a| a == x));
-            if !skip {
-                list_files(root, &rel, exclude, found)?;
-            }
-        } else if kind.is_file() || (kind.is_symlink() && abs.is_file()) {
-            found(rel, abs);
-        }
-    }
-    Ok(())
-}
-
 /// `-- --skip <id>` per deselected test. libtest's --skip matches substrings, so it also leaves
 /// out tests whose path merely contains the id; `--exact` would fix that but also turns every
 /// other filter exact, so it is left out for now.
@@ -660,6 +589,7 @@ fn status_of(cases: &[TestCase], id: &str) -> Option<TestStatus> {
 
 #[cfg(test)]
 mod tests {
+    use crate::testing::workspace::list_files;
     use std::time::Duration;
 
     use super::*;

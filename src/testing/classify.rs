@@ -36,35 +36,34 @@ pub struct Verdict {
     pub reason: String,
 }
 
-/// Errors that come from the machine, not from the test or the code.
-const ENV_MARKERS: [&str; 9] = [
+/// Errors that come from the machine, not from the test or the code, wherever they surface.
+const ENV_MARKERS: [&str; 8] = [
     "timed out",
-    "Timeout",
+    "Timeout >",
     "ConnectionRefusedError",
     "ConnectionResetError",
     "No space left on device",
-    "PermissionError",
     "command not found",
-    "Cannot find module 'node:",
     "No module named 'pytest'",
+    "Cannot find module 'node:",
 ];
 
-/// Errors that mean the test itself is broken, wherever they surface.
-const TEST_MARKERS: [&str; 10] = [
-    "collection failure",
+/// Errors that mean the test cannot run as written, when the test's own code raised them.
+const TEST_ERRORS: [&str; 9] = [
     "ModuleNotFoundError",
     "ImportError",
     "SyntaxError",
     "IndentationError",
     "NameError",
-    "fixture '",
-    "Cannot find module",
-    "is not defined",
-    "error[E",
+    "TypeError",
+    "AttributeError",
+    "ReferenceError",
+    "fixture",
 ];
 
 /// Classifies a failing or erroring test. `is_test_file` says whether a path (as it appears in the
-/// traceback) is test code rather than code under test.
+/// traceback) is test code rather than code under test. Where the error was raised decides first:
+/// an error raised inside the code under test is a code defect whatever its type.
 pub fn classify(case: &TestCase, is_test_file: impl Fn(&str) -> bool) -> Verdict {
     let text = format!(
         "{}\n{}",
@@ -76,6 +75,7 @@ pub fn classify(case: &TestCase, is_test_file: impl Fn(&str) -> bool) -> Verdict
     let error = frame
         .as_ref()
         .map(|(_, _, e)| e.clone())
+        .filter(|e| !e.is_empty())
         .or_else(|| exception_name(&text))
         .unwrap_or_else(|| "failure".into());
     let excerpt = excerpt(&text);
@@ -94,33 +94,36 @@ pub fn classify(case: &TestCase, is_test_file: impl Fn(&str) -> bool) -> Verdict
             format!("the environment failed ({m}), not the test or the code"),
         );
     }
-    if let Some(m) = TEST_MARKERS.iter().find(|m| text.contains(*m)) {
+    let in_code = frame.as_ref().is_some_and(|(f, _, _)| !is_test_file(f));
+    if in_code {
+        return verdict(
+            Classification::CodeDefect,
+            Criticality::High,
+            format!("the code under test raised {error}"),
+        );
+    }
+    // Raised in the test (or while loading it): an assertion judged the code; anything else
+    // means the test itself is broken. pytest's `Failed` (DID NOT RAISE, pytest.fail) and a Rust
+    // panic are how assertions fail there.
+    let assertion = error.contains("AssertionError")
+        || error.contains("Failed")
+        || error == "panic"
+        || error == "failure";
+    let broken = text.contains("collection failure")
+        || TEST_ERRORS.iter().any(|e| error.contains(e))
+        || (!assertion && text.contains("is not defined"));
+    if broken || !assertion {
         return verdict(
             Classification::TestDefect,
             Criticality::Low,
-            format!("the test cannot run as written ({m})"),
+            format!("the test cannot run as written ({error})"),
         );
     }
-    let in_test = frame.as_ref().is_some_and(|(f, _, _)| is_test_file(f));
-    // An assertion (or a Rust panic, which is how assert! fails) judged the code; any other
-    // exception raised on the test's own line means the test called the code wrongly.
-    let assertion = error.contains("AssertionError") || error == "panic" || error == "failure";
-    match (in_test, assertion) {
-        (true, true) | (false, _) => verdict(
-            Classification::CodeDefect,
-            Criticality::High,
-            if in_test {
-                "the code returned what the test's assertion rules out".into()
-            } else {
-                format!("the code under test raised {error}")
-            },
-        ),
-        (true, false) => verdict(
-            Classification::TestDefect,
-            Criticality::Low,
-            format!("the test itself raised {error} before asserting anything"),
-        ),
-    }
+    verdict(
+        Classification::CodeDefect,
+        Criticality::High,
+        "the code returned what the test's assertion rules out".into(),
+    )
 }
 
 /// The last `path:line: Error` (pytest) or `at path:line` / `panicked at path:line` location.
@@ -128,7 +131,11 @@ fn innermost_frame(text: &str) -> Option<(String, u32, String)> {
     let mut found = None;
     for line in text.lines() {
         let line = line.trim();
-        // pytest long traceback: "calc/ops.py:12: ZeroDivisionError" or "test_x.py:5: in test_y"
+        // pytest long traceback: "calc/ops.py:12: ZeroDivisionError" or "test_x.py:5: in test_y".
+        // Frames inside the interpreter or installed packages are neither test nor code.
+        if is_library_frame(line) {
+            continue;
+        }
         if let Some((path, rest)) = line.split_once(".py:") {
             let (num, tail) = rest.split_once(':').unwrap_or((rest, ""));
             if let Ok(n) = num.trim().parse::<u32>() {
@@ -153,6 +160,14 @@ fn innermost_frame(text: &str) -> Option<(String, u32, String)> {
             }
         }
     }
+    // JavaScript stacks list the innermost frame first: "at fn (file:///x/strings.js:12:5)".
+    if found.is_none() {
+        found = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with("at "))
+            .find_map(js_frame);
+    }
     found.map(|(f, l, e)| {
         let e = if e.is_empty() {
             exception_name(text).unwrap_or_default()
@@ -161,6 +176,36 @@ fn innermost_frame(text: &str) -> Option<(String, u32, String)> {
         };
         (f, l, e)
     })
+}
+
+fn js_frame(line: &str) -> Option<(String, u32, String)> {
+    if is_library_frame(line) || line.contains("node_modules") {
+        return None;
+    }
+    let inner = line
+        .rsplit_once('(')
+        .map_or(line, |(_, r)| r.trim_end_matches(')'));
+    let inner = inner
+        .trim_start_matches("at ")
+        .trim_start_matches("file://");
+    let mut parts = inner.rsplitn(3, ':');
+    let (_col, line_no, path) = (parts.next()?, parts.next()?.parse().ok()?, parts.next()?);
+    let ext_ok = [".js", ".mjs", ".cjs", ".ts"]
+        .iter()
+        .any(|e| path.ends_with(e));
+    ext_ok.then(|| (path.to_string(), line_no, String::new()))
+}
+
+fn is_library_frame(line: &str) -> bool {
+    [
+        "site-packages",
+        "/lib/python",
+        "<frozen",
+        "importlib",
+        "node:internal",
+    ]
+    .iter()
+    .any(|m| line.contains(m))
 }
 
 /// The last `SomethingError` / `SomethingException` named in the text.
@@ -265,6 +310,66 @@ mod tests {
         assert_eq!(
             classify(&c, is_test).classification,
             Classification::EnvIssue
+        );
+    }
+
+    #[test]
+    fn where_the_error_was_raised_decides_before_its_type() {
+        // A NameError raised inside the code under test is the code's fault.
+        let c = case(
+            "NameError: name 'qty' is not defined",
+            "test_total.py:4: in test_total\n    total(2, 10)\n../../inventory/pricing.py:7: in total\n    return qty * unit\nE   NameError: name 'qty' is not defined\n../../inventory/pricing.py:7: NameError",
+        );
+        assert_eq!(
+            classify(&c, is_test).classification,
+            Classification::CodeDefect
+        );
+        // pytest.raises around code that does not raise.
+        let c = case(
+            "Failed: DID NOT RAISE <class 'ValueError'>",
+            "    def test_rejects():\n>       with pytest.raises(ValueError):\nE       Failed: DID NOT RAISE <class 'ValueError'>\n\ntest_x.py:9: Failed",
+        );
+        assert_eq!(
+            classify(&c, is_test).classification,
+            Classification::CodeDefect
+        );
+        // A TimeoutError raised by the code is the code's, not the machine's.
+        let c = case("TimeoutError: slow", "../../svc.py:3: TimeoutError");
+        assert_eq!(
+            classify(&c, is_test).classification,
+            Classification::CodeDefect
+        );
+    }
+
+    #[test]
+    fn javascript_frames_say_where_an_error_was_raised() {
+        let in_code = case(
+            "ReferenceError: n is not defined",
+            "ReferenceError: n is not defined\n    at truncate (file:///w/strings.js:24:3)\n    at TestContext.<anonymous> (file:///w/tt-tests/L1-unit/s.test.js:9:10)\n    at Test.runInAsyncScope (node:async_hooks:206:9)",
+        );
+        let is_js_test = |p: &str| p.contains("tt-tests/");
+        let v = classify(&in_code, is_js_test);
+        assert_eq!(v.classification, Classification::CodeDefect);
+        assert_eq!(v.location.as_deref(), Some("/w/strings.js:24"));
+        let in_test = case(
+            "ReferenceError: capitalise is not defined",
+            "ReferenceError: capitalise is not defined\n    at TestContext.<anonymous> (file:///w/tt-tests/L1-unit/s.test.js:9:10)",
+        );
+        assert_eq!(
+            classify(&in_test, is_js_test).classification,
+            Classification::TestDefect
+        );
+    }
+
+    #[test]
+    fn a_syntax_error_while_collecting_is_a_test_defect() {
+        let c = case(
+            "collection failure",
+            "/usr/lib/python3.11/site-packages/_pytest/python.py:528: in importtestmodule\n    mod = import_path(\n<frozen importlib._bootstrap>:1204: in _gcd_import\n    ???\n/usr/lib/python3.11/ast.py:50: in parse\nE     File \"/s/test_syntax.py\", line 1\nE   SyntaxError: invalid syntax",
+        );
+        assert_eq!(
+            classify(&c, is_test).classification,
+            Classification::TestDefect
         );
     }
 

@@ -121,10 +121,17 @@ pub(crate) fn is_code(path: &str) -> bool {
         "py", "rs", "js", "jsx", "ts", "tsx", "mjs", "cjs", "go", "java", "kt", "c", "cc", "cpp",
         "rb", "sh",
     ];
-    CODE.contains(&ext) && test_pattern(path).is_none() && !is_config(path)
+    // Tooling, not code under test: packaging scripts, test fixtures, documentation builds.
+    let tooling = matches!(
+        file_name(path),
+        "conftest.py" | "setup.py" | "noxfile.py" | "fabfile.py" | "manage.py"
+    ) || path.starts_with("docs/");
+    CODE.contains(&ext) && test_pattern(path).is_none() && !is_config(path) && !tooling
 }
 
-/// First match wins: pytest, cargo, node, go, then Python sources; the reason says which file decided.
+/// First match wins: pytest's config files, then cargo, node (jest, vitest, mocha by config file or
+/// dependency, else node:test), go, then Python tests using unittest, Python test files (pytest),
+/// and Python sources. The reason says which file decided.
 pub(crate) fn detect_framework(repo: &Path, files: &[String]) -> (String, String) {
     let has = |n: &str| repo.join(n).is_file();
     let holds = |n: &str, needle: &str| {
@@ -142,19 +149,6 @@ pub(crate) fn detect_framework(repo: &Path, files: &[String]) -> (String, String
     }
     if holds("setup.cfg", "[tool:pytest]") {
         return found("pytest", "setup.cfg has [tool:pytest]".into());
-    }
-    if let Some(t) = files
-        .iter()
-        .find(|p| matches!(test_pattern(p), Some("test_*.py" | "*_test.py")))
-    {
-        return found("pytest", format!("Python test file {t}"));
-    }
-    if let Some(t) = files.iter().find(|p| {
-        p.ends_with(".py")
-            && file_name(p).contains("test")
-            && std::fs::read_to_string(repo.join(p)).is_ok_and(|t| t.contains("import unittest"))
-    }) {
-        return found("unittest", format!("{t} imports unittest"));
     }
     if has("Cargo.toml") {
         return found("cargo", "Cargo.toml".into());
@@ -182,6 +176,21 @@ pub(crate) fn detect_framework(repo: &Path, files: &[String]) -> (String, String
     }
     if has("go.mod") {
         return found("go", "go.mod".into());
+    }
+    // Project files decide before file-name heuristics: a Rust crate with a helper script named
+    // test_release.py is still a Rust crate.
+    if let Some(t) = files.iter().find(|p| {
+        p.ends_with(".py")
+            && file_name(p).contains("test")
+            && std::fs::read_to_string(repo.join(p)).is_ok_and(|t| t.contains("import unittest"))
+    }) {
+        return found("unittest", format!("{t} imports unittest"));
+    }
+    if let Some(t) = files
+        .iter()
+        .find(|p| matches!(test_pattern(p), Some("test_*.py" | "*_test.py")))
+    {
+        return found("pytest", format!("Python test file {t}"));
     }
     if let Some(p) = files.iter().find(|p| p.ends_with(".py")) {
         return found(
@@ -229,6 +238,7 @@ mod tests {
         assert_eq!(test_pattern("src/a.spec.ts"), Some("*.spec.*"));
         assert_eq!(test_pattern("src/calc.py"), None);
         assert!(is_code("src/calc.py") && !is_code("tests/test_calc.py") && !is_code("setup.cfg"));
+        assert!(!is_code("conftest.py") && !is_code("setup.py") && !is_code("docs/conf.py"));
     }
 
     #[test]
@@ -236,8 +246,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("Cargo.toml"), "[package]\n").unwrap();
         assert_eq!(detect_framework(dir.path(), &[]).0, "cargo");
-        let files = vec!["tests/test_x.py".to_string()];
-        assert_eq!(detect_framework(dir.path(), &files).0, "pytest");
+        // A Python helper script named like a test does not make a Rust crate a pytest project.
+        let files = vec!["scripts/test_release.py".to_string()];
+        assert_eq!(detect_framework(dir.path(), &files).0, "cargo");
+        let plain = tempfile::tempdir().unwrap();
+        assert_eq!(detect_framework(plain.path(), &files).0, "pytest");
+        std::fs::write(plain.path().join("test_u.py"), "import unittest\n").unwrap();
+        let with_unittest = vec!["test_u.py".to_string()];
+        assert_eq!(detect_framework(plain.path(), &with_unittest).0, "unittest");
         std::fs::write(dir.path().join("pytest.ini"), "[pytest]\n").unwrap();
         assert_eq!(
             detect_framework(dir.path(), &files),

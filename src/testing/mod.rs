@@ -16,3 +16,4 @@ pub mod runner;
 pub mod session_scope;
 pub mod symbols;
 pub mod toolchain;
+pub mod workspace;

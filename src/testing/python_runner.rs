@@ -1,7 +1,8 @@
 //! Runs a layer's Python tests with pytest (under coverage.py when it is installed): an L0 gate
 //! that collects first and leaves unloadable files out, then the run itself with a JUnit report and
-//! coverage JSON kept under results/. The repository is only read: tests run from the session,
-//! the repo is on PYTHONPATH, and no bytecode is written into it.
+//! coverage JSON kept under results/. The repository is only read: it is mirrored into
+//! `<session>/workspace/python-<layer>`, the tests run from the session with the mirror on
+//! PYTHONPATH, so code that writes next to itself writes into the mirror.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -40,6 +41,8 @@ pub fn test_files(dir: &Path) -> Vec<PathBuf> {
 
 struct Ctx<'a> {
     spec: &'a RunSpec<'a>,
+    /// The mirror of the repository the tests import.
+    copy: PathBuf,
     env: Vec<(String, String)>,
     ini: PathBuf,
     deadline: Instant,
@@ -103,9 +106,25 @@ fn python_env(repo: &Path, coverage_file: &Path) -> Vec<(String, String)> {
     ]
 }
 
+/// `<session>/workspace/python-<layer>`.
+fn copy_dir(spec: &RunSpec) -> PathBuf {
+    spec.session
+        .join("workspace")
+        .join(format!("python-{}", spec.layer))
+}
+
 pub fn run(spec: &RunSpec) -> RunOutput {
     let started = Instant::now();
     let mut out = RunOutput::default();
+    let copy = copy_dir(spec);
+    if let Err(e) = super::workspace::mirror(spec.repo, &copy, &std::collections::BTreeMap::new()) {
+        out.env_problem = Some(format!(
+            "cannot mirror {} into {}: {e}",
+            spec.repo.display(),
+            copy.display()
+        ));
+        return out;
+    }
     if !spec.tools.runner_available {
         out.env_problem = Some(format!(
             "pytest is not available for {}: install it with `{}`",
@@ -120,9 +139,10 @@ pub fn run(spec: &RunSpec) -> RunOutput {
     let ctx = Ctx {
         spec,
         env: python_env(
-            spec.repo,
+            &copy,
             &spec.results.join(format!(".coverage-{}", spec.run_no)),
         ),
+        copy,
         ini: spec.results.join("pytest-isolated.ini"),
         deadline: started + spec.timeout,
     };
@@ -207,17 +227,8 @@ fn run_tests(ctx: &Ctx, files: &[&PathBuf], out: &mut RunOutput) {
     let with_coverage = spec.tools.coverage_tool.as_deref() == Some("coverage.py");
     let mut argv = vec![spec.tools.interpreter.clone()];
     if with_coverage {
-        let omit = format!(
-            "{}/*,{}/*,{}/*",
-            s(spec.session),
-            s(&spec.repo.join(".workflow")),
-            s(&spec.repo.join(".venv"))
-        );
         argv.extend(["-m", "coverage", "run", "--branch"].map(String::from));
-        argv.extend([
-            format!("--source={}", s(spec.repo)),
-            format!("--omit={omit}"),
-        ]);
+        argv.push(format!("--source={}", s(&ctx.copy)));
         argv.extend(ctx.pytest().into_iter().skip(1));
     } else {
         argv = ctx.pytest();
@@ -245,7 +256,10 @@ fn run_tests(ctx: &Ctx, files: &[&PathBuf], out: &mut RunOutput) {
     }
     match parse_junit(&junit) {
         Ok(cases) => {
-            out.cases = cases;
+            out.cases = cases
+                .into_iter()
+                .map(|c| repo_paths(c, &ctx.copy))
+                .collect();
             out.reports.push(junit_rel);
         }
         Err(e) => {
@@ -278,7 +292,7 @@ fn coverage(ctx: &Ctx, out: &mut RunOutput) {
     match ctx.exec(&argv) {
         Ok(r) if r.success() => match parse_coveragepy_json(&json) {
             Ok(report) => {
-                out.coverage = Some(report.relative_to(ctx.spec.repo));
+                out.coverage = Some(report.relative_to(&ctx.copy));
                 out.reports.push(rel);
             }
             Err(e) => out.coverage_problem = Some(e.to_string()),
@@ -291,6 +305,24 @@ fn coverage(ctx: &Ctx, out: &mut RunOutput) {
         }
         Err(e) => out.coverage_problem = Some(format!("coverage json failed: {e}")),
     }
+}
+
+/// Tracebacks name the mirror (`../../workspace/python-L1-unit/pkg/mod.py`): show repository paths.
+fn repo_paths(mut case: TestCase, copy: &Path) -> TestCase {
+    let abs = format!("{}/", s(copy));
+    let rel = copy
+        .file_name()
+        .map(|n| format!("workspace/{}/", n.to_string_lossy()))
+        .unwrap_or_default();
+    let fix = |t: &str| {
+        // pytest writes paths relative to the test folder: ../../workspace/python-L1-unit/x.py
+        t.replace(&abs, "")
+            .replace(&format!("../../{rel}"), "")
+            .replace(&rel, "")
+    };
+    case.message = case.message.as_deref().map(fix);
+    case.detail = case.detail.as_deref().map(fix);
+    case
 }
 
 /// pytest's node id for a JUnit case: `pkg/test_x.py::TestC::test_y`.
@@ -318,14 +350,16 @@ pub fn node_id(test_dir: &Path, case: &TestCase) -> String {
 
 /// Runs one test again; its status, or None when it could not run.
 pub fn rerun(spec: &RunSpec, case: &TestCase) -> Option<TestStatus> {
+    let copy = copy_dir(spec);
     let ctx = Ctx {
         spec,
         env: python_env(
-            spec.repo,
+            &copy,
             &spec
                 .results
                 .join(format!(".coverage-rerun-{}", spec.run_no)),
         ),
+        copy,
         ini: spec.results.join("pytest-isolated.ini"),
         deadline: Instant::now() + spec.timeout,
     };

@@ -1,0 +1,85 @@
+//! Workspace copies of the target: runners that must not write into the user's tree run in a
+//! mirror of it under the session, refreshed incrementally (unchanged files are not rewritten, so
+//! build tools that look at modification times stay fast).
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Folders never mirrored: VCS data, our own sessions, dependencies (linked or reinstalled).
+const SKIP_DIRS: [&str; 5] = [".git", ".workflow", "node_modules", ".venv", "__pycache__"];
+
+/// Makes `copy` hold exactly the repository's files plus `extra` (relative path -> bytes,
+/// winning over the repository's). Unchanged files are not rewritten: cargo decides what to
+/// rebuild by modification time. The copy's target/ and a Cargo.lock cargo wrote are kept.
+pub(crate) fn mirror(
+    repo: &Path,
+    copy: &Path,
+    extra: &BTreeMap<PathBuf, Vec<u8>>,
+) -> io::Result<()> {
+    let mut wanted: BTreeMap<PathBuf, Option<PathBuf>> = BTreeMap::new();
+    let copy_real = std::fs::canonicalize(copy).ok();
+    list_files(
+        repo,
+        Path::new(""),
+        copy_real.as_deref(),
+        &mut |rel, abs| {
+            wanted.insert(rel, Some(abs));
+        },
+    )?;
+    wanted.extend(extra.keys().map(|k| (k.clone(), None)));
+    for (rel, source) in &wanted {
+        let bytes = match source {
+            Some(abs) => std::fs::read(abs)?,
+            None => extra[rel].clone(),
+        };
+        let dest = copy.join(rel);
+        if std::fs::read(&dest).ok().as_deref() != Some(&bytes[..]) {
+            if let Some(parent) = dest.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(&dest, &bytes)?;
+        }
+    }
+    let mut stale = Vec::new();
+    list_files(copy, Path::new(""), None, &mut |rel, abs| {
+        if !wanted.contains_key(&rel) && rel != Path::new("Cargo.lock") {
+            stale.push(abs);
+        }
+    })?;
+    stale.iter().try_for_each(std::fs::remove_file)
+}
+
+/// Calls `found(relative, absolute)` for every file under `root/rel`, leaving out [`SKIP_DIRS`], the
+/// root `target/` and `exclude` (the copy itself, should the session live inside the repo).
+/// Symlinks to files count as files; symlinked folders are not followed (no loops).
+pub(crate) fn list_files(
+    root: &Path,
+    rel: &Path,
+    exclude: Option<&Path>,
+    found: &mut impl FnMut(PathBuf, PathBuf),
+) -> io::Result<()> {
+    let dir = root.join(rel);
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    for entry in entries {
+        let entry = entry?;
+        let name = entry.file_name();
+        let (abs, rel) = (entry.path(), rel.join(&name));
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            let skip = SKIP_DIRS.iter().any(|d| name == *d)
+                || rel == Path::new("target")
+                || exclude.is_some_and(|x| std::fs::canonicalize(&abs).is_ok_and(|a| a == x));
+            if !skip {
+                list_files(root, &rel, exclude, found)?;
+            }
+        } else if kind.is_file() || (kind.is_symlink() && abs.is_file()) {
+            found(rel, abs);
+        }
+    }
+    Ok(())
+}
