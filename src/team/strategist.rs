@@ -423,7 +423,11 @@ fn render(
         let delta = r
             .delta
             .map_or("n/a".to_string(), |(a, d)| format!("+{a}/-{d}"));
-        let kind = change_type(&r.file);
+        let kind = if scope.whole_project {
+            "in scope (no change)".to_string()
+        } else {
+            change_type(&r.file)
+        };
         let mut touched: Vec<&str> = r
             .symbols
             .iter()
