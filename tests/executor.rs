@@ -21,6 +21,30 @@ fn generated(name: &str) -> String {
         .to_string()
 }
 
+/// The run record of the test whose id contains `needle`.
+fn find_test<'a>(run: &'a serde_json::Value, needle: &str) -> &'a serde_json::Value {
+    run["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"].as_str().unwrap().contains(needle))
+        .unwrap_or_else(|| panic!("no test {needle} in {run}"))
+}
+
+/// Nothing in the target repository changed, not even an ignored file (bytecode, build output).
+fn assert_repo_untouched(p: &Project) {
+    let status = std::process::Command::new("git")
+        .args(["status", "--porcelain", "--ignored"])
+        .current_dir(&p.repo)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&status.stdout).trim(),
+        "",
+        "the repository changed"
+    );
+}
+
 /// `N failed, N passed, …` from pytest's own last line.
 fn pytest_summary(text: &str) -> (u64, u64) {
     let line = text
@@ -50,13 +74,7 @@ fn executor_classifies_failures_detects_flaky_tests_and_measures_coverage() {
     out.assert_code(0);
     let dir = p.session_dir(&out.session_id());
     let run = read_json(&dir.join("results/run-001.json"));
-    let tests = run["tests"].as_array().unwrap();
-    let by_id = |needle: &str| {
-        tests
-            .iter()
-            .find(|t| t["id"].as_str().unwrap().contains(needle))
-            .unwrap_or_else(|| panic!("{needle} in {run}"))
-    };
+    let by_id = |needle: &str| find_test(&run, needle);
 
     // A failing assertion against buggy code.
     let bug = by_id("test_two_items_cost_twice_the_unit_price");
@@ -156,16 +174,7 @@ fn executor_classifies_failures_detects_flaky_tests_and_measures_coverage() {
         assert!(dir.join(raw).is_file(), "{raw} kept");
     }
     // The repository is untouched (no bytecode, no files).
-    let status = std::process::Command::new("git")
-        .args(["status", "--porcelain", "--ignored"])
-        .current_dir(&p.repo)
-        .output()
-        .unwrap();
-    assert_eq!(
-        String::from_utf8_lossy(&status.stdout).trim(),
-        "",
-        "the repo changed"
-    );
+    assert_repo_untouched(&p);
 }
 
 #[test]
@@ -281,17 +290,7 @@ fn rust_crate_runs_in_a_workspace_copy_with_libtest_counts() {
         (Some(3), Some(1)),
         "{run}"
     );
-    let bug = run["tests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| {
-            t["id"]
-                .as_str()
-                .unwrap()
-                .contains("triangle_angles_sum_to_180")
-        })
-        .unwrap();
+    let bug = find_test(&run, "triangle_angles_sum_to_180");
     assert_eq!(bug["classification"], "code_defect", "{bug}");
     assert_eq!(
         run["load_errors"][0]["file"], "does_not_compile.rs",
@@ -312,16 +311,7 @@ fn rust_crate_runs_in_a_workspace_copy_with_libtest_counts() {
         let problem = run["coverage_problem"].as_str().unwrap_or_default();
         assert!(problem.contains("cargo-llvm-cov"), "{run}");
     }
-    let status = std::process::Command::new("git")
-        .args(["status", "--porcelain", "--ignored"])
-        .current_dir(&p.repo)
-        .output()
-        .unwrap();
-    assert_eq!(
-        String::from_utf8_lossy(&status.stdout).trim(),
-        "",
-        "the crate was not touched"
-    );
+    assert_repo_untouched(&p);
 }
 
 #[test]
@@ -333,12 +323,7 @@ fn node_package_runs_with_junit_and_coverage() {
         (Some(2), Some(1)),
         "{run}"
     );
-    let bug = run["tests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["id"].as_str().unwrap().contains("exactly max"))
-        .unwrap();
+    let bug = find_test(&run, "exactly max");
     assert_eq!(bug["classification"], "code_defect", "{bug}");
     assert_eq!(
         run["load_errors"][0]["file"], "syntax_error.test.js",
@@ -348,16 +333,7 @@ fn node_package_runs_with_junit_and_coverage() {
         run["coverage"].as_f64().is_some(),
         "node measures coverage: {run}"
     );
-    let status = std::process::Command::new("git")
-        .args(["status", "--porcelain", "--ignored"])
-        .current_dir(&p.repo)
-        .output()
-        .unwrap();
-    assert_eq!(
-        String::from_utf8_lossy(&status.stdout).trim(),
-        "",
-        "the package was not touched"
-    );
+    assert_repo_untouched(&p);
 }
 
 #[test]

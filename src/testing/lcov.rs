@@ -255,9 +255,7 @@ mod tests {
     use std::path::PathBuf;
 
     fn fixture(name: &str) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/reports")
-            .join(name)
+        crate::testing::report::fixture_report(name)
     }
 
     /// (path, lines_total, lines_covered, missing, branches_total, branches_covered)

@@ -148,3 +148,11 @@ impl CoverageReport {
         self
     }
 }
+
+/// A real tool report kept in tests/fixtures/reports, for the parsers' tests.
+#[cfg(test)]
+pub(crate) fn fixture_report(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/reports")
+        .join(name)
+}
