@@ -67,6 +67,17 @@ pub fn run_captured_env(
     env: &[(&str, &str)],
     timeout: Duration,
 ) -> Result<Captured> {
+    run_captured_input(argv, cwd, env, None, timeout)
+}
+
+/// [`run_captured_env`] that also feeds `input` to the child's stdin.
+pub fn run_captured_input(
+    argv: &[&str],
+    cwd: &Path,
+    env: &[(&str, &str)],
+    input: Option<Vec<u8>>,
+    timeout: Duration,
+) -> Result<Captured> {
     let (program, args) = argv
         .split_first()
         .ok_or_else(|| Error::Environment("empty command".into()))?;
@@ -75,7 +86,11 @@ pub fn run_captured_env(
         .args(args)
         .envs(env.iter().copied())
         .current_dir(cwd)
-        .stdin(Stdio::null())
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
@@ -87,6 +102,13 @@ pub fn run_captured_env(
         .spawn()
         .map_err(|e| Error::io(format!("starting {program}"), e))?;
     let group = GroupGuard::track(child.id());
+    if let (Some(bytes), Some(mut stdin)) = (input, child.stdin.take()) {
+        // A writer thread: a child that does not read its input must not block us.
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let _ = stdin.write_all(&bytes);
+        });
+    }
     let mut out = child.stdout.take().expect("piped");
     let mut err = child.stderr.take().expect("piped");
     let out_reader = std::thread::spawn(move || read_capped(&mut out, OUTPUT_CAP));

@@ -5,6 +5,7 @@ mod common;
 mod builtin_roles;
 mod errors;
 mod executor;
+mod generator;
 mod pipelines;
 mod resume;
 mod strategist;

@@ -1,5 +1,6 @@
 //! The command line: clap definitions and the thin glue to the library.
 
+mod apply;
 mod launch;
 mod log;
 mod resume;
@@ -35,6 +36,8 @@ pub enum Command {
     Log(log::LogArgs),
     /// List every session under the sessions root.
     Sessions(sessions::SessionsArgs),
+    /// Copy a session's generated tests into the repository (only when you ask).
+    Apply(apply::ApplyArgs),
 }
 
 /// Where sessions live: shared by every command.
@@ -69,5 +72,6 @@ pub fn main() -> anyhow::Result<i32> {
         Command::Status(a) => status::status(a),
         Command::Log(a) => log::log(a),
         Command::Sessions(a) => sessions::sessions(a),
+        Command::Apply(a) => apply::apply(a),
     }
 }

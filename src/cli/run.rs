@@ -32,6 +32,9 @@ pub struct RunArgs {
     /// of against HEAD.
     #[arg(long, value_name = "REV")]
     pub base: Option<String>,
+    /// Seed of the built-in generator's random choices (the same seed gives the same tests).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
     /// Extra or overriding role files: DIR/<role>/role.md.
     #[arg(long, value_name = "DIR")]
     pub roles_dir: Option<PathBuf>,
@@ -168,6 +171,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         completion_action: "auto_archive".into(),
         gc_rounds: Default::default(),
         max_gc_rounds: config.max_gc_rounds,
+        seed: args.seed,
         active_workers: vec![],
         roles,
         spec_file: spec,

@@ -97,10 +97,24 @@ pub struct TeamConfig {
     pub max_attempts: u32,
     pub coverage_targets: BTreeMap<String, f64>,
     pub gc: GcRoles,
+    /// The built-in generator's search budget per layer, in seconds.
+    #[serde(default = "default_generator_budget")]
+    pub generator_budget_s: f64,
+    /// Per-call timeout of the built-in generator's sandboxed calls, in seconds.
+    #[serde(default = "default_call_timeout")]
+    pub generator_call_timeout_s: f64,
     pub roles: Vec<RoleConfig>,
     pub pipelines: BTreeMap<String, PipelineSpec>,
     #[serde(skip)]
     pub source: PathBuf,
+}
+
+fn default_generator_budget() -> f64 {
+    60.0
+}
+
+fn default_call_timeout() -> f64 {
+    2.0
 }
 
 impl TeamConfig {

@@ -55,6 +55,9 @@ pub struct SessionState {
     pub gc_rounds: BTreeMap<String, u32>,
     #[serde(default = "default_max_gc_rounds")]
     pub max_gc_rounds: u32,
+    /// Seed of every random choice the built-in roles make: the same seed, the same tests.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
     #[serde(default)]
     pub active_workers: Vec<ActiveWorker>,
     #[serde(default)]
@@ -77,6 +80,10 @@ pub struct SessionState {
 
 fn default_max_gc_rounds() -> u32 {
     3
+}
+
+fn default_seed() -> u64 {
+    1
 }
 
 fn version() -> u32 {

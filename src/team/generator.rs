@@ -1,19 +1,24 @@
-//! Generator: the built-in, offline test writer. For a Python project it writes one import smoke
-//! test per module in scope (the module imports from the repository, every name of its `__all__`
-//! exists). Other frameworks have no built-in generator yet, and the outcome says so.
+//! Generator: the built-in, offline test writer. For a Python project it runs the search-based
+//! generator (src/gen) over the modules in scope and writes one readable pytest file per module into
+//! the session's tests/<layer>/; in a GC round it aims at the lines still missing, drops tests the
+//! executor found broken or flaky, and keeps tests that found code defects as strict xfails with the
+//! evidence. Other frameworks have no built-in generator yet, and the outcome says so.
 
-use std::fmt::Write as _;
+use std::collections::BTreeMap;
 use std::path::Path;
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::util::to_map;
+use super::util::{time_left, to_map};
 use super::RoleContext;
+use crate::gen::{self, GenRequest, ModuleRef};
 use crate::pipeline::scope::ChangeKind;
 use crate::tasks::Outcome;
 use crate::testing::detect::{session_framework, test_pattern};
 use crate::testing::session_scope::load_scope;
-use crate::util::{atomic_write, mkdirs};
+use crate::testing::toolchain::python_for;
+use crate::util::{atomic_write, mkdirs, read_json};
 
 /// Python files that run code when imported (or are not modules at all): never imported by a test.
 const NOT_IMPORTABLE: [&str; 5] = [
@@ -23,13 +28,6 @@ const NOT_IMPORTABLE: [&str; 5] = [
     "noxfile.py",
     "manage.py",
 ];
-
-/// One module to test: its dotted name and its path relative to the repository.
-#[derive(Debug, Clone, PartialEq)]
-struct Module {
-    name: String,
-    path: String,
-}
 
 pub fn run(ctx: &RoleContext) -> Outcome {
     let Some(layer) = ctx.task.layer.as_deref() else {
@@ -45,85 +43,236 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         Some(10.0),
         Some(format!("framework {framework}, layer {layer}")),
     );
-    let (files, mut summary) = if matches!(framework.as_str(), "pytest" | "unittest") {
-        match write_python_tests(ctx, layer) {
-            Ok((files, skipped)) => {
-                let note = if skipped > 0 {
-                    format!(" ({skipped} Python file(s) in scope not importable)")
-                } else {
-                    String::new()
-                };
-                let text = format!(
-                    "{}: {} import smoke test file(s) written{note}",
-                    layer,
-                    files.len()
-                );
-                (files, text)
-            }
-            Err(e) => return Outcome::failed(e),
-        }
-    } else {
-        (
-            Vec::new(),
-            format!("no built-in generator for {framework} yet: 0 test files written"),
-        )
-    };
-    (ctx.progress)(
-        "tests_written",
-        Some(90.0),
-        Some(format!("{} file(s)", files.len())),
-    );
-    if let Some(n) = round {
-        // The smoke tests are fully determined by the scope, so a revision can only rewrite them.
-        summary =
-            format!("GC round {n}: {summary}; the built-in generator has nothing more to add");
+    if !matches!(framework.as_str(), "pytest" | "unittest") {
+        let mut out = Outcome::completed(format!(
+            "no built-in generator for {framework} yet: 0 test files written"
+        ));
+        out.data = to_map(
+            json!({"layer": layer, "test_files": [], "round": round, "is_revision": round.is_some()}),
+        );
+        return out;
     }
-    let mut out = Outcome::completed(summary);
-    out.data = to_map(json!({
-        "layer": layer, "framework": framework, "test_files": files,
-        "round": round.unwrap_or(0), "is_revision": round.is_some(),
-    }));
-    out.artifacts = files;
-    out
+    match python_round(ctx, layer, round) {
+        Ok(out) => out,
+        Err(e) => Outcome::failed(e),
+    }
 }
 
-/// Writes the smoke tests; returns their session-relative paths and how many .py files were left out.
-fn write_python_tests(ctx: &RoleContext, layer: &str) -> Result<(Vec<String>, usize), String> {
+/// The modules in scope: the changed (or, with no change, all) Python files that are importable
+/// modules and not tests.
+fn modules_in_scope(ctx: &RoleContext) -> Result<Vec<ModuleRef>, String> {
     let scope = load_scope(ctx.session)?;
     let src_layout = !ctx.repo.join("src/__init__.py").is_file();
-    let candidates: Vec<&str> = scope
-        .files
-        .iter()
-        .filter(|f| f.kind != ChangeKind::Deleted && f.path.ends_with(".py"))
-        .filter(|f| test_pattern(&f.path).is_none() && !under_tests(&f.path))
-        .filter(|f| !NOT_IMPORTABLE.contains(&f.path.rsplit('/').next().unwrap_or("")))
-        .filter(|f| ctx.repo.join(&f.path).is_file())
-        .map(|f| f.path.as_str())
-        .collect();
-    let mut modules: Vec<Module> = Vec::new();
-    for path in &candidates {
-        if let Some(name) = module_name(path, src_layout) {
-            if !modules.iter().any(|m| m.name == name) {
-                modules.push(Module {
-                    name,
-                    path: path.to_string(),
+    let mut modules: Vec<ModuleRef> = Vec::new();
+    for f in &scope.files {
+        let name = f.path.rsplit('/').next().unwrap_or("");
+        let usable = f.kind != ChangeKind::Deleted
+            && f.path.ends_with(".py")
+            && test_pattern(&f.path).is_none()
+            && !under_tests(&f.path)
+            && !NOT_IMPORTABLE.contains(&name)
+            && ctx.repo.join(&f.path).is_file();
+        if !usable {
+            continue;
+        }
+        if let Some(module) = module_name(&f.path, src_layout) {
+            if !modules.iter().any(|m| m.module == module) {
+                modules.push(ModuleRef {
+                    module,
+                    file: f.path.clone(),
                 });
             }
         }
     }
+    Ok(modules)
+}
+
+/// What the last run of this layer says for a revision: tests to avoid, tests that found code
+/// defects (kept as xfail with the evidence), and lines still missing per file.
+#[derive(Default)]
+struct Feedback {
+    avoid: Vec<String>,
+    defects: BTreeMap<String, String>,
+    missing: BTreeMap<String, Vec<u32>>,
+}
+
+fn feedback(session: &Path, layer: &str) -> Feedback {
+    let mut fb = Feedback::default();
+    let results = session.join("results");
+    let mut runs: Vec<String> = std::fs::read_dir(&results)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| super::executor::is_run_file(n))
+                .collect()
+        })
+        .unwrap_or_default();
+    runs.sort();
+    let Some(run) = runs
+        .iter()
+        .rev()
+        .filter_map(|n| read_json::<Value>(&results.join(n)).ok())
+        .find(|r| r["layer"] == layer && r["tests"].is_array())
+    else {
+        return fb;
+    };
+    for t in run["tests"].as_array().into_iter().flatten() {
+        let name = t["id"]
+            .as_str()
+            .unwrap_or("")
+            .rsplit("::")
+            .next()
+            .unwrap_or("")
+            .to_string();
+        match (t["status"].as_str(), t["classification"].as_str()) {
+            (Some("flaky"), _) | (_, Some("test_defect")) => fb.avoid.push(name),
+            (_, Some("code_defect")) => {
+                let evidence = t["evidence"]["excerpt"]
+                    .as_str()
+                    .unwrap_or("")
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .trim_start_matches(['E', ' ']);
+                let at = t["evidence"]["location"].as_str().unwrap_or("");
+                fb.defects.insert(
+                    name,
+                    format!("code_defect found by team-testing at {at}: {evidence}"),
+                );
+            }
+            _ => {}
+        }
+    }
+    if let Some(cov) = run["coverage_file"]
+        .as_str()
+        .and_then(|rel| read_json::<Value>(&session.join(rel)).ok())
+    {
+        for f in cov["files"].as_array().into_iter().flatten() {
+            let lines: Vec<u32> =
+                serde_json::from_value(f["missing_lines"].clone()).unwrap_or_default();
+            if let (Some(path), false) = (f["path"].as_str(), lines.is_empty()) {
+                fb.missing.insert(path.to_string(), lines);
+            }
+        }
+    }
+    fb
+}
+
+fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Outcome, String> {
+    let modules = modules_in_scope(ctx)?;
     let dir = ctx.session.root.join("tests").join(layer);
     mkdirs(&dir).map_err(|e| e.to_string())?;
-    let mut written = Vec::new();
-    for m in &modules {
-        let safe = m.name.replace('.', "_");
-        let file = format!("test_import_{safe}.py");
-        let has_all =
-            std::fs::read_to_string(ctx.repo.join(&m.path)).is_ok_and(|t| t.contains("__all__"));
-        atomic_write(&dir.join(&file), smoke_test(m, &safe, has_all).as_bytes())
-            .map_err(|e| e.to_string())?;
-        written.push(format!("tests/{layer}/{file}"));
+    if modules.is_empty() {
+        let mut out = Outcome::completed(format!(
+            "{layer}: no Python module in scope: 0 test files written"
+        ));
+        out.data = to_map(
+            json!({"layer": layer, "test_files": [], "round": round, "is_revision": round.is_some()}),
+        );
+        return Ok(out);
     }
-    Ok((written, candidates.len() - modules.len()))
+    let fb = if round.is_some() {
+        feedback(&ctx.session.root, layer)
+    } else {
+        Feedback::default()
+    };
+    let state = ctx.session.load_state().map_err(|e| e.to_string())?;
+    let (mirror, scratch) = gen::scratch_dirs(&ctx.session.root, layer);
+    crate::testing::workspace::mirror(ctx.repo, &mirror, &BTreeMap::new()).map_err(|e| {
+        format!(
+            "cannot mirror the repository into {}: {e}",
+            mirror.display()
+        )
+    })?;
+    let left = time_left(ctx.deadline)?;
+    let budget = ctx
+        .config
+        .generator_budget_s
+        .min(left.as_secs_f64() * 0.8)
+        .max(1.0);
+    let target = ctx.config.coverage_target(layer).unwrap_or(80.0);
+    let req = GenRequest {
+        modules: modules.clone(),
+        layer: layer.to_string(),
+        // Each round searches afresh from its own seed, reproducibly.
+        seed: state.seed.wrapping_add(round.unwrap_or(0)),
+        budget_s: budget,
+        call_timeout_s: ctx.config.generator_call_timeout_s,
+        target_percent: target,
+        missing: fb.missing.clone(),
+        avoid: fb.avoid.clone(),
+    };
+    (ctx.progress)(
+        "searching",
+        Some(20.0),
+        Some(format!(
+            "{} module(s), budget {budget:.0}s, seed {}",
+            modules.len(),
+            req.seed
+        )),
+    );
+    // The helper stops itself at its budget; the timeout is the backstop.
+    let timeout = left.min(Duration::from_secs_f64(budget + 60.0));
+    let result = gen::generate(&python_for(ctx.repo), &mirror, &scratch, &req, timeout)?;
+    let mut written = Vec::new();
+    let mut tests = 0;
+    let keep: std::collections::BTreeSet<String> = fb.defects.keys().cloned().collect();
+    for m in result.modules.iter().filter(|m| !m.source.is_empty()) {
+        // Tests that found code defects are findings: they survive the regeneration.
+        let previous = std::fs::read_to_string(dir.join(&m.test_file)).unwrap_or_default();
+        let combined = gen::carry_over(&previous, &m.source, &keep);
+        let source = gen::mark_xfail(&combined, &fb.defects);
+        atomic_write(&dir.join(&m.test_file), source.as_bytes()).map_err(|e| e.to_string())?;
+        written.push(format!("tests/{layer}/{}", m.test_file));
+        tests += m.tests.len();
+    }
+    let (total, covered) = result
+        .modules
+        .iter()
+        .fold((0, 0), |(t, c), m| (t + m.lines_total, c + m.lines_covered));
+    let import_errors: Vec<Value> = result
+        .modules
+        .iter()
+        .filter_map(|m| {
+            m.import_error
+                .as_ref()
+                .map(|e| json!({"module": m.module, "error": e, "kind": m.import_error_kind}))
+        })
+        .collect();
+    (ctx.progress)(
+        "tests_written",
+        Some(90.0),
+        Some(format!("{tests} tests in {} file(s)", written.len())),
+    );
+    let reached = (total > 0).then(|| 100.0 * covered as f64 / total as f64);
+    let mut summary = format!(
+        "{layer}: {tests} tests in {} file(s) for {} module(s); search reached {} line coverage; {} contract finding(s)",
+        written.len(),
+        modules.len(),
+        reached.map_or("n/a".into(), |r| format!("{r:.1}%")),
+        result.findings.len()
+    );
+    if let Some(n) = round {
+        summary = format!(
+            "GC round {n}: {summary}; {} broken or flaky test(s) dropped, {} code-defect test(s) kept as xfail",
+            fb.avoid.len(),
+            fb.defects.len()
+        );
+    }
+    if !import_errors.is_empty() {
+        summary.push_str(&format!(
+            "; {} module(s) failed to import",
+            import_errors.len()
+        ));
+    }
+    let mut out = Outcome::completed(summary);
+    out.data = to_map(json!({
+        "layer": layer, "test_files": written, "round": round, "is_revision": round.is_some(),
+        "seed": req.seed, "tests": tests, "search_coverage": reached, "findings": result.findings,
+        "import_errors": import_errors, "stats": result.stats,
+    }));
+    out.artifacts = written;
+    Ok(out)
 }
 
 /// Files in a tests/ or test/ folder are test support, not modules under test.
@@ -156,33 +305,6 @@ fn module_name(path: &str, src_layout: bool) -> Option<String> {
     (!parts.is_empty() && parts.iter().all(identifier)).then(|| parts.join("."))
 }
 
-/// A pytest module with real assertions: the import resolves to the repository's file, and (when
-/// the module declares `__all__`) every exported name exists.
-fn smoke_test(m: &Module, safe: &str, has_all: bool) -> String {
-    let mut py = format!(
-        "\"\"\"Import smoke test for {name} ({path}), written by team-testing's built-in generator.\"\"\"\n\
-         import importlib\n\n\
-         MODULE = \"{name}\"\n\
-         SOURCE = \"/{path}\"\n\n\n\
-         def test_{safe}_imports_from_the_repository():\n\
-         \x20   module = importlib.import_module(MODULE)\n\
-         \x20   assert module.__name__ == MODULE\n\
-         \x20   assert (module.__file__ or \"\").replace(\"\\\\\", \"/\").endswith(SOURCE)\n",
-        name = m.name,
-        path = m.path,
-    );
-    if has_all {
-        let _ = write!(
-            py,
-            "\n\ndef test_{safe}_names_in_all_exist():\n\
-             \x20   module = importlib.import_module(MODULE)\n\
-             \x20   missing = [name for name in getattr(module, \"__all__\", ()) if not hasattr(module, name)]\n\
-             \x20   assert missing == [], f\"names in __all__ but not defined: {{missing}}\"\n"
-        );
-    }
-    py
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -208,18 +330,5 @@ mod tests {
         assert!(under_tests("tests/helpers.py"));
         assert!(under_tests("pkg/test/util.py"));
         assert!(!under_tests("pkg/testing.py"));
-    }
-
-    #[test]
-    fn smoke_test_asserts_the_source_and_all() {
-        let m = Module {
-            name: "pkg.mod".into(),
-            path: "src/pkg/mod.py".into(),
-        };
-        let py = smoke_test(&m, "pkg_mod", true);
-        assert!(py.contains("MODULE = \"pkg.mod\""));
-        assert!(py.contains("SOURCE = \"/src/pkg/mod.py\""));
-        assert!(py.contains("def test_pkg_mod_names_in_all_exist():"));
-        assert!(!smoke_test(&m, "pkg_mod", false).contains("__all__\", ()"));
     }
 }

@@ -1,0 +1,193 @@
+//! The built-in search-based generator on real Python projects (no LLM).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::common::*;
+
+/// Every generated test file of a layer, by name.
+fn generated_files(p: &Project, id: &str, layer: &str) -> BTreeMap<String, String> {
+    let dir = p.session_dir(id).join("tests").join(layer);
+    std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".py"))
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read_to_string(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The bodies of the test functions of a file.
+fn test_bodies(source: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for line in source.lines() {
+        if let Some(rest) = line.strip_prefix("def test_") {
+            out.push((
+                format!("test_{}", rest.split('(').next().unwrap()),
+                String::new(),
+            ));
+        } else if let Some(last) = out.last_mut() {
+            if line.starts_with(' ') || line.is_empty() {
+                last.1.push_str(line);
+                last.1.push('\n');
+            }
+        }
+    }
+    out
+}
+
+fn last_run(p: &Project, id: &str, layer: &str) -> Value {
+    let tasks = p.tasks(id);
+    let run = tasks
+        .iter()
+        .rfind(|t| t["owner"] == "executor" && t["layer"] == layer && t["status"] == "completed")
+        .unwrap_or_else(|| panic!("no completed {layer} run"));
+    run["outcome"].clone()
+}
+
+#[test]
+fn standard_pipeline_on_the_python_fixture_reaches_the_l1_gate() {
+    let p = Project::fixture("python-calc");
+    let out = p
+        .cmd(&["run", "test the calculator", "--pipeline", "standard", "-y"])
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let l1 = last_run(&p, &id, "L1-unit");
+    assert!(
+        l1["coverage"].as_f64().unwrap() >= 80.0,
+        "L1 coverage: {l1}"
+    );
+    assert!(
+        l1["pass_rate"].as_f64().unwrap() >= 0.95,
+        "L1 pass rate: {l1}"
+    );
+    for layer in ["L1-unit", "L2-integration"] {
+        let files = generated_files(&p, &id, layer);
+        assert!(!files.is_empty(), "{layer} has tests");
+        for (file, source) in &files {
+            for (name, body) in test_bodies(source) {
+                assert!(
+                    body.contains("assert") || body.contains("pytest.raises"),
+                    "{layer}/{file}::{name} asserts nothing:\n{body}"
+                );
+            }
+        }
+    }
+    // After `apply`, plain pytest from the repository runs them and they pass.
+    let applied = p.cmd(&["apply", &id]).run();
+    applied.assert_code(0);
+    assert!(
+        p.repo
+            .join("tests/team_testing/l1_unit/test_calc_ops.py")
+            .is_file(),
+        "{}",
+        applied.stdout
+    );
+    let pytest = std::process::Command::new("pytest")
+        .args(["-q", "-p", "no:cacheprovider", "tests/team_testing"])
+        .current_dir(&p.repo)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("pytest is installed");
+    assert!(
+        pytest.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&pytest.stdout),
+        String::from_utf8_lossy(&pytest.stderr)
+    );
+    // A second apply of the same files is a no-op; nothing else in the repository changed.
+    p.cmd(&["apply", &id]).run().assert_code(0);
+    let status = std::process::Command::new("git")
+        .args(["status", "--porcelain"])
+        .current_dir(&p.repo)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&status.stdout).trim(),
+        "?? tests/team_testing/"
+    );
+}
+
+#[test]
+fn the_same_seed_gives_the_same_tests_and_another_seed_others() {
+    let p = Project::fixture("python-calc");
+    let run = |seed: &str| {
+        let out = p
+            .cmd(&["run", "test it", "--pipeline", "targeted", "--seed", seed])
+            .run();
+        out.assert_code(0);
+        generated_files(&p, &out.session_id(), "L1-unit")
+    };
+    let a = run("7");
+    let b = run("7");
+    let c = run("8");
+    assert_eq!(a, b, "same seed, same files");
+    assert_ne!(a, c, "another seed, other files");
+}
+
+#[test]
+fn broken_contracts_are_findings_and_never_asserted() {
+    let p = Project::fixture("python-contracts");
+    let out = p
+        .cmd(&["run", "test the geometry", "--pipeline", "targeted"])
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let gen = p
+        .tasks(&id)
+        .into_iter()
+        .find(|t| t["id"] == "TESTGEN-001")
+        .unwrap();
+    let findings = gen["outcome"]["data"]["findings"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let kinds: Vec<(String, String)> = findings
+        .iter()
+        .map(|f| {
+            (
+                f["function"].as_str().unwrap().to_string(),
+                f["kind"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        kinds
+            .iter()
+            .any(|(f, k)| f.ends_with("perimeter") && k == "doctest"),
+        "{findings:?}"
+    );
+    assert!(
+        kinds
+            .iter()
+            .any(|(f, k)| f.ends_with("last_side") && k == "builtin_exception"),
+        "{findings:?}"
+    );
+    let files = generated_files(&p, &id, "L1-unit");
+    let all: String = files.values().cloned().collect();
+    // The buggy perimeter value (2 + 3 * 2 = 8) is never asserted; the documented 10 is.
+    assert!(!all.contains("perimeter(2, 3) == 8"), "{all}");
+    assert!(all.contains("== 10"), "{all}");
+    // time.time() gets no equality assertion.
+    for (name, body) in files.values().flat_map(|s| test_bodies(s)) {
+        if body.contains("stamp(") {
+            assert!(!body.contains("=="), "{name} asserts a timestamp:\n{body}");
+        }
+    }
+    // The infinite loop on negative turns did not hang the run (it finished), and the executor
+    // classifies the contract tests as code defects.
+    let run = read_json(&p.session_dir(&id).join("results/run-001.json"));
+    let defects: Vec<&Value> = run["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["classification"] == "code_defect")
+        .collect();
+    assert!(defects.len() >= 2, "{run}");
+}
