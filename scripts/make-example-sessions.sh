@@ -46,7 +46,9 @@ for s in "$work"/sessions/TST-*; do
   name=$(basename "$s")
   cp -r "$s" "sessions/$name"
 done
-# Binary coverage databases and the lock hold nothing a reader needs.
+# Mirrors of the repository (workspace/), binary coverage databases and the lock hold nothing
+# a reader needs.
+find sessions -mindepth 2 -maxdepth 2 -name workspace -type d -exec rm -rf {} +
 find sessions -name '.coverage*' -type f -delete
 find sessions -name '.lock' -type f -delete
 find sessions -name '__pycache__' -prune -exec rm -rf {} +
