@@ -305,6 +305,73 @@ pub fn scratch_dirs(session: &Path, layer: &str) -> (PathBuf, PathBuf) {
 mod tests {
     use super::*;
 
+    /// A copy of a fixture project in a temp dir.
+    fn fixture_copy(name: &str) -> tempfile::TempDir {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name);
+        crate::testing::workspace::mirror(&src, tmp.path(), &BTreeMap::new()).unwrap();
+        tmp
+    }
+
+    #[test]
+    fn l3_runs_the_entry_points_and_asserts_exit_codes_and_output() {
+        let repo = fixture_copy("python-contracts");
+        let scratch = tempfile::tempdir().unwrap();
+        let req = GenRequest {
+            modules: vec![],
+            layer: "L3-e2e".into(),
+            seed: 3,
+            budget_s: 30.0,
+            call_timeout_s: 2.0,
+            target_percent: 40.0,
+            missing: BTreeMap::new(),
+            avoid: vec![],
+        };
+        let out = generate(
+            "python3",
+            repo.path(),
+            scratch.path(),
+            &req,
+            Duration::from_secs(120),
+        )
+        .unwrap();
+        let m = &out.modules[0];
+        assert!(!m.tests.is_empty(), "{out:?}");
+        assert!(
+            m.source
+                .contains("[sys.executable, '-m', 'shapes'] + ['--help']"),
+            "{}",
+            m.source
+        );
+        assert!(
+            m.source.contains("assert result.returncode == 0"),
+            "{}",
+            m.source
+        );
+        // The tests pass when run from the project.
+        std::fs::write(repo.path().join("test_e2e_generated.py"), &m.source).unwrap();
+        let run = std::process::Command::new("python3")
+            .args([
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "test_e2e_generated.py",
+            ])
+            .current_dir(repo.path())
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stdout)
+        );
+    }
+
     #[test]
     fn defect_tests_of_the_last_round_are_carried_over() {
         let old = "\"\"\"Old.\"\"\"\nfrom m import f, g\n\n\ndef test_f_aa():\n    assert f(1) == 2\n\n\n@pytest.mark.xfail(reason=\"x\", strict=True)\ndef test_g_bb():\n    assert g(1) == 3\n";
