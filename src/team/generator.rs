@@ -94,6 +94,128 @@ struct Feedback {
     avoid: Vec<String>,
     defects: BTreeMap<String, String>,
     missing: BTreeMap<String, Vec<u32>>,
+    /// (generator round the run judged, pass rate) of every run of the layer, in order.
+    history: Vec<(u64, f64)>,
+    /// How many failing tests share the most common error kind.
+    similar_failures: usize,
+    /// Failing tests that are not findings (environment trouble): dropped in an aggressive round.
+    batch: Vec<String>,
+}
+
+/// The seed's revision engine: how a GC round changes the tests.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Strategy {
+    /// Rounds 1-2: targeted additions at the missing lines, everything validated.
+    Conservative,
+    /// Pass rate above 80 % with similar failures: batch changes, a larger search.
+    Aggressive,
+    /// A regression of more than 10 points: back to the best earlier set, minimal change.
+    Surgical { restore: u64 },
+}
+
+fn pick_strategy(round: u64, fb: &Feedback) -> Strategy {
+    if let Some(&(_, last)) = fb.history.last() {
+        let best = fb.history[..fb.history.len() - 1].iter().copied().fold(
+            None,
+            |acc: Option<(u64, f64)>, r| match acc {
+                Some(a) if a.1 >= r.1 => Some(a),
+                _ => Some(r),
+            },
+        );
+        if let Some((k, rate)) = best {
+            if rate - last > 0.10 {
+                return Strategy::Surgical { restore: k };
+            }
+        }
+        if round >= 3 && last > 0.8 && fb.similar_failures >= 2 {
+            return Strategy::Aggressive;
+        }
+    }
+    Strategy::Conservative
+}
+
+/// A regression of more than 10 points: go back to the best earlier round's tests (keeping the
+/// defect findings marked), change nothing else.
+fn surgical_round(
+    ctx: &RoleContext,
+    layer: &str,
+    round: u64,
+    restore: u64,
+    fb: &Feedback,
+    dir: &Path,
+) -> Result<Outcome, String> {
+    let from = history_dir(&ctx.session.root, layer, restore);
+    if !from.is_dir() {
+        return Err(format!(
+            "surgical round: the tests of round {restore} were not kept ({})",
+            from.display()
+        ));
+    }
+    for entry in std::fs::read_dir(dir).map_err(|e| e.to_string())?.flatten() {
+        if entry.path().extension().is_some_and(|x| x == "py") {
+            std::fs::remove_file(entry.path()).map_err(|e| e.to_string())?;
+        }
+    }
+    copy_py_files(&from, dir)?;
+    let mut written = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| e.to_string())?.flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|x| x == "py") {
+            let text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
+            atomic_write(&path, gen::mark_xfail(&text, &fb.defects).as_bytes())
+                .map_err(|e| e.to_string())?;
+            written.push(format!(
+                "tests/{layer}/{}",
+                entry.file_name().to_string_lossy()
+            ));
+        }
+    }
+    written.sort();
+    copy_py_files(dir, &history_dir(&ctx.session.root, layer, round))?;
+    let last = fb.history.last().map_or(0.0, |h| h.1);
+    let mut out = Outcome::completed(format!(
+        "GC round {round} (Surgical): pass rate fell to {:.1}%; restored the {} test file(s) of round {restore}",
+        last * 100.0,
+        written.len()
+    ));
+    out.data = to_map(
+        json!({"layer": layer, "test_files": written, "round": round, "is_revision": true,
+        "strategy": "Surgical", "restored_round": restore}),
+    );
+    out.artifacts = written;
+    Ok(out)
+}
+
+/// The generator round a run judged: TESTRUN-001 judged round 0, TESTRUN-L1-fix-2 round 2.
+fn judged_round(task_id: &str) -> u64 {
+    task_id
+        .rsplit_once("-fix-")
+        .and_then(|(_, n)| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Where each round's test set is kept, so a surgical round can go back to it.
+fn history_dir(session: &Path, layer: &str, round: u64) -> std::path::PathBuf {
+    session
+        .join("tests")
+        .join(".history")
+        .join(layer)
+        .join(round.to_string())
+}
+
+fn copy_py_files(from: &Path, to: &Path) -> Result<(), String> {
+    mkdirs(to).map_err(|e| e.to_string())?;
+    for entry in std::fs::read_dir(from)
+        .map_err(|e| format!("reading {}: {e}", from.display()))?
+        .flatten()
+    {
+        let path = entry.path();
+        if path.extension().is_some_and(|x| x == "py") {
+            std::fs::copy(&path, to.join(entry.file_name()))
+                .map_err(|e| format!("copying {}: {e}", path.display()))?;
+        }
+    }
+    Ok(())
 }
 
 fn feedback(session: &Path, layer: &str) -> Feedback {
@@ -108,14 +230,31 @@ fn feedback(session: &Path, layer: &str) -> Feedback {
         })
         .unwrap_or_default();
     runs.sort();
-    let Some(run) = runs
+    let layer_runs: Vec<Value> = runs
         .iter()
-        .rev()
         .filter_map(|n| read_json::<Value>(&results.join(n)).ok())
-        .find(|r| r["layer"] == layer && r["tests"].is_array())
-    else {
+        .filter(|r| r["layer"] == layer && r["tests"].is_array())
+        .collect();
+    fb.history = layer_runs
+        .iter()
+        .filter_map(|r| {
+            Some((
+                judged_round(r["task_id"].as_str()?),
+                r["pass_rate"].as_f64()?,
+            ))
+        })
+        .collect();
+    let Some(run) = layer_runs.last() else {
         return fb;
     };
+    let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
+    for t in run["tests"].as_array().into_iter().flatten() {
+        if matches!(t["status"].as_str(), Some("failed" | "error")) {
+            let kind = t["evidence"]["error"].as_str().unwrap_or("?").to_string();
+            *kinds.entry(kind).or_default() += 1;
+        }
+    }
+    fb.similar_failures = kinds.values().copied().max().unwrap_or(0);
     for t in run["tests"].as_array().into_iter().flatten() {
         let name = t["id"]
             .as_str()
@@ -126,6 +265,7 @@ fn feedback(session: &Path, layer: &str) -> Feedback {
             .to_string();
         match (t["status"].as_str(), t["classification"].as_str()) {
             (Some("flaky"), _) | (_, Some("test_defect")) => fb.avoid.push(name),
+            (Some("failed" | "error"), Some("env_issue")) => fb.batch.push(name),
             (_, Some("code_defect")) => {
                 let evidence = t["evidence"]["excerpt"]
                     .as_str()
@@ -172,11 +312,22 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
         );
         return Ok(out);
     }
-    let fb = if round.is_some() {
+    let mut fb = if round.is_some() {
         feedback(&ctx.session.root, layer)
     } else {
         Feedback::default()
     };
+    let strategy = round.map_or(Strategy::Conservative, |r| pick_strategy(r, &fb));
+    if let (Strategy::Surgical { restore }, Some(r)) = (strategy, round) {
+        return surgical_round(ctx, layer, r, restore, &fb, &dir);
+    }
+    let mut budget_factor = 1.0;
+    if strategy == Strategy::Aggressive {
+        // Batch change: every failing test that is not a finding goes, and the search widens.
+        let batch = std::mem::take(&mut fb.batch);
+        fb.avoid.extend(batch);
+        budget_factor = 1.5;
+    }
     let state = ctx.session.load_state().map_err(|e| e.to_string())?;
     let (mirror, scratch) = gen::scratch_dirs(&ctx.session.root, layer);
     crate::testing::workspace::mirror(ctx.repo, &mirror, &BTreeMap::new()).map_err(|e| {
@@ -186,9 +337,7 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
         )
     })?;
     let left = time_left(ctx.deadline)?;
-    let budget = ctx
-        .config
-        .generator_budget_s
+    let budget = (budget_factor * ctx.config.generator_budget_s)
         .min(left.as_secs_f64() * 0.8)
         .max(1.0);
     let target = ctx.config.coverage_target(layer).unwrap_or(80.0);
@@ -227,6 +376,10 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
         written.push(format!("tests/{layer}/{}", m.test_file));
         tests += m.tests.len();
     }
+    copy_py_files(
+        &dir,
+        &history_dir(&ctx.session.root, layer, round.unwrap_or(0)),
+    )?;
     let (total, covered) = result
         .modules
         .iter()
@@ -255,6 +408,11 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
     );
     if let Some(n) = round {
         summary = format!(
+            "{} ({strategy:?}): {summary}",
+            "revision",
+            strategy = strategy
+        );
+        summary = format!(
             "GC round {n}: {summary}; {} broken or flaky test(s) dropped, {} code-defect test(s) kept as xfail",
             fb.avoid.len(),
             fb.defects.len()
@@ -269,7 +427,7 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
     let mut out = Outcome::completed(summary);
     out.data = to_map(json!({
         "layer": layer, "test_files": written, "round": round, "is_revision": round.is_some(),
-        "seed": req.seed, "tests": tests, "search_coverage": reached, "findings": result.findings,
+        "seed": req.seed, "tests": tests, "strategy": format!("{strategy:?}"), "search_coverage": reached, "findings": result.findings,
         "import_errors": import_errors, "stats": result.stats,
     }));
     out.artifacts = written;
@@ -309,6 +467,33 @@ fn module_name(path: &str, src_layout: bool) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_revision_strategy_follows_the_seed() {
+        let fb = |history: Vec<(u64, f64)>, similar| Feedback {
+            history,
+            similar_failures: similar,
+            ..Default::default()
+        };
+        assert_eq!(
+            pick_strategy(1, &fb(vec![(0, 0.7)], 3)),
+            Strategy::Conservative
+        );
+        assert_eq!(
+            pick_strategy(2, &fb(vec![(0, 0.9), (1, 0.75)], 0)),
+            Strategy::Surgical { restore: 0 }
+        );
+        assert_eq!(
+            pick_strategy(3, &fb(vec![(0, 0.8), (1, 0.85), (2, 0.9)], 2)),
+            Strategy::Aggressive
+        );
+        assert_eq!(
+            pick_strategy(3, &fb(vec![(0, 0.8), (1, 0.85), (2, 0.9)], 1)),
+            Strategy::Conservative
+        );
+        assert_eq!(judged_round("TESTRUN-L1-fix-2"), 2);
+        assert_eq!(judged_round("TESTRUN-001"), 0);
+    }
 
     #[test]
     fn module_names_follow_the_layout() {
