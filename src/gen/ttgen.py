@@ -344,10 +344,17 @@ class ModuleSearch:
     # -- helpers --
 
     def name_for(self, item, body, suffix=""):
-        """test_<function>[_kind]_<hash of the body>: the same test keeps its name in every round."""
+        """test_<function>_<its arguments>[_kind]_<hash of the body>: says what it calls and with
+        what, and the same test keeps its name in every round."""
         base = item["name"].replace(".", "_")
-        digest = hashlib.sha1("\n".join(body).encode()).hexdigest()[:8]
-        return f"test_{base}{suffix}_{digest}"
+        method = item["name"].split(".")[-1]
+        text = "\n".join(body)
+        found = re.search(re.escape(method) + r"\((.*?)\)", text)
+        raw = found.group(1) if found else ""
+        args = re.sub(r"[^0-9A-Za-z]+", "_", raw).strip("_").lower()[:24].strip("_")
+        args = f"_{args}" if args else ("_empty" if raw.strip() else "_no_args")
+        digest = hashlib.sha1(text.encode()).hexdigest()[:6]
+        return f"test_{base}{args}{suffix}_{digest}"
 
     def arguments(self, item):
         """Argument source for a call of `item` and the (expression, annotation) pairs, or None."""
