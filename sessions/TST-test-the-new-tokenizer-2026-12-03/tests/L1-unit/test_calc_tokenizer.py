@@ -4,10 +4,10 @@ import pytest
 from calc.tokenizer import tokenize
 
 
-def test_tokenize_b44a5e7e():
+def test_tokenize_abc_b44a5e():
     with pytest.raises(ValueError):
         tokenize('abc')
 
 
-def test_tokenize_238d7474():
+def test_tokenize_1_2_238d74():
     assert tokenize('1 + 2') == ['1', '+', '2']
