@@ -42,15 +42,24 @@ def log(*parts):
 
 # ---- the sandboxed call ---------------------------------------------------------------------------
 
-def _line_tracer(target, hits):
+def _line_tracer(target, hits, arcs):
+    """Records the lines of `target` that run, and the arcs between them (branch coverage)."""
+    last = {}
+
     def local(frame, event, arg):
         if event == "line":
-            hits.add(frame.f_lineno)
+            line = frame.f_lineno
+            hits.add(line)
+            prev = last.get(id(frame))
+            if prev is not None:
+                arcs.add((prev, line))
+            last[id(frame)] = line
         return local
 
     def global_(frame, event, arg):
         if frame.f_code.co_filename == target:
             hits.add(frame.f_lineno)
+            last[id(frame)] = frame.f_lineno
             return local
         return None
     return global_
@@ -79,11 +88,11 @@ def run_call(namespace, statements, expr, target, timeout):
     if pid == 0:  # the child: never returns
         os.close(read_end)
         payload = {"ok": False, "exc": "InternalError", "msg": "", "in_module": False, "explicit": False}
-        hits = set()
+        hits, arcs = set(), set()
         try:
             os.chdir(tempfile.mkdtemp(prefix="ttgen-"))
             env = dict(namespace)
-            sys.settrace(_line_tracer(target, hits))
+            sys.settrace(_line_tracer(target, hits, arcs))
             try:
                 for stmt in statements:
                     try:
@@ -105,6 +114,7 @@ def run_call(namespace, statements, expr, target, timeout):
                 pass
             payload["setup_failed"] = setup_failed
         payload["lines"] = sorted(hits)
+        payload["arcs"] = sorted(arcs)
         try:
             data = pickle.dumps(payload)
         except BaseException:  # noqa: BLE001
@@ -334,6 +344,7 @@ class ModuleSearch:
         self.inputs = Inputs(rng, harvest_constants(source), self.classes)
         self.lines_total = executable_lines(source, self.target)
         self.covered = set()
+        self.arcs = set()
         self.missing = set(req.get("missing", {}).get(spec["file"], []))
         self.tests = []            # (name, body lines, uses pytest)
         self.findings = []
@@ -402,9 +413,15 @@ class ModuleSearch:
     def run(self, statements, expr):
         return run_call(self.namespace, statements, expr, self.target, self.req["call_timeout_s"])
 
-    def adds(self, lines):
-        new = set(lines) - self.covered
-        return bool(new) or bool(self.missing & set(lines) - self.covered)
+    def adds(self, outcome):
+        """Whether a run reaches a line or takes a branch (arc) no kept call did."""
+        lines = set(outcome.get("lines", []))
+        arcs = {tuple(a) for a in outcome.get("arcs", [])}
+        return bool(lines - self.covered) or bool(arcs - self.arcs)
+
+    def keep(self, outcome):
+        self.covered.update(outcome.get("lines", []))
+        self.arcs.update(tuple(a) for a in outcome.get("arcs", []))
 
     def percent(self):
         if not self.lines_total:
@@ -521,7 +538,7 @@ class ModuleSearch:
                 outcome = self.run([], source)
                 if outcome.get("timeout"):
                     continue
-                self.covered.update(outcome.get("lines", []))
+                self.keep(outcome)
                 body = [f"assert {source} == {want}"]
                 name = self.name_for(item, body, "_doctest")
                 self.tests.append((name, body, False))
@@ -542,7 +559,7 @@ class ModuleSearch:
                 outcome = self.run([], expr)
                 if outcome.get("ok") and expr not in self.classes[item["name"]]:
                     self.classes[item["name"]].append(expr)
-                    self.covered.update(outcome.get("lines", []))
+                    self.keep(outcome)
                 if len(self.classes[item["name"]]) >= 3:
                     break
 
@@ -566,11 +583,11 @@ class ModuleSearch:
                 self.timeouts[item["name"]] = self.timeouts.get(item["name"], 0) + 1
                 stale += 1
                 continue
-            if not self.adds(outcome.get("lines", [])):
+            if not self.adds(outcome):
                 stale += 1
                 continue
             if self.record(item, [], expr, typed, outcome):
-                self.covered.update(outcome.get("lines", []))
+                self.keep(outcome)
                 stale = 0
             else:
                 stale += 1
@@ -618,11 +635,11 @@ class ModuleSearch:
             else:
                 break
             outcome = self.run(statements, expr)
-            if outcome.get("timeout") or not self.adds(outcome.get("lines", [])):
+            if outcome.get("timeout") or not self.adds(outcome):
                 stale += 1
                 continue
             if self.record(item, statements, expr, typed, outcome):
-                self.covered.update(outcome.get("lines", []))
+                self.keep(outcome)
                 stale = 0
             else:
                 stale += 1
@@ -704,7 +721,9 @@ def argparse_options(path):
     except (OSError, SyntaxError, TypeError, UnicodeDecodeError):
         return flags, positionals
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument" and node.args:
+        # argparse's add_argument, and click's @click.option / @click.argument
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") in ("add_argument", "option", "argument") \
+                and node.args:
             first = node.args[0]
             if isinstance(first, ast.Constant) and isinstance(first.value, str):
                 takes_value = not any(k.arg == "action" for k in node.keywords)
