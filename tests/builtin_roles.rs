@@ -40,13 +40,5 @@ fn builtin_targeted_run_on_python_measures_real_tests() {
     assert_eq!(run["pass_rate"], 1.0);
     assert!(dir.join("results/junit-001.xml").is_file());
     // The user's tree is untouched: no new files in the repo (sessions live elsewhere here).
-    let status = std::process::Command::new("git")
-        .args(["status", "--porcelain"])
-        .current_dir(&p.repo)
-        .output()
-        .unwrap();
-    assert_eq!(
-        String::from_utf8_lossy(&status.stdout).trim(),
-        "M calc/tokenizer.py"
-    );
+    assert_eq!(git_status(&p.repo, false), "M calc/tokenizer.py");
 }

@@ -33,16 +33,7 @@ fn find_test<'a>(run: &'a serde_json::Value, needle: &str) -> &'a serde_json::Va
 
 /// Nothing in the target repository changed, not even an ignored file (bytecode, build output).
 fn assert_repo_untouched(p: &Project) {
-    let status = std::process::Command::new("git")
-        .args(["status", "--porcelain", "--ignored"])
-        .current_dir(&p.repo)
-        .output()
-        .unwrap();
-    assert_eq!(
-        String::from_utf8_lossy(&status.stdout).trim(),
-        "",
-        "the repository changed"
-    );
+    assert_eq!(git_status(&p.repo, true), "", "the repository changed");
 }
 
 /// `N failed, N passed, …` from pytest's own last line.

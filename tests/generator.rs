@@ -103,15 +103,7 @@ fn standard_pipeline_on_the_python_fixture_reaches_the_l1_gate() {
     );
     // A second apply of the same files is a no-op; nothing else in the repository changed.
     p.cmd(&["apply", &id]).run().assert_code(0);
-    let status = std::process::Command::new("git")
-        .args(["status", "--porcelain"])
-        .current_dir(&p.repo)
-        .output()
-        .unwrap();
-    assert_eq!(
-        String::from_utf8_lossy(&status.stdout).trim(),
-        "?? tests/team_testing/"
-    );
+    assert_eq!(git_status(&p.repo, false), "?? tests/team_testing/");
 }
 
 #[test]

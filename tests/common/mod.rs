@@ -192,6 +192,20 @@ impl Project {
     }
 }
 
+/// `git status --porcelain` of a repository (with `--ignored` when asked), trimmed.
+pub fn git_status(repo: &Path, ignored: bool) -> String {
+    let mut args = vec!["status", "--porcelain"];
+    if ignored {
+        args.push("--ignored");
+    }
+    let out = Command::new("git")
+        .args(&args)
+        .current_dir(repo)
+        .output()
+        .expect("git runs");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
 pub fn read_json(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
