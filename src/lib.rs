@@ -9,6 +9,7 @@ pub mod error;
 pub mod gen;
 pub mod pipeline;
 pub mod proc;
+pub mod report;
 pub mod roles;
 pub mod session;
 pub mod tasks;

@@ -7,6 +7,7 @@ mod errors;
 mod executor;
 mod generator;
 mod pipelines;
+mod report;
 mod resume;
 mod strategist;
 mod views;

@@ -3,6 +3,7 @@
 mod apply;
 mod launch;
 mod log;
+mod report;
 mod resume;
 mod run;
 mod sessions;
@@ -38,6 +39,8 @@ pub enum Command {
     Sessions(sessions::SessionsArgs),
     /// Copy a session's generated tests into the repository (only when you ask).
     Apply(apply::ApplyArgs),
+    /// Print a session's quality report (md), report.json (json) or one row per test (csv).
+    Report(report::ReportArgs),
 }
 
 /// Where sessions live: shared by every command.
@@ -73,5 +76,6 @@ pub fn main() -> anyhow::Result<i32> {
         Command::Log(a) => log::log(a),
         Command::Sessions(a) => sessions::sessions(a),
         Command::Apply(a) => apply::apply(a),
+        Command::Report(a) => report::report(a),
     }
 }

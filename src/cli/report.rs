@@ -1,0 +1,30 @@
+//! `team-testing report [SESSION] [--format md|json|csv]`: prints a session's quality report.
+
+use clap::Args;
+
+use super::run::load_team;
+use super::Location;
+use crate::error::Error;
+use crate::session;
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Session id under the sessions root, or its path (default: the one active or paused).
+    pub session: Option<String>,
+    #[command(flatten)]
+    pub location: Location,
+    /// md (the quality report), json (report.json) or csv (one row per test).
+    #[arg(long, default_value = "md", value_parser = ["md", "json", "csv"])]
+    pub format: String,
+}
+
+pub fn report(args: ReportArgs) -> anyhow::Result<i32> {
+    let root = args.location.root();
+    let session = session::resolve(&root, args.session.as_deref())?;
+    let state = session.load_state()?;
+    let (config, _) = load_team(state.spec_file.as_deref(), state.roles_dir.as_deref())?;
+    let text = crate::report::render(&session, &config, &args.format)
+        .map_err(|e| Error::Session(format!("report of {}: {e}", session.id)))?;
+    print!("{text}");
+    Ok(0)
+}

@@ -1,0 +1,321 @@
+//! analysis/quality-report.md, written from a [`Report`] only (no file reads), so the markdown
+//! and report.json can never disagree. No timestamps: the same session gives the same text.
+
+use std::fmt::Write as _;
+
+use super::{
+    Report, TREND_COVERAGE_POINTS, TREND_SCORE_POINTS, W_COVERAGE, W_DETECTION, W_EFFECTIVENESS,
+    W_GC,
+};
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or("unknown".into(), |v| format!("{v:.1}%"))
+}
+
+fn rate(v: Option<f64>) -> String {
+    v.map_or("-".into(), |v| format!("{:.1}%", v * 100.0))
+}
+
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+pub fn markdown(r: &Report) -> String {
+    let mut md = String::new();
+    let _ = writeln!(md, "# Quality Report — {}\n", r.session_id);
+    let _ = writeln!(
+        md,
+        "Quality score: **{:.1} / 100** ({}). {} layer(s), {} run record(s), {} GC round(s) used.\n",
+        r.quality_score,
+        r.band,
+        r.layers.len(),
+        r.runs.len(),
+        r.score.gc_rounds_used
+    );
+
+    // Quality score.
+    let s = &r.score;
+    let _ = write!(
+        md,
+        "## Quality Score\n\n\
+         | Dimension | Weight | Value | Points |\n|---|---|---|---|\n\
+         | Coverage achievement: mean over layers of min(1, final coverage / target); unknown coverage uses the pass rate | {W_COVERAGE:.0}% | {:.3} | {:.1} |\n\
+         | Test effectiveness: mean final pass rate | {W_EFFECTIVENESS:.0}% | {:.3} | {:.1} |\n\
+         | Defect detection: classified failing tests / failing tests ({} / {}; 1.0 when nothing failed) | {W_DETECTION:.0}% | {:.3} | {:.1} |\n\
+         | GC-loop efficiency: 1 − rounds used / (max rounds × layers) = 1 − {} / {} | {W_GC:.0}% | {:.3} | {:.1} |\n\n\
+         Score = {:.1}. Bands: >= 80 good, 60–79 needs improvement, < 60 concerning. A session with no layer run scores 0.\n\n",
+        s.coverage_achievement, W_COVERAGE * s.coverage_achievement,
+        s.test_effectiveness, W_EFFECTIVENESS * s.test_effectiveness,
+        s.classified_failing_tests, s.failing_tests, s.defect_detection, W_DETECTION * s.defect_detection,
+        s.gc_rounds_used, s.gc_budget, s.gc_efficiency, W_GC * s.gc_efficiency,
+        r.quality_score
+    );
+
+    // Coverage per layer.
+    let _ = writeln!(
+        md,
+        "## Coverage by Layer\n\nGate: pass rate >= {:.0}% and coverage >= the layer target (unknown coverage: pass rate alone).\n",
+        r.pass_rate_target * 100.0
+    );
+    if r.layers.is_empty() {
+        md.push_str("No layer was run.\n\n");
+    } else {
+        md.push_str("| Layer | Target | Final coverage | Final pass rate | Gate | GC rounds |\n|---|---|---|---|---|---|\n");
+        for l in &r.layers {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} | {} of {} |",
+                l.layer,
+                pct(l.target),
+                pct(l.final_coverage),
+                rate(l.final_pass_rate),
+                l.gate,
+                l.gc_rounds_used,
+                r.max_gc_rounds
+            );
+        }
+        md.push_str("\nRound history (task order):\n\n| Layer | Round | Task | Status | Coverage | Pass rate | Run |\n|---|---|---|---|---|---|---|\n");
+        for l in &r.layers {
+            for p in &l.history {
+                let _ = writeln!(
+                    md,
+                    "| {} | {} | {} | {} | {} | {} | {} |",
+                    l.layer,
+                    p.round,
+                    p.task_id,
+                    p.status,
+                    pct(p.coverage),
+                    rate(p.pass_rate),
+                    p.run.as_deref().unwrap_or("-")
+                );
+            }
+        }
+        md.push('\n');
+    }
+
+    // Defect patterns.
+    md.push_str("## Defect Patterns\n\nSeverity: HIGH >= 3 occurrences, MEDIUM 2, LOW 1 (every failing test record of every run, grouped by classification:error).\n\n");
+    if r.defect_patterns.is_empty() {
+        md.push_str("No failing tests were recorded.\n\n");
+    } else {
+        md.push_str(
+            "| Pattern | Occurrences | Severity | Tests | Files |\n|---|---|---|---|---|\n",
+        );
+        for d in &r.defect_patterns {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} |",
+                cell(&d.kind),
+                d.count,
+                d.severity,
+                cell(&d.tests.join(", ")),
+                cell(&d.files.join(", "))
+            );
+        }
+        md.push('\n');
+    }
+
+    // GC effectiveness.
+    md.push_str("## GC-Loop Effectiveness\n\nRating by coverage gained per round: HIGH > 10 points, MEDIUM > 5, LOW otherwise; n/a when no round was used or coverage is unknown.\n\n");
+    if r.gc_effectiveness.is_empty() {
+        md.push_str("No layer was run.\n\n");
+    } else {
+        md.push_str("| Layer | Rounds used | First coverage | Final coverage | Gained | Per round | Round deltas | Rating |\n|---|---|---|---|---|---|---|---|\n");
+        for g in &r.gc_effectiveness {
+            let deltas: Vec<String> = g
+                .per_round
+                .iter()
+                .map(|d| d.map_or("?".into(), |d| format!("{d:+.1}")))
+                .collect();
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                g.layer,
+                g.rounds_used,
+                pct(g.initial_coverage),
+                pct(g.final_coverage),
+                g.coverage_gained.map_or("-".into(), |v| format!("{v:+.1}")),
+                g.gain_per_round.map_or("-".into(), |v| format!("{v:+.1}")),
+                if deltas.is_empty() {
+                    "-".into()
+                } else {
+                    deltas.join(", ")
+                },
+                g.rating
+            );
+        }
+        md.push('\n');
+    }
+
+    // Coverage gaps.
+    md.push_str(
+        "## Coverage Gaps\n\nPer module, from the coverage file of each layer's final run.\n\n",
+    );
+    if r.coverage_gaps.is_empty() {
+        md.push_str("No uncovered lines were recorded.\n\n");
+    } else {
+        md.push_str("| Layer | Module | Current | Target | Gap | Uncovered lines | Recommendation |\n|---|---|---|---|---|---|---|\n");
+        for g in &r.coverage_gaps {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {:.1}% | {} | {:.1} | {} | {} |",
+                g.layer,
+                cell(&g.module),
+                g.line_percent,
+                pct(g.target),
+                g.gap,
+                if g.uncovered.is_empty() {
+                    "-"
+                } else {
+                    &g.uncovered
+                },
+                cell(&g.recommendation)
+            );
+        }
+        md.push('\n');
+    }
+
+    // Findings.
+    md.push_str("## Findings\n\n### Code defects\n\n");
+    if r.findings.code_defects.is_empty() {
+        md.push_str("No test was classified code_defect.\n\n");
+    } else {
+        for d in &r.findings.code_defects {
+            let e = &d.evidence;
+            let _ = writeln!(
+                md,
+                "- **{}** ({}, {}, round {}, criticality {})\n  - location: {}\n  - error: {}\n  - reason: {}\n  - excerpt: `{}`",
+                d.test,
+                d.layer,
+                d.task_id,
+                d.round,
+                d.criticality.as_deref().unwrap_or("-"),
+                e["location"].as_str().unwrap_or("-"),
+                e["error"].as_str().unwrap_or("-"),
+                e["reason"].as_str().unwrap_or("-"),
+                e["excerpt"].as_str().unwrap_or("-").replace('`', "'").replace('\n', " ⏎ ")
+            );
+        }
+        md.push('\n');
+    }
+    md.push_str("### Contract findings of the generator\n\n");
+    if r.findings.contract_findings.is_empty() {
+        md.push_str("None.\n\n");
+    } else {
+        md.push_str("| Module | Function | Kind | Call | Expected | Actual | Test |\n|---|---|---|---|---|---|---|\n");
+        for f in &r.findings.contract_findings {
+            let g = |k: &str| cell(f[k].as_str().unwrap_or("-"));
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | `{}` | {} | {} | {} |",
+                g("module"),
+                g("function"),
+                g("kind"),
+                g("call"),
+                g("expected"),
+                g("actual"),
+                g("test")
+            );
+        }
+        md.push('\n');
+    }
+
+    md.push_str("## Flaky Tests\n\n");
+    if r.flaky_tests.is_empty() {
+        md.push_str("None.\n\n");
+    } else {
+        for f in &r.flaky_tests {
+            let _ = writeln!(md, "- {} ({}, {})", f.test, f.layer, f.task_id);
+        }
+        md.push('\n');
+    }
+    md.push_str("## Quarantined Tests\n\n");
+    if r.quarantined.is_empty() {
+        md.push_str("None.\n\n");
+    } else {
+        for q in &r.quarantined {
+            let _ = writeln!(
+                md,
+                "- {}{} ({}): {}",
+                q.test,
+                if q.whole_file { " (whole file)" } else { "" },
+                q.task_id,
+                q.reason
+            );
+        }
+        md.push('\n');
+    }
+
+    let c = &r.confidence;
+    let _ = write!(
+        md,
+        "## Confidence\n\n| Dimension | Value |\n|---|---|\n\
+         | Scenario coverage (modules in scope exercised by the tests) | {:.2} |\n\
+         | Test quality (tests neither flaky nor quarantined) | {:.2} |\n\
+         | Diagnostic accuracy (failing tests with classification and evidence location) | {:.2} |\n\
+         | Strategy effectiveness (layers meeting their gate) | {:.2} |\n\
+         | Infrastructure fitness (1 − env_issue share; 0 after an environment problem) | {:.2} |\n\
+         | Overall (mean) | {:.2} |\n\n",
+        c.scenario_coverage, c.test_quality, c.diagnostic_accuracy, c.strategy_effectiveness, c.infrastructure_fitness, c.overall
+    );
+
+    let _ = writeln!(
+        md,
+        "## Trends\n\nEarlier sessions of the same repository; compared with the most recent. Stable within ±{TREND_COVERAGE_POINTS} coverage points, ±{TREND_SCORE_POINTS} score points.\n"
+    );
+    if r.trends.previous.is_empty() {
+        md.push_str("No earlier session of this repository.\n\n");
+    } else {
+        md.push_str("| Session | Created | Score | Coverage by layer | Defect occurrences |\n|---|---|---|---|---|\n");
+        for p in &r.trends.previous {
+            let layers: Vec<String> = p
+                .layers
+                .iter()
+                .map(|(l, c)| format!("{l} {}", pct(*c)))
+                .collect();
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} |",
+                p.session_id,
+                p.created_at,
+                p.quality_score.map_or("-".into(), |s| format!("{s:.1}")),
+                layers.join(", "),
+                p.defect_patterns
+            );
+        }
+        md.push('\n');
+        for t in r
+            .trends
+            .coverage
+            .iter()
+            .chain(r.trends.score.iter())
+            .chain(r.trends.defect_patterns.iter())
+        {
+            let _ = writeln!(
+                md,
+                "- {}: {:.1} → {:.1} ({:+.1}) {}",
+                t.subject, t.previous, t.current, t.delta, t.direction
+            );
+        }
+        md.push('\n');
+    }
+
+    md.push_str("## Recommendations\n\n");
+    if r.recommendations.is_empty() {
+        md.push_str("None: every layer meets its gate and no defect is open.\n\n");
+    } else {
+        for rec in &r.recommendations {
+            let _ = writeln!(md, "- {rec}");
+        }
+        md.push('\n');
+    }
+
+    if !r.missing.is_empty() {
+        md.push_str("## Missing\n\nThis report covers what exists; these parts of the session are missing or partial:\n\n");
+        for m in &r.missing {
+            let _ = writeln!(md, "- {m}");
+        }
+        md.push('\n');
+    }
+    md
+}
