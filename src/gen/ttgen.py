@@ -348,7 +348,6 @@ class ModuleSearch:
         self.missing = set(req.get("missing", {}).get(spec["file"], []))
         self.tests = []            # (name, body lines, uses pytest)
         self.findings = []
-        self.counters = {}
         self.timeouts = {}
         self.tried = 0
 
