@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::tasks::{GraphError, Task, TaskGraph, TaskStatus};
+use crate::tasks::{GraphError, Task, TaskGraph};
 
 /// The config shipped with the binary; `--spec FILE` loads another.
 pub const BUILTIN_CONFIG: &str = include_str!("../../specs/team-config.json");
@@ -270,25 +270,17 @@ impl TeamConfig {
 /// A fresh pending task from a registry entry.
 pub fn new_task(spec: &TaskSpec, inner_loop: bool, description: String, now: &str) -> Task {
     Task {
-        id: spec.id.clone(),
-        subject: spec.subject.clone(),
-        owner: spec.owner.clone(),
         instance: spec.instance.clone(),
-        status: TaskStatus::Pending,
-        blocked_by: spec.blocked_by.clone(),
         layer: spec.layer.clone(),
         inner_loop,
-        meta: serde_json::Map::new(),
         description,
-        attempts: 0,
         created_at: now.to_string(),
-        claimed_at: None,
-        started_at: None,
-        completed_at: None,
-        worker: None,
-        artifacts: Vec::new(),
-        outcome: None,
-        reason: None,
+        ..Task::new(
+            &spec.id,
+            &spec.subject,
+            &spec.owner,
+            spec.blocked_by.clone(),
+        )
     }
 }
 

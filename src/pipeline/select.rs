@@ -275,25 +275,12 @@ pub fn gc_fix_tasks(
                 subject: String,
                 blocked_by: Vec<String>,
                 instance: Option<String>| Task {
-        id: id.to_string(),
-        subject,
-        owner: owner.to_string(),
         instance,
-        status: crate::tasks::TaskStatus::Pending,
-        blocked_by,
         layer: Some(layer.clone()),
         inner_loop: true,
         meta: meta.clone(),
-        description: String::new(),
-        attempts: 0,
         created_at: now.to_string(),
-        claimed_at: None,
-        started_at: None,
-        completed_at: None,
-        worker: None,
-        artifacts: vec![],
-        outcome: None,
-        reason: None,
+        ..Task::new(id, &subject, owner, blocked_by)
     };
     let mut generate = base(
         &gen_id,

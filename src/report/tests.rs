@@ -24,29 +24,16 @@ fn task(
         meta.insert("gc_round".into(), json!(r));
     }
     Task {
-        id: id.into(),
-        subject: id.into(),
-        owner: owner.into(),
-        instance: None,
         status: if outcome.is_some() {
             TaskStatus::Completed
         } else {
             TaskStatus::Pending
         },
-        blocked_by: vec![],
         layer: layer.map(str::to_string),
-        inner_loop: false,
         meta,
-        description: String::new(),
         attempts: 1,
-        created_at: String::new(),
-        claimed_at: None,
-        started_at: None,
-        completed_at: None,
-        worker: None,
-        artifacts: vec![],
         outcome,
-        reason: None,
+        ..Task::new(id, id, owner, vec![])
     }
 }
 

@@ -326,30 +326,14 @@ impl TaskGraph {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::Map;
 
     fn task(id: &str, owner: &str, blocked_by: &[&str]) -> Task {
-        Task {
-            id: id.into(),
-            subject: id.into(),
-            owner: owner.into(),
-            instance: None,
-            status: TaskStatus::Pending,
-            blocked_by: blocked_by.iter().map(|s| s.to_string()).collect(),
-            layer: None,
-            inner_loop: false,
-            meta: Map::new(),
-            description: String::new(),
-            attempts: 0,
-            created_at: String::new(),
-            claimed_at: None,
-            started_at: None,
-            completed_at: None,
-            worker: None,
-            artifacts: vec![],
-            outcome: None,
-            reason: None,
-        }
+        Task::new(
+            id,
+            id,
+            owner,
+            blocked_by.iter().map(|s| s.to_string()).collect(),
+        )
     }
 
     fn chain() -> TaskGraph {

@@ -87,6 +87,31 @@ pub struct Task {
 }
 
 impl Task {
+    /// A pending task with nothing recorded yet; set the rest with struct update syntax.
+    pub fn new(id: &str, subject: &str, owner: &str, blocked_by: Vec<String>) -> Self {
+        Task {
+            id: id.to_string(),
+            subject: subject.to_string(),
+            owner: owner.to_string(),
+            instance: None,
+            status: TaskStatus::Pending,
+            blocked_by,
+            layer: None,
+            inner_loop: false,
+            meta: Map::new(),
+            description: String::new(),
+            attempts: 0,
+            created_at: String::new(),
+            claimed_at: None,
+            started_at: None,
+            completed_at: None,
+            worker: None,
+            artifacts: Vec::new(),
+            outcome: None,
+            reason: None,
+        }
+    }
+
     pub fn instance_name(&self) -> &str {
         self.instance.as_deref().unwrap_or(&self.owner)
     }

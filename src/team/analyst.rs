@@ -51,7 +51,7 @@ mod tests {
     use crate::pipeline::config::TeamConfig;
     use crate::session::SessionDir;
     use crate::tasks::{OutcomeStatus, Task, TaskGraph, TaskStatus};
-    use serde_json::{json, Map};
+    use serde_json::json;
     use std::time::{Duration, Instant};
 
     #[test]
@@ -61,25 +61,9 @@ mod tests {
         let config = TeamConfig::builtin().unwrap();
         // No session.json / tasks.json / runs: the report still comes, with its Missing section.
         let task = Task {
-            id: "TESTANA-001".into(),
-            subject: "analyse".into(),
-            owner: "analyst".into(),
-            instance: None,
             status: TaskStatus::InProgress,
-            blocked_by: vec![],
-            layer: None,
-            inner_loop: false,
-            meta: Map::new(),
-            description: String::new(),
             attempts: 1,
-            created_at: String::new(),
-            claimed_at: None,
-            started_at: None,
-            completed_at: None,
-            worker: None,
-            artifacts: vec![],
-            outcome: None,
-            reason: None,
+            ..Task::new("TESTANA-001", "analyse", "analyst", vec![])
         };
         session
             .save_tasks(&TaskGraph::new(vec![task.clone()]))
