@@ -13,6 +13,18 @@ mod tests;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+/// The columns of analysis/results.csv, in order.
+pub const CSV_HEADER: [&str; 8] = [
+    "id",
+    "layer",
+    "file",
+    "status",
+    "classification",
+    "criticality",
+    "duration",
+    "round",
+];
+
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -1188,20 +1200,12 @@ impl Report {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
+    /// One row per test of every run, in the column order of [`CSV_HEADER`].
     pub fn csv(&self) -> Result<String, String> {
         let mut w = csv::Writer::from_writer(Vec::new());
         if self.rows.is_empty() {
-            w.write_record([
-                "id",
-                "layer",
-                "file",
-                "status",
-                "classification",
-                "criticality",
-                "duration",
-                "round",
-            ])
-            .map_err(|e| e.to_string())?;
+            // Serialized rows write the header themselves; an empty CSV still gets one.
+            w.write_record(CSV_HEADER).map_err(|e| e.to_string())?;
         }
         for row in &self.rows {
             w.serialize(row).map_err(|e| e.to_string())?;

@@ -10,7 +10,6 @@ use serde_json::{json, Value};
 use super::util::{time_left, to_map};
 use super::RoleContext;
 use crate::pipeline::scope::{ChangeKind, ChangedFile};
-use crate::proc::run_captured;
 use crate::tasks::{layer_code, Outcome};
 use crate::testing::detect::{detect_framework, file_name, is_code, is_config, test_pattern, walk};
 use crate::testing::session_scope::{load_scope, Scope};
@@ -56,22 +55,12 @@ fn numstat(ctx: &RoleContext, scope: &Scope) -> Result<BTreeMap<String, (u64, u6
         return Ok(map);
     }
     let base = scope.base_commit.as_deref().unwrap_or("HEAD");
-    let argv = [
-        "git",
-        "-c",
-        "core.quotepath=off",
-        "diff",
-        "--relative",
-        "--numstat",
-        "--no-renames",
-        base,
-        "--",
-    ];
-    let out = run_captured(&argv, ctx.repo, time_left(ctx.deadline)?).map_err(|e| e.to_string())?;
-    if !out.success() {
-        return Err(format!("git diff --numstat failed: {}", out.stderr.trim()));
-    }
-    for line in out.stdout.lines() {
+    let diff = symbols::git_diff(
+        ctx.repo,
+        &["--numstat", "--no-renames", base, "--"],
+        time_left(ctx.deadline)?,
+    )?;
+    for line in diff.lines() {
         let mut parts = line.splitn(3, '\t');
         if let (Some(a), Some(r), Some(p)) = (parts.next(), parts.next(), parts.next()) {
             if let (Ok(a), Ok(r)) = (a.parse(), r.parse()) {

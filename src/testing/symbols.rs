@@ -36,23 +36,24 @@ pub fn hunk_ranges(diff: &str) -> Vec<(u32, u32)> {
         .collect()
 }
 
+/// `git diff --relative <args…>` in `repo` (paths relative to it, unquoted); its stdout, or the
+/// problem. Shared by the strategist's line counts and the touched-symbol ranges.
+pub fn git_diff(repo: &Path, args: &[&str], timeout: Duration) -> Result<String, String> {
+    let mut argv = vec!["git", "-c", "core.quotepath=off", "diff", "--relative"];
+    argv.extend_from_slice(args);
+    let out = run_captured(&argv, repo, timeout).map_err(|e| e.to_string())?;
+    if out.success() {
+        Ok(out.stdout)
+    } else {
+        Err(format!("git diff failed: {}", out.stderr.trim()))
+    }
+}
+
 /// The changed ranges of `path` between `base` and the working tree.
 pub fn changed_ranges(repo: &Path, base: &str, path: &str, timeout: Duration) -> Vec<(u32, u32)> {
-    let argv = [
-        "git",
-        "-c",
-        "core.quotepath=off",
-        "diff",
-        "--relative",
-        "-U0",
-        base,
-        "--",
-        path,
-    ];
-    match run_captured(&argv, repo, timeout) {
-        Ok(out) if out.success() => hunk_ranges(&out.stdout),
-        _ => Vec::new(),
-    }
+    git_diff(repo, &["-U0", base, "--", path], timeout)
+        .map(|d| hunk_ranges(&d))
+        .unwrap_or_default()
 }
 
 /// The language of a source file by its extension.
