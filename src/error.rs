@@ -52,6 +52,10 @@ pub enum Error {
 
     #[error("{0}")]
     Environment(String),
+
+    /// A command-line value that cannot be used.
+    #[error("{0}")]
+    Usage(String),
 }
 
 impl Error {

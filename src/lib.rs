@@ -11,6 +11,7 @@ pub mod pipeline;
 pub mod proc;
 pub mod report;
 pub mod roles;
+pub mod sandbox;
 pub mod session;
 pub mod tasks;
 pub mod team;

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use dashmap::DashSet;
 
 use crate::error::{Error, Result};
+use crate::sandbox::Sandbox;
 
 /// Process groups of every running child, so Ctrl-C can end them all (their own process groups
 /// keep them out of the terminal's reach).
@@ -78,12 +79,30 @@ pub fn run_captured_input(
     input: Option<Vec<u8>>,
     timeout: Duration,
 ) -> Result<Captured> {
+    run_sandboxed(None, argv, cwd, env, input, timeout)
+}
+
+/// [`run_captured_input`] inside `sandbox` (when given): the way every child that runs the
+/// target's code starts.
+pub fn run_sandboxed(
+    sandbox: Option<&Sandbox>,
+    argv: &[&str],
+    cwd: &Path,
+    env: &[(&str, &str)],
+    input: Option<Vec<u8>>,
+    timeout: Duration,
+) -> Result<Captured> {
     let (program, args) = argv
         .split_first()
         .ok_or_else(|| Error::Environment("empty command".into()))?;
     let mut command = Command::new(program);
+    command.args(args);
+    if let Some(sandbox) = sandbox {
+        sandbox
+            .apply(&mut command, cwd)
+            .map_err(|e| Error::io(format!("preparing the sandbox for {program}"), e))?;
+    }
     command
-        .args(args)
         .envs(env.iter().copied())
         .current_dir(cwd)
         .stdin(if input.is_some() {
@@ -114,15 +133,23 @@ pub fn run_captured_input(
     let out_reader = std::thread::spawn(move || read_capped(&mut out, OUTPUT_CAP));
     let err_reader = std::thread::spawn(move || read_capped(&mut err, OUTPUT_CAP));
     let deadline = Instant::now() + timeout;
+    // Short children are common (git, probes): poll fast at first, then back off to 5 ms.
+    let mut pause = Duration::from_micros(100);
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => {
                 // Ends grandchildren that would hold the pipes open.
                 drop(group);
+                if let Some(sandbox) = sandbox {
+                    sandbox.kill_all();
+                }
                 break status.code();
             }
             Ok(None) if Instant::now() >= deadline => {
                 kill_group(child.id());
+                if let Some(sandbox) = sandbox {
+                    sandbox.kill_all();
+                }
                 let _ = child.wait();
                 return Err(Error::Environment(format!(
                     "{} timed out after {}s",
@@ -130,7 +157,10 @@ pub fn run_captured_input(
                     timeout.as_secs()
                 )));
             }
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Ok(None) => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(5));
+            }
             Err(e) => return Err(Error::io(format!("waiting for {program}"), e)),
         }
     };

@@ -1,0 +1,216 @@
+//! What a sandboxed child does to itself between fork and exec. Everything here runs in the
+//! forked child of a multi-threaded parent, so it may only make system calls: every path and
+//! every byte it writes was prepared by the parent, and nothing allocates.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+
+/// One resource limit: `(resource, soft, hard)`.
+pub type RLimit = (libc::__rlimit_resource_t, u64, u64);
+
+/// The steps, prepared in the parent.
+#[derive(Default)]
+pub struct ChildPlan {
+    /// Limits set before anything else (the process limit comes after the user namespace, so
+    /// it counts only the sandbox's own processes).
+    pub rlimits: Vec<RLimit>,
+    /// The process limit; applied only inside a new user namespace.
+    pub nproc: Option<u64>,
+    /// `Some` to enter a user namespace: the uid_map and gid_map lines.
+    pub userns: Option<(Vec<u8>, Vec<u8>)>,
+    /// A new network namespace with only a loopback (needs `userns`).
+    pub netns: bool,
+    /// A new mount namespace: everything read-only but these folders (needs `userns`).
+    pub mounts: Option<MountPlan>,
+    /// A Landlock ruleset to enforce on exec.
+    pub landlock: Option<OwnedFd>,
+    /// The working directory, entered again after the mounts changed under it.
+    pub cwd: Option<CString>,
+    /// `cgroup.procs` of the sandbox's pids cgroup, joined first (before /sys turns read-only).
+    pub cgroup_procs: Option<CString>,
+}
+
+#[derive(Default)]
+pub struct MountPlan {
+    /// Stay writable (each is bind-mounted over itself before the rest turns read-only).
+    pub writable: Vec<CString>,
+    /// An empty tmpfs goes over each: host service sockets in /run stay out of reach.
+    pub hide: Vec<CString>,
+    /// A private /dev/shm (shared memory of the host stays out of reach, and it stays writable).
+    pub private_shm: bool,
+}
+
+impl ChildPlan {
+    /// Applies the plan to the calling (child) process.
+    pub fn enter(&self) -> io::Result<()> {
+        if let Some(procs) = &self.cgroup_procs {
+            // "0" is the writing process itself.
+            write_file(procs, b"0")?;
+        }
+        for &(resource, soft, hard) in &self.rlimits {
+            set_rlimit(resource, soft, hard)?;
+        }
+        if let Some((uid_map, gid_map)) = &self.userns {
+            let mut flags = libc::CLONE_NEWUSER;
+            if self.netns {
+                flags |= libc::CLONE_NEWNET;
+            }
+            if self.mounts.is_some() {
+                flags |= libc::CLONE_NEWNS;
+            }
+            check(unsafe { libc::unshare(flags) })?;
+            write_file(c"/proc/self/setgroups", b"deny")?;
+            write_file(c"/proc/self/uid_map", uid_map)?;
+            write_file(c"/proc/self/gid_map", gid_map)?;
+            if let Some(n) = self.nproc {
+                set_rlimit(libc::RLIMIT_NPROC, n, n)?;
+            }
+            if self.netns {
+                loopback_up()?;
+            }
+            if let Some(mounts) = &self.mounts {
+                mounts.apply()?;
+            }
+        }
+        if let Some(cwd) = &self.cwd {
+            check(unsafe { libc::chdir(cwd.as_ptr()) })?;
+        }
+        if let Some(fd) = &self.landlock {
+            check(unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) })?;
+            let rc = unsafe {
+                libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0u32) as libc::c_int
+            };
+            check(rc)?;
+        }
+        Ok(())
+    }
+}
+
+/// `struct mount_attr` of mount_setattr(2).
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+const MOUNT_ATTR_RDONLY: u64 = 0x0000_0001;
+const AT_RECURSIVE: libc::c_uint = 0x8000;
+
+impl MountPlan {
+    fn apply(&self) -> io::Result<()> {
+        let none: *const libc::c_char = std::ptr::null();
+        // Nothing done here may reach the parent's mount namespace.
+        check(unsafe {
+            libc::mount(
+                none,
+                c"/".as_ptr(),
+                none,
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            )
+        })?;
+        for dir in &self.writable {
+            check(unsafe {
+                libc::mount(
+                    dir.as_ptr(),
+                    dir.as_ptr(),
+                    none,
+                    libc::MS_BIND | libc::MS_REC,
+                    std::ptr::null(),
+                )
+            })?;
+        }
+        set_readonly(c"/", true)?;
+        for dir in &self.writable {
+            set_readonly(dir, false)?;
+        }
+        for dir in &self.hide {
+            mount_tmpfs(dir, c"size=16m,mode=755")?;
+        }
+        if self.private_shm {
+            mount_tmpfs(c"/dev/shm", c"size=256m,mode=1777")?;
+        }
+        Ok(())
+    }
+}
+
+fn set_readonly(path: &std::ffi::CStr, readonly: bool) -> io::Result<()> {
+    let attr = MountAttr {
+        attr_set: if readonly { MOUNT_ATTR_RDONLY } else { 0 },
+        attr_clr: if readonly { 0 } else { MOUNT_ATTR_RDONLY },
+        propagation: 0,
+        userns_fd: 0,
+    };
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            AT_RECURSIVE,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        ) as libc::c_int
+    };
+    check(rc)
+}
+
+fn mount_tmpfs(target: &std::ffi::CStr, options: &std::ffi::CStr) -> io::Result<()> {
+    check(unsafe {
+        libc::mount(
+            c"tmpfs".as_ptr(),
+            target.as_ptr(),
+            c"tmpfs".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            options.as_ptr().cast(),
+        )
+    })
+}
+
+fn set_rlimit(resource: libc::__rlimit_resource_t, soft: u64, hard: u64) -> io::Result<()> {
+    let limit = libc::rlimit {
+        rlim_cur: soft,
+        rlim_max: hard,
+    };
+    check(unsafe { libc::setrlimit(resource, &limit) })
+}
+
+fn write_file(path: &std::ffi::CStr, bytes: &[u8]) -> io::Result<()> {
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
+    check(fd)?;
+    let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+    let err = io::Error::last_os_error();
+    unsafe { libc::close(fd) };
+    if n != bytes.len() as isize {
+        return Err(err);
+    }
+    Ok(())
+}
+
+/// A new network namespace starts with its loopback down: bring it up, so the tests can still
+/// talk to servers they start themselves.
+fn loopback_up() -> io::Result<()> {
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    check(fd)?;
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (slot, byte) in req.ifr_name.iter_mut().zip(b"lo\0") {
+        *slot = *byte as libc::c_char;
+    }
+    let result = (|| {
+        check(unsafe { libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut req) })?;
+        unsafe { req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short };
+        check(unsafe { libc::ioctl(fd, libc::SIOCSIFFLAGS, &req) })
+    })();
+    unsafe { libc::close(fd) };
+    result
+}
+
+fn check(rc: libc::c_int) -> io::Result<()> {
+    if rc == -1 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}

@@ -1,0 +1,157 @@
+//! The folders a sandboxed child may read besides the repository and the session: system files
+//! and the toolchains the user's PATH points at.
+
+use std::path::{Path, PathBuf};
+use std::sync::{LazyLock, OnceLock};
+use std::time::Duration;
+
+use dashmap::DashMap;
+
+/// System folders every program needs (libraries, certificates, locale, /proc for itself).
+const SYSTEM: &[&str] = &[
+    "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/opt", "/proc", "/sys",
+];
+
+/// Inside /etc: files that hold secrets or credentials; everything else there is readable.
+pub const ETC_DENIED: &[&str] = &[
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/etc/ssh",
+    "/etc/ssl/private",
+    "/etc/security/opasswd",
+];
+
+/// Toolchain homes, from their variables or their default place in the user's home.
+const TOOL_HOMES: &[(&str, &str)] = &[
+    ("CARGO_HOME", ".cargo"),
+    ("RUSTUP_HOME", ".rustup"),
+    ("PYENV_ROOT", ".pyenv"),
+    ("NVM_DIR", ".nvm"),
+    ("GOPATH", "go"),
+];
+
+/// The toolchain homes that exist, as variables set to their real place: a sandboxed child's
+/// HOME moves, and rustup, cargo and pyenv would otherwise look for them there.
+pub fn toolchain_env() -> &'static [(String, String)] {
+    static ENV: OnceLock<Vec<(String, String)>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        TOOL_HOMES
+            .iter()
+            .filter_map(|(var, default)| {
+                let dir = std::env::var_os(var)
+                    .map(PathBuf::from)
+                    .or_else(|| home.as_ref().map(|h| h.join(default)))?;
+                dir.is_dir()
+                    .then(|| (var.to_string(), dir.display().to_string()))
+            })
+            .collect()
+    })
+}
+
+/// System folders, readable /etc, each PATH entry (and the prefix above a `bin` entry), the
+/// toolchain homes, and the user's site-packages.
+pub fn toolchain_roots() -> &'static [PathBuf] {
+    static ROOTS: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    ROOTS.get_or_init(|| {
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let mut roots: Vec<PathBuf> = SYSTEM.iter().map(PathBuf::from).collect();
+        roots.extend(etc_entries());
+        for dir in std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()) {
+            // A relative entry, the root or the home folder itself would open far too much.
+            if !dir.is_absolute() || dir == Path::new("/") || Some(&dir) == home.as_ref() {
+                continue;
+            }
+            if dir.ends_with("bin") {
+                if let Some(prefix) = dir.parent() {
+                    if prefix != Path::new("/") && Some(prefix) != home.as_deref() {
+                        roots.push(prefix.to_path_buf());
+                    }
+                }
+            }
+            roots.push(dir);
+        }
+        roots.extend(toolchain_env().iter().map(|(_, d)| PathBuf::from(d)));
+        if let Some(home) = &home {
+            roots.push(home.join(".local/lib"));
+        }
+        dedup_existing(roots)
+    })
+}
+
+/// `/etc`'s entries but the denied ones; a folder that holds a denied entry is opened up.
+fn etc_entries() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if ETC_DENIED.iter().any(|d| Path::new(d) == path) {
+                continue;
+            }
+            if ETC_DENIED.iter().any(|d| Path::new(d).starts_with(&path)) {
+                walk(&path, out);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(Path::new("/etc"), &mut out);
+    out
+}
+
+/// Where `interpreter` keeps its standard library and packages (sys.prefix, site-packages and
+/// every sys.path folder), asked once per interpreter outside the sandbox.
+pub fn python_roots(interpreter: &str) -> Vec<PathBuf> {
+    static CACHE: LazyLock<DashMap<String, Vec<PathBuf>>> = LazyLock::new(DashMap::new);
+    if let Some(found) = CACHE.get(interpreter) {
+        return found.clone();
+    }
+    let script = "import json, site, sys\n\
+                  paths = [sys.prefix, sys.base_prefix, sys.exec_prefix] + list(sys.path)\n\
+                  try:\n    paths += site.getsitepackages() + [site.getusersitepackages()]\n\
+                  except Exception:\n    pass\n\
+                  print(json.dumps([p for p in paths if p]))";
+    let out = crate::proc::run_captured(
+        &[interpreter, "-c", script],
+        Path::new("/"),
+        Duration::from_secs(30),
+    );
+    let mut roots: Vec<PathBuf> = out
+        .ok()
+        .filter(|o| o.success())
+        .and_then(|o| serde_json::from_str::<Vec<String>>(o.stdout.trim()).ok())
+        .unwrap_or_default()
+        .into_iter()
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .collect();
+    // A virtualenv's interpreter is a symlink into the real prefix.
+    if let Ok(real) = Path::new(interpreter).canonicalize() {
+        if let Some(prefix) = real.parent().and_then(Path::parent) {
+            roots.push(prefix.to_path_buf());
+        }
+    }
+    let roots = dedup_existing(roots);
+    CACHE.insert(interpreter.to_string(), roots.clone());
+    roots
+}
+
+fn dedup_existing(paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for p in paths {
+        let Ok(real) = p.canonicalize() else {
+            continue;
+        };
+        if !out.contains(&real) {
+            out.push(real);
+        }
+    }
+    out
+}
