@@ -16,4 +16,5 @@ pub struct RunEnv {
     pub repo: PathBuf,
     pub config: TeamConfig,
     pub registry: Registry,
+    pub sandbox: crate::sandbox::SandboxSettings,
 }

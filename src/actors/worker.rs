@@ -14,6 +14,7 @@ use crate::agents::command::{self, CommandSpec};
 use crate::bus::message::{Progress, TaskComplete};
 use crate::bus::{BusHandle, Message, Payload, Record};
 use crate::roles::{Backend, RoleSpec};
+use crate::sandbox::Sandbox;
 use crate::tasks::{Outcome, OutcomeStatus, Task};
 use crate::team::{run_builtin, RoleContext};
 use crate::util::{atomic_write_json, now_ts};
@@ -220,7 +221,30 @@ async fn run_command(
     argv: &[String],
 ) -> Outcome {
     let stdin = serde_json::to_string(task).unwrap_or_default();
+    let sandbox = if role.sandbox && env.sandbox.enabled {
+        // It reads the repository, the session and its own folder; it writes only the session.
+        let root = env.session.root.join("workspace/sandbox").join(instance);
+        let mut read = vec![env.repo.clone(), env.session.root.clone()];
+        read.extend(role.dir.clone());
+        match Sandbox::new(
+            &env.sandbox,
+            &root,
+            &read,
+            std::slice::from_ref(&env.session.root),
+        ) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                return Outcome::failed(format!(
+                    "cannot prepare the sandbox in {}: {e}",
+                    root.display()
+                ))
+            }
+        }
+    } else {
+        None
+    };
     let spec = CommandSpec {
+        sandbox,
         argv: command::expand_argv(argv, role.dir.as_deref()),
         cwd: env.session.root.clone(),
         env: vec![
@@ -324,6 +348,7 @@ async fn run_in_process(
             config: &env2.config,
             deadline: Instant::now() + timeout,
             progress: &report,
+            sandbox: &env2.sandbox,
         };
         run_builtin(&role_name, &ctx)
     });

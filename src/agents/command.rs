@@ -15,6 +15,8 @@ use crate::tasks::{Outcome, OutcomeStatus};
 const STDERR_TAIL: usize = 2000;
 
 pub struct CommandSpec {
+    /// Run inside this sandbox (a role with `sandbox: true`).
+    pub sandbox: Option<crate::sandbox::Sandbox>,
     pub argv: Vec<String>,
     pub cwd: PathBuf,
     pub env: Vec<(String, String)>,
@@ -36,8 +38,14 @@ pub async fn run(spec: CommandSpec, mut on_message: impl FnMut(Value)) -> Outcom
         return Outcome::failed("command role has an empty command");
     };
     let mut cmd = tokio::process::Command::new(program);
-    cmd.args(args)
-        .current_dir(&spec.cwd)
+    cmd.args(args);
+    if let Some(sandbox) = &spec.sandbox {
+        // Before the role's own variables: the sandbox starts from a scrubbed environment.
+        if let Err(e) = sandbox.apply(cmd.as_std_mut(), &spec.cwd) {
+            return Outcome::failed(format!("cannot sandbox {program}: {e}"));
+        }
+    }
+    cmd.current_dir(&spec.cwd)
         .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -66,6 +66,7 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<i32> {
             task: e.task().to_string(),
             problem: e.to_string(),
         })?;
+    super::run::check_sandbox(&mut state, &registry, &graph, args.json)?;
     state.status = SessionStatus::Active;
     if args.json {
         eprintln!("{}", session.id);
@@ -81,6 +82,7 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<i32> {
         repo: state.repo.clone(),
         config,
         registry,
+        sandbox: state.sandbox.clone(),
     };
     let end = launch(
         env,

@@ -15,6 +15,7 @@ use crate::pipeline::config::TeamConfig;
 use crate::pipeline::scope;
 use crate::pipeline::select::{build_tasks, select_mode, task_analysis, Selection, MODES};
 use crate::roles::Registry;
+use crate::sandbox::SandboxSettings;
 use crate::session::{SessionDir, SessionLock, SessionState, SessionStatus};
 use crate::tasks::TaskGraph;
 use crate::util::{atomic_write_json, now_ts, today};
@@ -47,6 +48,81 @@ pub struct RunArgs {
     /// Print one JSON object with the result on stdout (progress goes to stderr).
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
+}
+
+/// How the children that run the project's code are sandboxed (see README, Security).
+#[derive(Args, Debug, Default)]
+pub struct SandboxArgs {
+    /// Let generated calls and test runs use the network (off by default).
+    #[arg(long)]
+    pub allow_network: bool,
+    /// Run the project's code with your full rights: no filesystem, network or resource limits.
+    #[arg(long)]
+    pub unsafe_no_sandbox: bool,
+    /// Pass this variable to the children although its name looks like a credential.
+    #[arg(long = "allow-env", value_name = "NAME")]
+    pub allow_env: Vec<String>,
+    /// A per-child limit: cpu_s, memory_mb, address_space_mb, file_size_mb, open_files or
+    /// processes (0 switches it off), e.g. --limit memory_mb=2048.
+    #[arg(long = "limit", value_name = "KEY=VALUE")]
+    pub limits: Vec<String>,
+}
+
+impl SandboxArgs {
+    pub fn settings(&self) -> Result<SandboxSettings, Error> {
+        let mut settings = SandboxSettings {
+            enabled: !self.unsafe_no_sandbox,
+            allow_network: self.allow_network,
+            allow_env: self.allow_env.clone(),
+            ..Default::default()
+        };
+        for l in &self.limits {
+            settings.limits.set(l).map_err(Error::Usage)?;
+        }
+        Ok(settings)
+    }
+}
+
+/// Says what the sandbox protects (and what not), records it in `state`, and refuses to let the
+/// built-in generator call the project's functions with no filesystem sandbox.
+pub fn check_sandbox(
+    state: &mut SessionState,
+    registry: &Registry,
+    graph: &TaskGraph,
+    quiet: bool,
+) -> Result<(), Error> {
+    let protections = state.sandbox.protections();
+    let builtin_generator = graph.tasks.iter().any(|t| {
+        t.owner == "generator"
+            && registry
+                .get("generator")
+                .is_some_and(|r| matches!(r.backend, crate::roles::Backend::Builtin))
+    });
+    if state.sandbox.enabled && !protections.filesystem_contained && builtin_generator {
+        return Err(Error::Environment(format!(
+            "the built-in generator calls the project's functions with made-up arguments, and this \
+             machine offers no filesystem sandbox ({}). Run team-testing in a container or VM, or \
+             pass --unsafe-no-sandbox to accept that the project's code may change any file you can.",
+            protections.missing.join("; ")
+        )));
+    }
+    if !quiet {
+        eprintln!(
+            "team-testing: sandbox: filesystem: {}; network: {}",
+            protections.filesystem, protections.network
+        );
+    }
+    for m in &protections.missing {
+        let warning = format!("sandbox: missing protection: {m}");
+        eprintln!("team-testing: warning: {warning}");
+        if !state.warnings.contains(&warning) {
+            state.warnings.push(warning);
+        }
+    }
+    state.protections = Some(protections);
+    Ok(())
 }
 
 /// Config and role registry, validated together.
@@ -159,7 +235,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
             roles.push(t.owner.clone());
         }
     }
-    let state = SessionState {
+    let mut state = SessionState {
         version: 1,
         session_id: session.id.clone(),
         status: SessionStatus::Active,
@@ -178,10 +254,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         roles_dir,
         tasks_total: graph.len(),
         warnings: scope.warnings.clone(),
+        sandbox: args.sandbox.settings()?,
+        protections: None,
         created_at: now.clone(),
         updated_at: now,
         pid: Some(std::process::id()),
     };
+    check_sandbox(&mut state, &registry, &graph, args.json)?;
     session.save_state(&state)?;
     let selected = PipelineSelected {
         pipeline: selection.mode.clone(),
@@ -193,6 +272,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         repo: scope.repo.clone(),
         config,
         registry,
+        sandbox: state.sandbox.clone(),
     };
     let end = launch(
         env,

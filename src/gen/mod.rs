@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::proc::run_captured_input;
+use crate::proc::run_sandboxed;
+use crate::sandbox::Sandbox;
 use crate::testing::runner::tail_lines;
 
 /// The helper, written into the session when used.
@@ -91,6 +92,7 @@ pub fn generate(
     scratch: &Path,
     req: &GenRequest,
     timeout: Duration,
+    sandbox: Option<&Sandbox>,
 ) -> Result<GenResult, String> {
     std::fs::create_dir_all(scratch)
         .map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
@@ -110,8 +112,15 @@ pub fn generate(
         ("PYTHONDONTWRITEBYTECODE", "1"),
     ];
     let helper_arg = helper.display().to_string();
-    let out = run_captured_input(&[python, &helper_arg], mirror, &env, Some(input), timeout)
-        .map_err(|e| format!("the test generator did not finish: {e}"))?;
+    let out = run_sandboxed(
+        sandbox,
+        &[python, &helper_arg],
+        mirror,
+        &env,
+        Some(input),
+        timeout,
+    )
+    .map_err(|e| format!("the test generator did not finish: {e}"))?;
     if !out.success() {
         return Err(format!(
             "the test generator exited with {:?}: {}",
@@ -335,6 +344,7 @@ mod tests {
             scratch.path(),
             &req,
             Duration::from_secs(120),
+            None,
         )
         .unwrap();
         let m = &out.modules[0];

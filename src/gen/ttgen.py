@@ -11,6 +11,7 @@ seed gives byte-identical files.
 
 import ast
 import doctest
+import errno
 import importlib
 import inspect
 import hashlib
@@ -77,8 +78,41 @@ def _describe_error(exc, target):
     inner = frames[-1] if frames else None
     in_module = bool(inner and inner.filename == target)
     explicit = bool(in_module and inner.line and inner.line.lstrip().startswith("raise"))
+    filename = getattr(exc, "filename", None)
     return {"ok": False, "exc": type(exc).__name__, "exc_module": type(exc).__module__,
-            "msg": str(exc)[:200], "in_module": in_module, "explicit": explicit}
+            "msg": str(exc)[:200], "in_module": in_module, "explicit": explicit,
+            "errno": getattr(exc, "errno", None) if isinstance(exc, OSError) else None,
+            "filename": str(filename) if filename is not None else None}
+
+
+# ---- what the sandbox stopped ---------------------------------------------------------------------
+
+NETWORK_ERRNOS = {errno.ECONNREFUSED, errno.ENETUNREACH, errno.EHOSTUNREACH, errno.EADDRNOTAVAIL}
+
+
+def _writable_roots():
+    return [p for p in os.environ.get("TT_SANDBOX_WRITABLE", "").split(":") if p] + [tempfile.gettempdir()]
+
+
+def sandbox_block(outcome):
+    """What the sandbox stopped this call from doing, in words; None when it was not the sandbox."""
+    if os.environ.get("TT_SANDBOX") != "1" or outcome.get("ok"):
+        return None
+    exc, code, path = outcome.get("exc"), outcome.get("errno"), outcome.get("filename")
+    if exc == "MemoryError":
+        return "allocation stopped by the sandbox's memory limit"
+    if exc == "BlockingIOError" and code == errno.EAGAIN:
+        return "process creation stopped by the sandbox's process limit"
+    if code == errno.EROFS:
+        return f"write outside the sandbox blocked: {path or 'a read-only file system'}"
+    if code in (errno.EACCES, errno.EPERM) and path:
+        real = os.path.realpath(path)
+        if not any(real == r or real.startswith(r.rstrip("/") + "/") for r in _writable_roots()):
+            return f"access outside the sandbox blocked: {path}"
+    if os.environ.get("TT_SANDBOX_NETWORK") == "off" and (
+            code in NETWORK_ERRNOS or exc in ("ConnectionRefusedError", "gaierror")):
+        return f"network access blocked by the sandbox ({exc}: {outcome.get('msg', '')[:80]})"
+    return None
 
 
 def run_call(namespace, statements, expr, target, timeout):
@@ -86,6 +120,7 @@ def run_call(namespace, statements, expr, target, timeout):
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns
+        os.setpgid(0, 0)  # its own process group, so whatever it forks ends with it
         os.close(read_end)
         payload = {"ok": False, "exc": "InternalError", "msg": "", "in_module": False, "explicit": False}
         hits, arcs = set(), set()
@@ -128,7 +163,6 @@ def run_call(namespace, statements, expr, target, timeout):
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
-                os.kill(pid, signal.SIGKILL)
                 return {"timeout": True, "lines": []}
             ready, _, _ = select.select([read_end], [], [], left)
             if not ready:
@@ -137,8 +171,19 @@ def run_call(namespace, statements, expr, target, timeout):
             if not chunk:
                 break
             chunks.append(chunk)
+            try:
+                # Complete: do not wait for EOF, which processes the call forked would hold off.
+                return pickle.loads(b"".join(chunks))
+            except Exception:  # noqa: BLE001 - not all of it yet
+                pass
     finally:
         os.close(read_end)
+        # The call is over: end it and anything it started (a fork loop, a server).
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
         try:
             os.waitpid(pid, 0)
         except ChildProcessError:
@@ -465,6 +510,11 @@ class ModuleSearch:
         fn = item["obj"]
         if outcome.get("setup_failed"):
             return False
+        blocked = sandbox_block(outcome)
+        if blocked:
+            # Its effect depends on where it runs: a finding to report, never a test to keep.
+            self.blocked(item, expr, blocked)
+            return False
         ret_hint = hints_of(fn).get("return", inspect.Parameter.empty)
         body = list(statements)
         if outcome.get("ok"):
@@ -517,6 +567,14 @@ class ModuleSearch:
         if hint is int and got == "bool":
             return None
         return None if got == simple[hint] else simple[hint]
+
+    def blocked(self, item, call, what):
+        # Calling it again would only hit the sandbox again: the search leaves it alone.
+        self.timeouts[item["name"]] = 2
+        function = f"{self.spec['module']}.{item['name']}"
+        if any(f["function"] == function and f["actual"] == what for f in self.findings):
+            return
+        self.finding(item, "env_issue", call, "no effect outside the sandbox", what)
 
     def finding(self, item, kind, call, expected, actual):
         self.findings.append({"module": self.spec["module"], "function": f"{self.spec['module']}.{item['name']}",

@@ -220,6 +220,8 @@ pub fn markdown(r: &Report) -> String {
         md.push('\n');
     }
 
+    sandbox_section(&mut md, r);
+
     md.push_str("## Flaky Tests\n\n");
     if r.flaky_tests.is_empty() {
         md.push_str("None.\n\n");
@@ -318,4 +320,48 @@ pub fn markdown(r: &Report) -> String {
         md.push('\n');
     }
     md
+}
+
+/// What the sandbox protected, what it lacked, and what it stopped.
+fn sandbox_section(md: &mut String, r: &Report) {
+    md.push_str("## Sandbox\n\n");
+    match &r.sandbox.protections {
+        None => md.push_str("Not recorded (the session predates the sandbox).\n\n"),
+        Some(p) => {
+            let _ = write!(
+                md,
+                "| Protection | State |\n|---|---|\n| Filesystem | {} |\n| Network | {} |\n| Limits | {} |\n| Environment | {} |\n\n",
+                cell(&p.filesystem),
+                cell(&p.network),
+                cell(&p.limits),
+                cell(&p.environment)
+            );
+            if p.missing.is_empty() {
+                md.push_str("Missing protections: none.\n\n");
+            } else {
+                md.push_str("Missing protections:\n\n");
+                for m in &p.missing {
+                    let _ = writeln!(md, "- {m}");
+                }
+                md.push('\n');
+            }
+        }
+    }
+    md.push_str("### Blocked attempts\n\nCalls of the generator that reached outside the sandbox; they were stopped, and no test keeps them.\n\n");
+    if r.sandbox.blocked.is_empty() {
+        md.push_str("None.\n\n");
+        return;
+    }
+    md.push_str("| Function | Call | What was stopped |\n|---|---|---|\n");
+    for f in &r.sandbox.blocked {
+        let g = |k: &str| cell(f[k].as_str().unwrap_or("-"));
+        let _ = writeln!(
+            md,
+            "| {} | `{}` | {} |",
+            g("function"),
+            g("call"),
+            g("actual")
+        );
+    }
+    md.push('\n');
 }

@@ -69,6 +69,7 @@ pub struct Report {
     pub gc_effectiveness: Vec<GcEffect>,
     pub coverage_gaps: Vec<CoverageGap>,
     pub findings: Findings,
+    pub sandbox: SandboxReport,
     pub flaky_tests: Vec<FlakyTest>,
     pub quarantined: Vec<QuarantinedTest>,
     pub confidence: Confidence,
@@ -157,6 +158,15 @@ pub struct CoverageGap {
     pub gap: f64,
     pub uncovered: String,
     pub recommendation: String,
+}
+
+/// What the sandbox protected during the session, and what it stopped.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct SandboxReport {
+    /// As recorded at the session's (last) start; None for sessions older than the sandbox.
+    pub protections: Option<crate::sandbox::Protections>,
+    /// The generator's calls the sandbox stopped (env_issue findings), with the call.
+    pub blocked: Vec<Value>,
 }
 
 #[derive(Debug, Clone, Serialize, Default)]
@@ -786,6 +796,7 @@ fn build_inner(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> 
     }
     // Contract findings of the generator tasks.
     let mut contract_findings: Vec<Value> = Vec::new();
+    let mut blocked: Vec<Value> = Vec::new();
     for t in graph
         .tasks
         .iter()
@@ -808,8 +819,13 @@ fn build_inner(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> 
                     v["call"].clone(),
                 )
             };
-            if !contract_findings.iter().any(|x| key(x) == key(&f)) {
-                contract_findings.push(f);
+            let list = if f["kind"] == "env_issue" {
+                &mut blocked
+            } else {
+                &mut contract_findings
+            };
+            if !list.iter().any(|x| key(x) == key(&f)) {
+                list.push(f);
             }
         }
     }
@@ -1002,6 +1018,10 @@ fn build_inner(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> 
         findings: Findings {
             code_defects: code_defects.into_values().collect(),
             contract_findings,
+        },
+        sandbox: SandboxReport {
+            protections: state.as_ref().and_then(|s| s.protections.clone()),
+            blocked,
         },
         flaky_tests: flaky.into_values().collect(),
         quarantined: quarantined.into_values().collect(),

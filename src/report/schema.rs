@@ -11,7 +11,7 @@ pub const REPORT_SCHEMA: &str = r##"{
   "title": "team-testing quality report",
   "type": "object",
   "required": ["schema_version", "session_id", "quality_score", "band", "score", "layers",
-               "defect_patterns", "gc_effectiveness", "coverage_gaps", "findings", "flaky_tests",
+               "defect_patterns", "gc_effectiveness", "coverage_gaps", "findings", "sandbox", "flaky_tests",
                "quarantined", "confidence", "trends", "recommendations", "missing", "runs"],
   "properties": {
     "schema_version": {"type": "integer", "enum": [1]},
@@ -91,6 +91,12 @@ pub const REPORT_SCHEMA: &str = r##"{
                          "evidence": {"type": ["object", "null"]}}
         }},
         "contract_findings": {"type": "array", "items": {"type": "object"}}
+      }
+    },
+    "sandbox": {
+      "type": "object", "required": ["protections", "blocked"],
+      "properties": {
+        "blocked": {"type": "array", "items": {"type": "object", "required": ["module", "function", "call", "actual", "task_id"]}}
       }
     },
     "flaky_tests": {"type": "array", "items": {"type": "object", "required": ["test", "layer", "task_id"]}},

@@ -49,6 +49,8 @@ fn done(pass: Option<f64>, cov: Option<f64>, data: Value) -> Option<Outcome> {
 
 fn state(id: &str, repo: &str, created_at: &str, l1_rounds: u32) -> SessionState {
     SessionState {
+        sandbox: Default::default(),
+        protections: None,
         version: 1,
         session_id: id.into(),
         status: SessionStatus::Completed,

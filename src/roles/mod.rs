@@ -37,6 +37,10 @@ struct Frontmatter {
     timeout_s: Option<u64>,
     #[serde(default)]
     description: Option<String>,
+    /// A command role that runs the project's code (a mutation run, a fuzzer) asks for the
+    /// sandbox the test runs get.
+    #[serde(default)]
+    sandbox: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -65,6 +69,8 @@ pub struct RoleSpec {
     pub backend: Backend,
     pub timeout_s: u64,
     pub description: String,
+    /// Command roles only: run inside the session's sandbox (`sandbox: true`).
+    pub sandbox: bool,
     pub body: String,
     pub source: RoleSource,
     /// Folder of the role file; `{role_dir}` in a command is replaced by it.
@@ -146,6 +152,7 @@ impl RoleSpec {
             backend,
             timeout_s: fm.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S),
             description: fm.description.unwrap_or_default(),
+            sandbox: fm.sandbox,
             body,
             dir: path.parent().map(Path::to_path_buf),
             source,

@@ -72,6 +72,12 @@ pub struct SessionState {
     /// Gates still missed after the last round, and other things the user should know.
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// How children that run the target's code are sandboxed (`--allow-network`, …).
+    #[serde(default)]
+    pub sandbox: crate::sandbox::SandboxSettings,
+    /// What that sandbox protects on the machine that last ran the session.
+    #[serde(default)]
+    pub protections: Option<crate::sandbox::Protections>,
     pub created_at: String,
     pub updated_at: String,
     #[serde(default)]

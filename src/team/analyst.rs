@@ -77,6 +77,7 @@ mod tests {
             config: &config,
             deadline: Instant::now() + Duration::from_secs(60),
             progress: &progress,
+            sandbox: &Default::default(),
         };
         let out = run(&ctx);
         assert_eq!(out.status, OutcomeStatus::Completed, "{}", out.summary);

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 
-use super::util::{time_left, to_map};
+use super::util::{sandbox_for, time_left, to_map};
 use super::RoleContext;
 use crate::tasks::Outcome;
 use crate::testing::classify::{classify, Classification, Verdict};
@@ -77,6 +77,16 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         Err(e) => return Outcome::failed(e),
     };
     let test_dir = ctx.session.root.join("tests").join(layer);
+    let read = if matches!(framework.as_str(), "pytest" | "unittest") {
+        crate::sandbox::python_roots(&tools.interpreter)
+    } else {
+        Vec::new()
+    };
+    let writable = [ctx.session.root.join("workspace"), results.clone()];
+    let sandbox = match sandbox_for(ctx, &format!("executor-{layer}"), read, &writable) {
+        Ok(s) => s,
+        Err(e) => return Outcome::failed(e),
+    };
     let Some(runner) = runner_for(&framework) else {
         return empty_run(
             ctx,
@@ -132,6 +142,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
             run_no: format!("{n:03}"),
             timeout,
             deselect: &deselect,
+            sandbox: sandbox.as_ref(),
         };
         (ctx.progress)(
             "tests_running",
@@ -493,6 +504,7 @@ fn passes_on_rerun(runner: Runner, spec: &RunSpec, case: &TestCase, deadline: In
             run_no: spec.run_no.clone(),
             timeout: left,
             deselect: spec.deselect,
+            sandbox: spec.sandbox,
         };
         let status = match runner {
             Runner::Python => python_runner::rerun(&spec, case),

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::util::{time_left, to_map};
+use super::util::{sandbox_for, time_left, to_map};
 use super::RoleContext;
 use crate::gen::{self, GenRequest, ModuleRef};
 use crate::pipeline::scope::ChangeKind;
@@ -363,7 +363,14 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
     );
     // The helper stops itself at its budget; the timeout is the backstop.
     let timeout = left.min(Duration::from_secs_f64(budget + 60.0));
-    let result = gen::generate(&python_for(ctx.repo), &mirror, &scratch, &req, timeout)?;
+    let python = python_for(ctx.repo);
+    let sandbox = sandbox_for(
+        ctx,
+        &format!("generator-{layer}"),
+        crate::sandbox::python_roots(&python),
+        &[],
+    )?;
+    let result = gen::generate(&python, &mirror, &scratch, &req, timeout, sandbox.as_ref())?;
     let mut written = Vec::new();
     let mut tests = 0;
     let keep: std::collections::BTreeSet<String> = fb.defects.keys().cloned().collect();

@@ -28,6 +28,8 @@ pub struct RoleContext<'a> {
     /// Child processes must finish before this instant.
     pub deadline: Instant,
     pub progress: ProgressFn<'a>,
+    /// How children that run the target's code are sandboxed.
+    pub sandbox: &'a crate::sandbox::SandboxSettings,
 }
 
 /// Runs the built-in implementation of `role`. Unknown roles fail with a clear reason.

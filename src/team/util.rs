@@ -1,8 +1,37 @@
 //! Small helpers shared by the built-in roles: the task's time budget and JSON object conversion.
 
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
+
+use super::RoleContext;
+use crate::sandbox::Sandbox;
+
+/// A sandbox for children of `ctx`'s task that run the project's code, in its own folder
+/// `workspace/sandbox/<name>`: it reads the repository, the session and `read`, and writes only
+/// `write` and its own folder. None with `--unsafe-no-sandbox`.
+pub(crate) fn sandbox_for(
+    ctx: &RoleContext,
+    name: &str,
+    mut read: Vec<PathBuf>,
+    write: &[PathBuf],
+) -> Result<Option<Sandbox>, String> {
+    if !ctx.sandbox.enabled {
+        return Ok(None);
+    }
+    let root = ctx
+        .session
+        .root
+        .join("workspace")
+        .join("sandbox")
+        .join(name);
+    read.push(ctx.repo.to_path_buf());
+    read.push(ctx.session.root.clone());
+    Sandbox::new(ctx.sandbox, &root, &read, write)
+        .map(Some)
+        .map_err(|e| format!("cannot prepare the sandbox in {}: {e}", root.display()))
+}
 
 /// What is left of the task's time budget; an error once the deadline has passed.
 pub(crate) fn time_left(deadline: Instant) -> Result<Duration, String> {

@@ -16,7 +16,7 @@ use super::report::{TestCase, TestStatus};
 use super::runner::{tail_lines, LoadError, RunOutput, RunSpec};
 use super::workspace::mirror;
 use crate::error::Error;
-use crate::proc::{run_captured_env, Captured};
+use crate::proc::{run_sandboxed, Captured};
 
 /// Prefix of every staged test target, so they never clash with the crate's own tests.
 pub const STAGED_PREFIX: &str = "tt_";
@@ -139,7 +139,7 @@ impl<'a> Ctx<'a> {
             ("CARGO_TARGET_DIR", &*target),
             ("CARGO_TERM_COLOR", "never"),
         ];
-        run_captured_env(&args, &self.copy, &env, left).map_err(|e| match e {
+        run_sandboxed(self.spec.sandbox, &args, &self.copy, &env, None, left).map_err(|e| match e {
             Error::Io { source, .. } if source.kind() == io::ErrorKind::NotFound => Stop::Missing,
             Error::Environment(m) if m.contains("timed out") => Stop::TimedOut(m),
             other => Stop::Failed(other.to_string()),
@@ -817,6 +817,7 @@ mod tests {
             run_no: run_no.into(),
             timeout: Duration::from_secs(600),
             deselect,
+            sandbox: None,
         }
     }
 

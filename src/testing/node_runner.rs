@@ -23,7 +23,7 @@ use super::lcov::parse_lcov;
 use super::report::{CoverageReport, TestCase, TestStatus};
 use super::runner::{tail_lines, LoadError, RunOutput, RunSpec};
 use crate::error::Error;
-use crate::proc::{run_captured_env, Captured};
+use crate::proc::{run_sandboxed, Captured};
 
 /// Extensions of generated test files.
 const TEST_EXTS: [&str; 4] = ["js", "mjs", "cjs", "ts"];
@@ -211,7 +211,14 @@ impl<'a> Ctx<'a> {
         }
         let args: Vec<&str> = argv.iter().map(String::as_str).collect();
         let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        match run_captured_env(&args, &self.copy, &env, self.left()) {
+        match run_sandboxed(
+            self.spec.sandbox,
+            &args,
+            &self.copy,
+            &env,
+            None,
+            self.left(),
+        ) {
             Ok(captured) => Child::Done(captured),
             Err(Error::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
                 let program = argv.first().map_or("", String::as_str);
@@ -1139,6 +1146,7 @@ test('truncate cuts a long string', () => {
                 run_no: "001".into(),
                 timeout,
                 deselect,
+                sandbox: None,
             }
         }
     }

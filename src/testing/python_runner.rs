@@ -11,7 +11,7 @@ use super::coveragepy::parse_coveragepy_json;
 use super::junit::parse_junit;
 use super::report::{TestCase, TestStatus};
 use super::runner::{tail_lines, LoadError, RunOutput, RunSpec};
-use crate::proc::{run_captured_env, Captured};
+use crate::proc::{run_sandboxed, Captured};
 
 /// Test files of a layer: test_*.py and *_test.py, at any depth, sorted.
 pub fn test_files(dir: &Path) -> Vec<PathBuf> {
@@ -63,7 +63,15 @@ impl Ctx<'_> {
         if self.left().is_zero() {
             return Err("timed out".into());
         }
-        run_captured_env(&args, &self.spec.test_dir, &env, self.left()).map_err(|e| e.to_string())
+        run_sandboxed(
+            self.spec.sandbox,
+            &args,
+            &self.spec.test_dir,
+            &env,
+            None,
+            self.left(),
+        )
+        .map_err(|e| e.to_string())
     }
 
     /// `python -m pytest` with our own ini, so the target's addopts and conftest stay out.

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::report::{CoverageReport, TestCase};
 use super::toolchain::Toolchain;
+use crate::sandbox::Sandbox;
 
 /// One run of one layer's tests.
 pub struct RunSpec<'a> {
@@ -27,6 +28,8 @@ pub struct RunSpec<'a> {
     pub timeout: Duration,
     /// Test ids to leave out (quarantined by an earlier repair iteration).
     pub deselect: &'a [String],
+    /// Where the tests run (None: unsandboxed, with `--unsafe-no-sandbox`).
+    pub sandbox: Option<&'a Sandbox>,
 }
 
 /// A test file that does not even load (syntax error, failed import, build error).
