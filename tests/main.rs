@@ -9,5 +9,6 @@ mod generator;
 mod pipelines;
 mod report;
 mod resume;
+mod sandbox;
 mod strategist;
 mod views;
