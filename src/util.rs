@@ -2,6 +2,7 @@
 
 use std::fs::{self, File};
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use serde::Serialize;
@@ -34,7 +35,14 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
         .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     let write = || -> std::io::Result<()> {
-        let mut f = File::create(&tmp)?;
+        // A fresh file, never through a symlink planted at the temp name (sandboxed tests may
+        // write into results/).
+        let _ = fs::remove_file(&tmp);
+        let mut f = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
         fs::rename(&tmp, path)?;
@@ -47,6 +55,28 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
         let _ = fs::remove_file(&tmp);
         Error::io(format!("writing {}", path.display()), e)
     })
+}
+
+/// Writes `bytes` to `path` without following a symlink there: a file in a folder that
+/// sandboxed children may write is replaced, never the file a planted link points at.
+pub fn write_nofollow(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        fs::remove_file(path)?;
+    }
+    let mut f = fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?;
+    f.write_all(bytes)
+}
+
+/// [`write_nofollow`] with the contents of `from`.
+pub fn copy_nofollow(from: &Path, to: &Path) -> std::io::Result<u64> {
+    let bytes = fs::read(from)?;
+    write_nofollow(to, &bytes)?;
+    Ok(bytes.len() as u64)
 }
 
 pub fn atomic_write_json<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<()> {

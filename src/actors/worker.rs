@@ -222,16 +222,20 @@ async fn run_command(
 ) -> Outcome {
     let stdin = serde_json::to_string(task).unwrap_or_default();
     let sandbox = if role.sandbox && env.sandbox.enabled {
-        // It reads the repository, the session and its own folder; it writes only the session.
+        // It reads the repository, the session and its own folder. It writes the session's
+        // deliverables, never its state (session.json, tasks.json, role-specs/, the log), which a
+        // later resume would trust.
         let root = env.session.root.join("workspace/sandbox").join(instance);
         let mut read = vec![env.repo.clone(), env.session.root.clone()];
         read.extend(role.dir.clone());
-        match Sandbox::new(
-            &env.sandbox,
-            &root,
-            &read,
-            std::slice::from_ref(&env.session.root),
-        ) {
+        let write: Vec<std::path::PathBuf> = ["tests", "results", "analysis", "strategy", "wisdom"]
+            .iter()
+            .map(|d| env.session.root.join(d))
+            .collect();
+        for dir in &write {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        match Sandbox::new(&env.sandbox, &root, &read, &write) {
             Ok(s) => Some(s),
             Err(e) => {
                 return Outcome::failed(format!(

@@ -97,7 +97,7 @@ pub fn generate(
     std::fs::create_dir_all(scratch)
         .map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
     let helper = scratch.join("ttgen.py");
-    std::fs::write(&helper, HELPER)
+    crate::util::write_nofollow(&helper, HELPER.as_bytes())
         .map_err(|e| format!("cannot write {}: {e}", helper.display()))?;
     let input = serde_json::to_vec(req).map_err(|e| e.to_string())?;
     let mut paths = vec![mirror.display().to_string()];

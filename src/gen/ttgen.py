@@ -78,41 +78,121 @@ def _describe_error(exc, target):
     inner = frames[-1] if frames else None
     in_module = bool(inner and inner.filename == target)
     explicit = bool(in_module and inner.line and inner.line.lstrip().startswith("raise"))
-    filename = getattr(exc, "filename", None)
+    # Absolute here, in the call's own folder: the parent runs elsewhere.
+    names = [getattr(exc, a, None) for a in ("filename", "filename2")]
+    names = [os.path.abspath(os.fsdecode(n)) for n in names if isinstance(n, (str, bytes, os.PathLike))]
     return {"ok": False, "exc": type(exc).__name__, "exc_module": type(exc).__module__,
             "msg": str(exc)[:200], "in_module": in_module, "explicit": explicit,
             "errno": getattr(exc, "errno", None) if isinstance(exc, OSError) else None,
-            "filename": str(filename) if filename is not None else None}
+            "filenames": names}
 
 
 # ---- what the sandbox stopped ---------------------------------------------------------------------
 
 NETWORK_ERRNOS = {errno.ECONNREFUSED, errno.ENETUNREACH, errno.EHOSTUNREACH, errno.EADDRNOTAVAIL}
+SANDBOXED = os.environ.get("TT_SANDBOX") == "1"
+# Audit events that change a path (the path arguments come first).
+PATH_EVENTS = {"os.remove": 1, "os.rmdir": 1, "os.rename": 2, "os.chmod": 1, "os.chown": 1,
+               "os.mkdir": 1, "os.symlink": 2, "os.link": 2, "os.truncate": 1, "os.utime": 1,
+               "shutil.rmtree": 1, "shutil.copyfile": 2, "shutil.move": 2}
+WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 
 def _writable_roots():
-    return [p for p in os.environ.get("TT_SANDBOX_WRITABLE", "").split(":") if p] + [tempfile.gettempdir()]
+    roots = [p for p in os.environ.get("TT_SANDBOX_WRITABLE", "").split(":") if p]
+    return [os.path.realpath(p) for p in roots + [tempfile.gettempdir()]]
+
+
+DEVICES = {"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/stdout", "/dev/stderr"}
+
+
+def _inside(path, roots):
+    if path in DEVICES:
+        return True
+    real = os.path.realpath(path)
+    return any(real == r or real.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def watch_reach(reached):
+    """An audit hook that notes every attempt of the call to change a path outside its folders
+    or to connect anywhere: such a call must never become a test, whether or not the attempt
+    failed or the code caught the error (after `apply` the test would run unsandboxed)."""
+    roots = _writable_roots()
+    network_off = os.environ.get("TT_SANDBOX_NETWORK") != "on"
+    state = {"on": True}
+
+    def paths_of(args, count):
+        for a in args[:count]:
+            if isinstance(a, (str, bytes, os.PathLike)):
+                yield os.path.abspath(os.fsdecode(a))
+
+    def hook(event, args):
+        if not state["on"] or len(reached) >= 5:
+            return
+        try:
+            if event == "open" and len(args) >= 3 and args[0] is not None and not isinstance(args[0], int):
+                mode, flags = args[1] or "", args[2] or 0
+                writes = any(c in str(mode) for c in "wax+") or (isinstance(flags, int) and flags & WRITE_FLAGS)
+                if writes:
+                    for p in paths_of(args, 1):
+                        if not _inside(p, roots):
+                            reached.append(("write", p))
+            elif event in PATH_EVENTS:
+                for p in paths_of(args, PATH_EVENTS[event]):
+                    if not _inside(p, roots):
+                        reached.append(("write", p))
+            elif event == "socket.connect" and len(args) >= 2 and network_off:
+                if not isinstance(args[1], (str, bytes)):  # an AF_UNIX path is a file, judged above
+                    reached.append(("connect", repr(args[1])[:80]))
+            elif event == "os.fork":
+                reached.append(("fork", ""))
+        except Exception:  # noqa: BLE001 - a hook must never break the call
+            pass
+    sys.addaudithook(hook)
+    return state
 
 
 def sandbox_block(outcome):
-    """What the sandbox stopped this call from doing, in words; None when it was not the sandbox."""
-    if os.environ.get("TT_SANDBOX") != "1" or outcome.get("ok"):
+    """What the call reached for outside its sandbox, in words; None when nothing."""
+    reached = [r for r in outcome.get("reached", []) if r[0] != "fork"]
+    forked = any(r[0] == "fork" for r in outcome.get("reached", []))
+    done = "blocked" if SANDBOXED else "not blocked: no sandbox"
+    for kind, detail in reached:
+        if kind == "write":
+            return f"write outside the sandbox ({done}): {detail}"
+        if kind == "connect":
+            return f"network access ({done}): connect to {detail}"
+    if not SANDBOXED or outcome.get("ok"):
         return None
-    exc, code, path = outcome.get("exc"), outcome.get("errno"), outcome.get("filename")
+    exc, code = outcome.get("exc"), outcome.get("errno")
+    paths = outcome.get("filenames", [])
     if exc == "MemoryError":
         return "allocation stopped by the sandbox's memory limit"
-    if exc == "BlockingIOError" and code == errno.EAGAIN:
+    if exc == "BlockingIOError" and code == errno.EAGAIN and forked:
         return "process creation stopped by the sandbox's process limit"
-    if code == errno.EROFS:
-        return f"write outside the sandbox blocked: {path or 'a read-only file system'}"
-    if code in (errno.EACCES, errno.EPERM) and path:
-        real = os.path.realpath(path)
-        if not any(real == r or real.startswith(r.rstrip("/") + "/") for r in _writable_roots()):
-            return f"access outside the sandbox blocked: {path}"
-    if os.environ.get("TT_SANDBOX_NETWORK") == "off" and (
-            code in NETWORK_ERRNOS or exc in ("ConnectionRefusedError", "gaierror")):
+    if code in (errno.EROFS, errno.EXDEV):
+        return f"write outside the sandbox blocked: {', '.join(paths) or 'a read-only file system'}"
+    outside = [p for p in paths if not _inside(p, _writable_roots())]
+    if code in (errno.EACCES, errno.EPERM) and outside:
+        return f"access outside the sandbox blocked: {', '.join(outside)}"
+    path = paths[0] if paths else None
+    network_off = os.environ.get("TT_SANDBOX_NETWORK") == "off"
+    if network_off and (code in NETWORK_ERRNOS or exc in ("ConnectionRefusedError", "gaierror")):
         return f"network access blocked by the sandbox ({exc}: {outcome.get('msg', '')[:80]})"
+    if network_off and code in (errno.EACCES, errno.EPERM) and not path:
+        # Landlock's TCP rules (where no network namespace is available) deny with EACCES.
+        return f"access blocked by the sandbox ({exc}: {outcome.get('msg', '')[:80]})"
     return None
+
+
+def _die_with_parent():
+    """SIGKILL when the helper dies: the call has its own process group, so the helper's group
+    kill (its timeout) would not reach it."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:  # noqa: BLE001 - best effort where there is no prctl
+        pass
 
 
 def run_call(namespace, statements, expr, target, timeout):
@@ -121,11 +201,14 @@ def run_call(namespace, statements, expr, target, timeout):
     pid = os.fork()
     if pid == 0:  # the child: never returns
         os.setpgid(0, 0)  # its own process group, so whatever it forks ends with it
+        _die_with_parent()
         os.close(read_end)
         payload = {"ok": False, "exc": "InternalError", "msg": "", "in_module": False, "explicit": False}
-        hits, arcs = set(), set()
+        hits, arcs, reached = set(), set(), []
+        watch = None
         try:
             os.chdir(tempfile.mkdtemp(prefix="ttgen-"))
+            watch = watch_reach(reached)
             env = dict(namespace)
             sys.settrace(_line_tracer(target, hits, arcs))
             try:
@@ -148,8 +231,11 @@ def run_call(namespace, statements, expr, target, timeout):
             except BaseException:  # noqa: BLE001
                 pass
             payload["setup_failed"] = setup_failed
+        if watch is not None:
+            watch["on"] = False
         payload["lines"] = sorted(hits)
         payload["arcs"] = sorted(arcs)
+        payload["reached"] = reached
         try:
             data = pickle.dumps(payload)
         except BaseException:  # noqa: BLE001

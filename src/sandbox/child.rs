@@ -5,6 +5,7 @@
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::Arc;
 
 /// One resource limit: `(resource, soft, hard)`.
 pub type RLimit = (libc::__rlimit_resource_t, u64, u64);
@@ -23,8 +24,8 @@ pub struct ChildPlan {
     pub netns: bool,
     /// A new mount namespace: everything read-only but these folders (needs `userns`).
     pub mounts: Option<MountPlan>,
-    /// A Landlock ruleset to enforce on exec.
-    pub landlock: Option<OwnedFd>,
+    /// A Landlock ruleset to enforce on exec (built once per sandbox, shared by its children).
+    pub landlock: Option<Arc<OwnedFd>>,
     /// The working directory, entered again after the mounts changed under it.
     pub cwd: Option<CString>,
     /// `cgroup.procs` of the sandbox's pids cgroup, joined first (before /sys turns read-only).
@@ -37,8 +38,9 @@ pub struct MountPlan {
     pub writable: Vec<CString>,
     /// An empty tmpfs goes over each: host service sockets in /run stay out of reach.
     pub hide: Vec<CString>,
-    /// A private /dev/shm (shared memory of the host stays out of reach, and it stays writable).
-    pub private_shm: bool,
+    /// Bind-mounted over /dev/shm: shared memory of the host stays out of reach, and the
+    /// sandbox's own folder is one Landlock lets it write.
+    pub shm: Option<CString>,
 }
 
 impl ChildPlan {
@@ -76,8 +78,10 @@ impl ChildPlan {
         if let Some(cwd) = &self.cwd {
             check(unsafe { libc::chdir(cwd.as_ptr()) })?;
         }
+        drop_capabilities()?;
+        // No set-uid program (sudo, su) may give the child more rights than it has.
+        check(unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) })?;
         if let Some(fd) = &self.landlock {
-            check(unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) })?;
             let rc = unsafe {
                 libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0u32) as libc::c_int
             };
@@ -130,11 +134,73 @@ impl MountPlan {
         for dir in &self.hide {
             mount_tmpfs(dir, c"size=16m,mode=755")?;
         }
-        if self.private_shm {
-            mount_tmpfs(c"/dev/shm", c"size=256m,mode=1777")?;
+        if let Some(shm) = &self.shm {
+            check(unsafe {
+                libc::mount(
+                    shm.as_ptr(),
+                    c"/dev/shm".as_ptr(),
+                    none,
+                    libc::MS_BIND,
+                    std::ptr::null(),
+                )
+            })?;
+            set_readonly(c"/dev/shm", false)?;
         }
         Ok(())
     }
+}
+
+/// `struct __user_cap_header_struct` and `__user_cap_data_struct` of capset(2).
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+
+/// Gives up every capability for good: root inside the user namespace (or a team-testing run as
+/// root) must not be able to undo the mounts or regain rights on exec. Without CAP_SETPCAP (an
+/// ordinary user, no namespace) the bounding set stays, and exec drops the rest anyway.
+fn drop_capabilities() -> io::Result<()> {
+    for cap in 0..64 {
+        if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) } == -1 {
+            match io::Error::last_os_error().raw_os_error() {
+                Some(libc::EINVAL) => break, // past the last capability this kernel knows
+                Some(libc::EPERM) => break,  // no CAP_SETPCAP: nothing to drop
+                _ => return Err(io::Error::last_os_error()),
+            }
+        }
+    }
+    // Ambient capabilities only exist since Linux 4.3; EINVAL before.
+    unsafe {
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        )
+    };
+    let header = CapHeader {
+        version: LINUX_CAPABILITY_VERSION_3,
+        pid: 0,
+    };
+    let data = [CapData {
+        effective: 0,
+        permitted: 0,
+        inheritable: 0,
+    }; 2];
+    let rc = unsafe { libc::syscall(libc::SYS_capset, &header, data.as_ptr()) as libc::c_int };
+    check(rc)
 }
 
 fn set_readonly(path: &std::ffi::CStr, readonly: bool) -> io::Result<()> {

@@ -1,6 +1,7 @@
 //! The environment a sandboxed child sees: the parent's, minus anything that looks like a
 //! credential, with its home, temporary and XDG folders moved into the sandbox.
 
+use std::ffi::OsString;
 use std::path::Path;
 
 /// Suffixes of variable names that hold secrets.
@@ -12,13 +13,25 @@ const SECRET_SUFFIXES: &[&str] = &[
     "_PASSWD",
     "_CREDENTIALS",
     "_API_KEY",
+    "_PAT",
+    "_DSN",
+    "_PWD",
 ];
 /// Prefixes of variable names that belong to cloud and forge credentials.
 const SECRET_PREFIXES: &[&str] = &["AWS_", "GITHUB_", "GH_", "AZURE_", "GOOGLE_", "GCP_"];
-/// Whole names: agent sockets that would let the child use the user's keys.
+/// Whole names: agent and service sockets that would let the child use the user's keys or
+/// daemons, and the usual database passwords and URLs.
 const SECRET_NAMES: &[&str] = &[
     "SSH_AUTH_SOCK",
     "GPG_AGENT_INFO",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "DOCKER_HOST",
+    "PGPASSWORD",
+    "PGPASSFILE",
+    "MYSQL_PWD",
+    "DATABASE_URL",
+    "REDIS_URL",
+    "KUBECONFIG",
     "NPM_TOKEN",
     "PYPI_TOKEN",
     "CARGO_REGISTRY_TOKEN",
@@ -39,19 +52,21 @@ pub fn is_secret(name: &str, extra: &[String]) -> bool {
 /// the identity variables pointed into `root` (HOME, TMPDIR, XDG_*). Returns it with the names
 /// that were dropped.
 pub fn child_env(
-    vars: impl Iterator<Item = (String, String)>,
+    vars: impl Iterator<Item = (OsString, OsString)>,
     root: &Path,
     allow: &[String],
     extra_secrets: &[String],
-) -> (Vec<(String, String)>, Vec<String>) {
+) -> (Vec<(OsString, OsString)>, Vec<String>) {
     let mut kept = Vec::new();
     let mut dropped = Vec::new();
     for (name, value) in vars {
-        if is_identity(&name) {
+        // A name that is not UTF-8 is judged by its readable part.
+        let text = name.to_string_lossy().into_owned();
+        if is_identity(&text) {
             continue;
         }
-        if is_secret(&name, extra_secrets) && !allow.iter().any(|a| a == &name) {
-            dropped.push(name);
+        if is_secret(&text, extra_secrets) && !allow.iter().any(|a| a == &text) {
+            dropped.push(text);
             continue;
         }
         kept.push((name, value));
@@ -72,7 +87,7 @@ pub fn child_env(
             ("XDG_RUNTIME_DIR", at(&tmp)),
         ]
         .into_iter()
-        .map(|(k, v)| (k.to_string(), v)),
+        .map(|(k, v)| (OsString::from(k), OsString::from(v))),
     );
     dropped.sort();
     (kept, dropped)
@@ -86,10 +101,10 @@ fn is_identity(name: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn vars(names: &[&str]) -> impl Iterator<Item = (String, String)> {
+    fn vars(names: &[&str]) -> impl Iterator<Item = (OsString, OsString)> {
         names
             .iter()
-            .map(|n| (n.to_string(), "v".to_string()))
+            .map(|n| (OsString::from(n), OsString::from("v")))
             .collect::<Vec<_>>()
             .into_iter()
     }
@@ -112,7 +127,7 @@ mod tests {
             &[],
             &["LOCAL_LLM".to_string()],
         );
-        let names: Vec<&str> = kept.iter().map(|(k, _)| k.as_str()).collect();
+        let names: Vec<&str> = kept.iter().map(|(k, _)| k.to_str().unwrap()).collect();
         assert!(
             names.contains(&"PATH") && names.contains(&"LANG") && names.contains(&"PYTHONPATH")
         );
@@ -138,7 +153,11 @@ mod tests {
             &[],
         );
         assert!(dropped.is_empty());
-        let get = |k: &str| kept.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        let get = |k: &str| {
+            kept.iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.to_str().unwrap())
+        };
         assert_eq!(get("HF_TOKEN"), Some("v"));
         assert_eq!(get("HOME"), Some("/s/home"));
         assert_eq!(get("TMPDIR"), Some("/s/tmp"));

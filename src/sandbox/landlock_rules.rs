@@ -2,7 +2,7 @@
 //! memory and may fail); the child only enforces it.
 
 use std::os::fd::OwnedFd;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use landlock::{
     path_beneath_rules, Access, AccessFs, AccessNet, BitFlags, Ruleset, RulesetAttr,
@@ -19,15 +19,14 @@ const DEVICES: &[&str] = &[
     "/dev/tty",
 ];
 
-/// The ruleset: `read` readable and executable, `write` fully usable, the usual devices, and
-/// (with a private one) /dev/shm. `tcp_off` also blocks TCP connect and bind (when no network
+/// The ruleset: `read` readable and executable, `write` fully usable, the usual devices.
+/// `tcp_off` also blocks TCP connect and bind (when no network
 /// namespace can). Signals to processes outside the sandbox are blocked where the kernel can.
 /// Returns None when the kernel enforces nothing.
 pub fn ruleset(
     kernel_abi: i32,
     read: &[PathBuf],
     write: &[PathBuf],
-    private_shm: bool,
     tcp_off: bool,
 ) -> Result<Option<OwnedFd>, RulesetError> {
     let abi = abi_of(kernel_abi);
@@ -39,18 +38,16 @@ pub fn ruleset(
     if tcp_off && kernel_abi >= 4 {
         ruleset = ruleset.handle_access(AccessNet::from_all(abi))?;
     }
-    let device: BitFlags<AccessFs> = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev;
-    let mut writable: Vec<&Path> = write.iter().map(PathBuf::as_path).collect();
-    if private_shm {
-        writable.push(Path::new("/dev/shm"));
-    }
+    // IoctlDev came with ABI 5: a right the ruleset does not handle may not appear in a rule.
+    let device: BitFlags<AccessFs> =
+        (AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev) & AccessFs::from_all(abi);
     let created = ruleset
         .create()?
         .add_rules(path_beneath_rules(read, AccessFs::from_read(abi)))?
         // Listing /etc (not reading what it hides) and /dev.
         .add_rules(path_beneath_rules(["/etc", "/dev"], AccessFs::ReadDir))?
         .add_rules(path_beneath_rules(DEVICES, device))?
-        .add_rules(path_beneath_rules(writable, AccessFs::from_all(abi)))?;
+        .add_rules(path_beneath_rules(write, AccessFs::from_all(abi)))?;
     Ok(created.into())
 }
 
@@ -63,6 +60,9 @@ fn abi_of(kernel_abi: i32) -> ABI {
         4 => ABI::V4,
         5 => ABI::V5,
         6 => ABI::V6,
-        _ => ABI::V7,
+        7 => ABI::V7,
+        8 => ABI::V8,
+        9 => ABI::V9,
+        _ => ABI::V10,
     }
 }

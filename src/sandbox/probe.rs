@@ -88,8 +88,80 @@ fn probe() -> Capabilities {
             .push(format!("cgroup: switched off by {DISABLE_VAR}"));
     } else {
         caps.pids_cgroup = pids_cgroup();
+        if let Some(parent) = &caps.pids_cgroup {
+            super::cgroup::sweep_stale(parent);
+        }
     }
+    full_trial(caps)
+}
+
+/// Runs a child through a real sandbox with every mechanism found (rules, binds, cgroup); while
+/// that fails, gives up the most demanding mechanism and says why, so runs degrade instead of
+/// failing every child.
+fn full_trial(mut caps: Capabilities) -> Capabilities {
+    let base = std::env::temp_dir().join(format!("team-testing-probe-{}", std::process::id()));
+    let writable = base.join("writable");
+    if std::fs::create_dir_all(&writable).is_err() {
+        return caps;
+    }
+    for _ in 0..4 {
+        let error = match trial(&caps, &base.join("sandbox"), &writable) {
+            Ok(()) => break,
+            Err(e) => e,
+        };
+        let gave_up = if caps.mountns {
+            caps.mountns = false;
+            "mountns"
+        } else if caps.pids_cgroup.is_some() {
+            caps.pids_cgroup = None;
+            "cgroup"
+        } else if caps.netns {
+            caps.netns = false;
+            "netns"
+        } else if caps.landlock_abi.is_some() {
+            caps.landlock_abi = None;
+            "landlock"
+        } else {
+            break;
+        };
+        caps.missing.push(format!(
+            "{gave_up}: a sandboxed child could not start with it ({error})"
+        ));
+    }
+    let _ = std::fs::remove_dir_all(&base);
     caps
+}
+
+/// One sandboxed child that must write into its writable folder.
+fn trial(caps: &Capabilities, root: &Path, writable: &Path) -> Result<(), String> {
+    let sandbox = super::Sandbox::with_capabilities(
+        &super::SandboxSettings::default(),
+        caps.clone(),
+        root,
+        &[],
+        &[writable.to_path_buf()],
+    )
+    .map_err(|e| e.to_string())?;
+    let marker = writable.join("written");
+    let _ = std::fs::remove_file(&marker);
+    let marker_arg = marker.display().to_string();
+    let out = crate::proc::run_sandboxed(
+        Some(&sandbox),
+        &["sh", "-c", "echo ok > \"$1\"", "sh", &marker_arg],
+        root,
+        &[],
+        None,
+        Duration::from_secs(10),
+    )
+    .map_err(|e| e.to_string())?;
+    if !out.success() || !marker.is_file() {
+        return Err(format!(
+            "exit {:?}, could not write its own folder: {}",
+            out.status,
+            out.stderr.trim()
+        ));
+    }
+    Ok(())
 }
 
 /// The pids controller's folder for this process, when we may make cgroups there: cgroup v1's
@@ -145,11 +217,7 @@ fn try_child(mounts: bool) -> Result<(), String> {
     let plan = ChildPlan {
         userns: Some(super::id_maps()),
         netns: true,
-        mounts: mounts.then(|| MountPlan {
-            writable: Vec::new(),
-            hide: Vec::new(),
-            private_shm: std::path::Path::new("/dev/shm").is_dir(),
-        }),
+        mounts: mounts.then(MountPlan::default),
         ..Default::default()
     };
     let mut command = Command::new("true");

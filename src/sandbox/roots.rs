@@ -68,14 +68,21 @@ pub fn toolchain_roots() -> &'static [PathBuf] {
             }
             if dir.ends_with("bin") {
                 if let Some(prefix) = dir.parent() {
-                    if prefix != Path::new("/") && Some(prefix) != home.as_deref() {
+                    // ~/.local holds far more than programs (keyrings, shell history).
+                    let personal = home
+                        .as_ref()
+                        .is_some_and(|h| prefix == h || prefix == h.join(".local"));
+                    if prefix != Path::new("/") && !personal {
                         roots.push(prefix.to_path_buf());
                     }
                 }
             }
             roots.push(dir);
         }
-        roots.extend(toolchain_env().iter().map(|(_, d)| PathBuf::from(d)));
+        for (_, dir) in toolchain_env() {
+            // Registry credentials stay out: the scrubbed token variable would be moot otherwise.
+            roots.extend(entries_except(Path::new(dir), TOOL_HOME_DENIED));
+        }
         if let Some(home) = &home {
             roots.push(home.join(".local/lib"));
         }
@@ -83,32 +90,51 @@ pub fn toolchain_roots() -> &'static [PathBuf] {
     })
 }
 
-/// `/etc`'s entries but the denied ones; a folder that holds a denied entry is opened up.
+/// Names inside a toolchain home that hold credentials.
+const TOOL_HOME_DENIED: &[&str] = &["credentials", "credentials.toml", ".credentials.toml"];
+
+/// `/etc`'s entries but the denied ones.
 fn etc_entries() -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if ETC_DENIED.iter().any(|d| Path::new(d) == path) {
-                continue;
-            }
-            if ETC_DENIED.iter().any(|d| Path::new(d).starts_with(&path)) {
-                walk(&path, out);
-            } else {
-                out.push(path);
-            }
-        }
-    }
     let mut out = Vec::new();
-    walk(Path::new("/etc"), &mut out);
+    walk_except(Path::new("/etc"), ETC_DENIED, &mut out);
     out
 }
 
+/// The entries of `dir` but those named in `denied`.
+fn entries_except(dir: &Path, denied: &[&str]) -> Vec<PathBuf> {
+    let denied: Vec<String> = denied
+        .iter()
+        .map(|d| dir.join(d).display().to_string())
+        .collect();
+    let denied: Vec<&str> = denied.iter().map(String::as_str).collect();
+    let mut out = Vec::new();
+    walk_except(dir, &denied, &mut out);
+    out
+}
+
+/// The entries under `dir` but the `denied` paths; a folder that holds a denied path is opened
+/// up one level at a time.
+fn walk_except(dir: &Path, denied: &[&str], out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if denied.iter().any(|d| Path::new(d) == path) {
+            continue;
+        }
+        if denied.iter().any(|d| Path::new(d).starts_with(&path)) {
+            walk_except(&path, denied, out);
+        } else {
+            out.push(path);
+        }
+    }
+}
+
 /// Where `interpreter` keeps its standard library and packages (sys.prefix, site-packages and
-/// every sys.path folder), asked once per interpreter outside the sandbox.
-pub fn python_roots(interpreter: &str) -> Vec<PathBuf> {
+/// every sys.path folder), asked once per interpreter, in a sandbox that reads `repo` (the
+/// interpreter may be the repository's own .venv).
+pub fn python_roots(interpreter: &str, repo: &Path) -> Vec<PathBuf> {
     static CACHE: LazyLock<DashMap<String, Vec<PathBuf>>> = LazyLock::new(DashMap::new);
     if let Some(found) = CACHE.get(interpreter) {
         return found.clone();
@@ -118,11 +144,7 @@ pub fn python_roots(interpreter: &str) -> Vec<PathBuf> {
                   try:\n    paths += site.getsitepackages() + [site.getusersitepackages()]\n\
                   except Exception:\n    pass\n\
                   print(json.dumps([p for p in paths if p]))";
-    let out = crate::proc::run_captured(
-        &[interpreter, "-c", script],
-        Path::new("/"),
-        Duration::from_secs(30),
-    );
+    let out = super::run_probe(&[interpreter, "-c", script], repo, Duration::from_secs(30));
     let mut roots: Vec<PathBuf> = out
         .ok()
         .filter(|o| o.success())

@@ -72,7 +72,8 @@ fn writes_outside_the_sandbox_are_blocked_and_inside_work() {
          print(attempt(lambda: os.chmod(sys.argv[1], 0o777)))\n\
          print(attempt(lambda: open('mine.txt', 'w').write('x')))\n\
          print(attempt(lambda: open(os.path.join(os.environ['TMPDIR'], 't'), 'w').write('x')))\n\
-         print(attempt(lambda: open(os.path.expanduser('~/h'), 'w').write('x')))"
+         print(attempt(lambda: open(os.path.expanduser('~/h'), 'w').write('x')))\n\
+         print(attempt(lambda: open('/dev/shm/tt-shm-test', 'w').write('x')))"
     );
     let got = python(&f, &code, &[victim.to_str().unwrap()]);
     let lines: Vec<&str> = got.lines().collect();
@@ -83,7 +84,7 @@ fn writes_outside_the_sandbox_are_blocked_and_inside_work() {
             .all(|l| *l == "PermissionError" || *l == "OSError"),
         "{got}"
     );
-    assert_eq!(lines[3..], ["ok", "ok", "ok"][..], "{got}");
+    assert_eq!(lines[3..], ["ok", "ok", "ok", "ok"][..], "{got}");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(&victim).unwrap().permissions().mode();
@@ -235,4 +236,67 @@ fn a_machine_without_mechanisms_reports_each_missing_one() {
         ..Default::default()
     };
     assert!(off.protections_with(&none).missing[0].contains("--unsafe-no-sandbox"));
+}
+
+#[test]
+fn a_writable_folder_replaced_by_a_symlink_is_refused_not_followed() {
+    let inside = tempfile::tempdir().unwrap();
+    let out = inside.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let sandbox = Sandbox::new(
+        &SandboxSettings::default(),
+        &inside.path().join("sb"),
+        &[],
+        std::slice::from_ref(&out),
+    )
+    .unwrap();
+    // What a child could do between two runs: swap its writable folder for a link elsewhere.
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::rename(&out, inside.path().join("out-moved")).unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), &out).unwrap();
+    let err = run_sandboxed(
+        Some(&sandbox),
+        &["true"],
+        sandbox.root(),
+        &[],
+        None,
+        Duration::from_secs(10),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("was replaced"), "{err}");
+}
+
+#[test]
+fn limits_above_the_hard_limit_and_a_relative_cwd_still_start() {
+    let mut settings = SandboxSettings::default();
+    settings.limits.open_files = 1 << 40;
+    let f = fixture(settings);
+    let here = std::env::current_dir().unwrap();
+    let relative = f.sandbox.root().strip_prefix(&here).map(Path::to_path_buf);
+    let cwd = relative.unwrap_or_else(|_| f.sandbox.root().to_path_buf());
+    let out = run_sandboxed(
+        Some(&f.sandbox),
+        &["sh", "-c", "pwd"],
+        &cwd,
+        &[],
+        None,
+        Duration::from_secs(10),
+    )
+    .unwrap();
+    assert!(out.success(), "{}", out.stderr);
+    assert_eq!(Path::new(out.stdout.trim()), f.sandbox.root());
+}
+
+#[test]
+fn the_child_keeps_no_capabilities() {
+    let f = fixture(SandboxSettings::default());
+    let got = python(
+        &f,
+        "print([l.split()[1] for l in open('/proc/self/status') if l.startswith(('CapEff', 'CapBnd', 'CapPrm'))])",
+        &[],
+    );
+    assert_eq!(
+        got,
+        "['0000000000000000', '0000000000000000', '0000000000000000']"
+    );
 }

@@ -78,11 +78,30 @@ pub fn run(ctx: &RoleContext) -> Outcome {
     };
     let test_dir = ctx.session.root.join("tests").join(layer);
     let read = if matches!(framework.as_str(), "pytest" | "unittest") {
-        crate::sandbox::python_roots(&tools.interpreter)
+        crate::sandbox::python_roots(&tools.interpreter, ctx.repo)
     } else {
         Vec::new()
     };
-    let writable = [ctx.session.root.join("workspace"), results.clone()];
+    // Its own copy of the project (and cargo's target folder) and the raw reports; not the rest
+    // of the workspace, where other roles' copies and helpers live.
+    let workspace = ctx.session.root.join("workspace");
+    let mut writable = vec![results.clone()];
+    match framework.as_str() {
+        "cargo" => writable.extend([
+            workspace.join(format!("cargo-{layer}")),
+            workspace.join("cargo-target"),
+        ]),
+        "pytest" | "unittest" => writable.push(workspace.join(format!("python-{layer}"))),
+        _ => writable.extend([
+            workspace.join(format!("node-{layer}")),
+            workspace.join(format!("node-{layer}.tmp")),
+        ]),
+    }
+    for dir in &writable {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            return Outcome::failed(format!("cannot create {}: {e}", dir.display()));
+        }
+    }
     let sandbox = match sandbox_for(ctx, &format!("executor-{layer}"), read, &writable) {
         Ok(s) => s,
         Err(e) => return Outcome::failed(e),

@@ -367,7 +367,7 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
     let sandbox = sandbox_for(
         ctx,
         &format!("generator-{layer}"),
-        crate::sandbox::python_roots(&python),
+        crate::sandbox::python_roots(&python, ctx.repo),
         &[],
     )?;
     let result = gen::generate(&python, &mirror, &scratch, &req, timeout, sandbox.as_ref())?;

@@ -163,7 +163,9 @@ impl<'a> Ctx<'a> {
     /// Keeps `text` as a raw report (rewritten when kept again).
     fn keep(&self, kind: &str, ext: &str, text: &str, out: &mut RunOutput) {
         let (path, rel) = self.result_file(kind, ext);
-        if std::fs::write(&path, text).is_ok() && !out.reports.contains(&rel) {
+        if crate::util::write_nofollow(&path, text.as_bytes()).is_ok()
+            && !out.reports.contains(&rel)
+        {
             out.reports.push(rel);
         }
     }
@@ -444,7 +446,7 @@ fn nextest(ctx: &Ctx, filter: Option<String>) -> Result<(Vec<String>, Captured),
     let profile = format!(
         "[profile.\"{NEXTEST_PROFILE}\"]\nfail-fast = false\nretries = 0\n\n[profile.\"{NEXTEST_PROFILE}\".junit]\npath = \"junit.xml\"\n"
     );
-    std::fs::write(&config, profile)
+    crate::util::write_nofollow(&config, profile.as_bytes())
         .map_err(|e| Stop::Failed(format!("cannot write {}: {e}", config.display())))?;
     // A stale report from an earlier run must not pass for this one's.
     let _ = std::fs::remove_file(nextest_junit(ctx));
@@ -478,7 +480,7 @@ fn run_nextest(ctx: &Ctx, out: &mut RunOutput) -> Result<(), Stop> {
     out.output_tail = tail_lines(&text, 60);
     ctx.keep("nextest", "txt", &text, out);
     let (kept, rel) = ctx.result_file("junit", "xml");
-    match std::fs::copy(nextest_junit(ctx), &kept) {
+    match crate::util::copy_nofollow(&nextest_junit(ctx), &kept) {
         Ok(_) => out.reports.push(rel),
         Err(e) => {
             out.env_problem = Some(format!(

@@ -187,7 +187,10 @@ impl<'a> Ctx<'a> {
             fresh_copy(spec.repo, &copy, spec.session)?;
         }
         std::fs::create_dir_all(&scratch)?;
-        std::fs::write(scratch.join("attribution.mjs"), ATTRIBUTION_REPORTER)?;
+        crate::util::write_nofollow(
+            &scratch.join("attribution.mjs"),
+            ATTRIBUTION_REPORTER.as_bytes(),
+        )?;
         let copy = copy.canonicalize()?;
         let layer_dir = copy.join(TESTS_DIR).join(spec.layer);
         install_tests(&spec.test_dir, &layer_dir)?;
@@ -269,10 +272,19 @@ impl<'a> Ctx<'a> {
 
 /// Replaces `copy` with a copy of the package at `repo`.
 fn fresh_copy(repo: &Path, copy: &Path, session: &Path) -> io::Result<()> {
-    if copy.symlink_metadata().is_ok() {
-        std::fs::remove_dir_all(copy)?;
+    // Emptied, not replaced: the sandbox's rules name this very folder.
+    if copy.symlink_metadata().is_ok_and(|m| !m.is_dir()) {
+        std::fs::remove_file(copy)?;
     }
     std::fs::create_dir_all(copy)?;
+    for entry in std::fs::read_dir(copy)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            std::fs::remove_dir_all(entry.path())?;
+        } else {
+            std::fs::remove_file(entry.path())?;
+        }
+    }
     let repo = repo.canonicalize()?;
     // The session may live inside the repository; copying it would copy the copy.
     let session = session
@@ -333,7 +345,7 @@ fn install_tests(test_dir: &Path, layer_dir: &Path) -> io::Result<()> {
     std::fs::create_dir_all(layer_dir)?;
     for file in generated_files(test_dir) {
         if let Some(name) = file.file_name() {
-            std::fs::copy(&file, layer_dir.join(name))?;
+            crate::util::copy_nofollow(&file, &layer_dir.join(name))?;
         }
     }
     Ok(())
@@ -503,7 +515,7 @@ impl Ctx<'_> {
         let text = format!("{}{}", run.stdout, drop_reporter_noise(&run.stderr));
         out.output_tail = tail_lines(&text, 60);
         let (path, rel) = self.result_file("output", "txt");
-        if std::fs::write(path, &text).is_ok() {
+        if crate::util::write_nofollow(&path, text.as_bytes()).is_ok() {
             out.reports.push(rel);
         }
     }
@@ -540,7 +552,7 @@ impl Ctx<'_> {
             return;
         };
         let (kept, rel) = self.result_file("lcov", "info");
-        if lcov != kept && std::fs::copy(lcov, &kept).is_err() {
+        if lcov != kept && crate::util::copy_nofollow(lcov, &kept).is_err() {
             out.coverage_problem = Some(format!("the coverage tool wrote no {}", lcov.display()));
             return;
         }

@@ -154,7 +154,7 @@ pub fn run(spec: &RunSpec) -> RunOutput {
         ini: spec.results.join("pytest-isolated.ini"),
         deadline: started + spec.timeout,
     };
-    if let Err(e) = std::fs::write(&ctx.ini, "[pytest]\n") {
+    if let Err(e) = crate::util::write_nofollow(&ctx.ini, b"[pytest]\n") {
         out.env_problem = Some(format!("cannot write {}: {e}", ctx.ini.display()));
         return out;
     }
@@ -258,7 +258,8 @@ fn run_tests(ctx: &Ctx, files: &[&PathBuf], out: &mut RunOutput) {
     out.exit_code = run.status;
     out.output_tail = tail_lines(&format!("{}{}", run.stdout, run.stderr), 60);
     let raw = spec.results.join(format!("pytest-{}.txt", spec.run_no));
-    if std::fs::write(&raw, format!("{}{}", run.stdout, run.stderr)).is_ok() {
+    if crate::util::write_nofollow(&raw, format!("{}{}", run.stdout, run.stderr).as_bytes()).is_ok()
+    {
         out.reports
             .push(format!("results/pytest-{}.txt", spec.run_no));
     }

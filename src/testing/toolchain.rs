@@ -7,8 +7,6 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::proc::run_captured;
-
 const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -30,8 +28,10 @@ pub struct Toolchain {
     pub nextest: bool,
 }
 
+/// The first line a probe printed. It runs sandboxed: the interpreter may be the repository's
+/// own `.venv/bin/python`, whose startup runs the project's `.pth` files.
 fn probe(argv: &[&str], cwd: &Path) -> Option<String> {
-    let out = run_captured(argv, cwd, PROBE_TIMEOUT).ok()?;
+    let out = crate::sandbox::run_probe(argv, cwd, PROBE_TIMEOUT).ok()?;
     out.success().then(|| {
         let text = if out.stdout.trim().is_empty() {
             out.stderr

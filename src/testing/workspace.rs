@@ -17,6 +17,7 @@ pub(crate) fn mirror(
     copy: &Path,
     extra: &BTreeMap<PathBuf, Vec<u8>>,
 ) -> io::Result<()> {
+    std::fs::create_dir_all(copy)?;
     let mut wanted: BTreeMap<PathBuf, Option<PathBuf>> = BTreeMap::new();
     let copy_real = std::fs::canonicalize(copy).ok();
     list_files(
@@ -33,12 +34,10 @@ pub(crate) fn mirror(
             Some(abs) => std::fs::read(abs)?,
             None => extra[rel].clone(),
         };
-        let dest = copy.join(rel);
-        if std::fs::read(&dest).ok().as_deref() != Some(&bytes[..]) {
-            if let Some(parent) = dest.parent() {
-                std::fs::create_dir_all(parent)?;
-            }
-            std::fs::write(&dest, &bytes)?;
+        let dest = real_path_in(copy, rel)?;
+        let same = !is_symlink(&dest) && std::fs::read(&dest).ok().as_deref() == Some(&bytes[..]);
+        if !same {
+            crate::util::write_nofollow(&dest, &bytes)?;
         }
     }
     let mut stale = Vec::new();
@@ -48,6 +47,30 @@ pub(crate) fn mirror(
         }
     })?;
     stale.iter().try_for_each(std::fs::remove_file)
+}
+
+fn is_symlink(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+/// `copy/rel` with every folder on the way made real: a symlink a sandboxed test planted in the
+/// copy (`pkg -> ~/.ssh`) is removed and replaced by a folder, so nothing is written through it.
+fn real_path_in(copy: &Path, rel: &Path) -> io::Result<PathBuf> {
+    let mut at = copy.to_path_buf();
+    let parents: Vec<_> = rel
+        .parent()
+        .map(|p| p.components().collect())
+        .unwrap_or_default();
+    for part in parents {
+        at.push(part);
+        if is_symlink(&at) {
+            std::fs::remove_file(&at)?;
+        }
+        if !at.is_dir() {
+            std::fs::create_dir(&at)?;
+        }
+    }
+    Ok(copy.join(rel))
 }
 
 /// Calls `found(relative, absolute)` for every file under `root/rel`, leaving out [`SKIP_DIRS`], the
