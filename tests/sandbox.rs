@@ -435,3 +435,29 @@ fn a_command_role_that_asks_for_the_sandbox_gets_it_and_others_do_not() {
     assert_eq!(generator["outcome"]["summary"], "deleted", "{generator}");
     assert!(!outside.path("victim.txt").exists());
 }
+
+#[test]
+fn the_sandbox_command_says_what_is_protected_and_what_is_missing() {
+    let p = Project::fixture("python-calc");
+    let out = p.cmd(&["sandbox", "--json"]).run();
+    out.assert_code(0);
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert!(v["protections"]["filesystem"].is_string());
+    assert!(v["capabilities"]["missing"].is_array());
+
+    let out = p
+        .cmd(&["sandbox"])
+        .env("TEAM_TESTING_SANDBOX_DISABLE", "landlock,mountns")
+        .run();
+    out.assert_code(0);
+    assert!(
+        out.stdout.contains("missing:     landlock: switched off"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("will refuse to run here"),
+        "{}",
+        out.stdout
+    );
+}

@@ -6,6 +6,7 @@ mod log;
 mod report;
 mod resume;
 mod run;
+mod sandbox;
 mod sessions;
 mod status;
 
@@ -41,6 +42,8 @@ pub enum Command {
     Apply(apply::ApplyArgs),
     /// Print a session's quality report (md), report.json (json) or one row per test (csv).
     Report(report::ReportArgs),
+    /// Show what the sandbox around the project's code protects on this machine.
+    Sandbox(sandbox::SandboxCheckArgs),
 }
 
 /// Where sessions live: shared by every command.
@@ -77,5 +80,6 @@ pub fn main() -> anyhow::Result<i32> {
         Command::Sessions(a) => sessions::sessions(a),
         Command::Apply(a) => apply::apply(a),
         Command::Report(a) => report::report(a),
+        Command::Sandbox(a) => sandbox::sandbox(a),
     }
 }
