@@ -41,6 +41,19 @@ pub struct MountPlan {
     /// Bind-mounted over /dev/shm: shared memory of the host stays out of reach, and the
     /// sandbox's own folder is one Landlock lets it write.
     pub shm: Option<CString>,
+    /// A private, empty /tmp (the host's /tmp holds tmux, X11 and agent sockets, which no file
+    /// rule stops a connect to), with the sandbox's own folders under /tmp mounted back.
+    pub private_tmp: Option<Vec<TmpBind>>,
+}
+
+/// A folder under /tmp mounted back into the private /tmp.
+pub struct TmpBind {
+    /// `/proc/self/fd/N` of an O_PATH descriptor opened in the parent.
+    pub source: CString,
+    pub target: CString,
+    /// Folders to make first, outermost first (those that exist already are fine).
+    pub parents: Vec<CString>,
+    pub writable: bool,
 }
 
 impl ChildPlan {
@@ -133,6 +146,28 @@ impl MountPlan {
         }
         for dir in &self.hide {
             mount_tmpfs(dir, c"size=16m,mode=755")?;
+        }
+        if let Some(binds) = &self.private_tmp {
+            mount_tmpfs(c"/tmp", c"size=512m,mode=1777")?;
+            for bind in binds {
+                for dir in bind.parents.iter().chain([&bind.target]) {
+                    if unsafe { libc::mkdir(dir.as_ptr(), 0o755) } == -1
+                        && io::Error::last_os_error().raw_os_error() != Some(libc::EEXIST)
+                    {
+                        return Err(io::Error::last_os_error());
+                    }
+                }
+                check(unsafe {
+                    libc::mount(
+                        bind.source.as_ptr(),
+                        bind.target.as_ptr(),
+                        none,
+                        libc::MS_BIND | libc::MS_REC,
+                        std::ptr::null(),
+                    )
+                })?;
+                set_readonly(&bind.target, !bind.writable)?;
+            }
         }
         if let Some(shm) = &self.shm {
             check(unsafe {

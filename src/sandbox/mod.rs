@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
-use child::{ChildPlan, MountPlan};
+use child::{ChildPlan, MountPlan, TmpBind};
 pub use probe::{capabilities, Capabilities};
 pub use roots::{python_roots, toolchain_roots};
 pub use settings::{Limits, Protections, SandboxSettings};
@@ -51,6 +51,8 @@ pub struct Sandbox {
     identities: Vec<(u64, u64)>,
     landlock: Option<Arc<OwnedFd>>,
     cgroup: Option<PathBuf>,
+    /// O_PATH descriptors of the folders under /tmp, mounted back into the private /tmp.
+    tmp_roots: Vec<(PathBuf, OwnedFd, bool)>,
 }
 
 impl Sandbox {
@@ -102,6 +104,7 @@ impl Sandbox {
             identities,
             landlock: None,
             cgroup: None,
+            tmp_roots: Vec::new(),
         };
         if !settings.enabled {
             return Ok(sandbox);
@@ -111,6 +114,9 @@ impl Sandbox {
             sandbox.landlock = landlock_rules::ruleset(abi, &sandbox.read, &sandbox.write, tcp_off)
                 .map_err(|e| std::io::Error::other(format!("building the Landlock rules: {e}")))?
                 .map(Arc::new);
+        }
+        if sandbox.caps.mountns {
+            sandbox.tmp_roots = sandbox.roots_under_tmp()?;
         }
         if let (Some(parent), n) = (&sandbox.caps.pids_cgroup, settings.limits.processes) {
             if n > 0 {
@@ -213,7 +219,75 @@ impl Sandbox {
                 .is_dir()
                 .then(|| cstring(&self.root.join("shm")))
                 .transpose()?,
+            private_tmp: Path::new("/tmp")
+                .is_dir()
+                .then(|| self.tmp_binds())
+                .transpose()?,
         })
+    }
+
+    fn tmp_binds(&self) -> std::io::Result<Vec<TmpBind>> {
+        use std::os::fd::AsRawFd;
+        self.tmp_roots
+            .iter()
+            .map(|(path, fd, writable)| {
+                let parents = path
+                    .ancestors()
+                    .skip(1)
+                    .take_while(|a| *a != Path::new("/tmp"))
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .map(cstring)
+                    .collect::<std::io::Result<_>>()?;
+                Ok(TmpBind {
+                    source: CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+                        .expect("no NUL in a number"),
+                    target: cstring(path)?,
+                    parents,
+                    writable: *writable,
+                })
+            })
+            .collect()
+    }
+
+    /// The folders (read or written) that live under /tmp, outermost first, each with an O_PATH
+    /// descriptor taken now (a child cannot swap what it points at later).
+    fn roots_under_tmp(&self) -> std::io::Result<Vec<(PathBuf, OwnedFd, bool)>> {
+        use std::os::fd::FromRawFd;
+        let tmp = Path::new("/tmp");
+        let mut roots: Vec<(PathBuf, bool)> = Vec::new();
+        for (path, writable) in self
+            .read
+            .iter()
+            .map(|p| (p, false))
+            .chain(self.write.iter().map(|p| (p, true)))
+        {
+            if path.starts_with(tmp) && path != tmp && !roots.iter().any(|(p, _)| p == path) {
+                roots.push((path.clone(), writable));
+            } else if let Some(r) = roots.iter_mut().find(|(p, _)| p == path) {
+                r.1 |= writable;
+            }
+        }
+        roots.sort_by_key(|(p, _)| p.components().count());
+        roots
+            .into_iter()
+            .map(|(path, writable)| {
+                let c = cstring(&path)?;
+                // SAFETY: open with a valid C string; the descriptor is owned below.
+                let fd = unsafe {
+                    libc::open(
+                        c.as_ptr(),
+                        libc::O_PATH | libc::O_CLOEXEC | libc::O_NOFOLLOW,
+                    )
+                };
+                if fd == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // SAFETY: fd is a fresh descriptor nobody else owns.
+                Ok((path, unsafe { OwnedFd::from_raw_fd(fd) }, writable))
+            })
+            .collect()
     }
 
     /// Every writable folder is still the folder it was (not a symlink planted by a child).

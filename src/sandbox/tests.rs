@@ -300,3 +300,31 @@ fn the_child_keeps_no_capabilities() {
         "['0000000000000000', '0000000000000000', '0000000000000000']"
     );
 }
+
+#[test]
+fn unix_sockets_in_the_hosts_tmp_are_out_of_reach_and_tmp_is_private() {
+    if !capabilities().mountns {
+        return;
+    }
+    // A service listening in /tmp, as tmux, X11 and ssh-agent do.
+    let dir = tempfile::Builder::new()
+        .prefix("tt-sock-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let socket = dir.path().join("service.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let f = fixture(SandboxSettings::default());
+    let code = format!(
+        "{TRY}import socket\n\
+         def connect():\n    s = socket.socket(socket.AF_UNIX)\n    s.connect(sys.argv[1])\n\
+         print(attempt(connect))\n\
+         print(attempt(lambda: open('/tmp/scratch.txt', 'w').write('x')))"
+    );
+    let got = python(&f, &code, &[socket.to_str().unwrap()]);
+    let lines: Vec<&str> = got.lines().collect();
+    assert_ne!(lines[0], "ok", "{got}");
+    assert_eq!(lines[1], "ok", "a private /tmp is writable: {got}");
+    assert!(listener.accept().is_err(), "the service saw a connection");
+    assert!(!Path::new("/tmp/scratch.txt").exists());
+}
