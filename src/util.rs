@@ -57,24 +57,50 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
     })
 }
 
-/// Writes `bytes` to `path` without following a symlink there: a file in a folder that
-/// sandboxed children may write is replaced, never the file a planted link points at.
+/// Writes `bytes` to `path` as a regular file of its own: in a folder that sandboxed children
+/// may write, a symlink, FIFO or device planted at `path` is replaced, never written through
+/// (or waited on).
 pub fn write_nofollow(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+    if fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file()) {
         fs::remove_file(path)?;
     }
     let mut f = fs::OpenOptions::new()
         .write(true)
         .create(true)
-        .truncate(true)
-        .custom_flags(libc::O_NOFOLLOW)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)?;
+    if !f.metadata()?.file_type().is_file() {
+        return Err(std::io::Error::other(format!(
+            "{} is not a regular file",
+            path.display()
+        )));
+    }
+    f.set_len(0)?;
     f.write_all(bytes)
 }
 
-/// [`write_nofollow`] with the contents of `from`.
+/// Reads a file that must be a regular one: a FIFO planted by a sandboxed child would block a
+/// plain read forever.
+pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut f = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !f.metadata()?.file_type().is_file() {
+        return Err(std::io::Error::other(format!(
+            "{} is not a regular file",
+            path.display()
+        )));
+    }
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// [`write_nofollow`] with the contents of `from` (a regular file).
 pub fn copy_nofollow(from: &Path, to: &Path) -> std::io::Result<u64> {
-    let bytes = fs::read(from)?;
+    let bytes = read_regular(from)?;
     write_nofollow(to, &bytes)?;
     Ok(bytes.len() as u64)
 }

@@ -91,10 +91,14 @@ def _describe_error(exc, target):
 
 NETWORK_ERRNOS = {errno.ECONNREFUSED, errno.ENETUNREACH, errno.EHOSTUNREACH, errno.EADDRNOTAVAIL}
 SANDBOXED = os.environ.get("TT_SANDBOX") == "1"
-# Audit events that change a path (the path arguments come first).
-PATH_EVENTS = {"os.remove": 1, "os.rmdir": 1, "os.rename": 2, "os.chmod": 1, "os.chown": 1,
-               "os.mkdir": 1, "os.symlink": 2, "os.link": 2, "os.truncate": 1, "os.utime": 1,
-               "shutil.rmtree": 1, "shutil.copyfile": 2, "shutil.move": 2}
+# Audit events that change a path: the positions of the arguments that name a changed path
+# (os.symlink's first argument is only the link's text, shutil.copyfile's only read).
+PATH_EVENTS = {"os.remove": (0,), "os.rmdir": (0,), "os.rename": (0, 1), "os.chmod": (0,),
+               "os.chown": (0,), "os.mkdir": (0,), "os.symlink": (1,), "os.link": (0, 1),
+               "os.truncate": (0,), "os.utime": (0,), "shutil.rmtree": (0,),
+               "shutil.copyfile": (1,), "shutil.move": (0, 1)}
+# Events that start a process: with EAGAIN they mean the process limit.
+SPAWN_EVENTS = {"os.fork", "os.forkpty", "subprocess.Popen", "os.posix_spawn", "os.spawn"}
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 
@@ -119,33 +123,43 @@ def watch_reach(reached):
     failed or the code caught the error (after `apply` the test would run unsandboxed)."""
     roots = _writable_roots()
     network_off = os.environ.get("TT_SANDBOX_NETWORK") != "on"
-    state = {"on": True}
+    state = {"on": True, "spawned": False}
 
-    def paths_of(args, count):
-        for a in args[:count]:
+    def paths_of(args, positions):
+        for i in positions:
+            a = args[i] if i < len(args) else None
             if isinstance(a, (str, bytes, os.PathLike)):
                 yield os.path.abspath(os.fsdecode(a))
 
     def hook(event, args):
-        if not state["on"] or len(reached) >= 5:
+        if not state["on"]:
+            return
+        if event in SPAWN_EVENTS:
+            state["spawned"] = True
+            return
+        if len(reached) >= 5:
             return
         try:
             if event == "open" and len(args) >= 3 and args[0] is not None and not isinstance(args[0], int):
                 mode, flags = args[1] or "", args[2] or 0
                 writes = any(c in str(mode) for c in "wax+") or (isinstance(flags, int) and flags & WRITE_FLAGS)
                 if writes:
-                    for p in paths_of(args, 1):
+                    for p in paths_of(args, (0,)):
                         if not _inside(p, roots):
                             reached.append(("write", p))
             elif event in PATH_EVENTS:
                 for p in paths_of(args, PATH_EVENTS[event]):
                     if not _inside(p, roots):
                         reached.append(("write", p))
-            elif event == "socket.connect" and len(args) >= 2 and network_off:
-                if not isinstance(args[1], (str, bytes)):  # an AF_UNIX path is a file, judged above
-                    reached.append(("connect", repr(args[1])[:80]))
-            elif event == "os.fork":
-                reached.append(("fork", ""))
+            elif event == "socket.connect" and len(args) >= 2:
+                address = args[1]
+                if isinstance(address, (str, bytes)):
+                    # A unix socket: a host service (Docker, X11, an agent) unless it is ours.
+                    path = os.fsdecode(address)
+                    if path and not path.startswith("\0") and not _inside(os.path.abspath(path), roots):
+                        reached.append(("connect", path))
+                elif network_off:
+                    reached.append(("connect", repr(address)[:80]))
         except Exception:  # noqa: BLE001 - a hook must never break the call
             pass
     sys.addaudithook(hook)
@@ -154,8 +168,8 @@ def watch_reach(reached):
 
 def sandbox_block(outcome):
     """What the call reached for outside its sandbox, in words; None when nothing."""
-    reached = [r for r in outcome.get("reached", []) if r[0] != "fork"]
-    forked = any(r[0] == "fork" for r in outcome.get("reached", []))
+    reached = outcome.get("reached", [])
+    forked = outcome.get("spawned", False)
     done = "blocked" if SANDBOXED else "not blocked: no sandbox"
     for kind, detail in reached:
         if kind == "write":
@@ -233,6 +247,7 @@ def run_call(namespace, statements, expr, target, timeout):
             payload["setup_failed"] = setup_failed
         if watch is not None:
             watch["on"] = False
+            payload["spawned"] = watch["spawned"]
         payload["lines"] = sorted(hits)
         payload["arcs"] = sorted(arcs)
         payload["reached"] = reached

@@ -5,6 +5,7 @@
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 
 /// One resource limit: `(resource, soft, hard)`.
@@ -41,19 +42,32 @@ pub struct MountPlan {
     /// Bind-mounted over /dev/shm: shared memory of the host stays out of reach, and the
     /// sandbox's own folder is one Landlock lets it write.
     pub shm: Option<CString>,
-    /// A private, empty /tmp (the host's /tmp holds tmux, X11 and agent sockets, which no file
-    /// rule stops a connect to), with the sandbox's own folders under /tmp mounted back.
-    pub private_tmp: Option<Vec<TmpBind>>,
+    /// A private /tmp (the host's /tmp holds tmux, X11 and agent sockets, which no file rule
+    /// stops a connect to), with the sandbox's own folders under /tmp mounted back.
+    pub private_tmp: Option<PrivateTmp>,
 }
 
-/// A folder under /tmp mounted back into the private /tmp.
+pub struct PrivateTmp {
+    /// The sandbox's own (empty, Landlock-writable) folder that becomes /tmp.
+    pub base: TmpBind,
+    /// Folders and files under the host's /tmp that the sandbox uses, outermost first.
+    pub binds: Vec<TmpBind>,
+}
+
+/// A folder or file mounted at `target` from the same path as the child's namespace sees it
+/// before /tmp is covered (cloned with open_tree, checked against what the parent saw).
 pub struct TmpBind {
-    /// `/proc/self/fd/N` of an O_PATH descriptor opened in the parent.
+    /// Where the clone is taken (the path itself, or the sandbox's folder for `base`).
     pub source: CString,
     pub target: CString,
     /// Folders to make first, outermost first (those that exist already are fine).
     pub parents: Vec<CString>,
+    pub is_dir: bool,
+    /// (device, inode) the parent saw at `source`.
+    pub identity: (u64, u64),
     pub writable: bool,
+    /// The detached clone, between taking it and mounting it (set in the child only).
+    pub tree: AtomicI32,
 }
 
 impl ChildPlan {
@@ -147,28 +161,6 @@ impl MountPlan {
         for dir in &self.hide {
             mount_tmpfs(dir, c"size=16m,mode=755")?;
         }
-        if let Some(binds) = &self.private_tmp {
-            mount_tmpfs(c"/tmp", c"size=512m,mode=1777")?;
-            for bind in binds {
-                for dir in bind.parents.iter().chain([&bind.target]) {
-                    if unsafe { libc::mkdir(dir.as_ptr(), 0o755) } == -1
-                        && io::Error::last_os_error().raw_os_error() != Some(libc::EEXIST)
-                    {
-                        return Err(io::Error::last_os_error());
-                    }
-                }
-                check(unsafe {
-                    libc::mount(
-                        bind.source.as_ptr(),
-                        bind.target.as_ptr(),
-                        none,
-                        libc::MS_BIND | libc::MS_REC,
-                        std::ptr::null(),
-                    )
-                })?;
-                set_readonly(&bind.target, !bind.writable)?;
-            }
-        }
         if let Some(shm) = &self.shm {
             check(unsafe {
                 libc::mount(
@@ -181,8 +173,112 @@ impl MountPlan {
             })?;
             set_readonly(c"/dev/shm", false)?;
         }
+        if let Some(tmp) = &self.private_tmp {
+            tmp.apply()?;
+        }
         Ok(())
     }
+}
+
+const OPEN_TREE_CLONE: libc::c_uint = 1;
+const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
+
+impl PrivateTmp {
+    /// Clones every folder first (covering /tmp hides them), then mounts the sandbox's folder as
+    /// /tmp and the clones back at their places.
+    fn apply(&self) -> io::Result<()> {
+        for bind in std::iter::once(&self.base).chain(&self.binds) {
+            bind.take()?;
+        }
+        self.base.put()?;
+        for bind in &self.binds {
+            bind.put()?;
+        }
+        Ok(())
+    }
+}
+
+impl TmpBind {
+    fn take(&self) -> io::Result<()> {
+        let flags = OPEN_TREE_CLONE
+            | libc::O_CLOEXEC as libc::c_uint
+            | AT_RECURSIVE
+            | libc::AT_SYMLINK_NOFOLLOW as libc::c_uint;
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_open_tree,
+                libc::AT_FDCWD,
+                self.source.as_ptr(),
+                flags,
+            ) as libc::c_int
+        };
+        check(fd)?;
+        self.tree.store(fd, Ordering::Relaxed);
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        check(unsafe { libc::fstat(fd, &mut st) })?;
+        if (st.st_dev, st.st_ino) != self.identity {
+            // Swapped since the parent looked: mount nothing rather than the wrong thing.
+            return Err(io::Error::from_raw_os_error(libc::ESTALE));
+        }
+        let attr = MountAttr {
+            attr_set: if self.writable { 0 } else { MOUNT_ATTR_RDONLY },
+            attr_clr: if self.writable { MOUNT_ATTR_RDONLY } else { 0 },
+            propagation: 0,
+            userns_fd: 0,
+        };
+        check(unsafe {
+            libc::syscall(
+                libc::SYS_mount_setattr,
+                fd,
+                c"".as_ptr(),
+                libc::AT_EMPTY_PATH as libc::c_uint | AT_RECURSIVE,
+                &attr as *const MountAttr,
+                std::mem::size_of::<MountAttr>(),
+            ) as libc::c_int
+        })
+    }
+
+    fn put(&self) -> io::Result<()> {
+        for dir in &self.parents {
+            make_dir(dir)?;
+        }
+        if self.is_dir {
+            make_dir(&self.target)?;
+        } else {
+            let fd = unsafe {
+                libc::open(
+                    self.target.as_ptr(),
+                    libc::O_WRONLY | libc::O_CREAT | libc::O_CLOEXEC,
+                    0o644,
+                )
+            };
+            check(fd)?;
+            unsafe { libc::close(fd) };
+        }
+        let fd = self.tree.load(Ordering::Relaxed);
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_move_mount,
+                fd,
+                c"".as_ptr(),
+                libc::AT_FDCWD,
+                self.target.as_ptr(),
+                MOVE_MOUNT_F_EMPTY_PATH,
+            ) as libc::c_int
+        };
+        unsafe { libc::close(fd) };
+        check(rc)
+    }
+}
+
+/// mkdir that accepts a folder already there.
+fn make_dir(path: &std::ffi::CStr) -> io::Result<()> {
+    if unsafe { libc::mkdir(path.as_ptr(), 0o755) } == -1
+        && io::Error::last_os_error().raw_os_error() != Some(libc::EEXIST)
+    {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// `struct __user_cap_header_struct` and `__user_cap_data_struct` of capset(2).

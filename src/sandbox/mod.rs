@@ -27,12 +27,21 @@ use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::AtomicI32;
 use std::sync::Arc;
 
-use child::{ChildPlan, MountPlan, TmpBind};
+use child::{ChildPlan, MountPlan, PrivateTmp, TmpBind};
 pub use probe::{capabilities, Capabilities};
 pub use roots::{python_roots, toolchain_roots};
 pub use settings::{Limits, Protections, SandboxSettings};
+
+/// A path under the host's /tmp that a sandbox reads or writes.
+struct TmpRoot {
+    path: PathBuf,
+    is_dir: bool,
+    identity: (u64, u64),
+    writable: bool,
+}
 
 /// One sandbox: its own folder (home/, tmp/, shm/), what its children may read and write, and
 /// what was built once for all of them (the Landlock ruleset, the pids cgroup).
@@ -51,8 +60,8 @@ pub struct Sandbox {
     identities: Vec<(u64, u64)>,
     landlock: Option<Arc<OwnedFd>>,
     cgroup: Option<PathBuf>,
-    /// O_PATH descriptors of the folders under /tmp, mounted back into the private /tmp.
-    tmp_roots: Vec<(PathBuf, OwnedFd, bool)>,
+    /// The folders and files under /tmp it uses, mounted back into the private /tmp.
+    tmp_roots: Vec<TmpRoot>,
 }
 
 impl Sandbox {
@@ -76,7 +85,7 @@ impl Sandbox {
         write: &[PathBuf],
     ) -> std::io::Result<Sandbox> {
         let _ = std::fs::remove_dir_all(root);
-        for dir in ["home", "tmp", "shm"] {
+        for dir in ["home", "tmp", "shm", "slash-tmp"] {
             std::fs::create_dir_all(root.join(dir))?;
         }
         let root = root.canonicalize()?;
@@ -84,9 +93,13 @@ impl Sandbox {
             paths.iter().filter_map(|p| p.canonicalize().ok()).collect()
         };
         let mut write = canon(write);
-        // shm/ is bind-mounted over /dev/shm; Landlock sees it through that mount, where the
-        // rule on the sandbox's folder above it is out of sight, so it gets its own rule.
-        write.splice(0..0, [root.clone(), root.join("shm")]);
+        // shm/ and slash-tmp/ are mounted over /dev/shm and /tmp; Landlock sees them through
+        // those mounts, where the rule on the sandbox's folder above is out of sight, so each
+        // gets its own rule.
+        write.splice(
+            0..0,
+            [root.clone(), root.join("shm"), root.join("slash-tmp")],
+        );
         let mut read = canon(read);
         let own_read = read.len();
         read.extend(toolchain_roots().iter().cloned());
@@ -184,8 +197,7 @@ impl Sandbox {
         if caps.netns {
             plan.userns = Some(id_maps());
             plan.netns = network_off;
-            plan.nproc =
-                (self.settings.limits.processes > 0).then_some(self.settings.limits.processes);
+            plan.nproc = self.settings.limits.nproc();
         }
         if caps.mountns {
             plan.mounts = Some(self.mount_plan(network_off)?);
@@ -199,8 +211,14 @@ impl Sandbox {
 
     fn mount_plan(&self, network_off: bool) -> std::io::Result<MountPlan> {
         // /run holds host service sockets (databases, D-Bus, Docker); it stays out of reach
-        // while the network is off, unless the caller's own folders live there.
-        let own = self.write.iter().chain(&self.read[..self.own_read]);
+        // while the network is off, unless the caller's folders or the programs live there
+        // (NixOS keeps them in /run/current-system). /etc's entries do not count:
+        // /etc/resolv.conf often resolves into /run.
+        let own = self
+            .write
+            .iter()
+            .chain(&self.read[..self.own_read])
+            .chain(roots::program_roots());
         let hide_run = network_off
             && Path::new("/run").is_dir()
             && !own.clone().any(|p| p.starts_with("/run"));
@@ -221,73 +239,77 @@ impl Sandbox {
                 .transpose()?,
             private_tmp: Path::new("/tmp")
                 .is_dir()
-                .then(|| self.tmp_binds())
+                .then(|| self.private_tmp())
                 .transpose()?,
         })
     }
 
-    fn tmp_binds(&self) -> std::io::Result<Vec<TmpBind>> {
-        use std::os::fd::AsRawFd;
-        self.tmp_roots
-            .iter()
-            .map(|(path, fd, writable)| {
-                let parents = path
-                    .ancestors()
-                    .skip(1)
-                    .take_while(|a| *a != Path::new("/tmp"))
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .rev()
-                    .map(cstring)
-                    .collect::<std::io::Result<_>>()?;
-                Ok(TmpBind {
-                    source: CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd()))
-                        .expect("no NUL in a number"),
-                    target: cstring(path)?,
-                    parents,
-                    writable: *writable,
-                })
+    fn private_tmp(&self) -> std::io::Result<PrivateTmp> {
+        let bind = |source: &Path, target: &Path, is_dir, identity, writable| {
+            let parents = target
+                .ancestors()
+                .skip(1)
+                .take_while(|a| *a != Path::new("/tmp") && *a != Path::new("/"))
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .map(cstring)
+                .collect::<std::io::Result<_>>()?;
+            Ok::<_, std::io::Error>(TmpBind {
+                source: cstring(source)?,
+                target: cstring(target)?,
+                parents,
+                is_dir,
+                identity,
+                writable,
+                tree: AtomicI32::new(-1),
             })
-            .collect()
+        };
+        let base_dir = self.root.join("slash-tmp");
+        let meta = std::fs::metadata(&base_dir)?;
+        Ok(PrivateTmp {
+            base: bind(
+                &base_dir,
+                Path::new("/tmp"),
+                true,
+                (meta.dev(), meta.ino()),
+                true,
+            )?,
+            binds: self
+                .tmp_roots
+                .iter()
+                .map(|r| bind(&r.path, &r.path, r.is_dir, r.identity, r.writable))
+                .collect::<std::io::Result<_>>()?,
+        })
     }
 
-    /// The folders (read or written) that live under /tmp, outermost first, each with an O_PATH
-    /// descriptor taken now (a child cannot swap what it points at later).
-    fn roots_under_tmp(&self) -> std::io::Result<Vec<(PathBuf, OwnedFd, bool)>> {
-        use std::os::fd::FromRawFd;
+    /// The folders and files (read or written) that live under /tmp, outermost first.
+    fn roots_under_tmp(&self) -> std::io::Result<Vec<TmpRoot>> {
         let tmp = Path::new("/tmp");
-        let mut roots: Vec<(PathBuf, bool)> = Vec::new();
-        for (path, writable) in self
+        let mut roots: Vec<TmpRoot> = Vec::new();
+        let all = self
             .read
             .iter()
             .map(|p| (p, false))
-            .chain(self.write.iter().map(|p| (p, true)))
-        {
-            if path.starts_with(tmp) && path != tmp && !roots.iter().any(|(p, _)| p == path) {
-                roots.push((path.clone(), writable));
-            } else if let Some(r) = roots.iter_mut().find(|(p, _)| p == path) {
-                r.1 |= writable;
+            .chain(self.write.iter().map(|p| (p, true)));
+        for (path, writable) in all {
+            if !path.starts_with(tmp) || path == tmp {
+                continue;
             }
+            if let Some(known) = roots.iter_mut().find(|r| &r.path == path) {
+                known.writable |= writable;
+                continue;
+            }
+            let meta = std::fs::metadata(path)?;
+            roots.push(TmpRoot {
+                path: path.clone(),
+                is_dir: meta.is_dir(),
+                identity: (meta.dev(), meta.ino()),
+                writable,
+            });
         }
-        roots.sort_by_key(|(p, _)| p.components().count());
-        roots
-            .into_iter()
-            .map(|(path, writable)| {
-                let c = cstring(&path)?;
-                // SAFETY: open with a valid C string; the descriptor is owned below.
-                let fd = unsafe {
-                    libc::open(
-                        c.as_ptr(),
-                        libc::O_PATH | libc::O_CLOEXEC | libc::O_NOFOLLOW,
-                    )
-                };
-                if fd == -1 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                // SAFETY: fd is a fresh descriptor nobody else owns.
-                Ok((path, unsafe { OwnedFd::from_raw_fd(fd) }, writable))
-            })
-            .collect()
+        roots.sort_by_key(|r| r.path.components().count());
+        Ok(roots)
     }
 
     /// Every writable folder is still the folder it was (not a symlink planted by a child).

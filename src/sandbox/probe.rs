@@ -95,41 +95,51 @@ fn probe() -> Capabilities {
     full_trial(caps)
 }
 
-/// Runs a child through a real sandbox with every mechanism found (rules, binds, cgroup); while
-/// that fails, gives up the most demanding mechanism and says why, so runs degrade instead of
-/// failing every child.
+/// Runs a child through a real sandbox with every mechanism found (rules, binds, cgroup). While
+/// that fails, finds the mechanism whose absence lets it start, gives up only that one and says
+/// why, so runs degrade instead of failing every child.
 fn full_trial(mut caps: Capabilities) -> Capabilities {
     let base = std::env::temp_dir().join(format!("team-testing-probe-{}", std::process::id()));
     let writable = base.join("writable");
     if std::fs::create_dir_all(&writable).is_err() {
         return caps;
     }
+    let run = |c: &Capabilities| trial(c, &base.join("sandbox"), &writable);
     for _ in 0..4 {
-        let error = match trial(&caps, &base.join("sandbox"), &writable) {
-            Ok(()) => break,
-            Err(e) => e,
-        };
-        let gave_up = if caps.mountns {
-            caps.mountns = false;
-            "mountns"
-        } else if caps.pids_cgroup.is_some() {
-            caps.pids_cgroup = None;
-            "cgroup"
-        } else if caps.netns {
-            caps.netns = false;
-            "netns"
-        } else if caps.landlock_abi.is_some() {
-            caps.landlock_abi = None;
-            "landlock"
-        } else {
+        let Err(error) = run(&caps) else { break };
+        let candidates: Vec<(&str, Capabilities)> = [
+            ("mountns", without(&caps, |c| c.mountns = false)),
+            ("cgroup", without(&caps, |c| c.pids_cgroup = None)),
+            (
+                "netns",
+                without(&caps, |c| (c.netns, c.mountns) = (false, false)),
+            ),
+            ("landlock", without(&caps, |c| c.landlock_abi = None)),
+        ]
+        .into_iter()
+        .filter(|(_, c)| c != &caps)
+        .collect();
+        let Some((culprit, fewer)) = candidates
+            .iter()
+            .find(|(_, c)| run(c).is_ok())
+            .or(candidates.first())
+            .cloned()
+        else {
             break;
         };
+        caps = fewer;
         caps.missing.push(format!(
-            "{gave_up}: a sandboxed child could not start with it ({error})"
+            "{culprit}: a sandboxed child could not start with it ({error})"
         ));
     }
     let _ = std::fs::remove_dir_all(&base);
     caps
+}
+
+fn without(caps: &Capabilities, change: impl FnOnce(&mut Capabilities)) -> Capabilities {
+    let mut c = caps.clone();
+    change(&mut c);
+    c
 }
 
 /// One sandboxed child that must write into its writable folder.

@@ -53,14 +53,28 @@ pub fn toolchain_env() -> &'static [(String, String)] {
     })
 }
 
-/// System folders, readable /etc, each PATH entry (and the prefix above a `bin` entry), the
-/// toolchain homes, and the user's site-packages.
+/// System folders, readable /etc, and [`program_roots`].
 pub fn toolchain_roots() -> &'static [PathBuf] {
     static ROOTS: OnceLock<Vec<PathBuf>> = OnceLock::new();
     ROOTS.get_or_init(|| {
-        let home = std::env::var_os("HOME").map(PathBuf::from);
         let mut roots: Vec<PathBuf> = SYSTEM.iter().map(PathBuf::from).collect();
         roots.extend(etc_entries());
+        roots.extend(program_roots().iter().cloned());
+        dedup_existing(roots)
+    })
+}
+
+/// Where programs live: each PATH entry (and the prefix above a `bin` entry), the toolchain
+/// homes without their credentials, and the user's site-packages.
+pub fn program_roots() -> &'static [PathBuf] {
+    static ROOTS: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    ROOTS.get_or_init(|| {
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let homes: Vec<PathBuf> = toolchain_env()
+            .iter()
+            .map(|(_, d)| PathBuf::from(d))
+            .collect();
+        let mut roots: Vec<PathBuf> = Vec::new();
         for dir in std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()) {
             // A relative entry, the root or the home folder itself would open far too much.
             if !dir.is_absolute() || dir == Path::new("/") || Some(&dir) == home.as_ref() {
@@ -68,20 +82,22 @@ pub fn toolchain_roots() -> &'static [PathBuf] {
             }
             if dir.ends_with("bin") {
                 if let Some(prefix) = dir.parent() {
-                    // ~/.local holds far more than programs (keyrings, shell history).
+                    // ~/.local holds far more than programs (keyrings, shell history); a
+                    // toolchain home (~/.cargo) is opened below, without its credentials.
                     let personal = home
                         .as_ref()
                         .is_some_and(|h| prefix == h || prefix == h.join(".local"));
-                    if prefix != Path::new("/") && !personal {
+                    let holds_home = homes.iter().any(|h| h.starts_with(prefix));
+                    if prefix != Path::new("/") && !personal && !holds_home {
                         roots.push(prefix.to_path_buf());
                     }
                 }
             }
             roots.push(dir);
         }
-        for (_, dir) in toolchain_env() {
+        for dir in &homes {
             // Registry credentials stay out: the scrubbed token variable would be moot otherwise.
-            roots.extend(entries_except(Path::new(dir), TOOL_HOME_DENIED));
+            roots.extend(entries_except(dir, TOOL_HOME_DENIED));
         }
         if let Some(home) = &home {
             roots.push(home.join(".local/lib"));

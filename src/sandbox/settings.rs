@@ -86,17 +86,15 @@ impl Limits {
             out.push((libc::RLIMIT_NOFILE, self.open_files, self.open_files));
         }
         for (resource, soft, hard) in out.iter_mut() {
-            let mut current = libc::rlimit {
-                rlim_cur: 0,
-                rlim_max: 0,
-            };
-            // SAFETY: getrlimit writes into the struct we own.
-            if unsafe { libc::getrlimit(*resource, &mut current) } == 0 {
-                *hard = (*hard).min(current.rlim_max);
-                *soft = (*soft).min(*hard);
-            }
+            *hard = (*hard).min(hard_limit(*resource));
+            *soft = (*soft).min(*hard);
         }
         out
+    }
+
+    /// The process limit (RLIMIT_NPROC in the user namespace), never above our own hard limit.
+    pub(super) fn nproc(&self) -> Option<u64> {
+        (self.processes > 0).then(|| self.processes.min(hard_limit(libc::RLIMIT_NPROC)))
     }
 }
 
@@ -235,4 +233,15 @@ impl SandboxSettings {
 fn running_as_root() -> bool {
     // SAFETY: getuid cannot fail.
     unsafe { libc::getuid() == 0 }
+}
+
+/// The hard limit team-testing itself runs under (unlimited when it cannot be read).
+fn hard_limit(resource: libc::__rlimit_resource_t) -> u64 {
+    let mut current = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // SAFETY: getrlimit writes into the struct we own.
+    unsafe { libc::getrlimit(resource, &mut current) };
+    current.rlim_max
 }

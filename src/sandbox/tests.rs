@@ -52,6 +52,11 @@ def attempt(f):
         return type(e).__name__
 "#;
 
+/// The error names a sandbox gives a blocked file access.
+fn blocked(error: &str) -> bool {
+    matches!(error, "PermissionError" | "OSError" | "FileNotFoundError")
+}
+
 fn contained() -> bool {
     let caps = capabilities();
     caps.landlock_abi.is_some() && caps.mountns && caps.netns
@@ -77,13 +82,9 @@ fn writes_outside_the_sandbox_are_blocked_and_inside_work() {
     );
     let got = python(&f, &code, &[victim.to_str().unwrap()]);
     let lines: Vec<&str> = got.lines().collect();
-    // EACCES from Landlock or EROFS from the read-only mount, whichever the kernel checks first.
-    assert!(
-        lines[..3]
-            .iter()
-            .all(|l| *l == "PermissionError" || *l == "OSError"),
-        "{got}"
-    );
+    // EACCES from Landlock, EROFS from the read-only mount, or ENOENT where the file lives in
+    // the host's /tmp, which the private /tmp hides: whichever comes first.
+    assert!(lines[..3].iter().all(|l| blocked(l)), "{got}");
     assert_eq!(lines[3..], ["ok", "ok", "ok", "ok"][..], "{got}");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
     use std::os::unix::fs::PermissionsExt;
@@ -135,7 +136,7 @@ fn the_home_folder_and_other_outside_files_cannot_be_read() {
     let victim = f.outside.join("victim.txt");
     let got = python(&f, &code, &[victim.to_str().unwrap()]);
     let lines: Vec<&str> = got.lines().collect();
-    assert_eq!(lines[0], "PermissionError", "{got}");
+    assert!(blocked(lines[0]), "{got}");
     assert_ne!(lines[1], "ok", "{got}");
     if Path::new("/etc/hostname").exists() {
         assert_eq!(lines[2], "ok", "{got}");
@@ -327,4 +328,16 @@ fn unix_sockets_in_the_hosts_tmp_are_out_of_reach_and_tmp_is_private() {
     assert_eq!(lines[1], "ok", "a private /tmp is writable: {got}");
     assert!(listener.accept().is_err(), "the service saw a connection");
     assert!(!Path::new("/tmp/scratch.txt").exists());
+}
+
+#[test]
+fn every_mechanism_the_kernel_grants_survives_the_full_trial() {
+    // A mechanism that works alone but breaks a real sandboxed child is a bug in the plan, not
+    // a missing protection: this keeps the fallback from hiding one.
+    let lost: Vec<&String> = capabilities()
+        .missing
+        .iter()
+        .filter(|m| m.contains("could not start with it"))
+        .collect();
+    assert!(lost.is_empty(), "{lost:?}");
 }

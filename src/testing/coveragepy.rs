@@ -73,7 +73,9 @@ pub fn totals_line_percent_str(text: &str, path: &Path) -> Result<f64, ReportErr
 }
 
 fn read(path: &Path) -> Result<String, ReportError> {
-    std::fs::read_to_string(path).map_err(|e| ReportError::new(path, format!("cannot read: {e}")))
+    let bytes = crate::util::read_regular(path)
+        .map_err(|e| ReportError::new(path, format!("cannot read: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| ReportError::new(path, format!("cannot read: {e}")))
 }
 
 /// JSON -> checked format -> typed report, with the failing field's path in errors.

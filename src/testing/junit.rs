@@ -27,8 +27,8 @@ pub(super) enum Node<'e> {
 
 /// Reads a report file as UTF-8 text; unreadable or non-UTF-8 files are errors.
 pub(super) fn read_text(path: &Path) -> Result<String, ReportError> {
-    let bytes =
-        std::fs::read(path).map_err(|e| ReportError::new(path, format!("cannot read: {e}")))?;
+    let bytes = crate::util::read_regular(path)
+        .map_err(|e| ReportError::new(path, format!("cannot read: {e}")))?;
     String::from_utf8(bytes).map_err(|e| {
         let problem = format!(
             "not UTF-8 (invalid byte at offset {})",

@@ -44,7 +44,9 @@ struct Reader {
 
 /// Reads an LCOV tracefile.
 pub fn parse_lcov(path: &Path) -> Result<CoverageReport, ReportError> {
-    let text = std::fs::read_to_string(path)
+    let bytes = crate::util::read_regular(path)
+        .map_err(|e| ReportError::new(path, format!("cannot read: {e}")))?;
+    let text = String::from_utf8(bytes)
         .map_err(|e| ReportError::new(path, format!("cannot read: {e}")))?;
     parse_lcov_str(&text, path)
 }

@@ -31,11 +31,12 @@ pub(crate) fn mirror(
     wanted.extend(extra.keys().map(|k| (k.clone(), None)));
     for (rel, source) in &wanted {
         let bytes = match source {
-            Some(abs) => std::fs::read(abs)?,
+            Some(abs) => crate::util::read_regular(abs)?,
             None => extra[rel].clone(),
         };
         let dest = real_path_in(copy, rel)?;
-        let same = !is_symlink(&dest) && std::fs::read(&dest).ok().as_deref() == Some(&bytes[..]);
+        let regular = std::fs::symlink_metadata(&dest).is_ok_and(|m| m.file_type().is_file());
+        let same = regular && crate::util::read_regular(&dest).ok().as_deref() == Some(&bytes[..]);
         if !same {
             crate::util::write_nofollow(&dest, &bytes)?;
         }
