@@ -68,7 +68,7 @@ fn main() {
             &format!("{name}: sandboxed, --allow-network"),
             Some(&sandbox_net),
             argv,
-            &cwd,
+            sandbox_net.root(),
         );
         println!(
             "{name}: overhead per child {:.3} ms (network off), {:.3} ms (network on)\n",

@@ -183,6 +183,17 @@ impl Sandbox {
 
         // std changes into `cwd` before our steps; the mounts need it again, and absolute.
         let cwd = std::path::absolute(cwd)?;
+        let visible = self
+            .read
+            .iter()
+            .chain(&self.write)
+            .any(|r| cwd.starts_with(r));
+        if caps.mountns && cwd.starts_with("/tmp") && !visible {
+            return Err(std::io::Error::other(format!(
+                "the working folder {} is not among the sandbox's folders (the private /tmp hides it)",
+                cwd.display()
+            )));
+        }
         let mut plan = ChildPlan {
             rlimits: self.settings.limits.rlimits(),
             cwd: Some(cstring(&cwd)?),
