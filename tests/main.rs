@@ -2,6 +2,7 @@
 
 mod common;
 
+mod agents;
 mod builtin_roles;
 mod errors;
 mod executor;

@@ -17,4 +17,5 @@ pub struct RunEnv {
     pub config: TeamConfig,
     pub registry: Registry,
     pub sandbox: crate::sandbox::SandboxSettings,
+    pub agents: crate::agents::backends::AgentSettings,
 }

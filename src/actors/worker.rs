@@ -339,6 +339,7 @@ async fn run_in_process(
     let instance2 = instance.to_string();
     let task2 = task.clone();
     let role_name = role.name.clone();
+    let role_body = role.body.clone();
     let work = tokio::task::spawn_blocking(move || {
         let task_id = task2.id.clone();
         let report = |phase: &str, pct: Option<f64>, detail: Option<String>| {
@@ -353,6 +354,8 @@ async fn run_in_process(
             deadline: Instant::now() + timeout,
             progress: &report,
             sandbox: &env2.sandbox,
+            agents: &env2.agents,
+            role_body: &role_body,
         };
         run_builtin(&role_name, &ctx)
     });

@@ -233,6 +233,42 @@ impl BackendConfig {
     }
 }
 
+/// The backend chains of a session, resolved at its start and kept in session.json (names and
+/// settings only: keys stay in their variables).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AgentSettings {
+    /// Role -> its chain; a role not listed uses the built-in implementation.
+    pub chains: BTreeMap<String, Vec<Backend>>,
+    /// `run --replay SESSION`: the recorded calls (`<SESSION>/agents`) that answer by prompt.
+    pub replay: Option<PathBuf>,
+}
+
+impl AgentSettings {
+    /// The chain for `role` (the built-in implementation when none was set).
+    pub fn chain(&self, role: &str) -> Vec<Backend> {
+        self.chains.get(role).cloned().unwrap_or_else(|| {
+            vec![Backend {
+                name: "builtin".into(),
+                spec: BackendSpec::Builtin,
+            }]
+        })
+    }
+
+    /// Variables that hold the chains' API keys (kept out of sandboxed children).
+    pub fn secret_env(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .chains
+            .values()
+            .flatten()
+            .filter_map(|b| b.secret_env().map(str::to_string))
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
 /// `--backend generator=local` (or `generator=claude,builtin`) into role -> names.
 pub fn parse_overrides(args: &[String]) -> Result<BTreeMap<String, Vec<String>>> {
     let mut out = BTreeMap::new();

@@ -3,5 +3,8 @@
 
 pub mod answer;
 pub mod backends;
+pub mod call;
+pub mod cli;
 pub mod command;
 pub mod http;
+pub mod record;

@@ -83,6 +83,7 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<i32> {
         config,
         registry,
         sandbox: state.sandbox.clone(),
+        agents: state.agents.clone(),
     };
     let end = launch(
         env,

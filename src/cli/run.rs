@@ -9,6 +9,7 @@ use super::launch::{launch, report_end};
 use super::Location;
 use crate::actors::coordinator::Begin;
 use crate::actors::RunEnv;
+use crate::agents::backends::{parse_overrides, AgentSettings, BackendConfig};
 use crate::bus::message::PipelineSelected;
 use crate::error::Error;
 use crate::pipeline::config::TeamConfig;
@@ -50,6 +51,64 @@ pub struct RunArgs {
     pub json: bool,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
+    #[command(flatten)]
+    pub agents: AgentArgs,
+}
+
+/// Which agent backends do a role's creative work (see README, Agent backends).
+#[derive(Args, Debug, Default)]
+pub struct AgentArgs {
+    /// A role's backend, or fallback chain: --backend generator=claude or generator=local,builtin.
+    #[arg(long = "backend", value_name = "ROLE=NAME")]
+    pub backends: Vec<String>,
+    /// Backend config instead of <repo>/team-testing.toml.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Answer every agent call whose prompt matches one recorded in SESSION from that recording.
+    #[arg(long, value_name = "SESSION")]
+    pub replay: Option<String>,
+}
+
+impl AgentArgs {
+    /// Every role's chain, resolved once for the whole session.
+    pub fn settings(
+        &self,
+        repo: &std::path::Path,
+        registry: &Registry,
+        sessions_root: &std::path::Path,
+    ) -> Result<AgentSettings, Error> {
+        let config = BackendConfig::load(self.config.as_deref(), repo)?;
+        let overrides = parse_overrides(&self.backends)?;
+        for role in overrides.keys() {
+            if !registry.contains(role) {
+                return Err(Error::Usage(format!(
+                    "--backend {role}=…: no role named {role}"
+                )));
+            }
+        }
+        let mut chains = std::collections::BTreeMap::new();
+        for role in registry.iter() {
+            let chain = config.chain_for(&role.name, &overrides, role.agent.as_deref())?;
+            if !(chain.len() == 1 && chain[0].is_builtin()) {
+                chains.insert(role.name.clone(), chain);
+            }
+        }
+        let replay = match &self.replay {
+            None => None,
+            Some(arg) => {
+                let session = crate::session::resolve(sessions_root, Some(arg))?;
+                let agents = session.root.join("agents");
+                if !agents.is_dir() {
+                    return Err(Error::Usage(format!(
+                        "--replay {arg}: {} has no recorded agent calls",
+                        agents.display()
+                    )));
+                }
+                Some(agents)
+            }
+        };
+        Ok(AgentSettings { chains, replay })
+    }
 }
 
 /// How the children that run the project's code are sandboxed (see README, Security).
@@ -203,6 +262,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         })?;
 
     let root = args.location.root();
+    let agents = args.agents.settings(&scope.repo, &registry, &root)?;
     let session = SessionDir::create(&root, &config.session_prefix, &args.task, &today())?;
     let _lock = SessionLock::acquire(&session.lock_file(), &session.id)?;
     if args.json {
@@ -254,8 +314,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         roles_dir,
         tasks_total: graph.len(),
         warnings: scope.warnings.clone(),
-        sandbox: args.sandbox.settings()?,
+        sandbox: {
+            let mut s = args.sandbox.settings()?;
+            s.secret_env = agents.secret_env();
+            s
+        },
         protections: None,
+        agents: agents.clone(),
         created_at: now.clone(),
         updated_at: now,
         pid: Some(std::process::id()),
@@ -273,6 +338,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         config,
         registry,
         sandbox: state.sandbox.clone(),
+        agents: state.agents.clone(),
     };
     let end = launch(
         env,

@@ -41,6 +41,16 @@ struct Frontmatter {
     /// sandbox the test runs get.
     #[serde(default)]
     sandbox: bool,
+    /// The agent backend (or fallback chain) of a built-in role: `agent: [claude, builtin]`.
+    #[serde(default)]
+    agent: Option<AgentNames>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+enum AgentNames {
+    One(String),
+    Many(Vec<String>),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -71,6 +81,8 @@ pub struct RoleSpec {
     pub description: String,
     /// Command roles only: run inside the session's sandbox (`sandbox: true`).
     pub sandbox: bool,
+    /// Built-in roles: the agent backend chain the role file names (`agent:`), if any.
+    pub agent: Option<Vec<String>>,
     pub body: String,
     pub source: RoleSource,
     /// Folder of the role file; `{role_dir}` in a command is replaced by it.
@@ -153,6 +165,10 @@ impl RoleSpec {
             timeout_s: fm.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S),
             description: fm.description.unwrap_or_default(),
             sandbox: fm.sandbox,
+            agent: fm.agent.map(|a| match a {
+                AgentNames::One(n) => vec![n],
+                AgentNames::Many(v) => v,
+            }),
             body,
             dir: path.parent().map(Path::to_path_buf),
             source,

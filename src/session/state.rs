@@ -78,6 +78,9 @@ pub struct SessionState {
     /// What that sandbox protects on the machine that last ran the session.
     #[serde(default)]
     pub protections: Option<crate::sandbox::Protections>,
+    /// Agent backend chains per role (`--backend`, role files, team-testing.toml) and replay.
+    #[serde(default)]
+    pub agents: crate::agents::backends::AgentSettings,
     pub created_at: String,
     pub updated_at: String,
     #[serde(default)]

@@ -78,6 +78,8 @@ mod tests {
             deadline: Instant::now() + Duration::from_secs(60),
             progress: &progress,
             sandbox: &Default::default(),
+            agents: &Default::default(),
+            role_body: "",
         };
         let out = run(&ctx);
         assert_eq!(out.status, OutcomeStatus::Completed, "{}", out.summary);

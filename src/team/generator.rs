@@ -43,24 +43,89 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         Some(10.0),
         Some(format!("framework {framework}, layer {layer}")),
     );
-    if !matches!(framework.as_str(), "pytest" | "unittest") {
+    // The fallback chain: each agent backend in turn, the built-in generator where it is named.
+    let mut tried: Vec<Value> = Vec::new();
+    for backend in ctx.agents.chain("generator") {
+        let result = if backend.is_builtin() {
+            builtin_round(ctx, layer, round, &framework)
+        } else if !matches!(framework.as_str(), "pytest" | "unittest") {
+            Err(format!(
+                "agent backends write {framework} tests only for pytest projects yet"
+            ))
+        } else {
+            super::agent_gen::agent_round(ctx, layer, round, &backend)
+        };
+        match result {
+            Ok(mut out) => {
+                if !tried.is_empty() {
+                    out.data.insert("fallbacks".into(), json!(tried));
+                    out.summary =
+                        format!("{} (after {} failed backend(s))", out.summary, tried.len());
+                }
+                return out;
+            }
+            Err(e) => {
+                (ctx.progress)(
+                    "backend_failed",
+                    None,
+                    Some(format!("{}: {e}", backend.name)),
+                );
+                tried.push(json!({"backend": backend.name, "error": e}));
+            }
+        }
+    }
+    let reasons: Vec<String> = tried
+        .iter()
+        .map(|t| {
+            format!(
+                "{}: {}",
+                t["backend"].as_str().unwrap_or(""),
+                t["error"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    let has_tests = std::fs::read_dir(ctx.session.root.join("tests").join(layer))
+        .is_ok_and(|mut rd| rd.any(|e| e.is_ok_and(|e| e.path().is_file())));
+    if round.is_some() && has_tests {
+        // A revision round that added nothing: the layer keeps its tests and the gate decides.
+        let mut out = Outcome::completed(format!(
+            "{layer}: no backend added an accepted test this round ({})",
+            reasons.join("; ")
+        ));
+        out.data = to_map(json!({"layer": layer, "test_files": [], "round": round,
+                                 "is_revision": true, "fallbacks": tried}));
+        return out;
+    }
+    let mut out = Outcome::failed(format!(
+        "every backend of the chain failed: {}",
+        reasons.join("; ")
+    ));
+    out.data.insert("fallbacks".into(), json!(tried));
+    out
+}
+
+/// The built-in generator: the search for Python, a clear note for other frameworks.
+fn builtin_round(
+    ctx: &RoleContext,
+    layer: &str,
+    round: Option<u64>,
+    framework: &str,
+) -> Result<Outcome, String> {
+    if !matches!(framework, "pytest" | "unittest") {
         let mut out = Outcome::completed(format!(
             "no built-in generator for {framework} yet: 0 test files written"
         ));
         out.data = to_map(
             json!({"layer": layer, "test_files": [], "round": round, "is_revision": round.is_some()}),
         );
-        return out;
+        return Ok(out);
     }
-    match python_round(ctx, layer, round) {
-        Ok(out) => out,
-        Err(e) => Outcome::failed(e),
-    }
+    python_round(ctx, layer, round)
 }
 
 /// The modules in scope: the changed (or, with no change, all) Python files that are importable
 /// modules and not tests.
-fn modules_in_scope(ctx: &RoleContext) -> Result<Vec<ModuleRef>, String> {
+pub(super) fn modules_in_scope(ctx: &RoleContext) -> Result<Vec<ModuleRef>, String> {
     let scope = load_scope(ctx.session)?;
     let src_layout = !ctx.repo.join("src/__init__.py").is_file();
     let mut modules: Vec<ModuleRef> = Vec::new();
@@ -90,10 +155,10 @@ fn modules_in_scope(ctx: &RoleContext) -> Result<Vec<ModuleRef>, String> {
 /// What the last run of this layer says for a revision: tests to avoid, tests that found code
 /// defects (kept as xfail with the evidence), and lines still missing per file.
 #[derive(Default)]
-struct Feedback {
-    avoid: Vec<String>,
+pub(super) struct Feedback {
+    pub(super) avoid: Vec<String>,
     defects: BTreeMap<String, String>,
-    missing: BTreeMap<String, Vec<u32>>,
+    pub(super) missing: BTreeMap<String, Vec<u32>>,
     /// (generator round the run judged, pass rate) of every run of the layer, in order.
     history: Vec<(u64, f64)>,
     /// How many failing tests share the most common error kind.
@@ -218,7 +283,7 @@ fn copy_py_files(from: &Path, to: &Path) -> Result<(), String> {
     Ok(())
 }
 
-fn feedback(session: &Path, layer: &str) -> Feedback {
+pub(super) fn feedback(session: &Path, layer: &str) -> Feedback {
     let mut fb = Feedback::default();
     let results = session.join("results");
     let mut runs: Vec<String> = std::fs::read_dir(&results)

@@ -1,6 +1,7 @@
 //! The work of the built-in roles, as plain Rust: each takes a [`RoleContext`] and returns an
 //! [`Outcome`]. No actors here, so every role can be unit-tested directly.
 
+mod agent_gen;
 pub mod analyst;
 pub mod executor;
 pub mod generator;
@@ -30,6 +31,10 @@ pub struct RoleContext<'a> {
     pub progress: ProgressFn<'a>,
     /// How children that run the target's code are sandboxed.
     pub sandbox: &'a crate::sandbox::SandboxSettings,
+    /// The agent backend chains of the session (the built-in roles hand creative work to them).
+    pub agents: &'a crate::agents::backends::AgentSettings,
+    /// The role's instructions (the body of roles/<role>/role.md), the system prompt of an agent.
+    pub role_body: &'a str,
 }
 
 /// Runs the built-in implementation of `role`. Unknown roles fail with a clear reason.

@@ -1,0 +1,160 @@
+//! One call of one agent backend for a role's task, recorded in the session; answered from a
+//! recording instead when the session replays one and the prompt matches.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::answer::{self, AnswerFile};
+use super::backends::{Backend, BackendSpec};
+use super::record::{self, CallRecord, RecordedFile};
+use super::{cli, http};
+use crate::util::now_ts;
+
+/// What the call is about.
+pub struct CallInput<'a> {
+    pub session: &'a Path,
+    pub repo: &'a Path,
+    pub role: &'a str,
+    pub task_id: &'a str,
+    /// The role's instructions (roles/<role>/role.md).
+    pub system: &'a str,
+    pub prompt: &'a str,
+    /// The cli backend's own folder (its cwd, where the files it writes are taken from).
+    pub folder: &'a Path,
+    /// `<replayed session>/agents`, when replaying.
+    pub replay: Option<&'a Path>,
+    /// No call may run past this.
+    pub time_left: Duration,
+}
+
+/// A call that gave files.
+#[derive(Debug)]
+pub struct CallResult {
+    pub files: Vec<AnswerFile>,
+    pub refused: Vec<String>,
+    pub replayed: bool,
+    pub tokens: (Option<u64>, Option<u64>),
+}
+
+/// Calls `backend` (not the built-in one); Err says why the chain should move on.
+pub fn call(backend: &Backend, input: &CallInput) -> Result<CallResult, String> {
+    let hash = record::prompt_hash(input.prompt);
+    let started = Instant::now();
+    let mut rec = CallRecord {
+        role: input.role.into(),
+        task_id: input.task_id.into(),
+        backend: backend.name.clone(),
+        prompt_hash: hash.clone(),
+        prompt: input.prompt.into(),
+        at: now_ts(),
+        ..Default::default()
+    };
+    let recorded = input.replay.and_then(|dir| record::find(dir, &hash));
+    let result = match recorded {
+        Some(r) => {
+            rec.replayed = true;
+            rec.answer = r.answer.clone();
+            rec.tokens_in = r.tokens_in;
+            rec.tokens_out = r.tokens_out;
+            let files = r
+                .files
+                .iter()
+                .filter_map(|f| {
+                    answer::safe_relative(&f.path).ok().map(|path| AnswerFile {
+                        path,
+                        content: f.content.clone(),
+                    })
+                })
+                .collect();
+            Ok((files, Vec::new()))
+        }
+        None => run_backend(backend, input, &mut rec),
+    };
+    rec.duration_s = started.elapsed().as_secs_f64();
+    let out = match result {
+        Ok((files, refused)) if !files.is_empty() => {
+            rec.files = files
+                .iter()
+                .map(|f| RecordedFile {
+                    path: f.path.display().to_string(),
+                    content: f.content.clone(),
+                })
+                .collect();
+            Ok(CallResult {
+                files,
+                refused,
+                replayed: rec.replayed,
+                tokens: (rec.tokens_in, rec.tokens_out),
+            })
+        }
+        Ok((_, refused)) => Err(if refused.is_empty() {
+            "the answer has no usable file".to_string()
+        } else {
+            format!("the answer has no usable file ({})", refused.join("; "))
+        }),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = &out {
+        rec.error = Some(e.clone());
+    }
+    // A call that cannot be recorded still counts; the record is evidence, not state.
+    let _ = record::save(input.session, &rec);
+    out
+}
+
+type Files = (Vec<AnswerFile>, Vec<String>);
+
+fn run_backend(
+    backend: &Backend,
+    input: &CallInput,
+    rec: &mut CallRecord,
+) -> Result<Files, String> {
+    match &backend.spec {
+        BackendSpec::Builtin => Err("the built-in backend is not an agent call".into()),
+        BackendSpec::Cli { command, timeout_s } => {
+            let timeout = Duration::from_secs(*timeout_s).min(input.time_left);
+            let env = [
+                ("TT_ROLE", input.role),
+                ("TT_TASK_ID", input.task_id),
+                ("TT_REPO", &*input.repo.to_string_lossy()),
+            ]
+            .map(|(k, v)| (k, v.to_string()));
+            let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let prompt = format!("{}\n\n{}", input.system, input.prompt);
+            let run = cli::run(command, &prompt, input.folder, input.repo, &env, timeout)?;
+            rec.answer = Some(run.stdout.clone());
+            Ok((run.files, run.refused))
+        }
+        BackendSpec::Http {
+            base_url,
+            model,
+            api_key_env,
+            timeout_s,
+            max_retries,
+        } => {
+            let key = match api_key_env {
+                Some(var) => Some(
+                    std::env::var(var)
+                        .map_err(|_| http::CallError::MissingKey(var.clone()).to_string())?,
+                ),
+                None => None,
+            };
+            let answer = http::complete(&http::Request {
+                base_url,
+                model,
+                api_key: key.as_deref(),
+                system: input.system,
+                prompt: input.prompt,
+                timeout: Duration::from_secs(*timeout_s).min(input.time_left),
+                max_retries: *max_retries,
+                backoff: Duration::from_millis(500),
+            })
+            .map_err(|e| e.to_string())?;
+            rec.answer = Some(answer.text.clone());
+            rec.tokens_in = answer.tokens_in;
+            rec.tokens_out = answer.tokens_out;
+            let parsed = answer::parse(&answer.text);
+            Ok((parsed.files, parsed.refused))
+        }
+    }
+}

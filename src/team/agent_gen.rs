@@ -1,0 +1,427 @@
+//! The generator's work handed to an agent backend: the prompt (PURPOSE / TASK / CONTEXT /
+//! EXPECTED / CONSTRAINTS, with the strategy, the source in scope with line numbers and the last
+//! run's failures and missing lines), the call, and the accept filter of TestGen-LLM and CoverUp:
+//! a candidate test file is kept only if it loads, passes 5 runs in a row, and adds coverage of the
+//! scope. Every rejected candidate is recorded with its reason.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::generator::{feedback, modules_in_scope};
+use super::util::{sandbox_for, time_left, to_map};
+use super::RoleContext;
+use crate::agents::answer::AnswerFile;
+use crate::agents::backends::Backend;
+use crate::agents::call::{self, CallInput};
+use crate::gen::ModuleRef;
+use crate::proc::run_sandboxed;
+use crate::sandbox::Sandbox;
+use crate::tasks::Outcome;
+use crate::testing::toolchain::python_for;
+use crate::util::{atomic_write, mkdirs};
+
+/// Runs a candidate must pass in a row to count as not flaky.
+const ACCEPT_RUNS: usize = 5;
+/// Lines of one source file shown in the prompt.
+const MAX_SOURCE_LINES: usize = 400;
+
+/// One round of the generator through `backend`; Err when it gave no accepted test (the chain
+/// then tries its next backend).
+pub fn agent_round(
+    ctx: &RoleContext,
+    layer: &str,
+    round: Option<u64>,
+    backend: &Backend,
+) -> Result<Outcome, String> {
+    let modules = modules_in_scope(ctx)?;
+    if modules.is_empty() {
+        return Err("no Python module in scope to write tests for".into());
+    }
+    let prompt = build_prompt(ctx, layer, &modules);
+    let workspace = ctx.session.root.join("workspace");
+    let folder = workspace.join(format!("agent-{layer}"));
+    (ctx.progress)(
+        "agent_call",
+        Some(20.0),
+        Some(format!("{} for {} module(s)", backend.name, modules.len())),
+    );
+    let called = call::call(
+        backend,
+        &CallInput {
+            session: &ctx.session.root,
+            repo: ctx.repo,
+            role: "generator",
+            task_id: &ctx.task.id,
+            system: ctx.role_body,
+            prompt: &prompt,
+            folder: &folder,
+            replay: ctx.agents.replay.as_deref(),
+            time_left: time_left(ctx.deadline)?,
+        },
+    )?;
+    (ctx.progress)(
+        "accept_filter",
+        Some(50.0),
+        Some(format!("{} candidate file(s)", called.files.len())),
+    );
+    let judged = accept_filter(ctx, layer, &called.files)?;
+    let accepted: Vec<&AnswerFile> = judged
+        .iter()
+        .filter(|(_, v)| v.is_none())
+        .map(|(f, _)| *f)
+        .collect();
+    let rejected: Vec<Value> = judged
+        .iter()
+        .filter_map(|(f, v)| v.as_ref().map(|why| json!({"file": f.path, "reason": why})))
+        .collect();
+    if accepted.is_empty() {
+        let reasons: Vec<String> = rejected
+            .iter()
+            .map(|r| {
+                format!(
+                    "{}: {}",
+                    r["file"].as_str().unwrap_or(""),
+                    r["reason"].as_str().unwrap_or("")
+                )
+            })
+            .collect();
+        return Err(format!(
+            "{}: no candidate passed the accept filter ({})",
+            backend.name,
+            reasons.join("; ")
+        ));
+    }
+    let dir = ctx.session.root.join("tests").join(layer);
+    mkdirs(&dir).map_err(|e| e.to_string())?;
+    let mut written = Vec::new();
+    for f in &accepted {
+        let name = file_name(&f.path);
+        atomic_write(&dir.join(&name), f.content.as_bytes()).map_err(|e| e.to_string())?;
+        written.push(format!("tests/{layer}/{name}"));
+    }
+    let mut out = Outcome::completed(format!(
+        "{layer}: {} test file(s) from {}{}, {} candidate(s) rejected",
+        written.len(),
+        backend.name,
+        if called.replayed { " (replayed)" } else { "" },
+        rejected.len()
+    ));
+    out.artifacts = written.clone();
+    out.data = to_map(json!({
+        "layer": layer, "test_files": written, "round": round, "is_revision": round.is_some(),
+        "backend": backend.name, "replayed": called.replayed, "rejected": rejected,
+        "refused": called.refused, "tokens_in": called.tokens.0, "tokens_out": called.tokens.1,
+    }));
+    Ok(out)
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The prompt. It names files relative to the repository only, so the same repository and
+/// task give the same prompt (and replay finds its recording).
+fn build_prompt(ctx: &RoleContext, layer: &str, modules: &[ModuleRef]) -> String {
+    let target = ctx.config.coverage_target(layer).unwrap_or(80.0);
+    let fb = feedback(&ctx.session.root, layer);
+    let mut p = String::new();
+    let _ = writeln!(
+        p,
+        "PURPOSE: write {layer} pytest tests for the code in scope, reaching at least {target:.0}% line coverage of it, that pass on the code as it is unless it has a real bug.\n"
+    );
+    // The task text names the session's folder; the prompt must not (replay matches by prompt).
+    let session = ctx.session.root.display().to_string();
+    let task = ctx.task.description.replace(&session, "<session>");
+    let _ = writeln!(p, "TASK: {}\n", task.trim());
+    p.push_str("CONTEXT:\n\n");
+    if let Ok(strategy) =
+        std::fs::read_to_string(ctx.session.root.join("strategy/test-strategy.md"))
+    {
+        let _ = writeln!(p, "Test strategy:\n\n{}\n", truncate(&strategy, 6000));
+    }
+    for m in modules {
+        let Ok(source) = std::fs::read_to_string(ctx.repo.join(&m.file)) else {
+            continue;
+        };
+        let _ = writeln!(
+            p,
+            "Source of {} (module `{}`), with line numbers:\n",
+            m.file, m.module
+        );
+        for (i, line) in source.lines().take(MAX_SOURCE_LINES).enumerate() {
+            let _ = writeln!(p, "{:>4} | {line}", i + 1);
+        }
+        p.push('\n');
+    }
+    if !fb.avoid.is_empty() {
+        let _ = writeln!(
+            p,
+            "Tests of the last run that failed as written (do not repeat them): {}\n",
+            fb.avoid.join(", ")
+        );
+    }
+    if !fb.missing.is_empty() {
+        p.push_str("Lines the last run did not cover:\n");
+        for (file, lines) in &fb.missing {
+            let _ = writeln!(p, "- {file}: {}", ranges(lines));
+        }
+        p.push('\n');
+    }
+    p.push_str(
+        "EXPECTED: one fenced code block per test file. Name the file on the first line inside the block as `# path: test_<name>.py` (or write `path=test_<name>.py` after the opening fence). Tests import the project normally (`from package.module import name`) and use pytest only; every test asserts something.\n\n\
+         CONSTRAINTS: write test files only; never change the project's files; no network; write files only under pytest's tmp_path; no sleeping, no randomness without a fixed seed.\n",
+    );
+    p
+}
+
+fn truncate(text: &str, max: usize) -> &str {
+    match text.char_indices().nth(max) {
+        Some((i, _)) => &text[..i],
+        None => text,
+    }
+}
+
+/// `[1, 2, 3, 7]` as `1-3, 7`.
+fn ranges(lines: &[u32]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut sorted = lines.to_vec();
+    sorted.sort_unstable();
+    let mut i = 0;
+    while i < sorted.len() {
+        let start = sorted[i];
+        let mut end = start;
+        while i + 1 < sorted.len() && sorted[i + 1] == end + 1 {
+            i += 1;
+            end = sorted[i];
+        }
+        out.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
+        i += 1;
+    }
+    out.join(", ")
+}
+
+/// Each candidate with None (accepted) or why it was rejected: not a test file, did not load,
+/// failed, flaky, or no new coverage of the scope.
+fn accept_filter<'a>(
+    ctx: &RoleContext,
+    layer: &str,
+    files: &'a [AnswerFile],
+) -> Result<Vec<(&'a AnswerFile, Option<String>)>, String> {
+    let python = python_for(ctx.repo);
+    let (mirror, _) = crate::gen::scratch_dirs(&ctx.session.root, layer);
+    crate::testing::workspace::mirror(ctx.repo, &mirror, &BTreeMap::new()).map_err(|e| {
+        format!(
+            "cannot mirror the repository into {}: {e}",
+            mirror.display()
+        )
+    })?;
+    let bench = ctx
+        .session
+        .root
+        .join("workspace")
+        .join(format!("accept-{layer}"));
+    let _ = std::fs::remove_dir_all(&bench);
+    mkdirs(&bench).map_err(|e| e.to_string())?;
+    let sandbox = sandbox_for(
+        ctx,
+        &format!("accept-{layer}"),
+        crate::sandbox::python_roots(&python, ctx.repo),
+        std::slice::from_ref(&bench),
+    )?;
+    let runner = Bench {
+        python: &python,
+        mirror: &mirror,
+        dir: &bench,
+        sandbox: sandbox.as_ref(),
+        deadline: ctx.deadline,
+    };
+    // What the layer's tests already cover: a candidate must add to it.
+    let existing: Vec<PathBuf> = std::fs::read_dir(ctx.session.root.join("tests").join(layer))
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.path())
+                .filter(|p| is_test_name(&file_name(p)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut covered = runner
+        .coverage_of(&existing, "baseline")
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for f in files {
+        let name = file_name(&f.path);
+        let verdict = if !is_test_name(&name) {
+            Some(format!("not a pytest test file name ({name})"))
+        } else {
+            let path = bench.join(&name);
+            std::fs::write(&path, &f.content)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            let verdict = runner.judge(&path, &mut covered);
+            let _ = std::fs::remove_file(&path);
+            verdict
+        };
+        out.push((f, verdict));
+    }
+    Ok(out)
+}
+
+fn is_test_name(name: &str) -> bool {
+    name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"))
+}
+
+/// Runs pytest (and coverage.py) on one candidate, in the sandbox.
+struct Bench<'a> {
+    python: &'a str,
+    mirror: &'a Path,
+    dir: &'a Path,
+    sandbox: Option<&'a Sandbox>,
+    deadline: std::time::Instant,
+}
+
+impl Bench<'_> {
+    fn exec(&self, args: &[&str]) -> Result<crate::proc::Captured, String> {
+        let left = time_left(self.deadline)?.min(Duration::from_secs(300));
+        let mut argv = vec![self.python];
+        argv.extend_from_slice(args);
+        let pythonpath = self.mirror.display().to_string();
+        let env = [
+            ("PYTHONPATH", pythonpath.as_str()),
+            ("PYTHONDONTWRITEBYTECODE", "1"),
+        ];
+        run_sandboxed(self.sandbox, &argv, self.dir, &env, None, left).map_err(|e| e.to_string())
+    }
+
+    /// None when the candidate loads, passes every run and adds coverage (then `covered` grows).
+    fn judge(&self, file: &Path, covered: &mut BTreeMap<String, BTreeSet<u64>>) -> Option<String> {
+        let f = file.display().to_string();
+        let pytest = |extra: &[&str]| {
+            let mut args = vec![
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "--rootdir",
+                ".",
+            ];
+            args.extend_from_slice(extra);
+            args.push(&f);
+            self.exec(&args)
+        };
+        match pytest(&["--collect-only"]) {
+            Ok(out) if out.success() => {}
+            Ok(out) => {
+                return Some(format!(
+                    "did not load: {}",
+                    last_line(&out.stdout, &out.stderr)
+                ))
+            }
+            Err(e) => return Some(format!("did not load: {e}")),
+        }
+        let mut passes = 0;
+        for _ in 0..ACCEPT_RUNS {
+            match pytest(&[]) {
+                Ok(out) if out.success() => passes += 1,
+                Ok(out) if passes == 0 => {
+                    return Some(format!("failed: {}", last_line(&out.stdout, &out.stderr)))
+                }
+                Ok(_) => return Some(format!("flaky: passed {passes} run(s), then failed")),
+                Err(e) => return Some(format!("failed: {e}")),
+            }
+        }
+        let Some(now) = self.coverage_of(&[file.to_path_buf()], "candidate") else {
+            return Some("coverage could not be measured (is coverage.py installed?)".into());
+        };
+        let mut added = 0;
+        for (src, lines) in &now {
+            let known = covered.entry(src.clone()).or_default();
+            for l in lines {
+                if known.insert(*l) {
+                    added += 1;
+                }
+            }
+        }
+        if added == 0 {
+            return Some("no new coverage of the scope".into());
+        }
+        None
+    }
+
+    /// Lines of the mirrored project that `files` execute, per file (None when coverage.py fails).
+    fn coverage_of(&self, files: &[PathBuf], tag: &str) -> Option<BTreeMap<String, BTreeSet<u64>>> {
+        if files.is_empty() {
+            return Some(BTreeMap::new());
+        }
+        let data = self.dir.join(format!(".coverage-{tag}"));
+        let json = self.dir.join(format!("coverage-{tag}.json"));
+        let data_arg = format!("--data-file={}", data.display());
+        let source = format!("--source={}", self.mirror.display());
+        let mut args = vec![
+            "-m",
+            "coverage",
+            "run",
+            &data_arg,
+            &source,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            ".",
+        ];
+        let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+        args.extend(names.iter().map(String::as_str));
+        self.exec(&args).ok()?;
+        let json_arg = json.display().to_string();
+        let out = self
+            .exec(&["-m", "coverage", "json", &data_arg, "-o", &json_arg])
+            .ok()?;
+        if !out.success() {
+            return None;
+        }
+        let value: Value = serde_json::from_slice(&crate::util::read_regular(&json).ok()?).ok()?;
+        let mut map = BTreeMap::new();
+        for (path, entry) in value["files"].as_object()? {
+            let lines: BTreeSet<u64> = entry["executed_lines"]
+                .as_array()
+                .map(|a| a.iter().filter_map(Value::as_u64).collect())
+                .unwrap_or_default();
+            map.insert(path.clone(), lines);
+        }
+        Some(map)
+    }
+}
+
+fn last_line(stdout: &str, stderr: &str) -> String {
+    let all = format!("{stdout}\n{stderr}");
+    all.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
+        .chars()
+        .take(200)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_ranges_are_compact() {
+        assert_eq!(ranges(&[7, 1, 2, 3, 9, 10]), "1-3, 7, 9-10");
+        assert_eq!(ranges(&[]), "");
+    }
+}
