@@ -309,3 +309,60 @@ fn a_bad_backend_config_is_refused_before_a_session_is_made() {
     );
     assert!(!p.sessions.exists() || std::fs::read_dir(&p.sessions).unwrap().count() == 0);
 }
+
+#[test]
+fn the_executor_repairs_a_wrong_test_through_its_agent_before_quarantining_it() {
+    let p = Project::fixture("python-buggy");
+    let dir = fixtures().join("roles/copy-tests/generator");
+    let text = std::fs::read_to_string(dir.join("role.md")).unwrap();
+    let roles = p.write_role(
+        "generator",
+        &text.replace("{role_dir}", dir.to_str().unwrap()),
+    );
+    let cfg = cli_config(&p, 60);
+    let out = p
+        .run_with_roles(&roles, "test pricing", "targeted")
+        .arg("-y")
+        .arg("--config")
+        .arg(cfg.to_str().unwrap())
+        .arg("--backend")
+        .arg("executor=fake")
+        .env(
+            "TT_FIXTURE_TESTS",
+            fixtures().join("generated/python-buggy").to_str().unwrap(),
+        )
+        .run();
+    assert!(out.code == 0 || out.code == 1, "{}", out.stderr);
+    let id = out.session_id();
+    let run = read_json(&p.session_dir(&id).join("results/run-001.json"));
+    let repairs = run["repairs"].as_array().unwrap();
+    assert!(
+        repairs
+            .iter()
+            .any(|r| r["action"] == "repaired by agent" && r["file"] == "test_wrong_call.py"),
+        "{repairs:?}"
+    );
+    // The repaired test now runs and passes instead of being quarantined.
+    let test = run["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| {
+            t["id"]
+                .as_str()
+                .unwrap()
+                .contains("test_describe_called_wrongly")
+        })
+        .unwrap_or_else(|| panic!("{run}"));
+    assert_eq!(test["status"], "passed");
+    assert!(!run["quarantined"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|q| q["id"].as_str().unwrap().contains("test_wrong_call")));
+    let fixed =
+        std::fs::read_to_string(p.session_dir(&id).join("tests/L1-unit/test_wrong_call.py"))
+            .unwrap();
+    assert!(fixed.contains("describe(0)"));
+    assert_eq!(records(&p, &id)[0]["role"], "executor");
+}

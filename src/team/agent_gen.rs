@@ -119,6 +119,126 @@ pub fn agent_round(
     Ok(out)
 }
 
+/// The executor's self-repair through its agent chain: a test file with failures the executor
+/// judged the test's own fault goes to the backends with the evidence; the first corrected file
+/// that loads and passes 5 runs in a row replaces it. Returns (backend, new content); Err when
+/// no backend gave one (the executor then quarantines the tests).
+pub fn repair_file(
+    ctx: &RoleContext,
+    layer: &str,
+    chain: &[Backend],
+    file: &Path,
+    failures: &str,
+) -> Result<(String, String), String> {
+    let name = file_name(file);
+    let content = std::fs::read_to_string(file)
+        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let modules = modules_in_scope(ctx).unwrap_or_default();
+    let mut p = String::new();
+    let _ = writeln!(
+        p,
+        "PURPOSE: repair the {layer} pytest file `{name}`: its failing tests are wrong as written (the executor judged the failures to be the tests' own fault, not the code's).\n"
+    );
+    let _ = writeln!(p, "TASK: fix the mistakes in the failing tests so they test what they meant to; keep every passing test as it is.\n");
+    p.push_str("CONTEXT:\n\n");
+    let _ = writeln!(p, "The test file `{name}`, with line numbers:\n");
+    for (i, line) in content.lines().enumerate() {
+        let _ = writeln!(p, "{:>4} | {line}", i + 1);
+    }
+    let _ = writeln!(p, "\nThe failures:\n\n{}\n", truncate(failures, 6000));
+    for m in &modules {
+        if let Ok(source) = std::fs::read_to_string(ctx.repo.join(&m.file)) {
+            let _ = writeln!(p, "Source of {} (module `{}`):\n", m.file, m.module);
+            for (i, line) in source.lines().take(MAX_SOURCE_LINES).enumerate() {
+                let _ = writeln!(p, "{:>4} | {line}", i + 1);
+            }
+            p.push('\n');
+        }
+    }
+    let _ = writeln!(
+        p,
+        "EXPECTED: the whole corrected file in one fenced code block whose first line is `# path: {name}`.\n\n\
+         CONSTRAINTS: never weaken an assertion to make it pass on wrong behaviour; do not change the project's files; pytest only.\n"
+    );
+    let folder = ctx
+        .session
+        .root
+        .join("workspace")
+        .join(format!("repair-{layer}"));
+    let mut errors = Vec::new();
+    for backend in chain.iter().filter(|b| !b.is_builtin()) {
+        let called = call::call(
+            backend,
+            &CallInput {
+                session: &ctx.session.root,
+                repo: ctx.repo,
+                role: "executor",
+                task_id: &ctx.task.id,
+                system: ctx.role_body,
+                prompt: &p,
+                folder: &folder,
+                replay: ctx.agents.replay.as_deref(),
+                time_left: time_left(ctx.deadline)?,
+            },
+        );
+        let files = match called {
+            Ok(c) => c.files,
+            Err(e) => {
+                errors.push(format!("{}: {e}", backend.name));
+                continue;
+            }
+        };
+        let Some(fixed) = files.into_iter().find(|f| file_name(&f.path) == name) else {
+            errors.push(format!("{}: the answer has no {name}", backend.name));
+            continue;
+        };
+        match check_passes(ctx, layer, &name, &fixed.content) {
+            None => return Ok((backend.name.clone(), fixed.content)),
+            Some(why) => errors.push(format!("{}: the repaired file {why}", backend.name)),
+        }
+    }
+    Err(errors.join("; "))
+}
+
+/// None when `content` loads and passes 5 runs in a row in the sandbox, else why not.
+fn check_passes(ctx: &RoleContext, layer: &str, name: &str, content: &str) -> Option<String> {
+    let python = python_for(ctx.repo);
+    let (mirror, _) = crate::gen::scratch_dirs(&ctx.session.root, layer);
+    if let Err(e) = crate::testing::workspace::mirror(ctx.repo, &mirror, &BTreeMap::new()) {
+        return Some(format!("could not be checked: {e}"));
+    }
+    let bench = ctx
+        .session
+        .root
+        .join("workspace")
+        .join(format!("repair-check-{layer}"));
+    let _ = std::fs::remove_dir_all(&bench);
+    if let Err(e) = mkdirs(&bench) {
+        return Some(format!("could not be checked: {e}"));
+    }
+    let sandbox = match sandbox_for(
+        ctx,
+        &format!("repair-{layer}"),
+        crate::sandbox::python_roots(&python, ctx.repo),
+        std::slice::from_ref(&bench),
+    ) {
+        Ok(s) => s,
+        Err(e) => return Some(format!("could not be checked: {e}")),
+    };
+    let runner = Bench {
+        python: &python,
+        mirror: &mirror,
+        dir: &bench,
+        sandbox: sandbox.as_ref(),
+        deadline: ctx.deadline,
+    };
+    let path = bench.join(name);
+    if let Err(e) = std::fs::write(&path, content) {
+        return Some(format!("could not be checked: {e}"));
+    }
+    runner.loads_and_passes(&path)
+}
+
 fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -303,6 +423,29 @@ impl Bench<'_> {
 
     /// None when the candidate loads, passes every run and adds coverage (then `covered` grows).
     fn judge(&self, file: &Path, covered: &mut BTreeMap<String, BTreeSet<u64>>) -> Option<String> {
+        if let Some(why) = self.loads_and_passes(file) {
+            return Some(why);
+        }
+        let Some(now) = self.coverage_of(&[file.to_path_buf()], "candidate") else {
+            return Some("coverage could not be measured (is coverage.py installed?)".into());
+        };
+        let mut added = 0;
+        for (src, lines) in &now {
+            let known = covered.entry(src.clone()).or_default();
+            for l in lines {
+                if known.insert(*l) {
+                    added += 1;
+                }
+            }
+        }
+        if added == 0 {
+            return Some("no new coverage of the scope".into());
+        }
+        None
+    }
+
+    /// None when `file` loads and passes [`ACCEPT_RUNS`] runs in a row, else why not.
+    fn loads_and_passes(&self, file: &Path) -> Option<String> {
         let f = file.display().to_string();
         let pytest = |extra: &[&str]| {
             let mut args = vec![
@@ -338,21 +481,6 @@ impl Bench<'_> {
                 Ok(_) => return Some(format!("flaky: passed {passes} run(s), then failed")),
                 Err(e) => return Some(format!("failed: {e}")),
             }
-        }
-        let Some(now) = self.coverage_of(&[file.to_path_buf()], "candidate") else {
-            return Some("coverage could not be measured (is coverage.py installed?)".into());
-        };
-        let mut added = 0;
-        for (src, lines) in &now {
-            let known = covered.entry(src.clone()).or_default();
-            for l in lines {
-                if known.insert(*l) {
-                    added += 1;
-                }
-            }
-        }
-        if added == 0 {
-            return Some("no new coverage of the scope".into());
         }
         None
     }

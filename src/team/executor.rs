@@ -3,7 +3,7 @@
 //! to tell flaky tests apart, quarantines broken tests in up to 3 repair iterations, and reports
 //! pass rate and line coverage of the files in scope for the GC gate.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -222,11 +222,27 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         // Built-in repair: tests that are themselves wrong leave the layer so the pass rate
         // reflects the tests that are kept; a later GC round regenerates them.
         if iteration < MAX_REPAIRS {
+            // With agent backends for the executor, a file whose tests are wrong goes to them
+            // first; a repaired file replaces it and the layer runs again.
+            let repaired = agent_repairs(
+                ctx,
+                layer,
+                runner,
+                &test_dir,
+                &out.cases,
+                &verdicts,
+                iteration,
+                &mut repairs,
+            );
+            changed |= !repaired.is_empty();
             for case in &out.cases {
                 let Some(v) = verdicts.get(&case.id) else {
                     continue;
                 };
                 if v.classification != Classification::TestDefect {
+                    continue;
+                }
+                if case.file.as_ref().is_some_and(|f| repaired.contains(f)) {
                     continue;
                 }
                 let id = selector(runner, &test_dir, case);
@@ -686,6 +702,63 @@ fn reserve_run(results: &Path) -> Result<(usize, PathBuf), String> {
 
 pub(crate) fn is_run_file(name: &str) -> bool {
     name.starts_with("run-") && name.ends_with(".json")
+}
+
+/// The executor's self-repair through its agent chain (Python layers): each file with test_defect
+/// failures is sent with the evidence; the files a backend repaired (and that load and pass 5
+/// runs) are rewritten. Returns the repaired files.
+#[allow(clippy::too_many_arguments)]
+fn agent_repairs(
+    ctx: &RoleContext,
+    layer: &str,
+    runner: Runner,
+    test_dir: &Path,
+    cases: &[TestCase],
+    verdicts: &BTreeMap<String, Verdict>,
+    iteration: usize,
+    repairs: &mut Vec<Value>,
+) -> BTreeSet<String> {
+    let chain = ctx.agents.chain("executor");
+    let mut repaired = BTreeSet::new();
+    if !matches!(runner, Runner::Python) || chain.iter().all(|b| b.is_builtin()) {
+        return repaired;
+    }
+    let mut by_file: BTreeMap<String, String> = BTreeMap::new();
+    for case in cases {
+        let defect = verdicts
+            .get(&case.id)
+            .is_some_and(|v| v.classification == Classification::TestDefect);
+        let Some(file) = case.file.as_ref().filter(|_| defect) else {
+            continue;
+        };
+        let detail: String = case
+            .detail
+            .as_deref()
+            .unwrap_or("")
+            .chars()
+            .take(1500)
+            .collect();
+        let entry = by_file.entry(file.clone()).or_default();
+        entry.push_str(&format!(
+            "- {}: {}\n{detail}\n",
+            case.id,
+            case.message.as_deref().unwrap_or("")
+        ));
+    }
+    for (file, failures) in by_file {
+        let path = test_dir.join(&file);
+        match super::agent_gen::repair_file(ctx, layer, &chain, &path, &failures) {
+            Ok((backend, content)) => match crate::util::atomic_write(&path, content.as_bytes()) {
+                Ok(()) => {
+                    repairs.push(json!({"iteration": iteration, "action": "repaired by agent", "file": file, "backend": backend}));
+                    repaired.insert(file);
+                }
+                Err(e) => repairs.push(json!({"iteration": iteration, "action": "agent repair failed", "file": file, "reason": e.to_string()})),
+            },
+            Err(e) => repairs.push(json!({"iteration": iteration, "action": "agent repair failed", "file": file, "reason": e})),
+        }
+    }
+    repaired
 }
 
 #[cfg(test)]
