@@ -366,3 +366,41 @@ fn the_executor_repairs_a_wrong_test_through_its_agent_before_quarantining_it() 
     assert!(fixed.contains("describe(0)"));
     assert_eq!(records(&p, &id)[0]["role"], "executor");
 }
+
+#[test]
+fn the_analyst_hands_its_narrative_to_an_agent_and_keeps_its_own_figures() {
+    let p = Project::fixture("python-calc");
+    let cfg = cli_config(&p, 60);
+    let out = p
+        .cmd(&[
+            "run",
+            "test the calculator",
+            "--pipeline",
+            "standard",
+            "-y",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--backend",
+            "analyst=fake",
+        ])
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let narrative =
+        std::fs::read_to_string(p.session_dir(&id).join("analysis/narrative.md")).unwrap();
+    assert!(
+        narrative.contains("Written by the fake backend"),
+        "{narrative}"
+    );
+    assert!(
+        narrative.contains("nothing needs attention now"),
+        "{narrative}"
+    );
+    let analyst = p
+        .tasks(&id)
+        .into_iter()
+        .find(|t| t["owner"] == "analyst")
+        .unwrap();
+    assert_eq!(analyst["outcome"]["data"]["narrative_backend"], "fake");
+    assert!(records(&p, &id).iter().any(|r| r["role"] == "analyst"));
+}

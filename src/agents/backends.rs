@@ -88,7 +88,10 @@ pub fn presets() -> BTreeMap<String, BackendSpec> {
             cli(&["claude", "-p", "--output-format", "text"]),
         ),
         // Codex: non-interactive exec, prompt on stdin (`-`).
-        ("codex".into(), cli(&["codex", "exec", "-"])),
+        (
+            "codex".into(),
+            cli(&["codex", "exec", "--skip-git-repo-check", "-"]),
+        ),
         // Gemini CLI and Qwen Code (its fork): headless with `-p`, whose text is appended to
         // the prompt read from stdin.
         ("gemini".into(), cli(&["gemini", "-p", ANSWER_NOW])),

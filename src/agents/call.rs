@@ -158,3 +158,48 @@ fn run_backend(
         }
     }
 }
+
+/// Asks `backend` for prose (the analyst's narrative): the answer text, and whether it came from
+/// a recording. Recorded like [`call`].
+pub fn ask(backend: &Backend, input: &CallInput) -> Result<(String, bool), String> {
+    let hash = record::prompt_hash(input.prompt);
+    let started = Instant::now();
+    let mut rec = CallRecord {
+        role: input.role.into(),
+        task_id: input.task_id.into(),
+        backend: backend.name.clone(),
+        prompt_hash: hash.clone(),
+        prompt: input.prompt.into(),
+        at: now_ts(),
+        ..Default::default()
+    };
+    let recorded = input
+        .replay
+        .and_then(|dir| record::find(dir, &hash))
+        .and_then(|r| r.answer);
+    let result = match recorded {
+        Some(text) => {
+            rec.replayed = true;
+            Ok(text)
+        }
+        None => run_backend(backend, input, &mut rec).and_then(|_| {
+            rec.answer
+                .clone()
+                .ok_or_else(|| "the backend gave no answer".to_string())
+        }),
+    };
+    rec.duration_s = started.elapsed().as_secs_f64();
+    let out = match result {
+        Ok(text) if !text.trim().is_empty() => {
+            rec.answer = Some(text.clone());
+            Ok((text, rec.replayed))
+        }
+        Ok(_) => Err("the answer is empty".to_string()),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = &out {
+        rec.error = Some(e.clone());
+    }
+    let _ = record::save(input.session, &rec);
+    out
+}

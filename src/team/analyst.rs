@@ -42,7 +42,66 @@ pub fn run(ctx: &RoleContext) -> Outcome {
     let mut out = Outcome::completed(summary);
     out.data = to_map(rep.outcome_data());
     out.artifacts = artifacts;
+    narrative(ctx, &mut out);
     out
+}
+
+/// With agent backends for the analyst: a narrative of the report for people, written by the
+/// first backend of the chain that answers, into analysis/narrative.md. The figures stay
+/// team-testing's own; a chain that gives nothing leaves the report as it is.
+fn narrative(ctx: &RoleContext, out: &mut Outcome) {
+    let chain = ctx.agents.chain("analyst");
+    if chain.iter().all(|b| b.is_builtin()) {
+        return;
+    }
+    let report_path = ctx.session.root.join("analysis/quality-report.md");
+    let Ok(report) = std::fs::read_to_string(&report_path) else {
+        return;
+    };
+    let prompt = format!(
+        "PURPOSE: write the narrative of this quality report for the team that owns the code.\n\n\
+         TASK: in 5 to 10 sentences say what the figures mean, the biggest risks, and what to do next.\n\n\
+         CONTEXT: the report:\n\n{report}\n\n\
+         EXPECTED: plain prose, no code blocks, no headings.\n\n\
+         CONSTRAINTS: use only facts in the report; never invent or change a number.\n"
+    );
+    let folder = ctx.session.root.join("workspace/agent-analyst");
+    let mut failures = Vec::new();
+    for backend in chain.iter().filter(|b| !b.is_builtin()) {
+        let Ok(time_left) = super::util::time_left(ctx.deadline) else {
+            break;
+        };
+        let input = crate::agents::call::CallInput {
+            session: &ctx.session.root,
+            repo: ctx.repo,
+            role: "analyst",
+            task_id: &ctx.task.id,
+            system: ctx.role_body,
+            prompt: &prompt,
+            folder: &folder,
+            replay: ctx.agents.replay.as_deref(),
+            time_left,
+        };
+        match crate::agents::call::ask(backend, &input) {
+            Ok((text, _)) => {
+                let body = format!(
+                    "# Narrative\n\n_Written by the {} backend from analysis/quality-report.md; every figure is team-testing's own._\n\n{}\n",
+                    backend.name,
+                    text.trim()
+                );
+                let path = ctx.session.root.join("analysis/narrative.md");
+                if crate::util::atomic_write(&path, body.as_bytes()).is_ok() {
+                    out.artifacts.push("analysis/narrative.md".into());
+                    out.data
+                        .insert("narrative_backend".into(), backend.name.clone().into());
+                }
+                return;
+            }
+            Err(e) => failures.push(format!("{}: {e}", backend.name)),
+        }
+    }
+    out.data
+        .insert("narrative_failed".into(), failures.join("; ").into());
 }
 
 #[cfg(test)]
