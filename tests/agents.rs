@@ -134,17 +134,30 @@ fn a_cli_agent_that_hangs_or_answers_nothing_falls_back_to_the_builtin_generator
 #[test]
 fn a_write_outside_its_folder_is_undone_and_reported() {
     let p = Project::fixture("python-calc");
+    // The user's own unsaved work in a file the agent also edits must survive the undo.
+    let readme = p.repo.join("calc/ops.py");
+    let mut dirty = std::fs::read_to_string(&readme).unwrap();
+    dirty.push_str("\n# A line the user has not committed.\n");
+    std::fs::write(&readme, &dirty).unwrap();
+    let status = git_status(&p.repo, true);
     let cfg = cli_config(&p, 60);
     let out = run_with(&p, &cfg, "fake", "outside");
     out.assert_code(0);
     assert!(!p.repo.join("hacked.py").exists());
-    assert_eq!(git_status(&p.repo, true), "");
+    assert_eq!(std::fs::read_to_string(&readme).unwrap(), dirty);
+    assert_eq!(git_status(&p.repo, true), status);
     let gen = generator_task(&p, &out.session_id());
     let refused = gen["outcome"]["data"]["refused"].as_array().unwrap();
     assert!(
         refused
             .iter()
             .any(|r| r.as_str().unwrap() == "hacked.py: written outside its folder (undone)"),
+        "{refused:?}"
+    );
+    assert!(
+        refused
+            .iter()
+            .any(|r| r.as_str().unwrap() == "calc/ops.py: written outside its folder (undone)"),
         "{refused:?}"
     );
     assert_eq!(
@@ -403,4 +416,24 @@ fn the_analyst_hands_its_narrative_to_an_agent_and_keeps_its_own_figures() {
         .unwrap();
     assert_eq!(analyst["outcome"]["data"]["narrative_backend"], "fake");
     assert!(records(&p, &id).iter().any(|r| r["role"] == "analyst"));
+}
+
+#[test]
+fn a_cli_agent_can_take_its_prompt_from_a_file_and_answer_with_code_blocks() {
+    let p = Project::fixture("python-calc");
+    let cfg = config(
+        &p,
+        &format!(
+            "[backends.fake]\nkind = \"cli\"\ncommand = [\"python3\", {:?}, \"{{prompt_file}}\"]\n",
+            fake_agent()
+        ),
+    );
+    let out = run_with(&p, &cfg, "fake", "answer");
+    out.assert_code(0);
+    let gen = generator_task(&p, &out.session_id());
+    assert_eq!(gen["outcome"]["data"]["backend"], "fake", "{gen}");
+    assert_eq!(
+        gen["outcome"]["data"]["test_files"],
+        json!(["tests/L1-unit/test_agent_ops.py"])
+    );
 }

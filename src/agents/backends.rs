@@ -96,8 +96,16 @@ pub fn presets() -> BTreeMap<String, BackendSpec> {
         // the prompt read from stdin.
         ("gemini".into(), cli(&["gemini", "-p", ANSWER_NOW])),
         ("qwen".into(), cli(&["qwen", "-p", ANSWER_NOW])),
-        // opencode: `run` with the prompt as its message.
-        ("opencode".into(), cli(&["opencode", "run", "{prompt}"])),
+        // opencode: `run` with a message; the prompt is too long for an argument, so it points
+        // at the prompt file in the agent's folder.
+        (
+            "opencode".into(),
+            cli(&[
+                "opencode",
+                "run",
+                "Follow the instructions in the file {prompt_file}.",
+            ]),
+        ),
     ])
 }
 
@@ -304,6 +312,7 @@ fn validate(name: &str, spec: &BackendSpec) -> std::result::Result<(), String> {
             base_url,
             model,
             timeout_s,
+            max_retries,
             ..
         } => {
             if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
@@ -316,6 +325,11 @@ fn validate(name: &str, spec: &BackendSpec) -> std::result::Result<(), String> {
             }
             if *timeout_s == 0 {
                 return Err(format!("backends.{name}: timeout_s must be at least 1"));
+            }
+            if *max_retries > 10 {
+                return Err(format!(
+                    "backends.{name}: max_retries {max_retries} is more than 10"
+                ));
             }
             Ok(())
         }

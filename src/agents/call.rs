@@ -36,9 +36,45 @@ pub struct CallResult {
     pub tokens: (Option<u64>, Option<u64>),
 }
 
+/// The prompt as hashed for replay: the session's folder and id and the repository's folder
+/// replaced by placeholders, so the same task on the same code matches in another session or
+/// another clone.
+fn replay_key(input: &CallInput) -> String {
+    let mut key = input.prompt.to_string();
+    let mut places: Vec<(String, &str)> = Vec::new();
+    for (path, name) in [(input.session, "<session>"), (input.repo, "<repo>")] {
+        places.push((path.display().to_string(), name));
+        if let Ok(real) = path.canonicalize() {
+            places.push((real.display().to_string(), name));
+        }
+    }
+    // Longest first: a session inside the repository is replaced as a session.
+    places.sort_by_key(|(p, _)| std::cmp::Reverse(p.len()));
+    for (path, name) in places {
+        if !path.is_empty() {
+            key = key.replace(&path, name);
+        }
+    }
+    if let Some(id) = input.session.file_name().and_then(|n| n.to_str()) {
+        key = key.replace(id, "<session-id>");
+    }
+    key
+}
+
+/// The recorded call for this prompt when replaying; replaying never asks a live backend for a
+/// prompt the recording lacks (a reproduction must not depend on the network).
+fn recorded(input: &CallInput, hash: &str) -> Result<Option<CallRecord>, String> {
+    let Some(dir) = input.replay else {
+        return Ok(None);
+    };
+    record::find(dir, hash)
+        .map(Some)
+        .ok_or_else(|| "replay: the recording has no answer to this prompt".to_string())
+}
+
 /// Calls `backend` (not the built-in one); Err says why the chain should move on.
 pub fn call(backend: &Backend, input: &CallInput) -> Result<CallResult, String> {
-    let hash = record::prompt_hash(input.prompt);
+    let hash = record::prompt_hash(&replay_key(input));
     let started = Instant::now();
     let mut rec = CallRecord {
         role: input.role.into(),
@@ -49,9 +85,9 @@ pub fn call(backend: &Backend, input: &CallInput) -> Result<CallResult, String> 
         at: now_ts(),
         ..Default::default()
     };
-    let recorded = input.replay.and_then(|dir| record::find(dir, &hash));
-    let result = match recorded {
-        Some(r) => {
+    let result = match recorded(input, &hash) {
+        Err(e) => Err(e),
+        Ok(Some(r)) => {
             rec.replayed = true;
             rec.answer = r.answer.clone();
             rec.tokens_in = r.tokens_in;
@@ -68,7 +104,7 @@ pub fn call(backend: &Backend, input: &CallInput) -> Result<CallResult, String> 
                 .collect();
             Ok((files, Vec::new()))
         }
-        None => run_backend(backend, input, &mut rec),
+        Ok(None) => run_backend(backend, input, &mut rec),
     };
     rec.duration_s = started.elapsed().as_secs_f64();
     let out = match result {
@@ -121,7 +157,15 @@ fn run_backend(
             .map(|(k, v)| (k, v.to_string()));
             let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
             let prompt = format!("{}\n\n{}", input.system, input.prompt);
-            let run = cli::run(command, &prompt, input.folder, input.repo, &env, timeout)?;
+            let run = cli::run(
+                command,
+                &prompt,
+                input.folder,
+                input.repo,
+                input.session,
+                &env,
+                timeout,
+            )?;
             rec.answer = Some(run.stdout.clone());
             Ok((run.files, run.refused))
         }
@@ -162,7 +206,7 @@ fn run_backend(
 /// Asks `backend` for prose (the analyst's narrative): the answer text, and whether it came from
 /// a recording. Recorded like [`call`].
 pub fn ask(backend: &Backend, input: &CallInput) -> Result<(String, bool), String> {
-    let hash = record::prompt_hash(input.prompt);
+    let hash = record::prompt_hash(&replay_key(input));
     let started = Instant::now();
     let mut rec = CallRecord {
         role: input.role.into(),
@@ -173,16 +217,14 @@ pub fn ask(backend: &Backend, input: &CallInput) -> Result<(String, bool), Strin
         at: now_ts(),
         ..Default::default()
     };
-    let recorded = input
-        .replay
-        .and_then(|dir| record::find(dir, &hash))
-        .and_then(|r| r.answer);
-    let result = match recorded {
-        Some(text) => {
+    let result = match recorded(input, &hash) {
+        Err(e) => Err(e),
+        Ok(Some(r)) => {
             rec.replayed = true;
-            Ok(text)
+            r.answer
+                .ok_or_else(|| "replay: the recorded call has no answer".to_string())
         }
-        None => run_backend(backend, input, &mut rec).and_then(|_| {
+        Ok(None) => run_backend(backend, input, &mut rec).and_then(|_| {
             rec.answer
                 .clone()
                 .ok_or_else(|| "the backend gave no answer".to_string())

@@ -19,19 +19,28 @@ pub struct CliRun {
     pub refused: Vec<String>,
 }
 
-/// Runs `command` in `folder` (emptied first). `repo` is watched for changes.
+/// The prompt file's name inside the agent's folder (`{prompt_file}`); never a candidate.
+const PROMPT_FILE: &str = ".team-testing-prompt.md";
+
+/// One agent CLI at a time: each watches the repository for the writes of its own run only.
+static REPO_WATCH: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs `command` in `folder` (emptied first). `repo` is watched for changes (the `session`
+/// folder, should it live inside the repository, is not); what the CLI changed there is undone.
 pub fn run(
     command: &[String],
     prompt: &str,
     folder: &Path,
     repo: &Path,
+    session: &Path,
     env: &[(&str, &str)],
     timeout: Duration,
 ) -> Result<CliRun, String> {
     let _ = std::fs::remove_dir_all(folder);
     std::fs::create_dir_all(folder)
         .map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
-    let prompt_file = folder.with_extension("prompt.md");
+    // In its folder: agents may read their own working folder only.
+    let prompt_file = folder.join(PROMPT_FILE);
     let mut uses_stdin = true;
     let argv: Vec<String> = command
         .iter()
@@ -51,16 +60,30 @@ pub fn run(
         std::fs::write(&prompt_file, prompt)
             .map_err(|e| format!("cannot write {}: {e}", prompt_file.display()))?;
     }
-    let before = snapshot(repo);
+    let session_real = session
+        .canonicalize()
+        .unwrap_or_else(|_| session.to_path_buf());
+    let kept = session.join("agents").join("undone");
+    let watch = REPO_WATCH.lock().unwrap_or_else(|p| p.into_inner());
+    let before = snapshot(repo, &session_real);
     let args: Vec<&str> = argv.iter().map(String::as_str).collect();
     let input = uses_stdin.then(|| prompt.as_bytes().to_vec());
     let result = run_captured_input(&args, folder, env, input, timeout);
     // Whatever happened, what it did to the repository is undone and reported.
-    let outside = undo_changes(repo, &before);
-    let out = result.map_err(|e| e.to_string())?;
+    let outside = undo_changes(repo, &session_real, &before, &kept);
+    drop(watch);
+    let outside_note = if outside.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; it also wrote outside its folder (undone): {}",
+            outside.join(", ")
+        )
+    };
+    let out = result.map_err(|e| format!("{e}{outside_note}"))?;
     if !out.success() {
         return Err(format!(
-            "{} exited with {:?}: {}",
+            "{} exited with {:?}: {}{outside_note}",
             argv[0],
             out.status,
             crate::testing::runner::tail_lines(&out.stderr, 5)
@@ -75,6 +98,9 @@ pub fn run(
     };
     for file in files_in(folder) {
         let rel = file.strip_prefix(folder).unwrap_or(&file).to_path_buf();
+        if rel == Path::new(PROMPT_FILE) {
+            continue;
+        }
         match crate::util::read_regular(&file).map(|b| String::from_utf8_lossy(&b).into_owned()) {
             Ok(content) => run.files.push(AnswerFile { path: rel, content }),
             Err(e) => run.refused.push(format!("{}: {e}", rel.display())),
@@ -114,50 +140,73 @@ fn files_in(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-type Snapshot = BTreeMap<PathBuf, (u64, Option<SystemTime>)>;
+/// Size, modification time and (within [`COPY_BUDGET`]) the bytes of every repository file.
+type Snapshot = BTreeMap<PathBuf, (u64, Option<SystemTime>, Option<Vec<u8>>)>;
 
-/// Size and modification time of every file of the repository (not .git or sessions).
-fn snapshot(repo: &Path) -> Snapshot {
+/// Bytes of repository files copied before a call, so a change can be put back exactly
+/// (also in a dirty working tree, which `git checkout` would wipe).
+const COPY_BUDGET: u64 = 64 << 20;
+const COPY_FILE_MAX: u64 = 1 << 20;
+
+/// The repository's files (not .git, not the session).
+fn snapshot(repo: &Path, session: &Path) -> Snapshot {
     let mut out = Snapshot::new();
-    let _ = crate::testing::workspace::list_files(repo, Path::new(""), None, &mut |rel, abs| {
-        if let Ok(m) = std::fs::symlink_metadata(&abs) {
-            out.insert(rel, (m.len(), m.modified().ok()));
-        }
-    });
+    let mut budget = COPY_BUDGET;
+    let _ = crate::testing::workspace::list_files(
+        repo,
+        Path::new(""),
+        Some(session),
+        &mut |rel, abs| {
+            if let Ok(m) = std::fs::symlink_metadata(&abs) {
+                let copy = (m.is_file() && m.len() <= COPY_FILE_MAX && m.len() <= budget)
+                    .then(|| crate::util::read_regular(&abs).ok())
+                    .flatten();
+                if let Some(bytes) = &copy {
+                    budget -= bytes.len() as u64;
+                }
+                out.insert(rel, (m.len(), m.modified().ok(), copy));
+            }
+        },
+    );
     out
 }
 
-/// Puts the repository back as `before` saw it, as far as it can: new files are removed,
-/// changed tracked files are checked out again. Returns what had changed.
-fn undo_changes(repo: &Path, before: &Snapshot) -> Vec<String> {
-    let after = snapshot(repo);
+/// Puts the repository back as `before` saw it: new files move to `kept` (never deleted: someone
+/// else may have made one meanwhile), changed and removed files are written back from their
+/// copy. Returns what had changed (and what could not be put back, for want of a copy).
+fn undo_changes(repo: &Path, session: &Path, before: &Snapshot, kept: &Path) -> Vec<String> {
+    let after = snapshot(repo, session);
     let mut changed = Vec::new();
-    for (rel, state) in &after {
+    let restore = |rel: &Path, copy: &Option<Vec<u8>>| -> String {
+        let shown = rel.display().to_string();
+        match copy {
+            Some(bytes) if crate::util::write_nofollow(&repo.join(rel), bytes).is_ok() => shown,
+            _ => format!("{shown} (not put back: no copy was kept)"),
+        }
+    };
+    for (rel, (len, mtime, _)) in &after {
         match before.get(rel) {
             None => {
-                let _ = std::fs::remove_file(repo.join(rel));
+                let to = kept.join(rel);
+                if let Some(parent) = to.parent() {
+                    let _ = std::fs::create_dir_all(parent);
+                }
+                if std::fs::rename(repo.join(rel), &to).is_err() {
+                    let _ = std::fs::remove_file(repo.join(rel));
+                }
                 changed.push(rel.display().to_string());
             }
-            Some(old) if old != state => {
-                let path = rel.display().to_string();
-                let _ = crate::proc::run_captured(
-                    &["git", "checkout", "--", &path],
-                    repo,
-                    Duration::from_secs(30),
-                );
-                changed.push(path);
+            Some((old_len, old_mtime, copy)) if (old_len, old_mtime) != (len, mtime) => {
+                changed.push(restore(rel, copy));
             }
             Some(_) => {}
         }
     }
-    for rel in before.keys().filter(|k| !after.contains_key(*k)) {
-        let path = rel.display().to_string();
-        let _ = crate::proc::run_captured(
-            &["git", "checkout", "--", &path],
-            repo,
-            Duration::from_secs(30),
-        );
-        changed.push(path);
+    for (rel, (_, _, copy)) in before.iter().filter(|(k, _)| !after.contains_key(*k)) {
+        if let Some(parent) = repo.join(rel).parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        changed.push(restore(rel, copy));
     }
     changed
 }

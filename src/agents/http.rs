@@ -51,12 +51,13 @@ pub struct Request<'a> {
     pub backoff: Duration,
 }
 
-/// The longest wait a `Retry-After` may ask for: beyond it the chain moves on.
+/// The longest wait a `Retry-After` may ask for (and never past the call's deadline).
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
 
 pub fn complete(req: &Request) -> Result<Answer, CallError> {
     let url = format!("{}/chat/completions", req.base_url.trim_end_matches('/'));
-    let agent = ureq::AgentBuilder::new().timeout(req.timeout).build();
+    // One deadline for the whole call, retries and waits included.
+    let deadline = Instant::now() + req.timeout;
     let body = json!({
         "model": req.model,
         "stream": false,
@@ -70,15 +71,24 @@ pub fn complete(req: &Request) -> Result<Answer, CallError> {
     let mut backoff = req.backoff;
     loop {
         attempts += 1;
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(CallError::Timeout(req.timeout.as_secs()));
+        }
+        let agent = ureq::AgentBuilder::new().timeout(left).build();
         let mut call = agent.post(&url).set("Content-Type", "application/json");
         if let Some(key) = req.api_key {
             call = call.set("Authorization", &format!("Bearer {key}"));
         }
         let retry_after = match call.send_json(&body) {
             Ok(resp) => {
-                let value: Value = resp
-                    .into_json()
-                    .map_err(|e| CallError::Unparsable(e.to_string()))?;
+                let value: Value = resp.into_json().map_err(|e| {
+                    if Instant::now() >= deadline {
+                        CallError::Timeout(req.timeout.as_secs())
+                    } else {
+                        CallError::Unparsable(e.to_string())
+                    }
+                })?;
                 return answer_of(&value, attempts);
             }
             Err(ureq::Error::Status(status, resp)) => {
@@ -103,7 +113,10 @@ pub fn complete(req: &Request) -> Result<Answer, CallError> {
             }
             Err(ureq::Error::Transport(t)) => {
                 let problem = t.to_string();
-                if problem.contains("timed out") || started.elapsed() >= req.timeout {
+                if problem.contains("timed out")
+                    || started.elapsed() >= req.timeout
+                    || Instant::now() >= deadline
+                {
                     return Err(CallError::Timeout(req.timeout.as_secs()));
                 }
                 return Err(CallError::Transport {
@@ -112,9 +125,12 @@ pub fn complete(req: &Request) -> Result<Answer, CallError> {
                 });
             }
         };
-        let wait = retry_after.unwrap_or(backoff).min(MAX_RETRY_AFTER);
+        let wait = retry_after
+            .unwrap_or(backoff)
+            .min(MAX_RETRY_AFTER)
+            .min(deadline.saturating_duration_since(Instant::now()));
         std::thread::sleep(wait);
-        backoff *= 2;
+        backoff = backoff.saturating_mul(2);
     }
 }
 

@@ -69,10 +69,20 @@ pub fn save(session: &Path, record: &CallRecord) -> std::io::Result<PathBuf> {
 
 /// Every record of a session's `agents/` folder, in number order.
 pub fn load_all(agents_dir: &Path) -> Vec<CallRecord> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(agents_dir)
-        .map(|rd| rd.flatten().map(|e| e.path()).collect())
+    let mut paths: Vec<(u64, PathBuf)> = std::fs::read_dir(agents_dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.path())
+                .filter_map(|p| {
+                    let n = p.file_stem()?.to_str()?.parse::<u64>().ok()?;
+                    Some((n, p))
+                })
+                .collect()
+        })
         .unwrap_or_default();
+    // By number: 1000.json comes after 999.json.
     paths.sort();
+    let paths: Vec<PathBuf> = paths.into_iter().map(|(_, p)| p).collect();
     paths
         .iter()
         .filter_map(|p| std::fs::read(p).ok())
@@ -80,11 +90,11 @@ pub fn load_all(agents_dir: &Path) -> Vec<CallRecord> {
         .collect()
 }
 
-/// The recorded answer to `hash` (the first that gave files, else the first at all).
+/// The recorded answer to `hash` (the first that gave files, else the first with an answer).
 pub fn find(agents_dir: &Path, hash: &str) -> Option<CallRecord> {
     let all: Vec<CallRecord> = load_all(agents_dir)
         .into_iter()
-        .filter(|r| r.prompt_hash == hash)
+        .filter(|r| r.prompt_hash == hash && (r.answer.is_some() || !r.files.is_empty()))
         .collect();
     all.iter()
         .find(|r| !r.files.is_empty())

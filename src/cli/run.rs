@@ -9,6 +9,8 @@ use super::launch::{launch, report_end};
 use super::Location;
 use crate::actors::coordinator::Begin;
 use crate::actors::RunEnv;
+use std::collections::BTreeMap;
+
 use crate::agents::backends::{parse_overrides, AgentSettings, BackendConfig};
 use crate::bus::message::PipelineSelected;
 use crate::error::Error;
@@ -88,26 +90,38 @@ impl AgentArgs {
         }
         let mut chains = std::collections::BTreeMap::new();
         for role in registry.iter() {
-            let chain = config.chain_for(&role.name, &overrides, role.agent.as_deref())?;
-            if !(chain.len() == 1 && chain[0].is_builtin()) {
-                chains.insert(role.name.clone(), chain);
+            let mut chain = config.chain_for(&role.name, &overrides, role.agent.as_deref())?;
+            if chain.len() == 1 && chain[0].is_builtin() {
+                continue;
             }
+            // The built-in implementation stays the fallback of last resort.
+            if !chain.iter().any(|b| b.is_builtin()) {
+                chain.extend(config.chain_for("", &BTreeMap::new(), Some(&["builtin".into()]))?);
+            }
+            chains.insert(role.name.clone(), chain);
         }
-        let replay = match &self.replay {
-            None => None,
-            Some(arg) => {
-                let session = crate::session::resolve(sessions_root, Some(arg))?;
-                let agents = session.root.join("agents");
-                if !agents.is_dir() {
-                    return Err(Error::Usage(format!(
-                        "--replay {arg}: {} has no recorded agent calls",
-                        agents.display()
-                    )));
-                }
-                Some(agents)
-            }
+        let Some(arg) = &self.replay else {
+            return Ok(AgentSettings {
+                chains,
+                replay: None,
+            });
         };
-        Ok(AgentSettings { chains, replay })
+        let session = crate::session::resolve(sessions_root, Some(arg))?;
+        let agents = session.root.join("agents");
+        if !agents.is_dir() {
+            return Err(Error::Usage(format!(
+                "--replay {arg}: {} has no recorded agent calls",
+                agents.display()
+            )));
+        }
+        // Without backends named anew, the replay uses the recorded session's own chains.
+        if self.backends.is_empty() && self.config.is_none() {
+            chains = session.load_state()?.agents.chains;
+        }
+        Ok(AgentSettings {
+            chains,
+            replay: Some(agents),
+        })
     }
 }
 

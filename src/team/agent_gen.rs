@@ -99,7 +99,8 @@ pub fn agent_round(
     mkdirs(&dir).map_err(|e| e.to_string())?;
     let mut written = Vec::new();
     for f in &accepted {
-        let name = file_name(&f.path);
+        // Beside, never over, a test file the layer already has (it was judged against it).
+        let name = free_name(&dir, &file_name(&f.path));
         atomic_write(&dir.join(&name), f.content.as_bytes()).map_err(|e| e.to_string())?;
         written.push(format!("tests/{layer}/{name}"));
     }
@@ -239,6 +240,18 @@ fn check_passes(ctx: &RoleContext, layer: &str, name: &str, content: &str) -> Op
     runner.loads_and_passes(&path)
 }
 
+/// `name`, or `stem_2.py`, `stem_3.py`, … when `dir` has it already.
+fn free_name(dir: &Path, name: &str) -> String {
+    if !dir.join(name).exists() {
+        return name.to_string();
+    }
+    let stem = name.strip_suffix(".py").unwrap_or(name);
+    (2..)
+        .map(|k| format!("{stem}_{k}.py"))
+        .find(|n| !dir.join(n).exists())
+        .expect("some name is free")
+}
+
 fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -374,9 +387,10 @@ fn accept_filter<'a>(
                 .collect()
         })
         .unwrap_or_default();
-    let mut covered = runner
-        .coverage_of(&existing, "baseline")
-        .unwrap_or_default();
+    // Without a baseline every candidate would "add coverage": that is no filter.
+    let mut covered = runner.coverage_of(&existing, "baseline").ok_or_else(|| {
+        format!("cannot measure what the {layer} tests already cover (is coverage.py installed for {python}?)")
+    })?;
     let mut out = Vec::new();
     for f in files {
         let name = file_name(&f.path);
