@@ -326,12 +326,7 @@ fn a_bad_backend_config_is_refused_before_a_session_is_made() {
 #[test]
 fn the_executor_repairs_a_wrong_test_through_its_agent_before_quarantining_it() {
     let p = Project::fixture("python-buggy");
-    let dir = fixtures().join("roles/copy-tests/generator");
-    let text = std::fs::read_to_string(dir.join("role.md")).unwrap();
-    let roles = p.write_role(
-        "generator",
-        &text.replace("{role_dir}", dir.to_str().unwrap()),
-    );
+    let roles = copy_roles(&p);
     let cfg = cli_config(&p, 60);
     let out = p
         .run_with_roles(&roles, "test pricing", "targeted")

@@ -1,25 +1,6 @@
 //! The built-in executor on real projects: real pytest, real coverage.py, real failures.
 
-use std::path::PathBuf;
-
 use crate::common::*;
-
-fn copy_roles(p: &Project) -> PathBuf {
-    let dir = fixtures().join("roles/copy-tests/generator");
-    let text = std::fs::read_to_string(dir.join("role.md")).unwrap();
-    p.write_role(
-        "generator",
-        &text.replace("{role_dir}", dir.to_str().unwrap()),
-    )
-}
-
-fn generated(name: &str) -> String {
-    fixtures()
-        .join("generated")
-        .join(name)
-        .display()
-        .to_string()
-}
 
 /// The run record of the test whose id contains `needle`.
 fn find_test<'a>(run: &'a serde_json::Value, needle: &str) -> &'a serde_json::Value {

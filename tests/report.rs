@@ -5,12 +5,7 @@ use crate::common::*;
 #[test]
 fn report_figures_come_from_the_results_and_the_bug_is_a_code_defect() {
     let p = Project::fixture("python-buggy");
-    let dir = fixtures().join("roles/copy-tests/generator");
-    let text = std::fs::read_to_string(dir.join("role.md")).unwrap();
-    let roles = p.write_role(
-        "generator",
-        &text.replace("{role_dir}", dir.to_str().unwrap()),
-    );
+    let roles = copy_roles(&p);
     let mut config =
         read_json(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("specs/team-config.json"));
     config["max_gc_rounds"] = 0.into();

@@ -92,23 +92,6 @@ impl Outside {
     }
 }
 
-fn copy_roles(p: &Project) -> PathBuf {
-    let dir = fixtures().join("roles/copy-tests/generator");
-    let text = std::fs::read_to_string(dir.join("role.md")).unwrap();
-    p.write_role(
-        "generator",
-        &text.replace("{role_dir}", dir.to_str().unwrap()),
-    )
-}
-
-fn generated(name: &str) -> String {
-    fixtures()
-        .join("generated")
-        .join(name)
-        .display()
-        .to_string()
-}
-
 /// `team-testing report ID --format FORMAT` (the targeted pipeline has no analyst task).
 fn report(p: &Project, id: &str, format: &str) -> String {
     let out = p.cmd(&["report", id, "--format", format]).run();

@@ -37,8 +37,8 @@ pub struct CallResult {
 }
 
 /// The prompt as hashed for replay: the session's folder and id and the repository's folder
-/// replaced by placeholders, so the same task on the same code matches in another session or
-/// another clone.
+/// written as `<session>`, `<session-id>` and `<repo>`, so the same task on the same code
+/// matches in another session or another clone.
 fn replay_key(input: &CallInput) -> String {
     let mut key = input.prompt.to_string();
     let mut places: Vec<(String, &str)> = Vec::new();
@@ -72,19 +72,24 @@ fn recorded(input: &CallInput, hash: &str) -> Result<Option<CallRecord>, String>
         .ok_or_else(|| "replay: the recording has no answer to this prompt".to_string())
 }
 
-/// Calls `backend` (not the built-in one); Err says why the chain should move on.
-pub fn call(backend: &Backend, input: &CallInput) -> Result<CallResult, String> {
-    let hash = record::prompt_hash(&replay_key(input));
-    let started = Instant::now();
-    let mut rec = CallRecord {
+/// The record of a call about to be made.
+fn new_record(backend: &Backend, input: &CallInput) -> CallRecord {
+    CallRecord {
         role: input.role.into(),
         task_id: input.task_id.into(),
         backend: backend.name.clone(),
-        prompt_hash: hash.clone(),
+        prompt_hash: record::prompt_hash(&replay_key(input)),
         prompt: input.prompt.into(),
         at: now_ts(),
         ..Default::default()
-    };
+    }
+}
+
+/// Calls `backend` (not the built-in one); Err says why the chain should move on.
+pub fn call(backend: &Backend, input: &CallInput) -> Result<CallResult, String> {
+    let started = Instant::now();
+    let mut rec = new_record(backend, input);
+    let hash = rec.prompt_hash.clone();
     let result = match recorded(input, &hash) {
         Err(e) => Err(e),
         Ok(Some(r)) => {
@@ -206,17 +211,9 @@ fn run_backend(
 /// Asks `backend` for prose (the analyst's narrative): the answer text, and whether it came from
 /// a recording. Recorded like [`call`].
 pub fn ask(backend: &Backend, input: &CallInput) -> Result<(String, bool), String> {
-    let hash = record::prompt_hash(&replay_key(input));
     let started = Instant::now();
-    let mut rec = CallRecord {
-        role: input.role.into(),
-        task_id: input.task_id.into(),
-        backend: backend.name.clone(),
-        prompt_hash: hash.clone(),
-        prompt: input.prompt.into(),
-        at: now_ts(),
-        ..Default::default()
-    };
+    let mut rec = new_record(backend, input);
+    let hash = rec.prompt_hash.clone();
     let result = match recorded(input, &hash) {
         Err(e) => Err(e),
         Ok(Some(r)) => {

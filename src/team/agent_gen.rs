@@ -12,11 +12,11 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::generator::{feedback, modules_in_scope};
-use super::util::{sandbox_for, time_left, to_map};
+use super::util::{agent_input, sandbox_for, time_left, to_map};
 use super::RoleContext;
 use crate::agents::answer::AnswerFile;
 use crate::agents::backends::Backend;
-use crate::agents::call::{self, CallInput};
+use crate::agents::call;
 use crate::gen::ModuleRef;
 use crate::proc::run_sandboxed;
 use crate::sandbox::Sandbox;
@@ -49,20 +49,7 @@ pub fn agent_round(
         Some(20.0),
         Some(format!("{} for {} module(s)", backend.name, modules.len())),
     );
-    let called = call::call(
-        backend,
-        &CallInput {
-            session: &ctx.session.root,
-            repo: ctx.repo,
-            role: "generator",
-            task_id: &ctx.task.id,
-            system: ctx.role_body,
-            prompt: &prompt,
-            folder: &folder,
-            replay: ctx.agents.replay.as_deref(),
-            time_left: time_left(ctx.deadline)?,
-        },
-    )?;
+    let called = call::call(backend, &agent_input(ctx, "generator", &prompt, &folder)?)?;
     (ctx.progress)(
         "accept_filter",
         Some(50.0),
@@ -168,20 +155,7 @@ pub fn repair_file(
         .join(format!("repair-{layer}"));
     let mut errors = Vec::new();
     for backend in chain.iter().filter(|b| !b.is_builtin()) {
-        let called = call::call(
-            backend,
-            &CallInput {
-                session: &ctx.session.root,
-                repo: ctx.repo,
-                role: "executor",
-                task_id: &ctx.task.id,
-                system: ctx.role_body,
-                prompt: &p,
-                folder: &folder,
-                replay: ctx.agents.replay.as_deref(),
-                time_left: time_left(ctx.deadline)?,
-            },
-        );
+        let called = call::call(backend, &agent_input(ctx, "executor", &p, &folder)?);
         let files = match called {
             Ok(c) => c.files,
             Err(e) => {

@@ -68,19 +68,8 @@ fn narrative(ctx: &RoleContext, out: &mut Outcome) {
     let folder = ctx.session.root.join("workspace/agent-analyst");
     let mut failures = Vec::new();
     for backend in chain.iter().filter(|b| !b.is_builtin()) {
-        let Ok(time_left) = super::util::time_left(ctx.deadline) else {
+        let Ok(input) = super::util::agent_input(ctx, "analyst", &prompt, &folder) else {
             break;
-        };
-        let input = crate::agents::call::CallInput {
-            session: &ctx.session.root,
-            repo: ctx.repo,
-            role: "analyst",
-            task_id: &ctx.task.id,
-            system: ctx.role_body,
-            prompt: &prompt,
-            folder: &folder,
-            replay: ctx.agents.replay.as_deref(),
-            time_left,
         };
         match crate::agents::call::ask(backend, &input) {
             Ok((text, _)) => {

@@ -1,12 +1,34 @@
 //! Small helpers shared by the built-in roles: the task's time budget and JSON object conversion.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
 use super::RoleContext;
+use crate::agents::call::CallInput;
 use crate::sandbox::Sandbox;
+
+/// The input of an agent call for `ctx`'s task: its role's instructions as the system prompt,
+/// the session's replay, and what is left of the task's time.
+pub(crate) fn agent_input<'a>(
+    ctx: &'a RoleContext,
+    role: &'a str,
+    prompt: &'a str,
+    folder: &'a Path,
+) -> Result<CallInput<'a>, String> {
+    Ok(CallInput {
+        session: &ctx.session.root,
+        repo: ctx.repo,
+        role,
+        task_id: &ctx.task.id,
+        system: ctx.role_body,
+        prompt,
+        folder,
+        replay: ctx.agents.replay.as_deref(),
+        time_left: time_left(ctx.deadline)?,
+    })
+}
 
 /// A sandbox for children of `ctx`'s task that run the project's code, in its own folder
 /// `workspace/sandbox/<name>`: it reads the repository, the session and `read`, and writes only

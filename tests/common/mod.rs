@@ -283,3 +283,22 @@ pub fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
     }
     false
 }
+
+/// A roles folder whose generator copies prepared tests from `$TT_FIXTURE_TESTS/<layer>/`.
+pub fn copy_roles(p: &Project) -> PathBuf {
+    let dir = fixtures().join("roles/copy-tests/generator");
+    let text = std::fs::read_to_string(dir.join("role.md")).unwrap();
+    p.write_role(
+        "generator",
+        &text.replace("{role_dir}", dir.to_str().unwrap()),
+    )
+}
+
+/// `tests/fixtures/generated/<name>`: prepared tests per layer, for [`copy_roles`].
+pub fn generated(name: &str) -> String {
+    fixtures()
+        .join("generated")
+        .join(name)
+        .display()
+        .to_string()
+}
