@@ -442,3 +442,50 @@ fn a_relative_roles_dir_works() {
         .run();
     out.assert_code(0);
 }
+
+#[test]
+fn run_controls_set_the_targets_and_rounds_kept_in_the_session() {
+    let p = Project::fixture("python-calc");
+    let out = p
+        .cmd(&[
+            "run",
+            "test the calculator",
+            "--pipeline",
+            "targeted",
+            "-y",
+            "--coverage-preset",
+            "strict",
+            "--target",
+            "L1=95",
+            "--max-rounds",
+            "0",
+        ])
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let tasks = p.tasks(&id);
+    let run = tasks.iter().find(|t| t["id"] == "TESTRUN-001").unwrap();
+    assert_eq!(run["meta"]["coverage_target"], 95.0, "{run}");
+    // No GC round: the gate is judged once.
+    assert!(!tasks
+        .iter()
+        .any(|t| t["id"].as_str().unwrap().contains("fix")));
+    let state = read_json(&p.session_dir(&id).join("session.json"));
+    assert_eq!(state["max_gc_rounds"], 0);
+    assert_eq!(state["controls"]["coverage_preset"], "strict");
+    assert_eq!(state["controls"]["targets"]["L1-unit"], 95.0);
+
+    for (flag, value, problem) in [
+        ("--target", "L9=50", "no layer \"L9\""),
+        ("--target", "L1=101", "not a percentage"),
+        (
+            "--coverage-preset",
+            "lax",
+            "expected standard, strict or minimum",
+        ),
+    ] {
+        let out = p.cmd(&["run", "test it", "-y", flag, value]).run();
+        out.assert_code(2);
+        assert!(out.stderr.contains(problem), "{}", out.stderr);
+    }
+}

@@ -41,7 +41,9 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<i32> {
         }
         .into());
     }
-    let (config, mut registry) = load_team(state.spec_file.as_deref(), state.roles_dir.as_deref())?;
+    let (mut config, mut registry) =
+        load_team(state.spec_file.as_deref(), state.roles_dir.as_deref())?;
+    state.controls.apply(&mut config);
     let role_specs = session.root.join("role-specs");
     if role_specs.is_dir() {
         registry.load_dir(&role_specs, RoleSource::Session)?;

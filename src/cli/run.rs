@@ -15,6 +15,7 @@ use crate::agents::backends::{parse_overrides, AgentSettings, BackendConfig};
 use crate::bus::message::PipelineSelected;
 use crate::error::Error;
 use crate::pipeline::config::TeamConfig;
+use crate::pipeline::controls::RunControls;
 use crate::pipeline::scope;
 use crate::pipeline::select::{build_tasks, select_mode, task_analysis, Selection, MODES};
 use crate::roles::Registry;
@@ -55,6 +56,15 @@ pub struct RunArgs {
     pub sandbox: SandboxArgs,
     #[command(flatten)]
     pub agents: AgentArgs,
+    /// GC rounds per layer (default: the config's max_gc_rounds, 3).
+    #[arg(long, value_name = "N")]
+    pub max_rounds: Option<u32>,
+    /// Coverage targets L1/L2/L3: standard 80/60/40, strict 90/75/60, minimum 60/40/20.
+    #[arg(long, value_name = "NAME")]
+    pub coverage_preset: Option<String>,
+    /// One layer's coverage target in percent, after the preset: --target L1=85.
+    #[arg(long = "target", value_name = "LAYER=PERCENT")]
+    pub targets: Vec<String>,
 }
 
 /// Which agent backends do a role's creative work (see README, Agent backends).
@@ -237,7 +247,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
                 .map_err(|e| Error::io(format!("reading {}", p.display()), e))
         })
         .transpose()?;
-    let (config, registry) = load_team(spec.as_deref(), roles_dir.as_deref())?;
+    let (mut config, registry) = load_team(spec.as_deref(), roles_dir.as_deref())?;
+    let controls = RunControls::from_args(
+        args.max_rounds,
+        args.coverage_preset.as_deref(),
+        &args.targets,
+        &config,
+    )?;
+    controls.apply(&mut config);
     let scope = scope::analyse(&repo, args.base.as_deref())?;
     let selection = if args.pipeline == "auto" {
         select_mode(&args.task, &scope)
@@ -335,6 +352,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         },
         protections: None,
         agents: agents.clone(),
+        controls,
         created_at: now.clone(),
         updated_at: now,
         pid: Some(std::process::id()),

@@ -52,6 +52,7 @@ fn state(id: &str, repo: &str, created_at: &str, l1_rounds: u32) -> SessionState
         sandbox: Default::default(),
         protections: None,
         agents: Default::default(),
+        controls: Default::default(),
         version: 1,
         session_id: id.into(),
         status: SessionStatus::Completed,

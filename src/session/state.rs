@@ -81,6 +81,9 @@ pub struct SessionState {
     /// Agent backend chains per role (`--backend`, role files, team-testing.toml) and replay.
     #[serde(default)]
     pub agents: crate::agents::backends::AgentSettings,
+    /// `--max-rounds`, `--coverage-preset`, `--target`: applied to the team config on resume too.
+    #[serde(default)]
+    pub controls: crate::pipeline::controls::RunControls,
     pub created_at: String,
     pub updated_at: String,
     #[serde(default)]
