@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::common::*;
 
@@ -488,4 +488,34 @@ fn run_controls_set_the_targets_and_rounds_kept_in_the_session() {
         out.assert_code(2);
         assert!(out.stderr.contains(problem), "{}", out.stderr);
     }
+}
+
+#[test]
+fn layer_restricts_the_pipeline_to_one_layer_and_keeps_it_connected() {
+    let p = Project::fixture("python-calc");
+    let out = p
+        .cmd(&[
+            "run",
+            "test the calculator",
+            "--pipeline",
+            "standard",
+            "-y",
+            "--layer",
+            "L2",
+        ])
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let tasks = p.tasks(&id);
+    assert!(
+        tasks
+            .iter()
+            .all(|t| t["layer"].is_null() || t["layer"] == "L2-integration"),
+        "{tasks:?}"
+    );
+    let gen = tasks.iter().find(|t| t["owner"] == "generator").unwrap();
+    assert_eq!(gen["blockedBy"], json!(["STRATEGY-001"]), "{gen}");
+    assert!(tasks.iter().all(|t| t["status"] == "completed"));
+    let run = read_json(&p.session_dir(&id).join("results/run-001.json"));
+    assert_eq!(run["layer"], "L2-integration");
 }

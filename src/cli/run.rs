@@ -15,7 +15,7 @@ use crate::agents::backends::{parse_overrides, AgentSettings, BackendConfig};
 use crate::bus::message::PipelineSelected;
 use crate::error::Error;
 use crate::pipeline::config::TeamConfig;
-use crate::pipeline::controls::RunControls;
+use crate::pipeline::controls::{restrict_to_layer, RunControls};
 use crate::pipeline::scope;
 use crate::pipeline::select::{build_tasks, select_mode, task_analysis, Selection, MODES};
 use crate::roles::Registry;
@@ -65,6 +65,9 @@ pub struct RunArgs {
     /// One layer's coverage target in percent, after the preset: --target L1=85.
     #[arg(long = "target", value_name = "LAYER=PERCENT")]
     pub targets: Vec<String>,
+    /// Test one layer only (L1, L2 or L3): the pipeline's tasks of other layers are left out.
+    #[arg(long, value_name = "LAYER")]
+    pub layer: Option<String>,
 }
 
 /// Which agent backends do a role's creative work (see README, Agent backends).
@@ -252,6 +255,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         args.max_rounds,
         args.coverage_preset.as_deref(),
         &args.targets,
+        args.layer.as_deref(),
         &config,
     )?;
     controls.apply(&mut config);
@@ -276,14 +280,18 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     };
     let scope_text = scope_summary(&scope);
     // Build and validate the graph before anything is written.
-    let probe = TaskGraph::new(build_tasks(
+    let for_layer = |tasks: Vec<crate::tasks::Task>| match &controls.layer {
+        Some(layer) => restrict_to_layer(tasks, layer),
+        None => tasks,
+    };
+    let probe = TaskGraph::new(for_layer(build_tasks(
         &config,
         &selection.mode,
         "<session>",
         &scope_text,
         role_spec_of,
         "",
-    )?);
+    )?));
     probe
         .validate(|r| registry.contains(r))
         .map_err(|e| Error::BadTask {
@@ -306,14 +314,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     }
     let now = now_ts();
     let session_path = session.root.display().to_string();
-    let tasks = build_tasks(
+    let tasks = for_layer(build_tasks(
         &config,
         &selection.mode,
         &session_path,
         &scope_text,
         role_spec_of,
         &now,
-    )?;
+    )?);
     let graph = TaskGraph::new(tasks);
     atomic_write_json(
         &session.analysis_json(),

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::config::TeamConfig;
 use crate::error::Error;
+use crate::tasks::Task;
 
 /// `--coverage-preset NAME`: L1/L2/L3 line-coverage targets in percent.
 pub const PRESETS: [(&str, [f64; 3]); 3] = [
@@ -24,6 +25,8 @@ pub struct RunControls {
     pub coverage_preset: Option<String>,
     /// `--target L1=85`, by the config's layer name (`L1-unit`), applied after the preset.
     pub targets: BTreeMap<String, f64>,
+    /// `--layer L1`: the one layer this session tests (the config's name for it).
+    pub layer: Option<String>,
 }
 
 impl RunControls {
@@ -32,8 +35,24 @@ impl RunControls {
         max_rounds: Option<u32>,
         preset: Option<&str>,
         targets: &[String],
+        layer: Option<&str>,
         config: &TeamConfig,
     ) -> Result<Self, Error> {
+        let known = || {
+            config
+                .coverage_targets
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let layer = layer
+            .map(|l| {
+                layer_key(config, l.trim()).ok_or_else(|| {
+                    Error::Usage(format!("--layer {l}: no such layer (layers: {})", known()))
+                })
+            })
+            .transpose()?;
         if let Some(p) = preset {
             if !PRESETS.iter().any(|(name, _)| *name == p) {
                 return Err(Error::Usage(format!(
@@ -69,6 +88,7 @@ impl RunControls {
             max_rounds,
             coverage_preset: preset.map(str::to_string),
             targets: parsed,
+            layer,
         })
     }
 
@@ -93,6 +113,45 @@ impl RunControls {
     }
 }
 
+/// The pipeline's tasks without those of other layers than `layer`; a task that waited on a
+/// removed one waits on what that one waited on.
+pub fn restrict_to_layer(tasks: Vec<Task>, layer: &str) -> Vec<Task> {
+    let removed: BTreeMap<String, Vec<String>> = tasks
+        .iter()
+        .filter(|t| t.layer.as_deref().is_some_and(|l| l != layer))
+        .map(|t| (t.id.clone(), t.blocked_by.clone()))
+        .collect();
+    let resolve = |id: &String| -> Vec<String> {
+        let mut out = Vec::new();
+        let mut stack = vec![id.clone()];
+        let mut seen = std::collections::BTreeSet::new();
+        while let Some(i) = stack.pop() {
+            if !seen.insert(i.clone()) {
+                continue;
+            }
+            match removed.get(&i) {
+                Some(deps) => stack.extend(deps.iter().cloned()),
+                None => out.push(i),
+            }
+        }
+        out
+    };
+    tasks
+        .into_iter()
+        .filter(|t| !removed.contains_key(&t.id))
+        .map(|mut t| {
+            let mut deps: Vec<String> = Vec::new();
+            for d in t.blocked_by.iter().flat_map(resolve) {
+                if !deps.contains(&d) {
+                    deps.push(d);
+                }
+            }
+            t.blocked_by = deps;
+            t
+        })
+        .collect()
+}
+
 /// The config's layer name for `L1` or `L1-unit` (case-insensitive).
 fn layer_key(config: &TeamConfig, layer: &str) -> Option<String> {
     let want = layer.to_ascii_lowercase();
@@ -109,8 +168,8 @@ mod tests {
     #[test]
     fn a_preset_then_a_target_then_the_rounds_shape_the_config() {
         let mut config = TeamConfig::builtin().unwrap();
-        let c =
-            RunControls::from_args(Some(1), Some("strict"), &["l1=95".into()], &config).unwrap();
+        let c = RunControls::from_args(Some(1), Some("strict"), &["l1=95".into()], None, &config)
+            .unwrap();
         c.apply(&mut config);
         assert_eq!(config.max_gc_rounds, 1);
         assert_eq!(config.coverage_target("L1-unit"), Some(95.0));
@@ -122,7 +181,7 @@ mod tests {
     fn bad_values_are_refused_naming_them() {
         let config = TeamConfig::builtin().unwrap();
         let err = |preset: Option<&str>, t: &str| {
-            RunControls::from_args(None, preset, &[t.to_string()], &config)
+            RunControls::from_args(None, preset, &[t.to_string()], None, &config)
                 .unwrap_err()
                 .to_string()
         };
@@ -130,5 +189,37 @@ mod tests {
         assert!(err(None, "L1=150").contains("not a percentage"));
         assert!(err(None, "L1").contains("expected LAYER=PERCENT"));
         assert!(err(Some("lax"), "L1=50").contains("--coverage-preset lax"));
+        let layer = RunControls::from_args(None, None, &[], Some("L7"), &config).unwrap_err();
+        assert!(layer.to_string().contains("--layer L7: no such layer"));
+    }
+
+    #[test]
+    fn restricting_to_one_layer_rewires_around_the_others() {
+        let t = |id: &str, layer: Option<&str>, deps: &[&str]| Task {
+            layer: layer.map(str::to_string),
+            ..Task::new(id, "s", "o", deps.iter().map(|d| d.to_string()).collect())
+        };
+        let tasks = vec![
+            t("STRATEGY-001", None, &[]),
+            t("TESTGEN-001", Some("L1-unit"), &["STRATEGY-001"]),
+            t("TESTRUN-001", Some("L1-unit"), &["TESTGEN-001"]),
+            t("TESTGEN-002", Some("L2-integration"), &["TESTRUN-001"]),
+            t("TESTRUN-002", Some("L2-integration"), &["TESTGEN-002"]),
+            t("TESTANA-001", None, &["TESTRUN-002"]),
+        ];
+        let kept = restrict_to_layer(tasks, "L2-integration");
+        let deps: Vec<(String, Vec<String>)> = kept
+            .iter()
+            .map(|t| (t.id.clone(), t.blocked_by.clone()))
+            .collect();
+        assert_eq!(
+            deps,
+            vec![
+                ("STRATEGY-001".into(), vec![]),
+                ("TESTGEN-002".into(), vec!["STRATEGY-001".into()]),
+                ("TESTRUN-002".into(), vec!["TESTGEN-002".into()]),
+                ("TESTANA-001".into(), vec!["TESTRUN-002".into()]),
+            ]
+        );
     }
 }
