@@ -247,3 +247,51 @@ fn garbage_lines_in_the_log_are_reported_and_skipped() {
         out.stderr
     );
 }
+
+#[test]
+fn roles_list_shows_every_role_with_its_backend_and_source() {
+    let p = Project::fixture("python-calc");
+    let out = p.cmd(&["roles", "list", "--json"]).run();
+    out.assert_code(0);
+    let rows: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let names: Vec<&str> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "analyst",
+            "coordinator",
+            "executor",
+            "generator",
+            "strategist"
+        ]
+    );
+    assert_eq!(rows[2]["prefix"], "TESTRUN");
+    assert!(rows[2]["source"].as_str().unwrap().starts_with("built-in"));
+
+    // A session's chains (`claude` is not installed here: the run falls back to the built-in one).
+    let run = p
+        .cmd(&[
+            "run",
+            "test the calculator",
+            "--pipeline",
+            "targeted",
+            "-y",
+            "--backend",
+            "generator=claude",
+        ])
+        .run();
+    run.assert_code(0);
+    let id = run.session_id();
+    let out = p.cmd(&["roles", "list", &id]).run();
+    out.assert_code(0);
+    assert!(
+        out.stdout.contains("builtin (claude → builtin)"),
+        "{}",
+        out.stdout
+    );
+}

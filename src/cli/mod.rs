@@ -5,6 +5,7 @@ mod launch;
 mod log;
 mod report;
 mod resume;
+mod roles;
 mod run;
 mod sandbox;
 mod sessions;
@@ -44,6 +45,8 @@ pub enum Command {
     Report(report::ReportArgs),
     /// Show what the sandbox around the project's code protects on this machine.
     Sandbox(sandbox::SandboxCheckArgs),
+    /// The role registry: built-in roles, --roles-dir, a session's role-specs/.
+    Roles(roles::RolesArgs),
 }
 
 /// Where sessions live: shared by every command.
@@ -81,5 +84,6 @@ pub fn main() -> anyhow::Result<i32> {
         Command::Apply(a) => apply::apply(a),
         Command::Report(a) => report::report(a),
         Command::Sandbox(a) => sandbox::sandbox(a),
+        Command::Roles(a) => roles::roles(a),
     }
 }
