@@ -519,3 +519,31 @@ fn layer_restricts_the_pipeline_to_one_layer_and_keeps_it_connected() {
     let run = read_json(&p.session_dir(&id).join("results/run-001.json"));
     assert_eq!(run["layer"], "L2-integration");
 }
+
+#[test]
+fn concurrency_one_runs_the_parallel_windows_one_task_at_a_time() {
+    let p = Project::fixture("python-calc");
+    let out = p
+        .scripted_run("test everything", "comprehensive")
+        .arg("-c")
+        .arg("1")
+        .env("TT_FIXTURE_SLEEP", "0.3")
+        .run();
+    out.assert_code(0);
+    let tasks = p.tasks(&out.session_id());
+    let mut spans: Vec<_> = tasks
+        .iter()
+        .map(|t| (ts(t, "started_at"), ts(t, "completed_at"), t["id"].clone()))
+        .collect();
+    spans.sort_by_key(|s| s.0);
+    for w in spans.windows(2) {
+        assert!(
+            w[0].1 <= w[1].0,
+            "{} and {} overlap with -c 1",
+            w[0].2,
+            w[1].2
+        );
+    }
+    let state = read_json(&p.session_dir(&out.session_id()).join("session.json"));
+    assert_eq!(state["controls"]["concurrency"], 1);
+}

@@ -397,6 +397,11 @@ impl Coordinator {
         let mut sends = Vec::new();
         let now = now_ts();
         for id in ready {
+            // -c/--concurrency: the rest waits for a later beat.
+            let cap = self.state.controls.concurrency.unwrap_or(usize::MAX);
+            if self.graph.in_progress().count() >= cap {
+                break;
+            }
             let task = self.graph.get(&id).cloned().expect("ready task exists");
             let wanted = task.instance_name().to_string();
             let (name, queued) = match self.workers.get(&wanted) {

@@ -68,6 +68,9 @@ pub struct RunArgs {
     /// Test one layer only (L1, L2 or L3): the pipeline's tasks of other layers are left out.
     #[arg(long, value_name = "LAYER")]
     pub layer: Option<String>,
+    /// Most tasks running at once (default: every ready task, the pipeline's parallel width).
+    #[arg(short = 'c', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub concurrency: Option<u64>,
 }
 
 /// Which agent backends do a role's creative work (see README, Agent backends).
@@ -251,13 +254,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         })
         .transpose()?;
     let (mut config, registry) = load_team(spec.as_deref(), roles_dir.as_deref())?;
-    let controls = RunControls::from_args(
+    let mut controls = RunControls::from_args(
         args.max_rounds,
         args.coverage_preset.as_deref(),
         &args.targets,
         args.layer.as_deref(),
         &config,
     )?;
+    controls.concurrency = args.concurrency.map(|n| n as usize);
     controls.apply(&mut config);
     let scope = scope::analyse(&repo, args.base.as_deref())?;
     let selection = if args.pipeline == "auto" {

@@ -27,6 +27,8 @@ pub struct RunControls {
     pub targets: BTreeMap<String, f64>,
     /// `--layer L1`: the one layer this session tests (the config's name for it).
     pub layer: Option<String>,
+    /// `-c/--concurrency N`: most tasks in progress at once (None: every ready task).
+    pub concurrency: Option<usize>,
 }
 
 impl RunControls {
@@ -89,6 +91,7 @@ impl RunControls {
             coverage_preset: preset.map(str::to_string),
             targets: parsed,
             layer,
+            concurrency: None,
         })
     }
 
