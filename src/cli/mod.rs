@@ -30,7 +30,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Start a new session for TASK and run its pipeline to the end.
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// Reopen a paused, interrupted or failed session and run it to the end.
     Resume(resume::ResumeArgs),
     /// Show a session's pipeline: progress, GC rounds, graph, workers, ready tasks, blockers.
@@ -76,7 +76,7 @@ impl Location {
 pub fn main() -> anyhow::Result<i32> {
     let cli = Cli::parse();
     match cli.command {
-        Command::Run(a) => run::run(a),
+        Command::Run(a) => run::run(*a),
         Command::Resume(a) => resume::resume(a),
         Command::Status(a) => status::status(a),
         Command::Log(a) => log::log(a),
