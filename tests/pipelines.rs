@@ -547,3 +547,44 @@ fn concurrency_one_runs_the_parallel_windows_one_task_at_a_time() {
     let state = read_json(&p.session_dir(&out.session_id()).join("session.json"));
     assert_eq!(state["controls"]["concurrency"], 1);
 }
+
+#[test]
+fn dry_run_plans_writes_the_strategy_runs_nothing_and_resume_runs_it() {
+    let p = Project::fixture("python-calc");
+    let out = p
+        .cmd(&[
+            "run",
+            "test the calculator",
+            "--pipeline",
+            "standard",
+            "--dry-run",
+        ])
+        .run();
+    out.assert_code(0);
+    assert!(
+        out.stdout
+            .contains("Plan (dry run): standard pipeline, 6 tasks"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("L1-unit: 2 task(s), coverage target 80%"),
+        "{}",
+        out.stdout
+    );
+    let id = out.session_id();
+    let dir = p.session_dir(&id);
+    assert!(dir.join("strategy/test-strategy.md").is_file());
+    assert!(dir.join("task-analysis.json").is_file());
+    assert!(p.tasks(&id).iter().all(|t| t["status"] == "pending"));
+    let no_runs = std::fs::read_dir(dir.join("results"))
+        .map(|rd| rd.count() == 0)
+        .unwrap_or(true);
+    assert!(no_runs, "a dry run ran tests");
+    assert_eq!(read_json(&dir.join("session.json"))["status"], "paused");
+
+    let out = p.cmd(&["resume", &id]).run();
+    out.assert_code(0);
+    assert!(p.tasks(&id).iter().all(|t| t["status"] == "completed"));
+}

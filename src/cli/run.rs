@@ -68,6 +68,10 @@ pub struct RunArgs {
     /// Test one layer only (L1, L2 or L3): the pipeline's tasks of other layers are left out.
     #[arg(long, value_name = "LAYER")]
     pub layer: Option<String>,
+    /// Plan only: write task-analysis.json, tasks.json and the strategy, print the plan, run
+    /// nothing else (the session is left paused: `resume` runs it).
+    #[arg(long)]
+    pub dry_run: bool,
     /// Most tasks running at once (default: every ready task, the pipeline's parallel width).
     #[arg(short = 'c', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub concurrency: Option<u64>,
@@ -370,6 +374,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         pid: Some(std::process::id()),
     };
     check_sandbox(&mut state, &registry, &graph, args.json)?;
+    if args.dry_run {
+        return dry_run(&session, state, &config, &registry, &graph, &scope.repo);
+    }
     session.save_state(&state)?;
     let selected = PipelineSelected {
         pipeline: selection.mode.clone(),
@@ -416,4 +423,88 @@ fn scope_summary(scope: &scope::ChangeScope) -> String {
         };
         format!("{n} changed file(s): {}{more}", shown.join(", "))
     }
+}
+
+/// `--dry-run`: the strategist writes the strategy (no project code runs), the plan is printed,
+/// and the session stays paused for `resume`.
+fn dry_run(
+    session: &SessionDir,
+    mut state: SessionState,
+    config: &TeamConfig,
+    registry: &Registry,
+    graph: &TaskGraph,
+    repo: &std::path::Path,
+) -> anyhow::Result<i32> {
+    state.status = SessionStatus::Paused;
+    state.pid = None;
+    session.save_state(&state)?;
+    let strategy_task = graph
+        .tasks
+        .iter()
+        .find(|t| t.owner == "strategist")
+        .cloned();
+    let mut strategy_note = "no strategist task in this pipeline".to_string();
+    if let Some(task) = strategy_task {
+        let body = registry
+            .get("strategist")
+            .map(|r| r.body.clone())
+            .unwrap_or_default();
+        let progress = |_: &str, _: Option<f64>, _: Option<String>| {};
+        let ctx = crate::team::RoleContext {
+            session,
+            repo,
+            task: &task,
+            instance: "strategist",
+            config,
+            deadline: std::time::Instant::now() + std::time::Duration::from_secs(300),
+            progress: &progress,
+            sandbox: &state.sandbox,
+            agents: &state.agents,
+            role_body: &body,
+        };
+        let out = crate::team::run_builtin("strategist", &ctx);
+        strategy_note = match out.status {
+            crate::tasks::OutcomeStatus::Completed => {
+                format!(
+                    "{} ({})",
+                    session.root.join("strategy/test-strategy.md").display(),
+                    out.summary
+                )
+            }
+            _ => format!("not written: {}", out.summary),
+        };
+    }
+    println!(
+        "Plan (dry run): {} pipeline, {} tasks",
+        state.pipeline_mode,
+        graph.len()
+    );
+    let mut layers: std::collections::BTreeMap<String, usize> = Default::default();
+    for t in &graph.tasks {
+        *layers
+            .entry(t.layer.clone().unwrap_or_else(|| "(no layer)".into()))
+            .or_default() += 1;
+    }
+    for (layer, n) in &layers {
+        let target = config
+            .coverage_target(layer)
+            .map_or(String::new(), |t| format!(", coverage target {t:.0}%"));
+        println!("  {layer}: {n} task(s){target}");
+    }
+    println!("  GC rounds per layer: at most {}", config.max_gc_rounds);
+    for role in ["generator", "executor", "analyst"] {
+        let chain: Vec<String> = state
+            .agents
+            .chain(role)
+            .into_iter()
+            .map(|b| b.name)
+            .collect();
+        println!("  {role}: {}", chain.join(" → "));
+    }
+    println!("  strategy: {strategy_note}");
+    println!(
+        "Nothing else ran. Run it with: team-testing resume {}",
+        session.id
+    );
+    Ok(0)
 }
