@@ -183,3 +183,50 @@ fn broken_contracts_are_findings_and_never_asserted() {
         .collect();
     assert!(defects.len() >= 2, "{run}");
 }
+
+#[test]
+fn apply_replaces_its_own_files_but_never_one_it_did_not_write_or_one_edited_since() {
+    let p = Project::fixture("python-calc");
+    let session = |seed: &str| {
+        let out = p
+            .cmd(&[
+                "run",
+                "test it",
+                "--pipeline",
+                "standard",
+                "-y",
+                "--seed",
+                seed,
+            ])
+            .run();
+        out.assert_code(0);
+        out.session_id()
+    };
+    let (a, b) = (session("7"), session("8"));
+    let l1 = p.repo.join("tests/team_testing/l1_unit/test_calc_ops.py");
+    let l2 = p.repo.join("tests/team_testing/l2_integration");
+
+    // One layer only.
+    p.cmd(&["apply", &a, "--layer", "L1"]).run().assert_code(0);
+    assert!(l1.is_file());
+    assert!(!l2.exists(), "--layer L1 applied L2 too");
+    // A newer session's tests replace the ones apply wrote itself.
+    p.cmd(&["apply", &b, "--layer", "L1"]).run().assert_code(0);
+    assert_eq!(
+        std::fs::read_to_string(&l1).unwrap(),
+        std::fs::read_to_string(p.session_dir(&b).join("tests/L1-unit/test_calc_ops.py")).unwrap()
+    );
+    // Once the user edits it, it is theirs: refused without --force, and the edit stays.
+    std::fs::write(&l1, "def test_mine():\n    assert True\n").unwrap();
+    let out = p.cmd(&["apply", &a, "--layer", "L1"]).run();
+    out.assert_code(2);
+    assert!(out.stderr.contains("test_calc_ops.py"), "{}", out.stderr);
+    assert!(std::fs::read_to_string(&l1).unwrap().contains("test_mine"));
+    let bad = p.cmd(&["apply", &a, "--layer", "L7"]).run();
+    bad.assert_code(2);
+    assert!(
+        bad.stderr.contains("--layer L7: no such layer"),
+        "{}",
+        bad.stderr
+    );
+}

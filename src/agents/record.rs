@@ -37,8 +37,15 @@ pub struct RecordedFile {
 
 /// sha256 of the prompt, hex.
 pub fn prompt_hash(prompt: &str) -> String {
-    let digest = Sha256::digest(prompt.as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    sha256_hex(prompt.as_bytes())
+}
+
+/// sha256 of `bytes`, hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// Writes `record` as the next free `agents/NNN.json` of `session` (safe with several workers:

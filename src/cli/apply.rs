@@ -23,6 +23,25 @@ pub struct ApplyArgs {
     /// Say what would be copied, copy nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Apply one layer's tests only (L1, L2 or L3).
+    #[arg(long, value_name = "LAYER")]
+    pub layer: Option<String>,
+}
+
+/// Where apply remembers what it wrote (repository-relative path and sha256), beside the tests
+/// it applies, so that a later apply may replace its own unchanged files but never one it did not
+/// create or one edited since.
+fn manifest_path(repo: &Path, framework: &str) -> PathBuf {
+    let dir = match framework {
+        "cargo" => "tests",
+        "node" | "jest" | "vitest" | "mocha" => "tt-tests",
+        _ => "tests/team_testing",
+    };
+    repo.join(dir).join(".team-testing-applied.json")
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    crate::agents::record::sha256_hex(bytes)
 }
 
 /// Makes the applied Python tests importable under plain `pytest` from the repository root
@@ -37,7 +56,32 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
         return Err(Error::MissingRepo { path: state.repo }.into());
     }
     let framework = session_framework(&session, &state.repo);
-    let plan = plan(&session, &state.repo, &framework);
+    let layers: Vec<&str> = match &args.layer {
+        None => LAYER_DIRS.to_vec(),
+        Some(l) => {
+            let want = l.to_ascii_lowercase();
+            let found: Vec<&str> = LAYER_DIRS
+                .iter()
+                .copied()
+                .filter(|d| {
+                    let d = d.to_ascii_lowercase();
+                    d == want || d.split('-').next() == Some(want.as_str())
+                })
+                .collect();
+            if found.is_empty() {
+                return Err(Error::Usage(format!(
+                    "--layer {l}: no such layer ({})",
+                    LAYER_DIRS.join(", ")
+                ))
+                .into());
+            }
+            found
+        }
+    };
+    let plan = plan(&session, &state.repo, &framework, &layers);
+    let manifest_path = manifest_path(&state.repo, &framework);
+    let mut manifest: std::collections::BTreeMap<String, String> =
+        crate::util::read_json(&manifest_path).unwrap_or_default();
     if plan.is_empty() {
         println!(
             "nothing to apply: session {} has no generated tests",
@@ -47,8 +91,18 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
     }
     let mut conflicts = Vec::new();
     for (from, to) in &plan {
-        let same = std::fs::read(to).ok() == std::fs::read(from).ok();
-        if to.exists() && !same && !args.force {
+        let current = std::fs::read(to).ok();
+        let same = current == std::fs::read(from).ok();
+        let rel = to
+            .strip_prefix(&state.repo)
+            .unwrap_or(to)
+            .display()
+            .to_string();
+        // Ours and untouched since: a newer round may replace it.
+        let ours = current
+            .as_ref()
+            .is_some_and(|c| manifest.get(&rel) == Some(&sha256(c)));
+        if to.exists() && !same && !ours && !args.force {
             conflicts.push(to.display().to_string());
         }
     }
@@ -70,6 +124,21 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
         }
         std::fs::copy(from, to)
             .map_err(|e| Error::io(format!("copying to {}", to.display()), e))?;
+        let rel = to
+            .strip_prefix(&state.repo)
+            .unwrap_or(to)
+            .display()
+            .to_string();
+        let bytes =
+            std::fs::read(to).map_err(|e| Error::io(format!("reading {}", to.display()), e))?;
+        manifest.insert(rel, sha256(&bytes));
+    }
+    if !args.dry_run {
+        if let Some(parent) = manifest_path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| Error::io(format!("creating {}", parent.display()), e))?;
+        }
+        crate::util::atomic_write_json(&manifest_path, &manifest)?;
     }
     if matches!(framework.as_str(), "pytest" | "unittest") && !args.dry_run {
         write_python_support(&state.repo)?;
@@ -79,9 +148,14 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
 }
 
 /// (generated file, destination in the repository) for every kept test of every layer.
-fn plan(session: &SessionDir, repo: &Path, framework: &str) -> Vec<(PathBuf, PathBuf)> {
+fn plan(
+    session: &SessionDir,
+    repo: &Path,
+    framework: &str,
+    layers: &[&str],
+) -> Vec<(PathBuf, PathBuf)> {
     let mut plan = Vec::new();
-    for layer in LAYER_DIRS {
+    for &layer in layers {
         let dir = session.root.join("tests").join(layer);
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
