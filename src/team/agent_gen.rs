@@ -55,7 +55,8 @@ pub fn agent_round(
         Some(50.0),
         Some(format!("{} candidate file(s)", called.files.len())),
     );
-    let judged = accept_filter(ctx, layer, &called.files)?;
+    let scope: Vec<String> = modules.iter().map(|m| m.file.clone()).collect();
+    let judged = accept_filter(ctx, layer, &called.files, &scope)?;
     let accepted: Vec<&AnswerFile> = judged
         .iter()
         .filter(|(_, v)| v.is_none())
@@ -206,6 +207,7 @@ fn check_passes(ctx: &RoleContext, layer: &str, name: &str, content: &str) -> Op
         dir: &bench,
         sandbox: sandbox.as_ref(),
         deadline: ctx.deadline,
+        scope: &[],
     };
     let path = bench.join(name);
     if let Err(e) = std::fs::write(&path, content) {
@@ -323,6 +325,7 @@ fn accept_filter<'a>(
     ctx: &RoleContext,
     layer: &str,
     files: &'a [AnswerFile],
+    scope: &[String],
 ) -> Result<Vec<(&'a AnswerFile, Option<String>)>, String> {
     let python = python_for(ctx.repo);
     let (mirror, _) = crate::gen::scratch_dirs(&ctx.session.root, layer);
@@ -351,6 +354,7 @@ fn accept_filter<'a>(
         dir: &bench,
         sandbox: sandbox.as_ref(),
         deadline: ctx.deadline,
+        scope,
     };
     // What the layer's tests already cover: a candidate must add to it.
     let existing: Vec<PathBuf> = std::fs::read_dir(ctx.session.root.join("tests").join(layer))
@@ -394,6 +398,8 @@ struct Bench<'a> {
     dir: &'a Path,
     sandbox: Option<&'a Sandbox>,
     deadline: std::time::Instant,
+    /// Repository-relative files whose coverage counts (the scope); empty: every file.
+    scope: &'a [String],
 }
 
 impl Bench<'_> {
@@ -509,6 +515,14 @@ impl Bench<'_> {
         let value: Value = serde_json::from_slice(&crate::util::read_regular(&json).ok()?).ok()?;
         let mut map = BTreeMap::new();
         for (path, entry) in value["files"].as_object()? {
+            // coverage.py names files under --source absolutely (or relative to the cwd).
+            let rel = Path::new(path)
+                .strip_prefix(self.mirror)
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| path.clone());
+            if !self.scope.is_empty() && !self.scope.contains(&rel) {
+                continue;
+            }
             let lines: BTreeSet<u64> = entry["executed_lines"]
                 .as_array()
                 .map(|a| a.iter().filter_map(Value::as_u64).collect())
