@@ -24,6 +24,8 @@ use crate::tasks::Outcome;
 use crate::testing::toolchain::python_for;
 use crate::util::{atomic_write, mkdirs};
 
+/// pytest with no cache and the bench folder as its root (after `-m`).
+const PYTEST: &[&str] = &["pytest", "-q", "-p", "no:cacheprovider", "--rootdir", "."];
 /// Runs a candidate must pass in a row to count as not flaky.
 const ACCEPT_RUNS: usize = 5;
 /// Lines of one source file shown in the prompt.
@@ -442,15 +444,8 @@ impl Bench<'_> {
     fn loads_and_passes(&self, file: &Path) -> Option<String> {
         let f = file.display().to_string();
         let pytest = |extra: &[&str]| {
-            let mut args = vec![
-                "-m",
-                "pytest",
-                "-q",
-                "-p",
-                "no:cacheprovider",
-                "--rootdir",
-                ".",
-            ];
+            let mut args = vec!["-m"];
+            args.extend_from_slice(PYTEST);
             args.extend_from_slice(extra);
             args.push(&f);
             self.exec(&args)
@@ -488,20 +483,8 @@ impl Bench<'_> {
         let json = self.dir.join(format!("coverage-{tag}.json"));
         let data_arg = format!("--data-file={}", data.display());
         let source = format!("--source={}", self.mirror.display());
-        let mut args = vec![
-            "-m",
-            "coverage",
-            "run",
-            &data_arg,
-            &source,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "--rootdir",
-            ".",
-        ];
+        let mut args = vec!["-m", "coverage", "run", &data_arg, &source, "-m"];
+        args.extend_from_slice(PYTEST);
         let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
         args.extend(names.iter().map(String::as_str));
         self.exec(&args).ok()?;
