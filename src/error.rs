@@ -7,6 +7,8 @@ use std::path::PathBuf;
 pub const EXIT_PIPELINE_FAILED: i32 = 1;
 /// Exit code for bad input or environment.
 pub const EXIT_BAD_INPUT: i32 = 2;
+/// Exit code when the coordinator paused the session for the user (a role it may not add).
+pub const EXIT_PAUSED: i32 = 3;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -52,6 +54,18 @@ pub enum Error {
 
     #[error("{0}")]
     Environment(String),
+
+    /// One role too many: the session already uses `max_roles` roles.
+    #[error(
+        "role cap reached: {} roles in use ({in_use}), max_roles {max}; pass --max-roles {} to add {role}",
+        in_use.split(", ").count(),
+        max + 1
+    )]
+    RoleCap {
+        role: String,
+        in_use: String,
+        max: usize,
+    },
 
     /// A command-line value that cannot be used.
     #[error("{0}")]

@@ -46,7 +46,7 @@ fn ts(t: &Value, field: &str) -> chrono::DateTime<chrono::FixedOffset> {
 #[test]
 fn targeted_pipeline_has_the_seed_tasks() {
     let p = Project::fixture("python-calc");
-    let out = p.scripted_run("test the ops", "targeted").run();
+    let out = p.scripted_run("test the ops", "targeted").arg("-y").run();
     out.assert_code(0);
     let id = out.session_id();
     let tasks = p.tasks(&id);
@@ -100,6 +100,7 @@ fn comprehensive_pipeline_runs_its_windows_in_parallel() {
     let p = Project::fixture("python-calc");
     let out = p
         .scripted_run("test everything", "comprehensive")
+        .arg("-y")
         .env("TT_FIXTURE_SLEEP", "0.8")
         .run();
     out.assert_code(0);
@@ -223,6 +224,7 @@ fn gc_loop_gives_up_after_three_rounds_with_a_warning() {
     let p = Project::fixture("python-calc");
     let out = p
         .scripted_run("test the ops", "targeted")
+        .arg("-y")
         .env("TT_FIXTURE_PASS_RATES", "0.4")
         .run();
     out.assert_code(0);

@@ -55,7 +55,7 @@ fn kill_9_then_resume_finishes_without_redoing_completed_tasks() {
     let done_before = completed(&p, &id);
     assert!(done_before.len() < 8, "killed too late: {done_before:?}");
 
-    let out = p.cmd(&["resume", &id]).run();
+    let out = p.cmd(&["resume", &id, "-y"]).run();
     out.assert_code(0);
     let tasks = p.tasks(&id);
     assert!(

@@ -7,6 +7,7 @@ fn status_log_and_sessions_show_a_finished_run() {
     let p = Project::fixture("python-calc");
     let out = p
         .scripted_run("test the ops", "standard")
+        .arg("-y")
         .env("TT_FIXTURE_PASS_RATES_L1", "0.5,1.0")
         .run();
     out.assert_code(0);
@@ -57,9 +58,16 @@ fn status_log_and_sessions_show_a_finished_run() {
         lines[0]
     );
 
-    let last = p.cmd(&["log", &id, "--last", "1", "--json"]).run();
-    let rec: serde_json::Value = serde_json::from_str(last.stdout.trim()).unwrap();
-    assert_eq!(rec["type"], "shutdown");
+    // The shutdown, then the completion action (-y: archive).
+    let last = p.cmd(&["log", &id, "--last", "2", "--json"]).run();
+    let recs: Vec<serde_json::Value> = last
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(recs[0]["type"], "shutdown");
+    assert_eq!(recs[1]["type"], "state_update");
+    assert_eq!(recs[1]["data"]["completion_action"], "archived");
 
     let task = p
         .cmd(&[

@@ -85,60 +85,103 @@ pub fn launch(
     }
 }
 
-/// Prints how the run ended (text, or one JSON object with --json) and returns the exit code.
-pub fn report_end(session: &crate::session::SessionDir, end: &RunEnd, json: bool) -> Result<i32> {
+/// How the run ended, as one JSON object (`--json`).
+pub fn summary_json(
+    session: &crate::session::SessionDir,
+    end: &RunEnd,
+) -> Result<serde_json::Value> {
+    let graph = session.load_tasks()?;
+    let state = session.load_state()?;
+    Ok(serde_json::json!({
+        "session_id": session.id,
+        "session_dir": session.root,
+        "status": end.status.as_str(),
+        "pipeline_mode": state.pipeline_mode,
+        "tasks_total": graph.len(),
+        "tasks_completed": graph.count(crate::tasks::TaskStatus::Completed),
+        "gc_rounds": state.gc_rounds,
+        "layers": final_layer_results(&graph, &state),
+        "quality_score": quality_score(session).map(|(score, _)| score),
+        "deliverables": deliverables(session),
+        "warnings": end.warnings,
+    }))
+}
+
+/// The summary a person reads: tasks, each layer's result and GC rounds, the quality score, the
+/// deliverables, and what went wrong.
+pub fn print_summary(session: &crate::session::SessionDir, end: &RunEnd) -> Result<()> {
     let graph = session.load_tasks()?;
     let state = session.load_state()?;
     let layers = final_layer_results(&graph, &state);
-    if json {
-        let out = serde_json::json!({
-            "session_id": session.id,
-            "session_dir": session.root,
-            "status": end.status.as_str(),
-            "pipeline_mode": state.pipeline_mode,
-            "tasks_total": graph.len(),
-            "tasks_completed": graph.count(crate::tasks::TaskStatus::Completed),
-            "gc_rounds": state.gc_rounds,
-            "layers": layers,
-            "warnings": end.warnings,
-        });
-        println!("{out}");
-    } else {
+    println!(
+        "Pipeline {} ({}): {}/{} tasks completed",
+        end.status.as_str(),
+        state.pipeline_mode,
+        graph.count(crate::tasks::TaskStatus::Completed),
+        graph.len()
+    );
+    for (layer, v) in layers.as_object().into_iter().flatten() {
         println!(
-            "Pipeline {} ({}): {}/{} tasks completed",
-            end.status.as_str(),
-            state.pipeline_mode,
-            graph.count(crate::tasks::TaskStatus::Completed),
-            graph.len()
+            "  {layer}: pass {} cov {} (GC rounds {})",
+            v["pass_rate"]
+                .as_f64()
+                .map(|p| format!("{:.1}%", p * 100.0))
+                .unwrap_or("-".into()),
+            v["coverage"]
+                .as_f64()
+                .map(|c| format!("{c:.1}%"))
+                .unwrap_or("n/a".into()),
+            v["gc_rounds"]
         );
-        for (layer, v) in layers.as_object().into_iter().flatten() {
-            println!(
-                "  {layer}: pass {} cov {} (GC rounds {})",
-                v["pass_rate"]
-                    .as_f64()
-                    .map(|p| format!("{:.1}%", p * 100.0))
-                    .unwrap_or("-".into()),
-                v["coverage"]
-                    .as_f64()
-                    .map(|c| format!("{c:.1}%"))
-                    .unwrap_or("n/a".into()),
-                v["gc_rounds"]
-            );
-        }
-        for t in graph.tasks.iter().filter(|t| t.status.is_dead()) {
-            println!(
-                "  {} {}: {}",
-                t.id,
-                t.status.as_str(),
-                t.reason.as_deref().unwrap_or("")
-            );
-        }
-        for w in &end.warnings {
-            eprintln!("team-testing: warning: {w}");
-        }
-        println!("Session: {}", session.root.display());
     }
-    Ok(end.exit_code)
+    if let Some((score, band)) = quality_score(session) {
+        println!("  quality score: {score:.1} ({band})");
+    }
+    for t in graph.tasks.iter().filter(|t| t.status.is_dead()) {
+        println!(
+            "  {} {}: {}",
+            t.id,
+            t.status.as_str(),
+            t.reason.as_deref().unwrap_or("")
+        );
+    }
+    let files = deliverables(session);
+    if !files.is_empty() {
+        println!("  deliverables: {}", files.join(", "));
+    }
+    for w in &end.warnings {
+        eprintln!("team-testing: warning: {w}");
+    }
+    println!("Session: {}", session.root.display());
+    Ok(())
+}
+
+/// The analyst's score and band, when a report was written.
+fn quality_score(session: &crate::session::SessionDir) -> Option<(f64, String)> {
+    let report: serde_json::Value =
+        crate::util::read_json(&session.root.join("analysis/report.json")).ok()?;
+    let score = report["quality_score"].as_f64()?;
+    Some((score, report["band"].as_str().unwrap_or("").to_string()))
+}
+
+/// What the session produced, relative to its folder: the strategy, the tests per layer, the
+/// report, and the files of dynamic roles.
+fn deliverables(session: &crate::session::SessionDir) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in ["strategy/test-strategy.md", "analysis/quality-report.md"] {
+        if session.root.join(f).is_file() {
+            out.push(f.to_string());
+        }
+    }
+    for layer in crate::session::LAYER_DIRS {
+        let n = std::fs::read_dir(session.root.join("tests").join(layer))
+            .map(|rd| rd.flatten().filter(|e| e.path().is_file()).count())
+            .unwrap_or(0);
+        if n > 0 {
+            out.push(format!("tests/{layer}/ ({n} files)"));
+        }
+    }
+    out
 }
 
 /// The last completed TESTRUN result of each layer.

@@ -79,11 +79,9 @@ pub fn log(args: LogArgs) -> anyhow::Result<i32> {
         return Ok(0);
     }
     loop {
-        // Over when the session is no longer active, or no coordinator is alive to write more.
-        let ended = session.load_state().is_ok_and(|s| {
-            s.status != crate::session::SessionStatus::Active
-                || crate::session::SessionLock::holder(&session.lock_file()).is_none()
-        });
+        // Over when no coordinator is alive to write more: the process holds the lock until after
+        // its last message (the completion action comes after the shutdown).
+        let ended = crate::session::SessionLock::holder(&session.lock_file()).is_none();
         let (records, bad) = follower.poll_new()?;
         report_bad(&path, &bad);
         let mut out = std::io::stdout().lock();

@@ -1,6 +1,8 @@
 //! The command line: clap definitions and the thin glue to the library.
 
 mod apply;
+mod drive;
+mod extend;
 mod launch;
 mod log;
 mod report;
@@ -45,8 +47,14 @@ pub enum Command {
     Report(report::ReportArgs),
     /// Show what the sandbox around the project's code protects on this machine.
     Sandbox(sandbox::SandboxCheckArgs),
-    /// The role registry: built-in roles, --roles-dir, a session's role-specs/.
+    /// The role registry: built-in roles, --roles-dir, a session's role-specs/; add a role.
     Roles(roles::RolesArgs),
+    /// Add the next layer not yet run (or raise a layer's target with new GC rounds) and run it.
+    Deepen(extend::DeepenArgs),
+    /// Add a revision of TASK with your feedback; what waited on TASK waits on it. Then run.
+    Revise(extend::ReviseArgs),
+    /// Run again what failed or was blocked, and the layers whose tests failed.
+    Rerun(extend::RerunArgs),
 }
 
 /// Where sessions live: shared by every command.
@@ -68,7 +76,9 @@ impl Location {
     pub fn root(&self) -> PathBuf {
         let repo = self.repo();
         let repo = repo.canonicalize().unwrap_or(repo);
-        crate::session::sessions_root(self.sessions_dir.as_deref(), &repo)
+        let root = crate::session::sessions_root(self.sessions_dir.as_deref(), &repo);
+        // Absolute: roles and children run in other folders than ours.
+        std::path::absolute(&root).unwrap_or(root)
     }
 }
 
@@ -85,5 +95,8 @@ pub fn main() -> anyhow::Result<i32> {
         Command::Report(a) => report::report(a),
         Command::Sandbox(a) => sandbox::sandbox(a),
         Command::Roles(a) => roles::roles(a),
+        Command::Deepen(a) => extend::deepen(a),
+        Command::Revise(a) => extend::revise(a),
+        Command::Rerun(a) => extend::rerun(a),
     }
 }

@@ -2,14 +2,11 @@
 
 use clap::Args;
 
-use super::launch::{launch, report_end};
-use super::run::load_team;
+use super::drive::{drive, open, DriveArgs};
 use super::Location;
 use crate::actors::coordinator::Begin;
-use crate::actors::RunEnv;
 use crate::error::Error;
-use crate::roles::RoleSource;
-use crate::session::{self, SessionLock, SessionStatus};
+use crate::session::SessionStatus;
 use crate::tasks::TaskStatus;
 
 #[derive(Args, Debug)]
@@ -18,40 +15,24 @@ pub struct ResumeArgs {
     pub session: Option<String>,
     #[command(flatten)]
     pub location: Location,
-    /// Print one JSON object with the result on stdout (progress goes to stderr).
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub drive: DriveArgs,
 }
 
 pub fn resume(args: ResumeArgs) -> anyhow::Result<i32> {
     let root = args.location.root();
-    let session = session::resolve(&root, args.session.as_deref())?;
-    let _lock = SessionLock::acquire(&session.lock_file(), &session.id)?;
-    let mut state = session.load_state()?;
+    let mut opened = open(&root, args.session.as_deref(), &args.drive)?;
+    let (session, state) = (&opened.session, &opened.state);
     if state.status == SessionStatus::Completed {
         return Err(Error::Session(format!(
-            "session {} is already completed; nothing to resume",
+            "session {} is already completed; nothing to resume (deepen, revise or rerun it)",
             session.id
         ))
         .into());
     }
-    if !state.repo.is_dir() {
-        return Err(Error::MissingRepo {
-            path: state.repo.clone(),
-        }
-        .into());
-    }
-    let (mut config, mut registry) =
-        load_team(state.spec_file.as_deref(), state.roles_dir.as_deref())?;
-    state.controls.apply(&mut config);
-    let role_specs = session.root.join("role-specs");
-    if role_specs.is_dir() {
-        registry.load_dir(&role_specs, RoleSource::Session)?;
-    }
-    let mut graph = session.load_tasks()?;
     if state.status == SessionStatus::Failed {
         // A failed pipeline gets its failed tasks (and what they skipped) another full try.
-        for t in graph.tasks.iter_mut() {
+        for t in opened.graph.tasks.iter_mut() {
             if matches!(t.status, TaskStatus::Failed | TaskStatus::Skipped) {
                 t.status = TaskStatus::Pending;
                 t.attempts = 0;
@@ -61,16 +42,7 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<i32> {
             }
         }
     }
-    graph
-        .validate(|r| registry.contains(r))
-        .map_err(|e| Error::BadTask {
-            path: session.tasks_json(),
-            task: e.task().to_string(),
-            problem: e.to_string(),
-        })?;
-    super::run::check_sandbox(&mut state, &registry, &graph, args.json)?;
-    state.status = SessionStatus::Active;
-    if args.json {
+    if args.drive.json {
         eprintln!("{}", session.id);
     } else {
         println!(
@@ -79,23 +51,12 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<i32> {
             session.root.display()
         );
     }
-    let env = RunEnv {
-        session: session.clone(),
-        repo: state.repo.clone(),
-        config,
-        registry,
-        sandbox: state.sandbox.clone(),
-        agents: state.agents.clone(),
-    };
-    let end = launch(
-        env,
-        graph,
-        state,
+    drive(
+        opened,
         Begin {
             resume: true,
             selected: None,
         },
-        args.json,
-    )?;
-    Ok(report_end(&session, &end, args.json)?)
+        &args.drive,
+    )
 }

@@ -2,13 +2,11 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::Args;
 
-use super::launch::{launch, report_end};
+use super::drive::{drive, DriveArgs, Opened};
 use super::Location;
 use crate::actors::coordinator::Begin;
-use crate::actors::RunEnv;
 use std::collections::BTreeMap;
 
 use crate::agents::backends::{parse_overrides, AgentSettings, BackendConfig};
@@ -46,16 +44,10 @@ pub struct RunArgs {
     /// Team config to use instead of the built-in specs/team-config.json.
     #[arg(long, value_name = "FILE")]
     pub spec: Option<PathBuf>,
-    /// Answer yes to every question (no prompts).
-    #[arg(short = 'y', long)]
-    pub yes: bool,
-    /// Print one JSON object with the result on stdout (progress goes to stderr).
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub drive: DriveArgs,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
-    #[command(flatten)]
-    pub agents: AgentArgs,
     /// GC rounds per layer (default: the config's max_gc_rounds, 3).
     #[arg(long, value_name = "N")]
     pub max_rounds: Option<u32>,
@@ -266,6 +258,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         &config,
     )?;
     controls.concurrency = args.concurrency.map(|n| n as usize);
+    controls.max_roles = args.drive.max_roles.map(|n| n as usize);
     controls.apply(&mut config);
     let scope = scope::analyse(&repo, args.base.as_deref())?;
     let selection = if args.pipeline == "auto" {
@@ -309,10 +302,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         })?;
 
     let root = args.location.root();
-    let agents = args.agents.settings(&scope.repo, &registry, &root)?;
+    let agents = args.drive.agents.settings(&scope.repo, &registry, &root)?;
     let session = SessionDir::create(&root, &config.session_prefix, &args.task, &today())?;
-    let _lock = SessionLock::acquire(&session.lock_file(), &session.id)?;
-    if args.json {
+    let lock = SessionLock::acquire(&session.lock_file(), &session.id)?;
+    if args.drive.json {
         eprintln!("{}", session.id);
     } else {
         println!("Session {} ({})", session.id, session.root.display());
@@ -351,7 +344,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         team_name: config.team_name.clone(),
         repo: scope.repo.clone(),
         base_commit: scope.base_commit.clone(),
-        completion_action: "auto_archive".into(),
+        completion_action: args.drive.completion_label().into(),
         gc_rounds: Default::default(),
         max_gc_rounds: config.max_gc_rounds,
         seed: args.seed,
@@ -369,13 +362,24 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         protections: None,
         agents: agents.clone(),
         controls,
+        pending_gaps: Vec::new(),
         created_at: now.clone(),
         updated_at: now,
         pid: Some(std::process::id()),
     };
-    check_sandbox(&mut state, &registry, &graph, args.json)?;
+    check_sandbox(&mut state, &registry, &graph, args.drive.json)?;
     if args.dry_run {
         return dry_run(&session, state, &config, &registry, &graph, &scope.repo);
+    }
+    if args.drive.can_ask() && !confirm_plan(&session, &state, &config, &graph)? {
+        state.status = SessionStatus::Paused;
+        state.pid = None;
+        session.save_state(&state)?;
+        println!(
+            "Cancelled before anything ran; the plan is kept: team-testing resume {} runs it",
+            session.id
+        );
+        return Ok(0);
     }
     session.save_state(&state)?;
     let selected = PipelineSelected {
@@ -383,26 +387,100 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         task_count: graph.len(),
         reason: selection.reason.clone(),
     };
-    let env = RunEnv {
-        session: session.clone(),
-        repo: scope.repo.clone(),
+    let opened = Opened {
+        root: root.clone(),
+        session,
+        lock,
+        state,
         config,
         registry,
-        sandbox: state.sandbox.clone(),
-        agents: state.agents.clone(),
-    };
-    let end = launch(
-        env,
         graph,
-        state,
+    };
+    drive(
+        opened,
         Begin {
             resume: false,
             selected: Some(selected),
         },
-        args.json,
+        &args.drive,
     )
-    .with_context(|| format!("running session {}", session.id))?;
-    Ok(report_end(&session, &end, args.json)?)
+}
+
+/// The confirmation gate: on a terminal without -y, the plan (tasks per layer, targets, backends)
+/// and a question: proceed, review (the strategy's task list), or cancel.
+fn confirm_plan(
+    session: &SessionDir,
+    state: &SessionState,
+    config: &TeamConfig,
+    graph: &TaskGraph,
+) -> anyhow::Result<bool> {
+    print_plan("Plan", state, config, graph);
+    let stdin = std::io::stdin();
+    let mut input = stdin.lock();
+    let mut out = std::io::stderr();
+    loop {
+        let picked = super::drive::ask(
+            "Run this plan?",
+            &[
+                ("p", "Proceed"),
+                ("r", "Review: list every task"),
+                ("c", "Cancel: keep the plan, run nothing"),
+            ],
+            &mut input,
+            &mut out,
+        );
+        match picked {
+            Some(0) => return Ok(true),
+            Some(1) => {
+                for t in &graph.tasks {
+                    eprintln!(
+                        "  {:<22} {:<11} {:<15} after: {}",
+                        t.id,
+                        t.owner,
+                        t.layer.as_deref().unwrap_or("-"),
+                        if t.blocked_by.is_empty() {
+                            "-".to_string()
+                        } else {
+                            t.blocked_by.join(", ")
+                        }
+                    );
+                }
+                eprintln!("  tasks: {}", session.tasks_json().display());
+            }
+            _ => return Ok(false),
+        }
+    }
+}
+
+/// Tasks per layer with their coverage targets, GC rounds, and each worker role's backends.
+fn print_plan(title: &str, state: &SessionState, config: &TeamConfig, graph: &TaskGraph) {
+    println!(
+        "{title}: {} pipeline, {} tasks",
+        state.pipeline_mode,
+        graph.len()
+    );
+    let mut layers: std::collections::BTreeMap<String, usize> = Default::default();
+    for t in &graph.tasks {
+        *layers
+            .entry(t.layer.clone().unwrap_or_else(|| "(no layer)".into()))
+            .or_default() += 1;
+    }
+    for (layer, n) in &layers {
+        let target = config
+            .coverage_target(layer)
+            .map_or(String::new(), |t| format!(", coverage target {t:.0}%"));
+        println!("  {layer}: {n} task(s){target}");
+    }
+    println!("  GC rounds per layer: at most {}", config.max_gc_rounds);
+    for role in ["generator", "executor", "analyst"] {
+        let chain: Vec<String> = state
+            .agents
+            .chain(role)
+            .into_iter()
+            .map(|b| b.name)
+            .collect();
+        println!("  {role}: {}", chain.join(" → "));
+    }
 }
 
 fn scope_summary(scope: &scope::ChangeScope) -> String {
@@ -474,33 +552,7 @@ fn dry_run(
             _ => format!("not written: {}", out.summary),
         };
     }
-    println!(
-        "Plan (dry run): {} pipeline, {} tasks",
-        state.pipeline_mode,
-        graph.len()
-    );
-    let mut layers: std::collections::BTreeMap<String, usize> = Default::default();
-    for t in &graph.tasks {
-        *layers
-            .entry(t.layer.clone().unwrap_or_else(|| "(no layer)".into()))
-            .or_default() += 1;
-    }
-    for (layer, n) in &layers {
-        let target = config
-            .coverage_target(layer)
-            .map_or(String::new(), |t| format!(", coverage target {t:.0}%"));
-        println!("  {layer}: {n} task(s){target}");
-    }
-    println!("  GC rounds per layer: at most {}", config.max_gc_rounds);
-    for role in ["generator", "executor", "analyst"] {
-        let chain: Vec<String> = state
-            .agents
-            .chain(role)
-            .into_iter()
-            .map(|b| b.name)
-            .collect();
-        println!("  {role}: {}", chain.join(" → "));
-    }
+    print_plan("Plan (dry run)", &state, config, graph);
     println!("  strategy: {strategy_note}");
     println!(
         "Nothing else ran. Run it with: team-testing resume {}",

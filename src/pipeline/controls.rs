@@ -29,6 +29,8 @@ pub struct RunControls {
     pub layer: Option<String>,
     /// `-c/--concurrency N`: most tasks in progress at once (None: every ready task).
     pub concurrency: Option<usize>,
+    /// `--max-roles N`: roles in use at once, coordinator included.
+    pub max_roles: Option<usize>,
 }
 
 impl RunControls {
@@ -92,6 +94,7 @@ impl RunControls {
             targets: parsed,
             layer,
             concurrency: None,
+            max_roles: None,
         })
     }
 
@@ -99,6 +102,9 @@ impl RunControls {
     pub fn apply(&self, config: &mut TeamConfig) {
         if let Some(n) = self.max_rounds {
             config.max_gc_rounds = n;
+        }
+        if let Some(n) = self.max_roles {
+            config.max_roles = n;
         }
         if let Some((_, pcts)) = PRESETS
             .iter()
@@ -156,7 +162,7 @@ pub fn restrict_to_layer(tasks: Vec<Task>, layer: &str) -> Vec<Task> {
 }
 
 /// The config's layer name for `L1` or `L1-unit` (case-insensitive).
-fn layer_key(config: &TeamConfig, layer: &str) -> Option<String> {
+pub fn layer_key(config: &TeamConfig, layer: &str) -> Option<String> {
     let want = layer.to_ascii_lowercase();
     config.coverage_targets.keys().find_map(|k| {
         let lower = k.to_ascii_lowercase();

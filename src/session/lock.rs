@@ -63,6 +63,19 @@ impl SessionLock {
         // SAFETY: signal 0 only checks that the process exists.
         let alive = unsafe { libc::kill(pid, 0) } == 0
             || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-        alive.then(|| pid.to_string())
+        (alive && !is_zombie(pid)).then(|| pid.to_string())
     }
+}
+
+/// A process that has exited but is not yet reaped by its parent holds no lock and writes
+/// nothing more (`/proc/<pid>/stat` state `Z`).
+fn is_zombie(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            // The state follows the command name, which is in parentheses and may hold spaces.
+            let after = stat.rsplit_once(')')?.1;
+            after.split_whitespace().next().map(|s| s == "Z")
+        })
+        .unwrap_or(false)
 }

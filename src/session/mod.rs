@@ -1,5 +1,6 @@
 //! The session directory: layout, session.json, tasks.json, the lock, and finding sessions.
 
+pub mod inbox;
 mod lock;
 mod state;
 
@@ -13,6 +14,8 @@ use crate::tasks::TaskGraph;
 use crate::util::{atomic_write_json, mkdirs, read_json, slugify};
 
 pub const SLUG_MAX: usize = 40;
+/// Where `--completion archive` moves finished sessions, under the sessions root.
+pub const ARCHIVE_DIR: &str = "archive";
 pub const LAYER_DIRS: [&str; 3] = ["L1-unit", "L2-integration", "L3-e2e"];
 
 /// Paths of one session folder.
@@ -49,6 +52,11 @@ impl SessionDir {
                 format!("{base}-{n}")
             };
             let candidate = sessions_root.join(&name);
+            // An archived session keeps its name too.
+            if sessions_root.join(ARCHIVE_DIR).join(&name).exists() {
+                n += 1;
+                continue;
+            }
             // create_dir (not _all) is the atomic claim of the name.
             match std::fs::create_dir(&candidate) {
                 Ok(()) => break candidate,
@@ -162,6 +170,70 @@ pub fn list(root: &Path) -> Vec<SessionDir> {
     out
 }
 
+impl SessionDir {
+    /// Moves the session to `<root>/archive/<id>` and returns its new place. The caller holds the
+    /// session's lock; a rename keeps every file (and the lock) as it was.
+    pub fn archive(&self, sessions_root: &Path) -> Result<SessionDir> {
+        let dir = sessions_root.join(ARCHIVE_DIR);
+        mkdirs(&dir)?;
+        let target = dir.join(&self.id);
+        if target.exists() {
+            return Err(Error::Session(format!(
+                "cannot archive {}: {} already exists",
+                self.id,
+                target.display()
+            )));
+        }
+        std::fs::rename(&self.root, &target).map_err(|e| {
+            Error::io(
+                format!("moving {} to {}", self.root.display(), target.display()),
+                e,
+            )
+        })?;
+        Ok(SessionDir {
+            root: target,
+            id: self.id.clone(),
+        })
+    }
+
+    /// An archived session back under the sessions root (deepen, revise and rerun run in place).
+    pub fn unarchive(&self, sessions_root: &Path) -> Result<SessionDir> {
+        if self.root.parent() != Some(&sessions_root.join(ARCHIVE_DIR)) {
+            return Ok(self.clone());
+        }
+        let target = sessions_root.join(&self.id);
+        if target.exists() {
+            return Err(Error::Session(format!(
+                "cannot restore {} from the archive: {} already exists",
+                self.id,
+                target.display()
+            )));
+        }
+        std::fs::rename(&self.root, &target).map_err(|e| {
+            Error::io(
+                format!("moving {} to {}", self.root.display(), target.display()),
+                e,
+            )
+        })?;
+        Ok(SessionDir {
+            root: target,
+            id: self.id.clone(),
+        })
+    }
+
+    pub fn is_archived(&self) -> bool {
+        self.root
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|n| n == ARCHIVE_DIR)
+    }
+}
+
+/// Every session under `root/archive/`, sorted by name.
+pub fn list_archived(root: &Path) -> Vec<SessionDir> {
+    list(&root.join(ARCHIVE_DIR))
+}
+
 /// SESSION as given on the command line: a path, an id under the root, or (None) the one
 /// active or paused session.
 pub fn resolve(root: &Path, arg: Option<&str>) -> Result<SessionDir> {
@@ -175,6 +247,11 @@ pub fn resolve(root: &Path, arg: Option<&str>) -> Result<SessionDir> {
             if under.join("session.json").is_file() {
                 return SessionDir::open(under);
             }
+            // Archived sessions stay readable (status, log, report, apply) under archive/.
+            let archived = root.join(ARCHIVE_DIR).join(a);
+            if !a.contains('/') && archived.join("session.json").is_file() {
+                return SessionDir::open(archived);
+            }
             let known: Vec<String> = list(root).into_iter().map(|s| s.id).collect();
             Err(Error::Session(format!(
                 "no session '{a}' under {} (sessions: {})",
@@ -187,7 +264,11 @@ pub fn resolve(root: &Path, arg: Option<&str>) -> Result<SessionDir> {
             )))
         }
         None => {
-            let all = list(root);
+            let mut all = list(root);
+            if all.is_empty() {
+                // Only archived sessions: the one there, if there is one.
+                all = list_archived(root);
+            }
             let open: Vec<&SessionDir> = all
                 .iter()
                 .filter(|s| {

@@ -84,6 +84,9 @@ pub struct SessionState {
     /// `--max-rounds`, `--coverage-preset`, `--target`: applied to the team config on resume too.
     #[serde(default)]
     pub controls: crate::pipeline::controls::RunControls,
+    /// Capability gaps the coordinator paused on (the role cap): handled again on resume.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending_gaps: Vec<crate::bus::message::CapabilityGap>,
     pub created_at: String,
     pub updated_at: String,
     #[serde(default)]

@@ -157,8 +157,15 @@ impl Project {
         roles
     }
 
+    /// The session's folder, under archive/ once `-y` (or `--completion archive`) moved it there.
     pub fn session_dir(&self, id: &str) -> PathBuf {
-        self.sessions.join(id)
+        let live = self.sessions.join(id);
+        let archived = self.sessions.join("archive").join(id);
+        if !live.exists() && archived.exists() {
+            archived
+        } else {
+            live
+        }
     }
 
     pub fn tasks(&self, id: &str) -> Vec<Value> {

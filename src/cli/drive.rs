@@ -1,0 +1,400 @@
+//! What every command that runs a session shares (run, resume, deepen, rerun, revise): `-y`,
+//! `--completion`, `--json`, `--max-roles`, the backend options, opening a session to run it, and
+//! the end of a run: the summary, then the completion action.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::Args;
+
+use super::launch::{launch, print_summary, summary_json};
+use super::run::{check_sandbox, load_team, AgentArgs};
+use crate::actors::coordinator::Begin;
+use crate::actors::RunEnv;
+use crate::bus::{Message, Payload, Writer};
+use crate::error::Error;
+use crate::pipeline::config::TeamConfig;
+use crate::roles::{Registry, RoleSource};
+use crate::session::{self, SessionDir, SessionLock, SessionState, SessionStatus};
+use crate::tasks::TaskGraph;
+
+#[derive(Args, Debug, Default)]
+pub struct DriveArgs {
+    /// Answer yes to every question (no prompts); the session is archived at the end unless
+    /// --completion says otherwise.
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+    /// When every task is done: interactive (ask: archive, keep or deepen; keep when there is no
+    /// terminal), archive (move it to <sessions root>/archive/) or keep (paused, resumable).
+    #[arg(long, value_name = "ACTION", value_parser = ["interactive", "archive", "keep"])]
+    pub completion: Option<String>,
+    /// Print one JSON object with the result on stdout (progress goes to stderr).
+    #[arg(long)]
+    pub json: bool,
+    /// Most roles in use at once, coordinator included (default: the config's max_roles, 5).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_roles: Option<u64>,
+    #[command(flatten)]
+    pub agents: AgentArgs,
+}
+
+/// What to do with a session whose tasks are all done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completion {
+    Interactive,
+    Archive,
+    Keep,
+}
+
+impl DriveArgs {
+    pub fn completion(&self) -> Completion {
+        match self.completion.as_deref() {
+            Some("archive") => Completion::Archive,
+            Some("keep") => Completion::Keep,
+            Some(_) => Completion::Interactive,
+            None if self.yes => Completion::Archive,
+            None => Completion::Interactive,
+        }
+    }
+
+    /// Questions may be asked: a person at a terminal, no -y, no --json.
+    pub fn can_ask(&self) -> bool {
+        !self.yes && !self.json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+    }
+
+    /// The session's stored choice of completion, for session.json.
+    pub fn completion_label(&self) -> &'static str {
+        match self.completion() {
+            Completion::Interactive => "interactive",
+            Completion::Archive => "archive",
+            Completion::Keep => "keep",
+        }
+    }
+}
+
+/// A session opened to run again: locked, with its config, roles and graph loaded.
+pub struct Opened {
+    pub root: PathBuf,
+    pub session: SessionDir,
+    pub lock: SessionLock,
+    pub state: SessionState,
+    pub config: TeamConfig,
+    pub registry: Registry,
+    pub graph: TaskGraph,
+}
+
+/// Resolves SESSION, takes its lock, and loads everything a run needs (an archived session is
+/// moved back under the sessions root when it runs). `--max-roles` and new backend options are applied to the session's state.
+pub fn open(root: &Path, arg: Option<&str>, drive: &DriveArgs) -> anyhow::Result<Opened> {
+    let found = session::resolve(root, arg)?;
+    let lock = SessionLock::acquire(&found.lock_file(), &found.id)?;
+    let session = found;
+    let mut state = session.load_state()?;
+    if !state.repo.is_dir() {
+        return Err(Error::MissingRepo {
+            path: state.repo.clone(),
+        }
+        .into());
+    }
+    if let Some(n) = drive.max_roles {
+        state.controls.max_roles = Some(n as usize);
+    }
+    let (config, registry) = session_team(&session, &state)?;
+    let agents = &drive.agents;
+    if !agents.backends.is_empty() || agents.config.is_some() || agents.replay.is_some() {
+        state.agents = agents.settings(&state.repo, &registry, root)?;
+        state.sandbox.secret_env = state.agents.secret_env();
+    }
+    state.completion_action = drive.completion_label().into();
+    let graph = session.load_tasks()?;
+    Ok(Opened {
+        root: root.to_path_buf(),
+        session,
+        lock,
+        state,
+        config,
+        registry,
+        graph,
+    })
+}
+
+/// The session's config (its run controls applied) and roles (with its role-specs/).
+pub fn session_team(
+    session: &SessionDir,
+    state: &SessionState,
+) -> anyhow::Result<(TeamConfig, Registry)> {
+    let (mut config, mut registry) =
+        load_team(state.spec_file.as_deref(), state.roles_dir.as_deref())?;
+    state.controls.apply(&mut config);
+    let role_specs = session.root.join("role-specs");
+    if role_specs.is_dir() {
+        registry.load_dir(&role_specs, RoleSource::Session)?;
+    }
+    Ok((config, registry))
+}
+
+/// Runs the opened session to its end, prints the summary and carries out the completion action
+/// (a Deepen choice runs the new layer in the same session, then asks again).
+pub fn drive(opened: Opened, begin: Begin, drive: &DriveArgs) -> anyhow::Result<i32> {
+    let Opened {
+        root,
+        mut session,
+        lock,
+        mut state,
+        config,
+        mut registry,
+        mut graph,
+    } = opened;
+    if session.is_archived() {
+        session = session.unarchive(&root)?;
+        eprintln!(
+            "team-testing: {} restored from the archive to {}",
+            session.id,
+            session.root.display()
+        );
+    }
+    let mut begin = Some(begin);
+    loop {
+        graph
+            .validate(|r| registry.contains(r))
+            .map_err(|e| Error::BadTask {
+                path: session.tasks_json(),
+                task: e.task().to_string(),
+                problem: e.to_string(),
+            })?;
+        check_sandbox(&mut state, &registry, &graph, drive.json)?;
+        state.status = SessionStatus::Active;
+        let env = RunEnv {
+            session: session.clone(),
+            repo: state.repo.clone(),
+            config: config.clone(),
+            registry: registry.clone(),
+            sandbox: state.sandbox.clone(),
+            agents: state.agents.clone(),
+        };
+        let this_begin = begin.take().unwrap_or(Begin {
+            resume: true,
+            selected: None,
+        });
+        let end = launch(env, graph, state, this_begin, drive.json)
+            .with_context(|| format!("running session {}", session.id))?;
+        if !drive.json {
+            print_summary(&session, &end)?;
+        }
+        let finished = end.status == SessionStatus::Completed;
+        let action = if finished {
+            Some(complete(&root, &session, drive)?)
+        } else {
+            None
+        };
+        if let Some(Done::Deepen) = action {
+            // Back for another pass: the roles may have grown (role-specs/), the graph did.
+            state = session.load_state()?;
+            graph = session.load_tasks()?;
+            let specs = session.root.join("role-specs");
+            if specs.is_dir() {
+                registry.load_dir(&specs, RoleSource::Session)?;
+            }
+            continue;
+        }
+        if let Some(Done::Archived(to)) = &action {
+            session = to.clone();
+        }
+        if drive.json {
+            let mut out = summary_json(&session, &end)?;
+            if let Some(done) = &action {
+                out["completion"] = serde_json::json!(done.label());
+                out["session_dir"] = serde_json::json!(session.root);
+            }
+            println!("{out}");
+        }
+        drop(lock);
+        return Ok(end.exit_code);
+    }
+}
+
+/// What the completion action did.
+#[derive(Debug, Clone)]
+enum Done {
+    Archived(SessionDir),
+    Kept,
+    Deepen,
+}
+
+impl Done {
+    fn label(&self) -> &'static str {
+        match self {
+            Done::Archived(_) => "archived",
+            Done::Kept => "kept",
+            Done::Deepen => "deepened",
+        }
+    }
+}
+
+/// The completion action of a pipeline whose every task is completed or deleted.
+fn complete(root: &Path, session: &SessionDir, drive: &DriveArgs) -> anyhow::Result<Done> {
+    let mut choice = drive.completion();
+    if choice == Completion::Interactive && !drive.can_ask() {
+        eprintln!(
+            "team-testing: no terminal to ask on: the session is kept (paused); \
+             pass -y or --completion archive to archive it"
+        );
+        choice = Completion::Keep;
+    }
+    if choice == Completion::Interactive {
+        let stdin = std::io::stdin();
+        let mut input = stdin.lock();
+        let mut out = std::io::stderr();
+        loop {
+            let picked = ask(
+                "Pipeline complete. What next?",
+                &[
+                    ("a", "Archive & Clean: mark completed, move to the archive"),
+                    ("k", "Keep Active: leave it paused, resumable"),
+                    (
+                        "d",
+                        "Deepen Coverage: add the next layer, or raise a target",
+                    ),
+                ],
+                &mut input,
+                &mut out,
+            );
+            choice = match picked {
+                Some(0) => Completion::Archive,
+                Some(1) | None => Completion::Keep,
+                _ => match super::extend::deepen_in_place(session, None, None) {
+                    Ok(summary) => {
+                        eprintln!("team-testing: {summary}");
+                        return Ok(Done::Deepen);
+                    }
+                    Err(e) => {
+                        eprintln!("team-testing: cannot deepen: {e:#}");
+                        continue;
+                    }
+                },
+            };
+            break;
+        }
+    }
+    let mut state = session.load_state()?;
+    let done = match choice {
+        Completion::Archive => {
+            state.status = SessionStatus::Completed;
+            state.completion_action = "archive".into();
+            session.save_state(&state)?;
+            log_completion(session, "completed", "archived")?;
+            let to = session.archive(root)?;
+            if !drive.json {
+                println!("Archived: {}", to.root.display());
+            }
+            Done::Archived(to)
+        }
+        _ => {
+            state.status = SessionStatus::Paused;
+            state.completion_action = "keep".into();
+            state.pid = None;
+            session.save_state(&state)?;
+            log_completion(session, "paused", "kept")?;
+            if !drive.json {
+                println!(
+                    "Kept (paused): team-testing deepen|revise|rerun {} continues it",
+                    session.id
+                );
+            }
+            Done::Kept
+        }
+    };
+    Ok(done)
+}
+
+/// The completion action is a state change like any other: one message in the log, and the
+/// session status in meta.json follows.
+fn log_completion(session: &SessionDir, status: &str, action: &str) -> anyhow::Result<()> {
+    let mut data = serde_json::Map::new();
+    data.insert("status".into(), serde_json::json!(status));
+    data.insert("completion_action".into(), serde_json::json!(action));
+    log_message(
+        session,
+        Message::new(
+            "coordinator",
+            "coordinator",
+            format!("[coordinator] session {action}"),
+            Payload::StateUpdate(data),
+        ),
+    )
+}
+
+/// Appends one message to the session's log (durably) outside a run: the caller holds the
+/// session's lock and acts as its coordinator.
+pub fn log_message(session: &SessionDir, message: Message) -> anyhow::Result<()> {
+    let writer = Writer::open(&session.messages(), &session.meta_json())?;
+    let handle = writer.handle();
+    handle.append(message);
+    handle.sync().map_err(Error::Environment)?;
+    writer.close();
+    Ok(())
+}
+
+/// Asks one question with lettered options on `out`; an answer is the letter, the number or the
+/// label's first word. None when the input ends.
+pub fn ask(
+    question: &str,
+    options: &[(&str, &str)],
+    input: &mut impl BufRead,
+    out: &mut impl Write,
+) -> Option<usize> {
+    loop {
+        let _ = writeln!(out, "{question}");
+        for (i, (key, label)) in options.iter().enumerate() {
+            let _ = writeln!(out, "  [{key}] {}. {label}", i + 1);
+        }
+        let keys: Vec<&str> = options.iter().map(|(k, _)| *k).collect();
+        let _ = write!(out, "Choose {}: ", keys.join("/"));
+        let _ = out.flush();
+        let mut line = String::new();
+        match input.read_line(&mut line) {
+            Ok(0) | Err(_) => return None,
+            Ok(_) => {}
+        }
+        let answer = line.trim().to_ascii_lowercase();
+        let found = options.iter().position(|(key, label)| {
+            answer == *key
+                || label
+                    .split([' ', ':'])
+                    .next()
+                    .is_some_and(|w| w.eq_ignore_ascii_case(&answer))
+        });
+        let by_number = answer
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=options.len()).contains(n))
+            .map(|n| n - 1);
+        if let Some(i) = by_number.or(found) {
+            return Some(i);
+        }
+        let _ = writeln!(out, "'{}' is not one of the choices", line.trim());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ask_takes_a_letter_a_number_or_a_word_and_reasks_on_nonsense() {
+        let options = [
+            ("a", "Archive & Clean"),
+            ("k", "Keep Active"),
+            ("d", "Deepen"),
+        ];
+        let mut out = Vec::new();
+        let mut pick = |text: &str| ask("Next?", &options, &mut text.as_bytes(), &mut out);
+        assert_eq!(pick("k\n"), Some(1));
+        assert_eq!(pick("3\n"), Some(2));
+        assert_eq!(pick("archive\n"), Some(0));
+        assert_eq!(pick("zzz\nd\n"), Some(2));
+        assert_eq!(pick(""), None);
+        assert!(String::from_utf8_lossy(&out).contains("'zzz' is not one of the choices"));
+    }
+}
