@@ -4,6 +4,8 @@ mod common;
 
 mod agents;
 mod builtin_roles;
+mod completion;
+mod dynamic;
 mod errors;
 mod executor;
 mod generator;

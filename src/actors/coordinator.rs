@@ -22,6 +22,8 @@ use crate::tasks::{
 };
 use crate::util::{now_ts, read_json};
 
+mod adapt;
+
 const ME: &str = "coordinator";
 
 /// How a run ended, for the CLI's exit code.
@@ -61,6 +63,13 @@ pub struct Coordinator {
     next_serial: u64,
     end: RunEndSlot,
     finished: bool,
+    /// The roles, with those added while the session runs (`roles add`, handleAdapt).
+    registry: crate::roles::Registry,
+    /// Why the session is pausing: nothing more is dispatched, and it ends paused once the
+    /// running tasks are done.
+    pausing: Option<String>,
+    /// Wakes the coordinator when a request lands in the session's inbox.
+    inbox_watcher: Option<notify::RecommendedWatcher>,
 }
 
 impl Coordinator {
@@ -72,6 +81,9 @@ impl Coordinator {
         end: RunEndSlot,
     ) -> Self {
         Coordinator {
+            registry: env.registry.clone(),
+            pausing: None,
+            inbox_watcher: None,
             env,
             bus,
             graph,
@@ -254,15 +266,27 @@ impl Coordinator {
             .coverage_target()
             .or_else(|| self.env.config.coverage_target(&layer));
         let used = self.graph.gc_rounds().get(&code).copied().unwrap_or(0);
+        // `deepen` with a raised target opens a fresh budget of rounds: count from its base.
+        let base = task
+            .meta
+            .get("rounds_from")
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0) as u32;
         let config = &self.env.config;
-        let decision = gc_decision(
+        let decision = match gc_decision(
             pass_rate,
             outcome.coverage,
             config.pass_rate_target,
             target,
-            used,
+            used.saturating_sub(base),
             config.max_gc_rounds,
-        );
+        ) {
+            GcDecision::Revise { reason, .. } => GcDecision::Revise {
+                round: used + 1,
+                reason,
+            },
+            other => other,
+        };
         let mut gate = QualityGate {
             layer: layer.clone(),
             task_id: task_id.to_string(),
@@ -311,7 +335,7 @@ impl Coordinator {
                     gc_fix_tasks(config, &task, gen_instance, round, &session_dir, &now_ts());
                 let fix_ids = vec![gen.id.clone(), run.id.clone()];
                 let run_id = run.id.clone();
-                let exists = |r: &str| self.env.registry.contains(r);
+                let exists = |r: &str| self.registry.contains(r);
                 if let Err(e) = self
                     .graph
                     .insert(vec![gen, run], Some((task_id, &run_id)), exists)
@@ -380,6 +404,15 @@ impl Coordinator {
 
     fn handle_spawn_next(&mut self, ctx: &mut Context<Self>) {
         if self.finished {
+            return;
+        }
+        if let Some(reason) = self.pausing.clone() {
+            // Nothing new starts; the session ends paused when the running tasks are done.
+            if self.graph.in_progress().next().is_none() {
+                self.end_paused(&reason);
+            } else {
+                let _ = self.persist();
+            }
             return;
         }
         for (id, reason) in self.graph.propagate_skips() {
@@ -454,7 +487,13 @@ impl Coordinator {
         for (name, id) in sends {
             let task = self.graph.get(&id).cloned().expect("claimed");
             if let Some(slot) = self.workers.get(&name) {
-                slot.addr.do_send(RunTask(task));
+                let role = self.registry.get(&task.owner).cloned();
+                let chain = if self.env.registry.contains(&task.owner) {
+                    Vec::new()
+                } else {
+                    self.state.agents.chain(&task.owner)
+                };
+                slot.addr.do_send(RunTask { task, role, chain });
             }
         }
     }
@@ -602,6 +641,11 @@ impl Handler<Begin> for Coordinator {
             );
             self.handle_resume();
         }
+        self.watch_inbox(ctx);
+        self.handle_inbox();
+        for gap in std::mem::take(&mut self.state.pending_gaps) {
+            self.handle_adapt(gap);
+        }
         self.handle_spawn_next(ctx);
     }
 }
@@ -613,9 +657,34 @@ impl Handler<Delivered> for Coordinator {
         if msg.0.to != ME {
             return;
         }
-        if let Payload::TaskComplete(done) = &msg.0.payload {
-            self.handle_callback(&done.task_id, done.outcome.clone());
-            self.handle_spawn_next(ctx);
+        match &msg.0.payload {
+            Payload::TaskComplete(done) => {
+                // Role isolation: only the worker the task was handed to may complete it.
+                let holder = self.graph.get(&done.task_id).and_then(|t| t.worker.clone());
+                if holder.as_deref() != Some(msg.0.from.as_str()) {
+                    self.say(
+                        ME,
+                        format!(
+                            "[coordinator] ignored: {} reported {}, which is not its task",
+                            msg.0.from, done.task_id
+                        ),
+                        Payload::Error(ErrorReport {
+                            task_id: Some(done.task_id.clone()),
+                            message: format!("{} may not complete {}", msg.0.from, done.task_id),
+                            retry: false,
+                        }),
+                    );
+                    return;
+                }
+                self.handle_callback(&done.task_id, done.outcome.clone());
+                self.handle_spawn_next(ctx);
+            }
+            // A worker's echo-free request; the coordinator's own echoes carry a resolution.
+            Payload::CapabilityGap(gap) if gap.resolution.is_none() && msg.0.from != ME => {
+                self.handle_adapt(gap.clone());
+                self.handle_spawn_next(ctx);
+            }
+            _ => {}
         }
     }
 }

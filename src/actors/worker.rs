@@ -40,9 +40,15 @@ pub struct OutcomeRecord {
     pub outcome: Outcome,
 }
 
+/// A task for the worker, with its role as the coordinator's registry has it now (roles can be
+/// added while the session runs) and, for a dynamic agent role, its backend chain.
 #[derive(actix::Message)]
 #[rtype(result = "()")]
-pub struct RunTask(pub Task);
+pub struct RunTask {
+    pub task: Task,
+    pub role: Option<RoleSpec>,
+    pub chain: Vec<crate::agents::backends::Backend>,
+}
 
 /// Sent by a worker when it stops, so the coordinator can fail what it was still holding.
 #[derive(actix::Message)]
@@ -80,12 +86,13 @@ impl Handler<RunTask> for Worker {
         let bus = self.bus.clone();
         let instance = self.instance.clone();
         AtomicResponse::new(Box::pin(
-            async move { execute(env, bus, instance, msg.0).await }.into_actor(self),
+            async move { execute(env, bus, instance, msg).await }.into_actor(self),
         ))
     }
 }
 
-async fn execute(env: Arc<RunEnv>, bus: BusHandle, instance: String, task: Task) {
+async fn execute(env: Arc<RunEnv>, bus: BusHandle, instance: String, run: RunTask) {
+    let RunTask { task, role, chain } = run;
     let started_at = now_ts();
     bus.publish(progress_msg(
         &instance,
@@ -94,13 +101,13 @@ async fn execute(env: Arc<RunEnv>, bus: BusHandle, instance: String, task: Task)
         Some(0.0),
         Some(format!("attempt {}", task.attempts)),
     ));
-    let mut outcome = match env.registry.get(&task.owner).cloned() {
+    let mut outcome = match role {
         None => Outcome::failed(format!("no role file defines role {}", task.owner)),
         Some(role) => match &role.backend {
             Backend::Command { argv } => {
                 run_command(&env, &bus, &instance, &task, &role, argv).await
             }
-            Backend::Builtin => run_in_process(&env, &bus, &instance, &task, &role).await,
+            Backend::Builtin => run_in_process(&env, &bus, &instance, &task, &role, chain).await,
         },
     };
     if outcome.status == OutcomeStatus::Failed
@@ -309,6 +316,11 @@ fn message_from_line(instance: &str, task_id: &str, obj: Value) -> Option<Messag
         }
     };
     data.entry("task_id").or_insert_with(|| json!(task_id));
+    if kind == "capability_gap" {
+        // Who asked is the worker that printed it.
+        data.entry("requested_by")
+            .or_insert_with(|| json!(instance));
+    }
     let summary = obj
         .get("summary")
         .and_then(Value::as_str)
@@ -332,8 +344,17 @@ async fn run_in_process(
     instance: &str,
     task: &Task,
     role: &RoleSpec,
+    chain: Vec<crate::agents::backends::Backend>,
 ) -> Outcome {
     let timeout = Duration::from_secs(role.timeout_s);
+    // A dynamic agent role brings its chain; the built-in roles use the session's.
+    let agents = if chain.is_empty() {
+        env.agents.clone()
+    } else {
+        let mut a = env.agents.clone();
+        a.chains.insert(role.name.clone(), chain);
+        a
+    };
     let env2 = env.clone();
     let bus2 = bus.clone();
     let instance2 = instance.to_string();
@@ -354,7 +375,7 @@ async fn run_in_process(
             deadline: Instant::now() + timeout,
             progress: &report,
             sandbox: &env2.sandbox,
-            agents: &env2.agents,
+            agents: &agents,
             role_body: &role_body,
         };
         run_builtin(&role_name, &ctx)

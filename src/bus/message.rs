@@ -157,6 +157,10 @@ pub struct CapabilityGap {
     pub requested_by: String,
     #[serde(default)]
     pub suggested_capability: Option<String>,
+    /// The coordinator's answer, in its echo of the gap: redirected, role created, paused, or
+    /// not covered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -4,10 +4,18 @@
 use clap::{Args, Subcommand};
 use serde_json::json;
 
+use std::path::PathBuf;
+
 use super::Location;
-use crate::agents::backends::AgentSettings;
-use crate::roles::{Backend, Registry, RoleSource};
-use crate::session;
+use crate::agents::backends::{AgentSettings, BackendConfig};
+use crate::bus::message::RoleAdded;
+use crate::bus::{Message, Payload};
+use crate::error::Error;
+use crate::pipeline::dynamic;
+use crate::roles::{Backend, Registry, RoleSource, RoleSpec};
+use crate::session::inbox::{self, Reply, RoleRequest};
+use crate::session::{self, SessionLock, SessionStatus};
+use crate::util::now_ts;
 
 #[derive(Args, Debug)]
 pub struct RolesArgs {
@@ -19,6 +27,35 @@ pub struct RolesArgs {
 pub enum RolesCommand {
     /// The roles a new run (or SESSION) uses.
     List(ListArgs),
+    /// Add a role to a session: its role file is checked and copied into role-specs/, its task
+    /// (PREFIX-001) wired into the graph; the running (or next resumed) coordinator runs it.
+    Add(AddArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct AddArgs {
+    /// The role's name (the `role:` of its file).
+    pub name: String,
+    /// The role file; a `role.md` brings the folder it is in (its scripts) along.
+    #[arg(long, value_name = "FILE")]
+    pub spec: PathBuf,
+    /// Session id or path (default: the one active or paused).
+    #[arg(long, value_name = "SESSION")]
+    pub session: Option<String>,
+    /// The role's task waits on TASK, and what waited on TASK waits on the role's task.
+    #[arg(long, value_name = "TASK")]
+    pub after: Option<String>,
+    /// TASK (still pending) waits on the role's task; may be given more than once.
+    #[arg(long, value_name = "TASK")]
+    pub before: Vec<String>,
+    /// Raise the session's role cap (coordinator included; default max_roles, 5).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_roles: Option<u64>,
+    /// Seconds to wait for a running coordinator's answer.
+    #[arg(long, value_name = "S", default_value_t = 30)]
+    pub wait: u64,
+    #[command(flatten)]
+    pub location: Location,
 }
 
 #[derive(Args, Debug)]
@@ -38,7 +75,167 @@ pub struct ListArgs {
 pub fn roles(args: RolesArgs) -> anyhow::Result<i32> {
     match args.command {
         RolesCommand::List(a) => list(a),
+        RolesCommand::Add(a) => add(a),
     }
+}
+
+fn add(args: AddArgs) -> anyhow::Result<i32> {
+    let root = args.location.root();
+    let session = session::resolve(&root, args.session.as_deref())?;
+    if session.is_archived() {
+        return Err(Error::Session(format!(
+            "session {} is archived; `team-testing deepen {}` or `resume` brings it back first",
+            session.id, session.id
+        ))
+        .into());
+    }
+    let spec_path = args
+        .spec
+        .canonicalize()
+        .map_err(|e| Error::io(format!("role file {}", args.spec.display()), e))?;
+    // The file's own errors come first and name it, whoever applies the request.
+    let text = std::fs::read_to_string(&spec_path)
+        .map_err(|e| Error::io(format!("reading {}", spec_path.display()), e))?;
+    let spec = RoleSpec::parse(&text, &spec_path, RoleSource::Session(spec_path.clone()))?;
+    if spec.name != args.name {
+        return Err(Error::bad_file(
+            &spec_path,
+            format!("it defines role {}, not {}", spec.name, args.name),
+        )
+        .into());
+    }
+    let request = RoleRequest {
+        id: inbox::new_id(),
+        spec: spec_path,
+        after: args.after.clone(),
+        before: args.before.clone(),
+        max_roles: args.max_roles.map(|n| n as usize),
+    };
+    match SessionLock::acquire(&session.lock_file(), &session.id) {
+        Ok(lock) => add_offline(&session, &request, lock),
+        Err(Error::Locked { pid, .. }) => {
+            inbox::post(&session.root, &request)?;
+            let lock_file = session.lock_file();
+            let reply = inbox::wait_reply(
+                &session.root,
+                &request.id,
+                std::time::Duration::from_secs(args.wait),
+                || SessionLock::holder(&lock_file).is_none(),
+            );
+            if let Some(reply) = reply {
+                return answer(&session, reply);
+            }
+            // The coordinator ended without taking it: apply it here, unless it is still alive.
+            if !inbox::withdraw(&session.root, &request.id) {
+                return Err(Error::Session(format!(
+                    "the request {} vanished from {} without an answer",
+                    request.id,
+                    inbox::dir(&session.root).display()
+                ))
+                .into());
+            }
+            match SessionLock::acquire(&session.lock_file(), &session.id) {
+                Ok(lock) => add_offline(&session, &request, lock),
+                Err(_) => Err(Error::Session(format!(
+                    "the coordinator of {} (pid {pid}) did not answer within {} s; nothing was added",
+                    session.id, args.wait
+                ))
+                .into()),
+            }
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn answer(session: &session::SessionDir, reply: Reply) -> anyhow::Result<i32> {
+    if reply.ok {
+        println!("{} (session {}, running)", reply.message, session.id);
+        Ok(0)
+    } else {
+        Err(Error::Session(format!("roles add refused: {}", reply.message)).into())
+    }
+}
+
+/// No coordinator runs: this process holds the lock and makes the change itself, as the
+/// coordinator would (the next `resume` dispatches the task).
+fn add_offline(
+    session: &session::SessionDir,
+    request: &RoleRequest,
+    _lock: SessionLock,
+) -> anyhow::Result<i32> {
+    let mut state = session.load_state()?;
+    let (config, mut registry) = super::drive::session_team(session, &state)?;
+    let mut graph = session.load_tasks()?;
+    let max = request
+        .max_roles
+        .or(state.controls.max_roles)
+        .unwrap_or(config.max_roles);
+    let known: Vec<String> = BackendConfig::load(None, &state.repo)?
+        .backends
+        .into_keys()
+        .collect();
+    let (spec, task) = dynamic::add_role(
+        session,
+        &mut registry,
+        &mut graph,
+        request,
+        max,
+        |b| known.iter().any(|k| k == b),
+        &now_ts(),
+    )?;
+    if request.max_roles.is_some() {
+        state.controls.max_roles = Some(max);
+    }
+    if !state.roles.contains(&spec.name) {
+        state.roles.push(spec.name.clone());
+    }
+    if let Some(names) = &spec.agent {
+        let mut names = names.clone();
+        if !names.iter().any(|n| n == "builtin") {
+            names.push("builtin".into());
+        }
+        let chain = BackendConfig::load(None, &state.repo)?.chain_for(
+            &spec.name,
+            &Default::default(),
+            Some(&names),
+        )?;
+        state.agents.chains.insert(spec.name.clone(), chain);
+    }
+    // A finished session has work again.
+    if state.status.is_finished() {
+        state.status = SessionStatus::Paused;
+    }
+    state.tasks_total = graph.len();
+    state.updated_at = now_ts();
+    super::drive::log_message(
+        session,
+        Message::new(
+            "coordinator",
+            "all",
+            format!(
+                "[coordinator] role {} added (roles add): {}",
+                spec.name, task.id
+            ),
+            Payload::RoleAdded(RoleAdded {
+                role: spec.name.clone(),
+                prefix: spec.prefix.clone(),
+                task_id: Some(task.id.clone()),
+                source: spec.source_label(),
+            }),
+        ),
+    )?;
+    session.save_tasks(&graph)?;
+    session.save_state(&state)?;
+    let after = if task.blocked_by.is_empty() {
+        "now".to_string()
+    } else {
+        format!("after {}", task.blocked_by.join(", "))
+    };
+    println!(
+        "role {} added to {}: {} will run {after}; `team-testing resume {}` runs it",
+        spec.name, session.id, task.id, session.id
+    );
+    Ok(0)
 }
 
 fn list(args: ListArgs) -> anyhow::Result<i32> {

@@ -2,5 +2,7 @@
 
 pub mod config;
 pub mod controls;
+pub mod dynamic;
+pub mod extend;
 pub mod scope;
 pub mod select;

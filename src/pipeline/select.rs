@@ -270,6 +270,9 @@ pub fn gc_fix_tasks(
     meta.insert("layer".into(), json!(layer));
     meta.insert("gc_round".into(), json!(round));
     meta.insert("previous_run".into(), json!(finished_run.id));
+    if let Some(base) = finished_run.meta.get("rounds_from") {
+        meta.insert("rounds_from".into(), base.clone());
+    }
     let base = |id: &str,
                 owner: &str,
                 subject: String,

@@ -220,6 +220,7 @@ pub fn markdown(r: &Report) -> String {
         md.push('\n');
     }
 
+    added_roles_section(&mut md, r);
     sandbox_section(&mut md, r);
 
     md.push_str("## Flaky Tests\n\n");
@@ -320,6 +321,28 @@ pub fn markdown(r: &Report) -> String {
         md.push('\n');
     }
     md
+}
+
+/// Roles added while the session ran: a lint, a mutation run, a security scan, an agent.
+fn added_roles_section(md: &mut String, r: &Report) {
+    if r.added_roles.is_empty() {
+        return;
+    }
+    md.push_str("## Added Roles\n\nRoles added to this session (roles add, or a capability gap a worker reported).\n\n");
+    md.push_str("| Role | Task | Status | Result | Why | Files |\n|---|---|---|---|---|---|\n");
+    for a in &r.added_roles {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} |",
+            cell(&a.role),
+            a.task_id,
+            a.status,
+            cell(&a.summary),
+            cell(&a.reason),
+            cell(&a.artifacts.join(", "))
+        );
+    }
+    md.push('\n');
 }
 
 /// What the sandbox protected, what it lacked, and what it stopped.

@@ -70,6 +70,7 @@ pub struct Report {
     pub coverage_gaps: Vec<CoverageGap>,
     pub findings: Findings,
     pub sandbox: SandboxReport,
+    pub added_roles: Vec<AddedRole>,
     pub flaky_tests: Vec<FlakyTest>,
     pub quarantined: Vec<QuarantinedTest>,
     pub confidence: Confidence,
@@ -158,6 +159,18 @@ pub struct CoverageGap {
     pub gap: f64,
     pub uncovered: String,
     pub recommendation: String,
+}
+
+/// A role added to the session (`roles add`, or a capability gap): what it did.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct AddedRole {
+    pub role: String,
+    pub task_id: String,
+    pub status: String,
+    pub summary: String,
+    /// Why it was added: `added with roles add`, or the capability gap.
+    pub reason: String,
+    pub artifacts: Vec<String>,
 }
 
 /// What the sandbox protected during the session, and what it stopped.
@@ -271,6 +284,43 @@ pub struct CsvRow {
     pub criticality: String,
     pub duration: Option<f64>,
     pub round: u32,
+}
+
+/// The tasks of dynamic roles, with their outcome and the files they wrote (relative to the
+/// session where they are inside it).
+fn added_roles(graph: &TaskGraph, session: &SessionDir) -> Vec<AddedRole> {
+    let root = session.root.display().to_string();
+    graph
+        .tasks
+        .iter()
+        .filter(|t| t.meta.get("dynamic") == Some(&Value::Bool(true)))
+        .map(|t| AddedRole {
+            role: t.owner.clone(),
+            task_id: t.id.clone(),
+            status: t.status.as_str().to_string(),
+            summary: t
+                .outcome
+                .as_ref()
+                .map(|o| o.summary.clone())
+                .or_else(|| t.reason.clone())
+                .unwrap_or_default(),
+            reason: t
+                .meta
+                .get("added_because")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            artifacts: t
+                .artifacts
+                .iter()
+                .map(|a| {
+                    a.strip_prefix(&root)
+                        .map(|r| r.trim_start_matches('/').to_string())
+                        .unwrap_or_else(|| a.clone())
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 pub fn band(score: f64) -> &'static str {
@@ -1023,6 +1073,7 @@ fn build_inner(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> 
             protections: state.as_ref().and_then(|s| s.protections.clone()),
             blocked,
         },
+        added_roles: added_roles(&graph, session),
         flaky_tests: flaky.into_values().collect(),
         quarantined: quarantined.into_values().collect(),
         confidence,

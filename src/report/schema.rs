@@ -99,6 +99,7 @@ pub const REPORT_SCHEMA: &str = r##"{
         "blocked": {"type": "array", "items": {"type": "object", "required": ["module", "function", "call", "actual", "task_id"]}}
       }
     },
+    "added_roles": {"type": "array", "items": {"type": "object", "required": ["role", "task_id", "status", "summary", "reason", "artifacts"]}},
     "flaky_tests": {"type": "array", "items": {"type": "object", "required": ["test", "layer", "task_id"]}},
     "quarantined": {"type": "array", "items": {"type": "object", "required": ["test", "reason", "task_id"]}},
     "confidence": {

@@ -71,6 +71,7 @@ fn state(id: &str, repo: &str, created_at: &str, l1_rounds: u32) -> SessionState
         roles_dir: None,
         tasks_total: 0,
         warnings: vec![],
+        pending_gaps: Vec::new(),
         created_at: created_at.into(),
         updated_at: created_at.into(),
         pid: None,

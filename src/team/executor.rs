@@ -131,6 +131,11 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         .join("quarantine")
         .join(layer);
     let mut quarantined: Vec<Quarantined> = load_quarantine(&quarantine_dir);
+    // `rerun`: only the tests that failed in the earlier run run again; its passes are kept.
+    let carried = match Carried::load(ctx, runner, &test_dir) {
+        Ok(c) => c,
+        Err(e) => return Outcome::failed(e),
+    };
     let mut repairs: Vec<Value> = Vec::new();
     let started_at = now_ts();
     let clock = Instant::now();
@@ -146,11 +151,14 @@ pub fn run(ctx: &RoleContext) -> Outcome {
             Ok(t) => t,
             Err(e) => return Outcome::failed(e),
         };
-        let deselect: Vec<String> = quarantined
+        let mut deselect: Vec<String> = quarantined
             .iter()
             .filter(|q| !q.file)
             .map(|q| q.id.clone())
             .collect();
+        if let Some(c) = &carried {
+            deselect.extend(c.passed.iter().cloned());
+        }
         let spec = RunSpec {
             repo: ctx.repo,
             session: &ctx.session.root,
@@ -289,8 +297,67 @@ pub fn run(ctx: &RoleContext) -> Outcome {
             repairs,
             started_at,
             seconds: clock.elapsed().as_secs_f64(),
+            carried,
         },
     )
+}
+
+/// What a rerun keeps from the run it repeats: the tests that passed there (as the runner's
+/// deselect ids) and that run's coverage, which the failed tests alone cannot measure.
+struct Carried {
+    from: String,
+    passed: Vec<String>,
+    coverage: Option<f64>,
+}
+
+impl Carried {
+    fn load(ctx: &RoleContext, runner: Runner, test_dir: &Path) -> Result<Option<Carried>, String> {
+        let Some(from) = ctx.task.meta.get("rerun_of").and_then(Value::as_str) else {
+            return Ok(None);
+        };
+        let graph = ctx.session.load_tasks().map_err(|e| e.to_string())?;
+        let outcome = graph
+            .get(from)
+            .and_then(|t| t.outcome.clone())
+            .ok_or_else(|| format!("rerun of {from}: it has no recorded outcome"))?;
+        let run = outcome
+            .data
+            .get("run")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("rerun of {from}: no run record named in its outcome"))?;
+        let record: Value = crate::util::read_json(&ctx.session.root.join(run))
+            .map_err(|e| format!("rerun of {from}: {e}"))?;
+        let passed = record["tests"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|t| t["status"] == "passed")
+            .filter_map(|t| {
+                let id = t["id"].as_str()?;
+                let (classname, name) = match id.rsplit_once("::") {
+                    Some((c, n)) => (Some(c.to_string()), n.to_string()),
+                    None => (None, id.to_string()),
+                };
+                let case = TestCase {
+                    id: id.to_string(),
+                    name,
+                    classname,
+                    file: t["file"].as_str().map(str::to_string),
+                    line: None,
+                    status: TestStatus::Passed,
+                    duration_s: None,
+                    message: None,
+                    detail: None,
+                };
+                Some(selector(runner, test_dir, &case))
+            })
+            .collect();
+        Ok(Some(Carried {
+            from: from.to_string(),
+            passed,
+            coverage: outcome.coverage,
+        }))
+    }
 }
 
 struct Finish<'a> {
@@ -305,6 +372,7 @@ struct Finish<'a> {
     repairs: Vec<Value>,
     started_at: String,
     seconds: f64,
+    carried: Option<Carried>,
 }
 
 /// Writes run-NNN.json and coverage-NNN.json and builds the outcome.
@@ -319,7 +387,12 @@ fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
         .filter(|c| !f.flaky.contains(&c.id))
         .cloned()
         .collect();
-    let totals = TestTotals::of(&cases);
+    let mut totals = TestTotals::of(&cases);
+    if let Some(c) = &f.carried {
+        // The layer's result: the earlier passes count as they were.
+        totals.total += c.passed.len();
+        totals.passed += c.passed.len();
+    }
     let pass_rate = totals.pass_rate().unwrap_or(0.0);
     let scope = scope_files(ctx);
     let in_scope = |p: &str| scope.is_empty() || scope.iter().any(|s| s == p);
@@ -328,11 +401,17 @@ fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
         Some(report) => add_unmeasured(report, &scope, ctx.repo),
         None => Vec::new(),
     };
-    let coverage = f
+    let measured = f
         .out
         .coverage
         .as_ref()
         .and_then(|c| c.line_percent(in_scope));
+    // A rerun's own coverage comes from the failed tests alone: the layer keeps the better figure.
+    let coverage = match (&f.carried, measured) {
+        (Some(c), Some(m)) => Some(c.coverage.map_or(m, |k| k.max(m))),
+        (Some(c), None) => c.coverage,
+        (None, m) => m,
+    };
     let branch = f
         .out
         .coverage
@@ -392,6 +471,17 @@ fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
         f.layer, totals.total, totals.passed, totals.failed, totals.errors, totals.skipped, f.flaky.len(), defects, pass_rate * 100.0
     ));
     out.pass_rate = Some(pass_rate);
+    if let Some(c) = &f.carried {
+        out.summary = format!(
+            "re-ran the tests that failed in {}, kept its {} passes; {}",
+            c.from,
+            c.passed.len(),
+            out.summary
+        );
+        out.data.insert("rerun_of".into(), json!(c.from));
+        out.data
+            .insert("carried_passes".into(), json!(c.passed.len()));
+    }
     out.coverage = coverage;
     if coverage.is_none() {
         out.data.insert(
@@ -404,6 +494,16 @@ fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
         );
     }
     // The seed's executor state: what worked (when most did) and one point of the coverage history.
+    // What `rerun` names in the layer's next run (bounded: the full list is in the run record).
+    let failed_ids: Vec<&str> = f
+        .out
+        .cases
+        .iter()
+        .filter(|c| matches!(c.status, TestStatus::Failed | TestStatus::Error))
+        .filter(|c| !f.flaky.contains(&c.id))
+        .map(|c| c.id.as_str())
+        .take(100)
+        .collect();
     let effective: Vec<&str> = if pass_rate > 0.8 {
         effective_files(&cases)
     } else {
@@ -415,6 +515,7 @@ fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
         "run": format!("results/run-{:03}.json", f.n), "total": totals.total, "passed": totals.passed,
         "failed": totals.failed, "errors": totals.errors, "flaky": f.flaky, "branch_coverage": branch,
         "defect_patterns": patterns, "quarantined": f.quarantined.len(),
+        "failed_tests": failed_ids,
     })));
     out.artifacts = std::iter::once(format!("results/run-{:03}.json", f.n))
         .chain(f.out.reports.iter().cloned())

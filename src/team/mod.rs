@@ -2,6 +2,7 @@
 //! [`Outcome`]. No actors here, so every role can be unit-tested directly.
 
 mod agent_gen;
+mod agent_role;
 pub mod analyst;
 pub mod executor;
 pub mod generator;
@@ -44,8 +45,7 @@ pub fn run_builtin(role: &str, ctx: &RoleContext) -> Outcome {
         "generator" => generator::run(ctx),
         "executor" => executor::run(ctx),
         "analyst" => analyst::run(ctx),
-        other => Outcome::failed(format!(
-            "role {other} has backend: builtin but team-testing has no built-in implementation of it"
-        )),
+        // A dynamic role with agent backends: its role file is the agent's instructions.
+        _ => agent_role::run(ctx),
     }
 }

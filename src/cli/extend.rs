@@ -1,0 +1,291 @@
+//! `deepen`, `revise` and `rerun`: grow a session's graph and run it again in the same session.
+
+use clap::Args;
+
+use super::drive::{drive, log_message, open, session_team, DriveArgs, Opened};
+use super::Location;
+use crate::actors::coordinator::Begin;
+use crate::bus::message::Progress;
+use crate::bus::{Message, Payload};
+use crate::error::Error;
+use crate::pipeline::extend::{self, Describe, Extension};
+use crate::session::SessionDir;
+use crate::tasks::TaskStatus;
+use crate::util::{now_ts, read_json};
+
+#[derive(Args, Debug)]
+pub struct DeepenArgs {
+    /// Session id or path (default: the one active or paused).
+    pub session: Option<String>,
+    /// The layer to add (or, when it has run, whose target to raise): L1, L2 or L3.
+    #[arg(long, value_name = "LAYER")]
+    pub layer: Option<String>,
+    /// The layer's coverage target in percent (a raised target opens new GC rounds).
+    #[arg(long, value_name = "PERCENT")]
+    pub target: Option<f64>,
+    #[command(flatten)]
+    pub location: Location,
+    #[command(flatten)]
+    pub drive: DriveArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ReviseArgs {
+    /// The task to revise (TESTGEN-001, STRATEGY-001, …).
+    pub task: String,
+    /// What the revision should change; given to the role as context.
+    #[arg(long, value_name = "TEXT")]
+    pub feedback: String,
+    /// Session id or path (default: the one active or paused).
+    #[arg(long, value_name = "SESSION")]
+    pub session: Option<String>,
+    #[command(flatten)]
+    pub location: Location,
+    #[command(flatten)]
+    pub drive: DriveArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct RerunArgs {
+    /// Session id or path (default: the one active or paused).
+    pub session: Option<String>,
+    #[command(flatten)]
+    pub location: Location,
+    #[command(flatten)]
+    pub drive: DriveArgs,
+}
+
+pub fn deepen(args: DeepenArgs) -> anyhow::Result<i32> {
+    let mut opened = open(&args.location.root(), args.session.as_deref(), &args.drive)?;
+    let ext = {
+        let d = describe_ctx(&opened.session);
+        let d = Describe {
+            session_dir: &d.0,
+            scope_text: &d.1,
+            now: &d.2,
+        };
+        extend::deepen(
+            &opened.config,
+            &opened.graph,
+            args.layer.as_deref(),
+            args.target,
+            &d,
+        )?
+    };
+    apply(&mut opened, ext, "deepen")?;
+    run_again(opened, &args.drive)
+}
+
+pub fn revise(args: ReviseArgs) -> anyhow::Result<i32> {
+    let mut opened = open(&args.location.root(), args.session.as_deref(), &args.drive)?;
+    let ext = {
+        let d = describe_ctx(&opened.session);
+        let d = Describe {
+            session_dir: &d.0,
+            scope_text: &d.1,
+            now: &d.2,
+        };
+        extend::revise(
+            &opened.config,
+            &opened.graph,
+            &args.task,
+            &args.feedback,
+            &d,
+        )?
+    };
+    apply(&mut opened, ext, "revise")?;
+    run_again(opened, &args.drive)
+}
+
+/// Reopens the failed, skipped and blocked tasks; the executor of a reopened run re-runs its
+/// layer's tests, so the tests that failed run again with the rest kept as they were.
+pub fn rerun(args: RerunArgs) -> anyhow::Result<i32> {
+    let mut opened = open(&args.location.root(), args.session.as_deref(), &args.drive)?;
+    let reopened = extend::reopen_failed(&mut opened.graph);
+    let failing_runs = rerun_failing_layers(&mut opened)?;
+    if reopened.is_empty() && failing_runs.is_empty() {
+        return Err(Error::Session(format!(
+            "session {}: nothing failed or was blocked, and every layer's tests passed; nothing to rerun",
+            opened.session.id
+        ))
+        .into());
+    }
+    for id in &reopened {
+        let _ = std::fs::remove_file(opened.session.outcome_file(id));
+    }
+    let mut all = reopened.clone();
+    all.extend(failing_runs.iter().cloned());
+    let summary = format!("rerun: {}", all.join(", "));
+    note(&opened.session, &summary, &all)?;
+    opened.session.save_tasks(&opened.graph)?;
+    println!("Session {}: {summary}", opened.session.id);
+    run_again(opened, &args.drive)
+}
+
+/// Layers whose last run ended with failing tests get a new run of their executor, with the
+/// failed tests named in its task so the run reports them first.
+fn rerun_failing_layers(opened: &mut Opened) -> anyhow::Result<Vec<String>> {
+    let critic = opened.config.gc.critic.clone();
+    let mut last_runs: Vec<crate::tasks::Task> = Vec::new();
+    for t in opened.graph.tasks.iter().rev() {
+        if t.owner == critic
+            && t.status == TaskStatus::Completed
+            && !last_runs.iter().any(|l| l.layer == t.layer)
+        {
+            last_runs.push(t.clone());
+        }
+    }
+    let mut added = Vec::new();
+    for run in last_runs {
+        let Some(outcome) = &run.outcome else {
+            continue;
+        };
+        let failed: Vec<String> = outcome
+            .data
+            .get("failed_tests")
+            .and_then(|v| v.as_array())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if failed.is_empty() && outcome.pass_rate.is_none_or(|p| p >= 1.0) {
+            continue;
+        }
+        let id = extend::next_id(&opened.graph, &run.id[..run.id.find('-').unwrap_or(0)]);
+        let mut task = crate::tasks::Task {
+            layer: run.layer.clone(),
+            inner_loop: run.inner_loop,
+            instance: run.instance.clone(),
+            meta: run.meta.clone(),
+            description: run.description.clone(),
+            created_at: now_ts(),
+            ..crate::tasks::Task::new(
+                &id,
+                &format!(
+                    "Re-run {} tests that failed in {}",
+                    run.layer.as_deref().unwrap_or(""),
+                    run.id
+                ),
+                &critic,
+                vec![],
+            )
+        };
+        task.meta.remove("gc_round");
+        task.meta
+            .insert("rerun_of".into(), serde_json::json!(run.id));
+        task.meta
+            .insert("failed_tests".into(), serde_json::json!(failed));
+        // A rerun is judged like any run, with a fresh budget of GC rounds.
+        let used = opened
+            .graph
+            .gc_rounds()
+            .get(crate::tasks::layer_code(run.layer.as_deref().unwrap_or("")))
+            .copied()
+            .unwrap_or(0);
+        task.meta
+            .insert("rounds_from".into(), serde_json::json!(used));
+        let registry = &opened.registry;
+        opened
+            .graph
+            .insert(vec![task], None, |r| registry.contains(r))
+            .map_err(|e| Error::Usage(e.to_string()))?;
+        added.push(id);
+    }
+    Ok(added)
+}
+
+/// Deepen from the completion menu: the session is locked by this process already.
+pub fn deepen_in_place(
+    session: &SessionDir,
+    layer: Option<&str>,
+    target: Option<f64>,
+) -> anyhow::Result<String> {
+    let state = session.load_state()?;
+    let (config, registry) = session_team(session, &state)?;
+    let mut graph = session.load_tasks()?;
+    let d = describe_ctx(session);
+    let d = Describe {
+        session_dir: &d.0,
+        scope_text: &d.1,
+        now: &d.2,
+    };
+    let ext = extend::deepen(&config, &graph, layer, target, &d)?;
+    let summary = ext.summary.clone();
+    let ids: Vec<String> = ext.tasks.iter().map(|t| t.id.clone()).collect();
+    graph
+        .insert(
+            ext.tasks,
+            ext.rewire.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
+            |r| registry.contains(r),
+        )
+        .map_err(|e| Error::Usage(e.to_string()))?;
+    note(session, &summary, &ids)?;
+    session.save_tasks(&graph)?;
+    Ok(summary)
+}
+
+/// Inserts the new tasks (validated), logs the change, saves tasks.json.
+fn apply(opened: &mut Opened, ext: Extension, what: &str) -> anyhow::Result<()> {
+    let ids: Vec<String> = ext.tasks.iter().map(|t| t.id.clone()).collect();
+    let registry = &opened.registry;
+    opened
+        .graph
+        .insert(
+            ext.tasks,
+            ext.rewire.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
+            |r| registry.contains(r),
+        )
+        .map_err(|e| Error::Usage(format!("{what}: {e}")))?;
+    note(&opened.session, &ext.summary, &ids)?;
+    opened.session.save_tasks(&opened.graph)?;
+    println!("Session {}: {}", opened.session.id, ext.summary);
+    Ok(())
+}
+
+/// The graph change, as a message in the log before tasks.json changes.
+fn note(session: &SessionDir, summary: &str, ids: &[String]) -> anyhow::Result<()> {
+    log_message(
+        session,
+        Message::new(
+            "coordinator",
+            "coordinator",
+            format!("[coordinator] {summary}"),
+            Payload::Progress(Progress {
+                task_id: ids.first().cloned().unwrap_or_default(),
+                phase: "graph_extended".into(),
+                progress_pct: None,
+                detail: Some(format!("{summary} [{}]", ids.join(", "))),
+            }),
+        ),
+    )
+}
+
+fn run_again(opened: Opened, drive_args: &DriveArgs) -> anyhow::Result<i32> {
+    drive(
+        opened,
+        Begin {
+            resume: true,
+            selected: None,
+        },
+        drive_args,
+    )
+}
+
+/// The session folder, the scope line and the time for new tasks' descriptions.
+fn describe_ctx(session: &SessionDir) -> (String, String, String) {
+    let analysis: serde_json::Value = read_json(&session.analysis_json()).unwrap_or_default();
+    let files: Vec<&str> = analysis["scope"]["files"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f["path"].as_str())
+        .collect();
+    let scope = if files.is_empty() {
+        "see task-analysis.json".to_string()
+    } else {
+        format!("{} file(s): {}", files.len(), files.join(", "))
+    };
+    (session.root.display().to_string(), scope, now_ts())
+}

@@ -1,0 +1,556 @@
+//! Dynamic roles: a role added to a running or paused session (`roles add`, or the coordinator's
+//! handleAdapt after a `capability_gap`). The checks, the role cap and the new task are decided
+//! here; whoever holds the session's lock applies them.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use super::extend::next_id;
+use crate::error::Error;
+use crate::roles::{Backend, Registry, RoleSource, RoleSpec};
+use crate::session::inbox::RoleRequest;
+use crate::session::SessionDir;
+use crate::tasks::{GraphError, Task, TaskGraph, TaskStatus};
+use crate::util::{atomic_write, mkdirs};
+
+/// The roles with a built-in implementation: any other builtin-backend role needs an agent.
+const BUILTIN_IMPLEMENTED: [&str; 5] = [
+    "coordinator",
+    "strategist",
+    "generator",
+    "executor",
+    "analyst",
+];
+
+/// The roles a session uses: the coordinator and every owner of a task that is not deleted.
+pub fn roles_in_use(graph: &TaskGraph) -> BTreeSet<String> {
+    let mut roles: BTreeSet<String> = graph
+        .tasks
+        .iter()
+        .filter(|t| t.status != TaskStatus::Deleted)
+        .map(|t| t.owner.clone())
+        .collect();
+    roles.insert("coordinator".into());
+    roles
+}
+
+/// The seed's cap: a role not yet in use may join only while fewer than `max_roles` are.
+pub fn check_cap(graph: &TaskGraph, role: &str, max_roles: usize) -> Result<(), Error> {
+    let in_use = roles_in_use(graph);
+    if in_use.contains(role) || in_use.len() < max_roles {
+        return Ok(());
+    }
+    Err(Error::RoleCap {
+        role: role.to_string(),
+        in_use: in_use.into_iter().collect::<Vec<_>>().join(", "),
+        max: max_roles,
+    })
+}
+
+/// Checks a new role's file against the session: a new name, a prefix of its own, a backend that
+/// can run it (a command on PATH, or agent backends that exist).
+pub fn check_spec(
+    registry: &Registry,
+    spec: &RoleSpec,
+    known_backend: impl Fn(&str) -> bool,
+) -> Result<(), Error> {
+    let bad = |problem: String| Error::BadRole {
+        path: PathBuf::from(spec.source_label()),
+        role: spec.name.clone(),
+        problem,
+    };
+    if let Some(existing) = registry.get(&spec.name) {
+        return Err(bad(format!(
+            "a role named {} already exists ({}); a dynamic role needs a new name",
+            spec.name,
+            existing.source_label()
+        )));
+    }
+    if spec.prefix.is_none() {
+        return Err(bad(
+            "a dynamic role needs a prefix: its task is <PREFIX>-001".into(),
+        ));
+    }
+    // Registry::insert refuses a prefix another role has.
+    registry.clone().insert(spec.clone())?;
+    match &spec.backend {
+        Backend::Command { argv } => {
+            let program = &argv[0];
+            if !program.contains('{') && !program.contains('/') && which(program).is_none() {
+                return Err(bad(format!("command '{program}' is not on PATH")));
+            }
+        }
+        Backend::Builtin if BUILTIN_IMPLEMENTED.contains(&spec.name.as_str()) => {}
+        Backend::Builtin => {
+            let agents = spec.agent.clone().unwrap_or_default();
+            if agents.iter().all(|a| a == "builtin") {
+                return Err(bad(format!(
+                    "team-testing has no built-in implementation of role {}: use backend: command, \
+                     or name the agent backend that does its work (agent: [claude])",
+                    spec.name
+                )));
+            }
+            if let Some(unknown) = agents.iter().find(|a| !known_backend(a)) {
+                return Err(bad(format!(
+                    "unknown backend '{unknown}' in agent: (not a preset, nor in team-testing.toml)"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn which(program: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(program))
+            .find(|p| p.is_file())
+    })
+}
+
+/// The role's first task, `PREFIX-001` (or the next free number).
+pub fn role_task(
+    graph: &TaskGraph,
+    spec: &RoleSpec,
+    after: Option<&str>,
+    session_dir: &Path,
+    reason: &str,
+    now: &str,
+) -> Task {
+    let prefix = spec.prefix.clone().unwrap_or_default();
+    let id = next_id(graph, &prefix);
+    let subject = if spec.description.is_empty() {
+        format!("Run role {}", spec.name)
+    } else {
+        first_sentence(&spec.description)
+    };
+    let mut task = Task {
+        created_at: now.to_string(),
+        ..Task::new(
+            &id,
+            &subject,
+            &spec.name,
+            after.map(|a| vec![a.to_string()]).unwrap_or_default(),
+        )
+    };
+    task.meta.insert("dynamic".into(), json!(true));
+    task.meta.insert("added_because".into(), json!(reason));
+    task.description = format!(
+        "PURPOSE: {}\nTASK:\n  - Do the work the role file describes\nCONTEXT:\n  - Session: {}\n  - Added: {reason}\n  - Upstream artifacts: {}\nEXPECTED: results in {}/results/ and {}/analysis/\nCONSTRAINTS: Only write inside the session folder\n---\nInnerLoop: false\nRoleSpec: {}\n",
+        if spec.description.is_empty() { subject.clone() } else { spec.description.clone() },
+        session_dir.display(),
+        after.unwrap_or("none"),
+        session_dir.display(),
+        session_dir.display(),
+        spec.source_label(),
+    );
+    task
+}
+
+fn first_sentence(text: &str) -> String {
+    let line = text.lines().next().unwrap_or(text).trim();
+    let end = line.find(". ").map(|i| i + 1).unwrap_or(line.len());
+    line[..end].chars().take(80).collect()
+}
+
+/// Wires `task` into the graph: `--after X` (it waits on X, and pending tasks that waited on X
+/// wait on it) and `--before Y` (Y, still pending, waits on it). Validated; on error nothing
+/// changes.
+pub fn insert_role_task(
+    graph: &mut TaskGraph,
+    task: Task,
+    after: Option<&str>,
+    before: &[String],
+    role_exists: impl Fn(&str) -> bool,
+) -> Result<(), Error> {
+    let id = task.id.clone();
+    let path_err = |e: GraphError| Error::Usage(e.to_string());
+    if let Some(a) = after {
+        if graph.get(a).is_none() {
+            return Err(Error::Usage(format!(
+                "--after {a}: no such task in this session"
+            )));
+        }
+    }
+    let mut next = graph.clone();
+    for b in before {
+        let t = next
+            .get_mut(b)
+            .ok_or_else(|| Error::Usage(format!("--before {b}: no such task in this session")))?;
+        if t.status != TaskStatus::Pending {
+            return Err(Error::Usage(format!(
+                "--before {b}: it is already {}, too late to run anything before it",
+                t.status.as_str()
+            )));
+        }
+        t.blocked_by.push(id.clone());
+    }
+    next.insert(vec![task], after.map(|a| (a, id.as_str())), role_exists)
+        .map_err(path_err)?;
+    *graph = next;
+    Ok(())
+}
+
+/// Applies `roles add`: checks the role file, the cap and the wiring, copies the file (a
+/// `role.md` with its whole folder, for the scripts beside it) into the session's role-specs/,
+/// registers the role and inserts its task. On error nothing is changed or copied.
+pub fn add_role(
+    session: &SessionDir,
+    registry: &mut Registry,
+    graph: &mut TaskGraph,
+    request: &RoleRequest,
+    max_roles: usize,
+    known_backend: impl Fn(&str) -> bool,
+    now: &str,
+) -> Result<(RoleSpec, Task), Error> {
+    let text = std::fs::read_to_string(&request.spec)
+        .map_err(|e| Error::io(format!("reading role file {}", request.spec.display()), e))?;
+    let spec = RoleSpec::parse(
+        &text,
+        &request.spec,
+        RoleSource::Session(request.spec.clone()),
+    )?;
+    check_spec(registry, &spec, known_backend)?;
+    check_cap(graph, &spec.name, max_roles)?;
+    let after = request.after.as_deref();
+    let task = role_task(
+        graph,
+        &spec,
+        after,
+        &session.root,
+        "added with roles add",
+        now,
+    );
+    let mut next = graph.clone();
+    insert_role_task(&mut next, task.clone(), after, &request.before, |r| {
+        registry.contains(r) || r == spec.name
+    })?;
+    let specs = session.root.join("role-specs");
+    let dest = if request.spec.file_name().is_some_and(|n| n == "role.md") {
+        let folder = specs.join(&spec.name);
+        let from = request.spec.parent().unwrap_or(Path::new("."));
+        copy_role_folder(from, &folder)?;
+        folder.join("role.md")
+    } else {
+        mkdirs(&specs)?;
+        let file = specs.join(format!("{}.md", spec.name));
+        atomic_write(&file, text.as_bytes())?;
+        file
+    };
+    register(registry, &dest)?;
+    *graph = next;
+    let spec = registry.get(&spec.name).cloned().expect("registered above");
+    Ok((spec, task))
+}
+
+/// handleAdapt: instantiates `template` in role-specs/ and creates its task, which the pending
+/// tasks of `before` (the analyst's, so the report sees its results) wait on.
+pub fn add_template(
+    session: &SessionDir,
+    registry: &mut Registry,
+    graph: &mut TaskGraph,
+    template: &str,
+    reason: &str,
+    max_roles: usize,
+    now: &str,
+) -> Result<(RoleSpec, Task), Error> {
+    let files = TEMPLATE_FILES
+        .iter()
+        .find(|(name, _)| *name == template)
+        .map(|(_, files)| *files)
+        .ok_or_else(|| Error::Usage(format!("no role template named {template}")))?;
+    check_cap(graph, template, max_roles)?;
+    let folder = session.root.join("role-specs").join(template);
+    let role_file = folder.join("role.md");
+    let (_, text) = files
+        .iter()
+        .find(|(f, _)| *f == "role.md")
+        .expect("templates have role.md");
+    let spec = RoleSpec::parse(text, &role_file, RoleSource::Session(role_file.clone()))?;
+    check_spec(registry, &spec, |_| false)?;
+    let before: Vec<String> = graph
+        .tasks
+        .iter()
+        .filter(|t| t.owner == "analyst" && t.status == TaskStatus::Pending)
+        .map(|t| t.id.clone())
+        .collect();
+    let task = role_task(graph, &spec, None, &session.root, reason, now);
+    let mut next = graph.clone();
+    insert_role_task(&mut next, task.clone(), None, &before, |r| {
+        registry.contains(r) || r == spec.name
+    })?;
+    mkdirs(&folder)?;
+    for (name, content) in files {
+        atomic_write(&folder.join(name), content.as_bytes())?;
+    }
+    register(registry, &role_file)?;
+    *graph = next;
+    let spec = registry.get(template).cloned().expect("registered above");
+    Ok((spec, task))
+}
+
+fn register(registry: &mut Registry, file: &Path) -> Result<(), Error> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| Error::io(format!("reading {}", file.display()), e))?;
+    registry.insert(RoleSpec::parse(
+        &text,
+        file,
+        RoleSource::Session(file.to_path_buf()),
+    )?)
+}
+
+/// A role's folder (its role.md and the scripts beside it): regular files only, bounded.
+fn copy_role_folder(from: &Path, to: &Path) -> Result<(), Error> {
+    const MAX_FILES: usize = 200;
+    const MAX_BYTES: u64 = 16 << 20;
+    let mut stack = vec![(from.to_path_buf(), to.to_path_buf())];
+    let (mut files, mut bytes) = (0usize, 0u64);
+    while let Some((src, dst)) = stack.pop() {
+        mkdirs(&dst)?;
+        let entries = std::fs::read_dir(&src)
+            .map_err(|e| Error::io(format!("reading {}", src.display()), e))?;
+        for e in entries.flatten() {
+            let Ok(kind) = e.file_type() else { continue };
+            let name = e.file_name();
+            if kind.is_dir() && name != "__pycache__" && name != ".git" {
+                stack.push((e.path(), dst.join(&name)));
+            } else if kind.is_file() {
+                files += 1;
+                bytes += e.metadata().map(|m| m.len()).unwrap_or(0);
+                if files > MAX_FILES || bytes > MAX_BYTES {
+                    return Err(Error::bad_file(
+                        from,
+                        format!("a role folder may hold at most {MAX_FILES} files and 16 MiB"),
+                    ));
+                }
+                crate::util::copy_nofollow(&e.path(), &dst.join(&name))
+                    .map_err(|err| Error::io(format!("copying {}", e.path().display()), err))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The template files, built into the binary; `roles/templates/` in the source tree.
+pub const TEMPLATE_FILES: [(&str, &[(&str, &str)]); 3] = [
+    (
+        "lint",
+        &[
+            (
+                "role.md",
+                include_str!("../../roles/templates/lint/role.md"),
+            ),
+            ("run.py", include_str!("../../roles/templates/lint/run.py")),
+        ],
+    ),
+    (
+        "mutation",
+        &[
+            (
+                "role.md",
+                include_str!("../../roles/templates/mutation/role.md"),
+            ),
+            (
+                "run.py",
+                include_str!("../../roles/templates/mutation/run.py"),
+            ),
+        ],
+    ),
+    (
+        "security-scan",
+        &[
+            (
+                "role.md",
+                include_str!("../../roles/templates/security-scan/role.md"),
+            ),
+            (
+                "run.py",
+                include_str!("../../roles/templates/security-scan/run.py"),
+            ),
+        ],
+    ),
+];
+
+/// The templates handleAdapt instantiates, with the words that select them.
+pub const TEMPLATES: [(&str, &[&str]); 3] = [
+    (
+        "lint",
+        &[
+            "lint",
+            "linter",
+            "static analysis",
+            "style",
+            "ruff",
+            "pyflakes",
+            "flake8",
+            "clippy",
+            "eslint",
+        ],
+    ),
+    (
+        "mutation",
+        &[
+            "mutation",
+            "mutant",
+            "mutmut",
+            "cargo-mutants",
+            "test strength",
+        ],
+    ),
+    (
+        "security-scan",
+        &["security", "vulnerab", "bandit", "cve", "audit", "secret"],
+    ),
+];
+
+/// The template that covers a gap: its suggested capability first, then its words.
+pub fn template_for(suggested: Option<&str>, gap: &str) -> Option<&'static str> {
+    let find = |text: &str| {
+        let text = text.to_ascii_lowercase();
+        TEMPLATES
+            .iter()
+            .find(|(name, words)| text == *name || words.iter().any(|w| text.contains(w)))
+            .map(|(name, _)| *name)
+    };
+    suggested.and_then(find).or_else(|| find(gap))
+}
+
+/// A registered role (not the coordinator) whose name or description covers the gap.
+pub fn covering_role<'a>(
+    registry: &'a Registry,
+    suggested: Option<&str>,
+    gap: &str,
+) -> Option<&'a RoleSpec> {
+    let template = template_for(suggested, gap);
+    registry
+        .iter()
+        .filter(|r| r.name != "coordinator")
+        .find(|r| {
+            let desc = r.description.to_ascii_lowercase();
+            suggested.is_some_and(|s| s.eq_ignore_ascii_case(&r.name))
+                || template.is_some_and(|t| {
+                    r.name == t
+                        || TEMPLATES
+                            .iter()
+                            .find(|(n, _)| *n == t)
+                            .is_some_and(|(_, words)| words.iter().any(|w| desc.contains(w)))
+                })
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(text: &str) -> RoleSpec {
+        RoleSpec::parse(
+            text,
+            Path::new("extra/role.md"),
+            RoleSource::Session("extra/role.md".into()),
+        )
+        .unwrap()
+    }
+
+    const LINT: &str = "---\nrole: lint\nprefix: LINT\ninner_loop: false\nmessage_types: [progress]\nbackend: command\ncommand: [\"python3\", \"-c\", \"pass\"]\ndescription: Lints the code.\n---\nbody";
+
+    fn standard() -> (Registry, TaskGraph) {
+        let config = crate::pipeline::config::TeamConfig::builtin().unwrap();
+        let tasks = crate::pipeline::select::build_tasks(
+            &config,
+            "standard",
+            "S",
+            "x",
+            |_| "r".into(),
+            "t",
+        )
+        .unwrap();
+        (Registry::load(None).unwrap(), TaskGraph::new(tasks))
+    }
+
+    #[test]
+    fn the_cap_counts_the_coordinator_and_refuses_one_role_too_many() {
+        let (_, graph) = standard();
+        assert_eq!(roles_in_use(&graph).len(), 5);
+        let err = check_cap(&graph, "lint", 5).unwrap_err().to_string();
+        assert!(err.contains("5 roles in use"), "{err}");
+        assert!(err.contains("--max-roles 6"), "{err}");
+        check_cap(&graph, "lint", 6).unwrap();
+        check_cap(&graph, "executor", 5).unwrap();
+    }
+
+    #[test]
+    fn a_duplicate_prefix_a_known_name_or_an_unknown_backend_is_refused() {
+        let (registry, _) = standard();
+        check_spec(&registry, &spec(LINT), |_| true).unwrap();
+        let dup = LINT.replace("prefix: LINT", "prefix: TESTRUN");
+        assert!(check_spec(&registry, &spec(&dup), |_| true)
+            .unwrap_err()
+            .to_string()
+            .contains("prefix TESTRUN is already used"));
+        let known = LINT.replace("role: lint", "role: executor");
+        assert!(check_spec(&registry, &spec(&known), |_| true)
+            .unwrap_err()
+            .to_string()
+            .contains("already exists"));
+        let agent = "---\nrole: reviewer\nprefix: REVIEW\ninner_loop: false\nmessage_types: []\nbackend: builtin\nagent: [nosuch]\n---\nbody";
+        let err = check_spec(&registry, &spec(agent), |b| b == "claude")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown backend 'nosuch'"), "{err}");
+        let missing = LINT.replace("\"python3\"", "\"no-such-linter-xyz\"");
+        assert!(check_spec(&registry, &spec(&missing), |_| true)
+            .unwrap_err()
+            .to_string()
+            .contains("not on PATH"));
+    }
+
+    #[test]
+    fn after_rewires_the_waiters_and_before_blocks_a_pending_task() {
+        let (_, mut graph) = standard();
+        let s = spec(LINT);
+        let task = role_task(
+            &graph,
+            &s,
+            Some("TESTRUN-001"),
+            Path::new("S"),
+            "roles add",
+            "t",
+        );
+        assert_eq!(task.id, "LINT-001");
+        insert_role_task(
+            &mut graph,
+            task,
+            Some("TESTRUN-001"),
+            &["TESTANA-001".into()],
+            |_| true,
+        )
+        .unwrap();
+        assert_eq!(graph.get("LINT-001").unwrap().blocked_by, ["TESTRUN-001"]);
+        assert_eq!(graph.get("TESTGEN-002").unwrap().blocked_by, ["LINT-001"]);
+        assert_eq!(
+            graph.get("TESTANA-001").unwrap().blocked_by,
+            ["TESTRUN-002", "LINT-001"]
+        );
+        let again = role_task(&graph, &s, None, Path::new("S"), "x", "t");
+        assert_eq!(again.id, "LINT-002");
+        let err = insert_role_task(&mut graph, again, Some("NOPE-9"), &[], |_| true).unwrap_err();
+        assert!(err.to_string().contains("--after NOPE-9"), "{err}");
+    }
+
+    #[test]
+    fn gaps_find_their_template() {
+        assert_eq!(template_for(Some("lint"), ""), Some("lint"));
+        assert_eq!(
+            template_for(None, "no static analysis of the changed files"),
+            Some("lint")
+        );
+        assert_eq!(
+            template_for(None, "are the tests strong? run mutation testing"),
+            Some("mutation")
+        );
+        assert_eq!(template_for(Some("bandit"), ""), Some("security-scan"));
+        assert_eq!(template_for(None, "make coffee"), None);
+    }
+}
