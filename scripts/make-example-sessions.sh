@@ -22,7 +22,7 @@ sed -i 's|OPERATORS = "+-\*/()"|OPERATORS = "+-*/()%"|' "$repo/calc/tokenizer.py
 export TEAM_TESTING_SESSIONS="$work/sessions"
 
 # 1. completed
-"$bin" run "test the new tokenizer" --repo "$repo" >/dev/null 2>&1 || true
+"$bin" run "test the new tokenizer" --repo "$repo" -y >/dev/null 2>&1 || true
 
 # 2. paused: interrupted once its strategy is done
 "$bin" run "test the tokenizer edge cases" --repo "$repo" --pipeline standard >/dev/null 2>&1 &
@@ -42,7 +42,8 @@ wait "$pid" || true
 
 rm -rf sessions
 mkdir -p sessions
-for s in "$work"/sessions/TST-*; do
+# -y archived the completed one: the examples sit side by side.
+for s in "$work"/sessions/TST-* "$work"/sessions/archive/TST-*; do
   name=$(basename "$s")
   cp -r "$s" "sessions/$name"
 done

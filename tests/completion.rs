@@ -85,8 +85,25 @@ fn without_a_terminal_interactive_falls_back_to_keep_and_says_so() {
 #[test]
 fn deepen_adds_the_l3_layer_to_a_standard_run() {
     let p = Project::fixture("python-contracts");
+    // The layers, not the search or the loop, are under test: a short generator budget and no GC
+    // rounds (both kept in the session, so deepen uses them too).
+    let mut spec =
+        read_json(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("specs/team-config.json"));
+    spec["generator_budget_s"] = serde_json::json!(5);
+    let spec_file = p.tmp.path().join("team-config.json");
+    std::fs::write(&spec_file, spec.to_string()).unwrap();
     let out = p
-        .cmd(&["run", "test the shapes", "--pipeline", "standard", "-y"])
+        .cmd(&[
+            "run",
+            "test the shapes",
+            "--pipeline",
+            "standard",
+            "--spec",
+            spec_file.to_str().unwrap(),
+            "--max-rounds",
+            "0",
+            "-y",
+        ])
         .run();
     out.assert_code(0);
     let id = out.session_id();
@@ -343,4 +360,53 @@ fn on_a_terminal_the_completion_action_is_asked_and_archive_is_done() {
         .flatten()
         .collect();
     assert_eq!(archived.len(), 1);
+}
+
+#[test]
+fn rerun_runs_only_the_tests_that_failed_and_keeps_the_passes() {
+    let p = Project::fixture("python-buggy");
+    let roles = copy_roles(&p);
+    let tests = generated("python-buggy");
+    let out = p
+        .run_with_roles(&roles, "test the inventory", "targeted")
+        .args(&["--max-rounds", "0", "--completion", "keep"])
+        .env("TT_FIXTURE_TESTS", &tests)
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let first = read_json(&p.session_dir(&id).join("results/run-001.json"));
+    assert!(first["failed"].as_u64().unwrap() > 0, "{first}");
+
+    let out = p
+        .cmd(&["rerun", &id, "--completion", "keep"])
+        .env("TT_FIXTURE_TESTS", &tests)
+        .run();
+    out.assert_code(0);
+    assert!(out.stdout.contains("rerun: TESTRUN-002"), "{}", out.stdout);
+    let tasks = p.tasks(&id);
+    let rerun = task(&tasks, "TESTRUN-002");
+    assert_eq!(rerun["meta"]["rerun_of"], "TESTRUN-001");
+    let passed_before = first["passed"].as_u64().unwrap();
+    assert_eq!(rerun["outcome"]["data"]["carried_passes"], passed_before);
+    // Only what did not pass ran again; the layer's pass rate counts the kept passes.
+    let second = read_json(&p.session_dir(&id).join("results/run-002.json"));
+    let ran_again: Vec<&str> = second["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["id"].as_str())
+        .collect();
+    let passed_first: Vec<&str> = first["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["status"] == "passed")
+        .filter_map(|t| t["id"].as_str())
+        .collect();
+    assert!(!ran_again.is_empty());
+    assert!(
+        ran_again.iter().all(|t| !passed_first.contains(t)),
+        "{ran_again:?} vs {passed_first:?}"
+    );
+    assert_eq!(rerun["outcome"]["pass_rate"], first["pass_rate"]);
 }

@@ -3,7 +3,7 @@
 //! the end of a run: the summary, then the completion action.
 
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Context;
 use clap::Args;
@@ -75,21 +75,41 @@ impl DriveArgs {
 
 /// A session opened to run again: locked, with its config, roles and graph loaded.
 pub struct Opened {
-    pub root: PathBuf,
     pub session: SessionDir,
     pub lock: SessionLock,
     pub state: SessionState,
     pub config: TeamConfig,
     pub registry: Registry,
     pub graph: TaskGraph,
+    /// It came out of archive/ to run: [`Opened::put_back`] returns it when nothing runs.
+    pub was_archived: bool,
 }
 
-/// Resolves SESSION, takes its lock, and loads everything a run needs (an archived session is
-/// moved back under the sessions root when it runs). `--max-roles` and new backend options are applied to the session's state.
+impl Opened {
+    /// A command that changed nothing leaves an archived session where it found it.
+    pub fn put_back(&self) {
+        if self.was_archived {
+            if let Err(e) = self.session.archive() {
+                eprintln!("team-testing: warning: {e}");
+            }
+        }
+    }
+}
+
+/// Resolves SESSION, takes its lock (an archived session moves back under the sessions root),
+/// and loads everything a run needs. `--max-roles` and new backend options are applied to the session's state.
 pub fn open(root: &Path, arg: Option<&str>, drive: &DriveArgs) -> anyhow::Result<Opened> {
     let found = session::resolve(root, arg)?;
     let lock = SessionLock::acquire(&found.lock_file(), &found.id)?;
-    let session = found;
+    let was_archived = found.is_archived();
+    let session = found.unarchive()?;
+    if was_archived {
+        eprintln!(
+            "team-testing: {} restored from the archive to {}",
+            session.id,
+            session.root.display()
+        );
+    }
     let mut state = session.load_state()?;
     if !state.repo.is_dir() {
         return Err(Error::MissingRepo {
@@ -109,13 +129,13 @@ pub fn open(root: &Path, arg: Option<&str>, drive: &DriveArgs) -> anyhow::Result
     state.completion_action = drive.completion_label().into();
     let graph = session.load_tasks()?;
     Ok(Opened {
-        root: root.to_path_buf(),
         session,
         lock,
         state,
         config,
         registry,
         graph,
+        was_archived,
     })
 }
 
@@ -138,22 +158,14 @@ pub fn session_team(
 /// (a Deepen choice runs the new layer in the same session, then asks again).
 pub fn drive(opened: Opened, begin: Begin, drive: &DriveArgs) -> anyhow::Result<i32> {
     let Opened {
-        root,
         mut session,
         lock,
         mut state,
         config,
         mut registry,
         mut graph,
+        ..
     } = opened;
-    if session.is_archived() {
-        session = session.unarchive(&root)?;
-        eprintln!(
-            "team-testing: {} restored from the archive to {}",
-            session.id,
-            session.root.display()
-        );
-    }
     let mut begin = Some(begin);
     loop {
         graph
@@ -184,7 +196,7 @@ pub fn drive(opened: Opened, begin: Begin, drive: &DriveArgs) -> anyhow::Result<
         }
         let finished = end.status == SessionStatus::Completed;
         let action = if finished {
-            Some(complete(&root, &session, drive)?)
+            Some(complete(&session, drive)?)
         } else {
             None
         };
@@ -233,7 +245,7 @@ impl Done {
 }
 
 /// The completion action of a pipeline whose every task is completed or deleted.
-fn complete(root: &Path, session: &SessionDir, drive: &DriveArgs) -> anyhow::Result<Done> {
+fn complete(session: &SessionDir, drive: &DriveArgs) -> anyhow::Result<Done> {
     let mut choice = drive.completion();
     if choice == Completion::Interactive && !drive.can_ask() {
         eprintln!(
@@ -284,7 +296,8 @@ fn complete(root: &Path, session: &SessionDir, drive: &DriveArgs) -> anyhow::Res
             state.completion_action = "archive".into();
             session.save_state(&state)?;
             log_completion(session, "completed", "archived")?;
-            let to = session.archive(root)?;
+            refuse_pending_requests(session);
+            let to = session.archive()?;
             if !drive.json {
                 println!("Archived: {}", to.root.display());
             }
@@ -294,8 +307,9 @@ fn complete(root: &Path, session: &SessionDir, drive: &DriveArgs) -> anyhow::Res
             state.status = SessionStatus::Paused;
             state.completion_action = "keep".into();
             state.pid = None;
-            session.save_state(&state)?;
+            // The message first: a `log --follow` ends once the status is no longer active.
             log_completion(session, "paused", "kept")?;
+            session.save_state(&state)?;
             if !drive.json {
                 println!(
                     "Kept (paused): team-testing deepen|revise|rerun {} continues it",
@@ -306,6 +320,25 @@ fn complete(root: &Path, session: &SessionDir, drive: &DriveArgs) -> anyhow::Res
         }
     };
     Ok(done)
+}
+
+/// `roles add` requests that came after the last beat: the session is archived, so they are
+/// answered (refused) rather than carried into the archive and applied some day later.
+fn refuse_pending_requests(session: &SessionDir) {
+    for request in crate::session::inbox::pending(&session.root) {
+        let _ = crate::session::inbox::answer(
+            &session.root,
+            &crate::session::inbox::Reply {
+                id: request.id,
+                ok: false,
+                message: format!(
+                    "session {} finished and was archived before the request was applied;                      `team-testing deepen` or `rerun` brings it back, then add the role",
+                    session.id
+                ),
+                task_id: None,
+            },
+        );
+    }
 }
 
 /// The completion action is a state change like any other: one message in the log, and the

@@ -10,7 +10,6 @@ use crate::bus::{Message, Payload};
 use crate::error::Error;
 use crate::pipeline::extend::{self, Describe, Extension};
 use crate::session::SessionDir;
-use crate::tasks::TaskStatus;
 use crate::util::{now_ts, read_json};
 
 #[derive(Args, Debug)]
@@ -70,8 +69,9 @@ pub fn deepen(args: DeepenArgs) -> anyhow::Result<i32> {
             args.layer.as_deref(),
             args.target,
             &d,
-        )?
+        )
     };
+    let ext = ext.inspect_err(|_| opened.put_back())?;
     apply(&mut opened, ext, "deepen")?;
     run_again(opened, &args.drive)
 }
@@ -91,19 +91,39 @@ pub fn revise(args: ReviseArgs) -> anyhow::Result<i32> {
             &args.task,
             &args.feedback,
             &d,
-        )?
+        )
     };
+    let ext = ext.inspect_err(|_| opened.put_back())?;
     apply(&mut opened, ext, "revise")?;
     run_again(opened, &args.drive)
 }
 
-/// Reopens the failed, skipped and blocked tasks; the executor of a reopened run re-runs its
-/// layer's tests, so the tests that failed run again with the rest kept as they were.
+/// Reopens the failed and skipped tasks, and runs again only the tests that failed in each
+/// layer's last run (the executor keeps that run's passes).
 pub fn rerun(args: RerunArgs) -> anyhow::Result<i32> {
     let mut opened = open(&args.location.root(), args.session.as_deref(), &args.drive)?;
-    let reopened = extend::reopen_failed(&mut opened.graph);
-    let failing_runs = rerun_failing_layers(&mut opened)?;
-    if reopened.is_empty() && failing_runs.is_empty() {
+    let ctx = describe_ctx(&opened.session);
+    let d = Describe {
+        session_dir: &ctx.0,
+        scope_text: &ctx.1,
+        now: &ctx.2,
+    };
+    let registry = &opened.registry;
+    let planned = extend::rerun(
+        &opened.config,
+        &mut opened.graph,
+        |r| registry.contains(r),
+        &d,
+    );
+    let (reopened, added) = match planned {
+        Ok(p) => p,
+        Err(e) => {
+            opened.put_back();
+            return Err(e.into());
+        }
+    };
+    if reopened.is_empty() && added.is_empty() {
+        opened.put_back();
         return Err(Error::Session(format!(
             "session {}: nothing failed or was blocked, and every layer's tests passed; nothing to rerun",
             opened.session.id
@@ -113,87 +133,13 @@ pub fn rerun(args: RerunArgs) -> anyhow::Result<i32> {
     for id in &reopened {
         let _ = std::fs::remove_file(opened.session.outcome_file(id));
     }
-    let mut all = reopened.clone();
-    all.extend(failing_runs.iter().cloned());
+    let mut all = reopened;
+    all.extend(added);
     let summary = format!("rerun: {}", all.join(", "));
     note(&opened.session, &summary, &all)?;
     opened.session.save_tasks(&opened.graph)?;
     println!("Session {}: {summary}", opened.session.id);
     run_again(opened, &args.drive)
-}
-
-/// Layers whose last run ended with failing tests get a new run of their executor, with the
-/// failed tests named in its task so the run reports them first.
-fn rerun_failing_layers(opened: &mut Opened) -> anyhow::Result<Vec<String>> {
-    let critic = opened.config.gc.critic.clone();
-    let mut last_runs: Vec<crate::tasks::Task> = Vec::new();
-    for t in opened.graph.tasks.iter().rev() {
-        if t.owner == critic
-            && t.status == TaskStatus::Completed
-            && !last_runs.iter().any(|l| l.layer == t.layer)
-        {
-            last_runs.push(t.clone());
-        }
-    }
-    let mut added = Vec::new();
-    for run in last_runs {
-        let Some(outcome) = &run.outcome else {
-            continue;
-        };
-        let failed: Vec<String> = outcome
-            .data
-            .get("failed_tests")
-            .and_then(|v| v.as_array())
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default();
-        if failed.is_empty() && outcome.pass_rate.is_none_or(|p| p >= 1.0) {
-            continue;
-        }
-        let id = extend::next_id(&opened.graph, &run.id[..run.id.find('-').unwrap_or(0)]);
-        let mut task = crate::tasks::Task {
-            layer: run.layer.clone(),
-            inner_loop: run.inner_loop,
-            instance: run.instance.clone(),
-            meta: run.meta.clone(),
-            description: run.description.clone(),
-            created_at: now_ts(),
-            ..crate::tasks::Task::new(
-                &id,
-                &format!(
-                    "Re-run {} tests that failed in {}",
-                    run.layer.as_deref().unwrap_or(""),
-                    run.id
-                ),
-                &critic,
-                vec![],
-            )
-        };
-        task.meta.remove("gc_round");
-        task.meta
-            .insert("rerun_of".into(), serde_json::json!(run.id));
-        task.meta
-            .insert("failed_tests".into(), serde_json::json!(failed));
-        // A rerun is judged like any run, with a fresh budget of GC rounds.
-        let used = opened
-            .graph
-            .gc_rounds()
-            .get(crate::tasks::layer_code(run.layer.as_deref().unwrap_or("")))
-            .copied()
-            .unwrap_or(0);
-        task.meta
-            .insert("rounds_from".into(), serde_json::json!(used));
-        let registry = &opened.registry;
-        opened
-            .graph
-            .insert(vec![task], None, |r| registry.contains(r))
-            .map_err(|e| Error::Usage(e.to_string()))?;
-        added.push(id);
-    }
-    Ok(added)
 }
 
 /// Deepen from the completion menu: the session is locked by this process already.
@@ -214,12 +160,7 @@ pub fn deepen_in_place(
     let ext = extend::deepen(&config, &graph, layer, target, &d)?;
     let summary = ext.summary.clone();
     let ids: Vec<String> = ext.tasks.iter().map(|t| t.id.clone()).collect();
-    graph
-        .insert(
-            ext.tasks,
-            ext.rewire.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
-            |r| registry.contains(r),
-        )
+    extend::apply(&mut graph, ext, |r| registry.contains(r))
         .map_err(|e| Error::Usage(e.to_string()))?;
     note(session, &summary, &ids)?;
     session.save_tasks(&graph)?;
@@ -229,18 +170,13 @@ pub fn deepen_in_place(
 /// Inserts the new tasks (validated), logs the change, saves tasks.json.
 fn apply(opened: &mut Opened, ext: Extension, what: &str) -> anyhow::Result<()> {
     let ids: Vec<String> = ext.tasks.iter().map(|t| t.id.clone()).collect();
+    let summary = ext.summary.clone();
     let registry = &opened.registry;
-    opened
-        .graph
-        .insert(
-            ext.tasks,
-            ext.rewire.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
-            |r| registry.contains(r),
-        )
+    extend::apply(&mut opened.graph, ext, |r| registry.contains(r))
         .map_err(|e| Error::Usage(format!("{what}: {e}")))?;
-    note(&opened.session, &ext.summary, &ids)?;
+    note(&opened.session, &summary, &ids)?;
     opened.session.save_tasks(&opened.graph)?;
-    println!("Session {}: {}", opened.session.id, ext.summary);
+    println!("Session {}: {summary}", opened.session.id);
     Ok(())
 }
 

@@ -79,9 +79,16 @@ pub fn log(args: LogArgs) -> anyhow::Result<i32> {
         return Ok(0);
     }
     loop {
-        // Over when no coordinator is alive to write more: the process holds the lock until after
-        // its last message (the completion action comes after the shutdown).
-        let ended = crate::session::SessionLock::holder(&session.lock_file()).is_none();
+        // Over when no coordinator is alive to write more, or the session is paused or failed.
+        // A completed one waits for its process: the completion action's message comes last.
+        let ended = crate::session::SessionLock::holder(&session.lock_file()).is_none()
+            || session.load_state().is_ok_and(|s| {
+                !matches!(
+                    s.status,
+                    crate::session::SessionStatus::Active
+                        | crate::session::SessionStatus::Completed
+                )
+            });
         let (records, bad) = follower.poll_new()?;
         report_bad(&path, &bad);
         let mut out = std::io::stdout().lock();

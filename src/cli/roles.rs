@@ -115,29 +115,38 @@ fn add(args: AddArgs) -> anyhow::Result<i32> {
         Ok(lock) => add_offline(&session, &request, lock),
         Err(Error::Locked { pid, .. }) => {
             inbox::post(&session.root, &request)?;
+            // Where the answer may land: the session may be archived meanwhile.
+            let places = [
+                session.root.clone(),
+                session
+                    .sessions_root()
+                    .join(session::ARCHIVE_DIR)
+                    .join(&session.id),
+            ];
             let lock_file = session.lock_file();
-            let reply = inbox::wait_reply(
-                &session.root,
-                &request.id,
-                std::time::Duration::from_secs(args.wait),
-                || SessionLock::holder(&lock_file).is_none(),
-            );
-            if let Some(reply) = reply {
+            let gone = || SessionLock::holder(&lock_file).is_none();
+            let limit = std::time::Duration::from_secs(args.wait);
+            if let Some(reply) = inbox::wait_reply(&places, &request.id, limit, gone) {
                 return answer(&session, reply);
             }
-            // The coordinator ended without taking it: apply it here, unless it is still alive.
             if !inbox::withdraw(&session.root, &request.id) {
-                return Err(Error::Session(format!(
-                    "the request {} vanished from {} without an answer",
-                    request.id,
-                    inbox::dir(&session.root).display()
-                ))
-                .into());
+                // The coordinator has taken it: its answer comes once it is applied.
+                let long = std::time::Duration::from_secs(600);
+                return match inbox::wait_reply(&places, &request.id, long, gone) {
+                    Some(reply) => answer(&session, reply),
+                    None => Err(Error::Session(format!(
+                        "the coordinator of {} took the request but ended without answering; \
+                         `team-testing roles list {}` shows whether the role was added",
+                        session.id, session.id
+                    ))
+                    .into()),
+                };
             }
+            // Withdrawn, so nobody applied it: apply it here if the coordinator has ended.
             match SessionLock::acquire(&session.lock_file(), &session.id) {
                 Ok(lock) => add_offline(&session, &request, lock),
                 Err(_) => Err(Error::Session(format!(
-                    "the coordinator of {} (pid {pid}) did not answer within {} s; nothing was added",
+                    "the coordinator of {} (pid {pid}) did not take the request within {} s; nothing was added",
                     session.id, args.wait
                 ))
                 .into()),
@@ -201,8 +210,8 @@ fn add_offline(
         )?;
         state.agents.chains.insert(spec.name.clone(), chain);
     }
-    // A finished session has work again.
-    if state.status.is_finished() {
+    // A completed session has work again (a failed one stays failed: resume retries it).
+    if state.status == SessionStatus::Completed {
         state.status = SessionStatus::Paused;
     }
     state.tasks_total = graph.len();

@@ -388,13 +388,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         reason: selection.reason.clone(),
     };
     let opened = Opened {
-        root: root.clone(),
         session,
         lock,
         state,
         config,
         registry,
         graph,
+        was_archived: false,
     };
     drive(
         opened,

@@ -53,6 +53,7 @@ pub fn check_cap(graph: &TaskGraph, role: &str, max_roles: usize) -> Result<(), 
 /// can run it (a command on PATH, or agent backends that exist).
 pub fn check_spec(
     registry: &Registry,
+    graph: &TaskGraph,
     spec: &RoleSpec,
     known_backend: impl Fn(&str) -> bool,
 ) -> Result<(), Error> {
@@ -61,7 +62,11 @@ pub fn check_spec(
         role: spec.name.clone(),
         problem,
     };
-    if let Some(existing) = registry.get(&spec.name) {
+    // A role left in role-specs/ by an add that failed half-way (no task owns it) is replaced.
+    let leftover = registry.get(&spec.name).is_some_and(|r| {
+        matches!(r.source, RoleSource::Session(_)) && !graph.tasks.iter().any(|t| t.owner == r.name)
+    });
+    if let Some(existing) = registry.get(&spec.name).filter(|_| !leftover) {
         return Err(bad(format!(
             "a role named {} already exists ({}); a dynamic role needs a new name",
             spec.name,
@@ -212,7 +217,7 @@ pub fn add_role(
         &request.spec,
         RoleSource::Session(request.spec.clone()),
     )?;
-    check_spec(registry, &spec, known_backend)?;
+    check_spec(registry, graph, &spec, known_backend)?;
     check_cap(graph, &spec.name, max_roles)?;
     let after = request.after.as_deref();
     let task = role_task(
@@ -269,7 +274,7 @@ pub fn add_template(
         .find(|(f, _)| *f == "role.md")
         .expect("templates have role.md");
     let spec = RoleSpec::parse(text, &role_file, RoleSource::Session(role_file.clone()))?;
-    check_spec(registry, &spec, |_| false)?;
+    check_spec(registry, graph, &spec, |_| false)?;
     let before: Vec<String> = graph
         .tasks
         .iter()
@@ -482,25 +487,25 @@ mod tests {
 
     #[test]
     fn a_duplicate_prefix_a_known_name_or_an_unknown_backend_is_refused() {
-        let (registry, _) = standard();
-        check_spec(&registry, &spec(LINT), |_| true).unwrap();
+        let (registry, graph) = standard();
+        check_spec(&registry, &graph, &spec(LINT), |_| true).unwrap();
         let dup = LINT.replace("prefix: LINT", "prefix: TESTRUN");
-        assert!(check_spec(&registry, &spec(&dup), |_| true)
+        assert!(check_spec(&registry, &graph, &spec(&dup), |_| true)
             .unwrap_err()
             .to_string()
             .contains("prefix TESTRUN is already used"));
         let known = LINT.replace("role: lint", "role: executor");
-        assert!(check_spec(&registry, &spec(&known), |_| true)
+        assert!(check_spec(&registry, &graph, &spec(&known), |_| true)
             .unwrap_err()
             .to_string()
             .contains("already exists"));
         let agent = "---\nrole: reviewer\nprefix: REVIEW\ninner_loop: false\nmessage_types: []\nbackend: builtin\nagent: [nosuch]\n---\nbody";
-        let err = check_spec(&registry, &spec(agent), |b| b == "claude")
+        let err = check_spec(&registry, &graph, &spec(agent), |b| b == "claude")
             .unwrap_err()
             .to_string();
         assert!(err.contains("unknown backend 'nosuch'"), "{err}");
         let missing = LINT.replace("\"python3\"", "\"no-such-linter-xyz\"");
-        assert!(check_spec(&registry, &spec(&missing), |_| true)
+        assert!(check_spec(&registry, &graph, &spec(&missing), |_| true)
             .unwrap_err()
             .to_string()
             .contains("not on PATH"));

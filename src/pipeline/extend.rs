@@ -17,7 +17,40 @@ pub struct Extension {
     pub tasks: Vec<Task>,
     /// Pending tasks that waited on `.0` wait on `.1` instead.
     pub rewire: Option<(String, String)>,
+    /// A failed task the new ones replace: it is marked deleted, and what it caused to be
+    /// skipped waits again.
+    pub supersede: Option<String>,
     pub summary: String,
+}
+
+/// Puts an extension into the graph (validated; on error nothing changes).
+pub fn apply(
+    graph: &mut TaskGraph,
+    ext: Extension,
+    role_exists: impl Fn(&str) -> bool,
+) -> Result<(), crate::tasks::GraphError> {
+    let mut next = graph.clone();
+    if let Some(old) = &ext.supersede {
+        let by = ext.tasks.first().map(|t| t.id.clone()).unwrap_or_default();
+        if let Some(t) = next.get_mut(old) {
+            t.status = TaskStatus::Deleted;
+            t.reason = Some(format!("superseded by {by}"));
+        }
+        // Skips are derived: the next beat skips again whatever still waits on a dead task.
+        for t in next.tasks.iter_mut() {
+            if t.status == TaskStatus::Skipped {
+                t.status = TaskStatus::Pending;
+                t.reason = None;
+            }
+        }
+    }
+    next.insert(
+        ext.tasks,
+        ext.rewire.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
+        role_exists,
+    )?;
+    *graph = next;
+    Ok(())
 }
 
 /// What a new task's description is filled with.
@@ -215,6 +248,7 @@ fn add_layer(
         ),
         tasks,
         rewire: None,
+        supersede: None,
     })
 }
 
@@ -282,6 +316,7 @@ fn raise_target(
                 .join(", ")
         ),
         rewire: Some((last.id.clone(), run_id)),
+        supersede: None,
         tasks,
     })
 }
@@ -361,8 +396,12 @@ pub fn revise(
         .iter()
         .filter(|t| t.blocked_by.iter().any(|b| b == task_id))
         .collect();
-    let rerun_needed =
-        downstream.is_empty() || downstream.iter().any(|t| t.status != TaskStatus::Pending);
+    // (What a failed task skipped waits again once the revision supersedes it.)
+    let waits_again = |t: &Task| {
+        t.status == TaskStatus::Pending
+            || (target.status.is_dead() && t.status == TaskStatus::Skipped)
+    };
+    let rerun_needed = downstream.is_empty() || !downstream.iter().all(|t| waits_again(t));
     if target.owner == config.gc.generator && rerun_needed {
         if let Some(layer) = target.layer.as_deref() {
             let mut probe = graph.clone();
@@ -423,6 +462,7 @@ pub fn revise(
             first_line(feedback, 60)
         ),
         rewire: Some((task_id.to_string(), last)),
+        supersede: target.status.is_dead().then(|| task_id.to_string()),
         tasks,
     })
 }
@@ -435,7 +475,101 @@ fn first_line(text: &str, max: usize) -> String {
     }
 }
 
-/// `rerun`: every failed or skipped task back to pending with a fresh budget of attempts.
+/// `rerun`: what failed or was skipped runs again, and each layer whose last run had failing
+/// tests gets a run of only those (`meta.rerun_of`; the executor keeps the passes). A report
+/// follows the new runs when the pipeline has an analyst. Returns the ids reopened and added.
+pub fn rerun(
+    config: &TeamConfig,
+    graph: &mut TaskGraph,
+    role_exists: impl Fn(&str) -> bool,
+    d: &Describe,
+) -> Result<(Vec<String>, Vec<String>), Error> {
+    let mut next = graph.clone();
+    let reopened = reopen_failed(&mut next);
+    let critic = &config.gc.critic;
+    let mut runs: Vec<Task> = Vec::new();
+    for layer in layers_run(config, &next) {
+        // A layer with work still to do (reopened or pending) runs that instead.
+        let busy = next.tasks.iter().any(|t| {
+            t.layer.as_deref() == Some(&layer)
+                && (t.owner == *critic || t.owner == config.gc.generator)
+                && t.status == TaskStatus::Pending
+        });
+        let Some(last) = last_run(config, &next, &layer) else {
+            continue;
+        };
+        let Some(outcome) = last.outcome.as_ref().filter(|_| !busy) else {
+            continue;
+        };
+        if outcome.pass_rate.is_none_or(|p| p >= 1.0) || last.status != TaskStatus::Completed {
+            continue;
+        }
+        let mut probe = next.clone();
+        probe.tasks.extend(runs.iter().cloned());
+        probe.reindex();
+        let id = next_id(&probe, &prefix_of(config, critic));
+        let used = next
+            .gc_rounds()
+            .get(layer_code(&layer))
+            .copied()
+            .unwrap_or(0);
+        let mut meta = last.meta.clone();
+        meta.remove("gc_round");
+        meta.insert("rerun_of".into(), json!(last.id));
+        meta.insert("rounds_from".into(), json!(used));
+        if let Some(failed) = outcome.data.get("failed_tests") {
+            meta.insert("failed_tests".into(), failed.clone());
+        }
+        let mut task = Task {
+            layer: Some(layer.clone()),
+            inner_loop: last.inner_loop,
+            instance: last.instance.clone(),
+            meta,
+            created_at: d.now.to_string(),
+            ..Task::new(
+                &id,
+                &format!("Re-run the {layer} tests that failed in {}", last.id),
+                critic,
+                vec![],
+            )
+        };
+        task.description = describe(
+            config,
+            &task,
+            d.session_dir,
+            d.scope_text,
+            &format!("roles/{critic}/role.md"),
+        );
+        runs.push(task);
+    }
+    let added: Vec<String> = runs.iter().map(|t| t.id.clone()).collect();
+    if !runs.is_empty() {
+        let pending_analyst = next
+            .tasks
+            .iter()
+            .position(|t| t.owner == "analyst" && t.status == TaskStatus::Pending);
+        let mut probe = next.clone();
+        probe.tasks.extend(runs.iter().cloned());
+        probe.reindex();
+        let report = match pending_analyst {
+            Some(i) => {
+                next.tasks[i].blocked_by.extend(added.iter().cloned());
+                None
+            }
+            None => analyst_after(config, &probe, &added[0], d).map(|mut t| {
+                t.blocked_by = added.clone();
+                t
+            }),
+        };
+        runs.extend(report);
+        next.insert(runs, None, role_exists)
+            .map_err(|e| Error::Usage(e.to_string()))?;
+    }
+    *graph = next;
+    Ok((reopened, added))
+}
+
+/// Every failed or skipped task back to pending with a fresh budget of attempts.
 /// Returns their ids.
 pub fn reopen_failed(graph: &mut TaskGraph) -> Vec<String> {
     let mut reopened = Vec::new();
@@ -539,6 +673,72 @@ mod tests {
             .unwrap();
         assert!(revise(&config, &graph, "NOPE-1", "x", &d()).is_err());
         assert!(revise(&config, &graph, "TESTGEN-001", "  ", &d()).is_err());
+    }
+
+    #[test]
+    fn revising_a_failed_task_supersedes_it_and_what_it_skipped_waits_on_the_revision() {
+        let config = TeamConfig::builtin().unwrap();
+        let tasks = super::super::select::build_tasks(
+            &config,
+            "standard",
+            "S",
+            "scope",
+            |_| "r".into(),
+            "t",
+        )
+        .unwrap();
+        let mut graph = TaskGraph::new(tasks);
+        for id in ["STRATEGY-001", "TESTGEN-001", "TESTRUN-001"] {
+            graph.claim(id, "w", "t").unwrap();
+            graph.complete(id, Outcome::completed("ok"), "t").unwrap();
+        }
+        graph.claim("TESTGEN-002", "w", "t").unwrap();
+        graph
+            .fail_attempt("TESTGEN-002", "boom", 1, None, "t")
+            .unwrap();
+        graph.propagate_skips();
+        assert_eq!(
+            graph.get("TESTANA-001").unwrap().status,
+            TaskStatus::Skipped
+        );
+        let ext = revise(&config, &graph, "TESTGEN-002", "use the fixtures", &d()).unwrap();
+        apply(&mut graph, ext, |_| true).unwrap();
+        assert_eq!(
+            graph.get("TESTGEN-002").unwrap().status,
+            TaskStatus::Deleted
+        );
+        assert_eq!(
+            graph.get("TESTRUN-002").unwrap().blocked_by,
+            ["TESTGEN-002-rev-1"]
+        );
+        let ready: Vec<&str> = graph.ready().iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(ready, ["TESTGEN-002-rev-1"]);
+        assert!(graph.propagate_skips().is_empty());
+    }
+
+    #[test]
+    fn rerun_runs_a_failing_layer_again_and_reports_after_it() {
+        let (config, mut graph) = standard_done();
+        let run = graph.get_mut("TESTRUN-001").unwrap();
+        run.outcome = Some(Outcome {
+            pass_rate: Some(0.5),
+            ..Outcome::completed("half")
+        });
+        let (reopened, added) = rerun(&config, &mut graph, |_| true, &d()).unwrap();
+        assert!(reopened.is_empty());
+        assert_eq!(added, ["TESTRUN-003"]);
+        let again = graph.get("TESTRUN-003").unwrap();
+        assert_eq!(again.meta["rerun_of"], json!("TESTRUN-001"));
+        assert_eq!(
+            graph.get("TESTANA-002").unwrap().blocked_by,
+            ["TESTRUN-003"]
+        );
+        // Every layer passing: nothing to run.
+        let (_, mut clean) = standard_done();
+        assert_eq!(
+            rerun(&config, &mut clean, |_| true, &d()).unwrap(),
+            (vec![], vec![])
+        );
     }
 
     #[test]

@@ -12,6 +12,8 @@ use crate::util::{atomic_write_json, mkdirs};
 
 pub const INBOX_DIR: &str = ".inbox";
 const REQUEST_SUFFIX: &str = ".request.json";
+/// A request the coordinator took (renamed atomically): its poster can no longer withdraw it.
+const CLAIMED_SUFFIX: &str = ".claimed.json";
 const REPLY_SUFFIX: &str = ".reply.json";
 
 /// `roles add NAME --spec FILE [--after X] [--before Y]`, as the coordinator receives it.
@@ -61,29 +63,37 @@ pub fn post(session: &Path, request: &RoleRequest) -> Result<()> {
     )
 }
 
-/// Every request waiting, oldest first. A request that cannot be read is answered with the
-/// reason and taken out, so it cannot block the ones behind it.
+/// Claims every request waiting, oldest first: each is renamed to `.claimed.json` before it is
+/// read, so its poster cannot withdraw it while it is applied. Requests a dead holder of the lock
+/// claimed and never answered are taken too. A request that cannot be read is answered with the
+/// reason, so it cannot block the ones behind it.
 pub fn pending(session: &Path) -> Vec<RoleRequest> {
     let Ok(entries) = std::fs::read_dir(dir(session)) else {
         return Vec::new();
     };
-    let mut files: Vec<PathBuf> = entries
+    let mut ids: Vec<String> = entries
         .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.ends_with(REQUEST_SUFFIX))
+        .filter_map(|e| {
+            let name = e.file_name().to_str()?.to_string();
+            name.strip_suffix(REQUEST_SUFFIX)
+                .or_else(|| name.strip_suffix(CLAIMED_SUFFIX))
+                .map(str::to_string)
         })
         .collect();
-    files.sort();
+    ids.sort();
+    ids.dedup();
+    let inbox = dir(session);
     let mut out = Vec::new();
-    for file in files {
-        match crate::util::read_json::<RoleRequest>(&file) {
+    for id in ids {
+        let claimed = inbox.join(format!("{id}{CLAIMED_SUFFIX}"));
+        let posted = inbox.join(format!("{id}{REQUEST_SUFFIX}"));
+        // Withdrawn between the listing and now: not ours to answer.
+        if posted.exists() && std::fs::rename(&posted, &claimed).is_err() {
+            continue;
+        }
+        match crate::util::read_json::<RoleRequest>(&claimed) {
             Ok(r) => out.push(r),
             Err(e) => {
-                let name = file.file_name().unwrap_or_default().to_string_lossy();
-                let id = name.trim_end_matches(REQUEST_SUFFIX).to_string();
                 let _ = answer(
                     session,
                     &Reply {
@@ -103,33 +113,41 @@ pub fn pending(session: &Path) -> Vec<RoleRequest> {
 pub fn answer(session: &Path, reply: &Reply) -> Result<()> {
     let inbox = dir(session);
     atomic_write_json(&inbox.join(format!("{}{REPLY_SUFFIX}", reply.id)), reply)?;
-    let request = inbox.join(format!("{}{REQUEST_SUFFIX}", reply.id));
-    match std::fs::remove_file(&request) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Error::io(format!("removing {}", request.display()), e)),
+    for suffix in [CLAIMED_SUFFIX, REQUEST_SUFFIX] {
+        let request = inbox.join(format!("{}{suffix}", reply.id));
+        match std::fs::remove_file(&request) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(format!("removing {}", request.display()), e)),
+        }
     }
+    Ok(())
 }
 
-/// The reply to `id` once it is there (and taken out of the inbox), polling every 50 ms until
-/// `limit` or until `gave_up()` says nobody will answer.
+/// The reply to `id` once it is there (and taken out of the inbox), polling every 10 ms until
+/// `limit` or until `gave_up()` says nobody will answer. `sessions` are the places the session
+/// may be by then (it may have been archived meanwhile).
 pub fn wait_reply(
-    session: &Path,
+    sessions: &[PathBuf],
     id: &str,
     limit: Duration,
     mut gave_up: impl FnMut() -> bool,
 ) -> Option<Reply> {
-    let path = dir(session).join(format!("{id}{REPLY_SUFFIX}"));
+    let paths: Vec<PathBuf> = sessions
+        .iter()
+        .map(|s| dir(s).join(format!("{id}{REPLY_SUFFIX}")))
+        .collect();
+    let look = || paths.iter().find_map(|p| take_reply(p));
     let deadline = Instant::now() + limit;
     loop {
-        if let Some(reply) = take_reply(&path) {
+        if let Some(reply) = look() {
             return Some(reply);
         }
         if Instant::now() >= deadline || gave_up() {
             // One last look: the answer may have landed just now.
-            return take_reply(&path);
+            return look();
         }
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 
@@ -139,7 +157,8 @@ fn take_reply(path: &Path) -> Option<Reply> {
     Some(reply)
 }
 
-/// Takes a request out of the inbox without an answer (its poster handles it itself).
+/// Takes a request out of the inbox without an answer (its poster handles it itself). False
+/// when the coordinator has claimed it already: its answer is coming.
 pub fn withdraw(session: &Path, id: &str) -> bool {
     std::fs::remove_file(dir(session).join(format!("{id}{REQUEST_SUFFIX}"))).is_ok()
 }
@@ -164,9 +183,10 @@ mod tests {
         let waiting = pending(s);
         assert_eq!(waiting, vec![req.clone()]);
         // The bad one was answered with its problem.
-        let bad = wait_reply(s, "req-0-bad", Duration::ZERO, || true).unwrap();
+        let here = [s.to_path_buf()];
+        let bad = wait_reply(&here, "req-0-bad", Duration::ZERO, || true).unwrap();
         assert!(
-            !bad.ok && bad.message.contains("req-0-bad.request.json"),
+            !bad.ok && bad.message.contains("req-0-bad.claimed.json"),
             "{bad:?}"
         );
         let reply = Reply {
@@ -177,7 +197,20 @@ mod tests {
         };
         answer(s, &reply).unwrap();
         assert!(pending(s).is_empty());
-        assert_eq!(wait_reply(s, &req.id, Duration::ZERO, || true), Some(reply));
-        assert_eq!(wait_reply(s, &req.id, Duration::ZERO, || true), None);
+        assert_eq!(
+            wait_reply(&here, &req.id, Duration::ZERO, || true),
+            Some(reply)
+        );
+        assert_eq!(wait_reply(&here, &req.id, Duration::ZERO, || true), None);
+        // A claimed request cannot be withdrawn; an unclaimed one can.
+        let late = RoleRequest {
+            id: new_id(),
+            ..req
+        };
+        post(s, &late).unwrap();
+        assert!(withdraw(s, &late.id));
+        post(s, &late).unwrap();
+        assert_eq!(pending(s).len(), 1);
+        assert!(!withdraw(s, &late.id));
     }
 }

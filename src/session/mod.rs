@@ -27,6 +27,8 @@ pub struct SessionDir {
 
 impl SessionDir {
     pub fn open(root: PathBuf) -> Result<Self> {
+        // Absolute and resolved: archive/ is found from where the session really is.
+        let root = root.canonicalize().unwrap_or(root);
         if !root.join("session.json").is_file() {
             return Err(Error::Session(format!(
                 "{} is not a session (no session.json)",
@@ -173,8 +175,8 @@ pub fn list(root: &Path) -> Vec<SessionDir> {
 impl SessionDir {
     /// Moves the session to `<root>/archive/<id>` and returns its new place. The caller holds the
     /// session's lock; a rename keeps every file (and the lock) as it was.
-    pub fn archive(&self, sessions_root: &Path) -> Result<SessionDir> {
-        let dir = sessions_root.join(ARCHIVE_DIR);
+    pub fn archive(&self) -> Result<SessionDir> {
+        let dir = self.sessions_root().join(ARCHIVE_DIR);
         mkdirs(&dir)?;
         let target = dir.join(&self.id);
         if target.exists() {
@@ -197,11 +199,11 @@ impl SessionDir {
     }
 
     /// An archived session back under the sessions root (deepen, revise and rerun run in place).
-    pub fn unarchive(&self, sessions_root: &Path) -> Result<SessionDir> {
-        if self.root.parent() != Some(&sessions_root.join(ARCHIVE_DIR)) {
+    pub fn unarchive(&self) -> Result<SessionDir> {
+        if !self.is_archived() {
             return Ok(self.clone());
         }
-        let target = sessions_root.join(&self.id);
+        let target = self.sessions_root().join(&self.id);
         if target.exists() {
             return Err(Error::Session(format!(
                 "cannot restore {} from the archive: {} already exists",
@@ -219,6 +221,16 @@ impl SessionDir {
             root: target,
             id: self.id.clone(),
         })
+    }
+
+    /// The sessions root this session lives under (archived or not).
+    pub fn sessions_root(&self) -> PathBuf {
+        let parent = self.root.parent().unwrap_or(Path::new("."));
+        if self.is_archived() {
+            parent.parent().unwrap_or(parent).to_path_buf()
+        } else {
+            parent.to_path_buf()
+        }
     }
 
     pub fn is_archived(&self) -> bool {

@@ -327,11 +327,23 @@ impl Carried {
             .ok_or_else(|| format!("rerun of {from}: no run record named in its outcome"))?;
         let record: Value = crate::util::read_json(&ctx.session.root.join(run))
             .map_err(|e| format!("rerun of {from}: {e}"))?;
-        let passed = record["tests"]
-            .as_array()
-            .into_iter()
-            .flatten()
+        let tests: Vec<&Value> = record["tests"].as_array().into_iter().flatten().collect();
+        let not_passed: Vec<&str> = tests
+            .iter()
+            .filter(|t| t["status"] != "passed" && t["status"] != "skipped")
+            .filter_map(|t| t["id"].as_str())
+            .collect();
+        let passed = tests
+            .iter()
             .filter(|t| t["status"] == "passed")
+            // libtest's --skip matches substrings: a pass whose name is inside a failed test's
+            // name would skip that one too, so it runs again instead.
+            .filter(|t| {
+                runner != Runner::Cargo
+                    || t["id"]
+                        .as_str()
+                        .is_some_and(|id| !not_passed.iter().any(|f| f.contains(id)))
+            })
             .filter_map(|t| {
                 let id = t["id"].as_str()?;
                 let (classname, name) = match id.rsplit_once("::") {
@@ -385,6 +397,8 @@ fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
         .cases
         .iter()
         .filter(|c| !f.flaky.contains(&c.id))
+        // A runner that still reports deselected tests (node) must not count a kept pass twice.
+        .filter(|c| !f.carried.as_ref().is_some_and(|k| k.passed.contains(&c.id)))
         .cloned()
         .collect();
     let mut totals = TestTotals::of(&cases);

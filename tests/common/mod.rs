@@ -233,6 +233,11 @@ impl Cmd {
         self
     }
 
+    pub fn args(mut self, a: &[&str]) -> Self {
+        self.c.args(a);
+        self
+    }
+
     pub fn spawn(mut self) -> Child {
         self.c
             .stdin(Stdio::null())
