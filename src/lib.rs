@@ -6,6 +6,7 @@ pub mod agents;
 pub mod bus;
 pub mod cli;
 pub mod error;
+pub mod failpoint;
 pub mod gen;
 pub mod pipeline;
 pub mod proc;

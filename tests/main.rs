@@ -14,4 +14,5 @@ mod report;
 mod resume;
 mod sandbox;
 mod strategist;
+mod torture;
 mod views;

@@ -484,6 +484,7 @@ impl Coordinator {
         if !self.persist() {
             return;
         }
+        crate::failpoint::hit("dispatch");
         for (name, id) in sends {
             let task = self.graph.get(&id).cloned().expect("claimed");
             if let Some(slot) = self.workers.get(&name) {

@@ -93,6 +93,7 @@ impl Handler<RunTask> for Worker {
 
 async fn execute(env: Arc<RunEnv>, bus: BusHandle, instance: String, run: RunTask) {
     let RunTask { task, role, chain } = run;
+    crate::failpoint::hit("worker.start");
     let started_at = now_ts();
     bus.publish(progress_msg(
         &instance,
@@ -135,6 +136,7 @@ async fn execute(env: Arc<RunEnv>, bus: BusHandle, instance: String, run: RunTas
     if let Err(e) = atomic_write_json(&env.session.outcome_file(&task.id), &record) {
         tracing::warn!("{e}");
     }
+    crate::failpoint::hit("worker.outcome");
     if outcome.status == OutcomeStatus::Completed {
         bus.publish(Message::new(
             &instance,

@@ -129,11 +129,17 @@ impl LogState {
                     updates.push((msg.from.clone(), data.clone(), ts));
                 }
             }
-            if let Err(e) = self
-                .file
-                .write_all(&buf)
-                .and_then(|_| self.file.sync_data())
-            {
+            crate::failpoint::hit("log.append");
+            if crate::failpoint::due("log.torn") {
+                // A kill in the middle of the write: half a line on disk.
+                let _ = self.file.write_all(&buf[..buf.len() / 2]);
+                crate::failpoint::crash();
+            }
+            let written = self.file.write_all(&buf).and_then(|_| {
+                crate::failpoint::hit("log.fsync");
+                self.file.sync_data()
+            });
+            if let Err(e) = written {
                 // Never leave a partial line for later appends to join onto.
                 let _ = self.file.set_len(self.known_len);
                 let _ = self.file.sync_data();

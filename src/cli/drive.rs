@@ -110,6 +110,12 @@ pub fn open(root: &Path, arg: Option<&str>, drive: &DriveArgs) -> anyhow::Result
             session.root.display()
         );
     }
+    for stale in session.sweep_stale_temps() {
+        eprintln!(
+            "team-testing: removed {}, left by an interrupted write",
+            stale.display()
+        );
+    }
     let mut state = session.load_state()?;
     if !state.repo.is_dir() {
         return Err(Error::MissingRepo {

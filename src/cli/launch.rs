@@ -26,6 +26,7 @@ pub fn launch(
     for repair in &writer.repairs {
         eprintln!("team-testing: warning: {repair}");
     }
+    let repairs = writer.repairs.clone();
     let end: Arc<Mutex<Option<RunEnd>>> = Arc::new(Mutex::new(None));
     let session_dir = env.session.clone();
     let sys = System::new();
@@ -33,6 +34,19 @@ pub fn launch(
     let end2 = end.clone();
     sys.block_on(async move {
         let bus = BusHandle::new(writer_handle, Bus::default().start());
+        // What the log's opening repaired is said in the log itself, first.
+        for repair in repairs {
+            bus.publish(crate::bus::Message::new(
+                "coordinator",
+                "coordinator",
+                format!("[coordinator] log repaired: {repair}"),
+                crate::bus::Payload::Error(crate::bus::message::ErrorReport {
+                    task_id: None,
+                    message: repair,
+                    retry: false,
+                }),
+            ));
+        }
         let view = ProgressView::new(quiet_stdout).start();
         bus.subscribe(view.recipient());
         let coordinator = Coordinator::new(Arc::new(env), bus.clone(), graph, state, end2).start();

@@ -45,6 +45,8 @@ pub fn status(args: StatusArgs) -> anyhow::Result<i32> {
             "gc_rounds": state.gc_rounds,
             "progress": {"done": done(&graph), "total": graph.len()},
             "active_workers": state.active_workers,
+            // The live coordinator's pid; null when none holds the session (a stale lock too).
+            "coordinator_pid": crate::session::SessionLock::holder(&session.lock_file()),
             "warnings": state.warnings,
             "tasks": tasks,
         });

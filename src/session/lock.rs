@@ -12,6 +12,13 @@ pub struct SessionLock {
     _file: File,
 }
 
+impl Drop for SessionLock {
+    /// A clean release empties the file: a pid found there later belongs to a holder that died.
+    fn drop(&mut self) {
+        let _ = self._file.set_len(0);
+    }
+}
+
 impl SessionLock {
     pub fn acquire(lock_path: &Path, session_id: &str) -> Result<Self> {
         let mut file = OpenOptions::new()
@@ -21,12 +28,20 @@ impl SessionLock {
             .truncate(false)
             .open(lock_path)
             .map_err(|e| Error::io(format!("opening lock {}", lock_path.display()), e))?;
+        // The pid the last holder wrote: a dead one means its lock was left behind.
+        let mut previous = String::new();
+        let _ = file.read_to_string(&mut previous);
         match file.try_lock() {
-            Ok(()) => {}
+            Ok(()) => {
+                let pid = previous.trim();
+                if !pid.is_empty() && pid != std::process::id().to_string() {
+                    eprintln!(
+                        "team-testing: session {session_id}: took over the lock of pid {pid}, which is no longer running"
+                    );
+                }
+            }
             Err(TryLockError::WouldBlock) => {
-                let mut holder = String::new();
-                let _ = file.read_to_string(&mut holder);
-                let pid = holder.trim();
+                let pid = previous.trim();
                 return Err(Error::Locked {
                     session: session_id.to_string(),
                     pid: if pid.is_empty() {

@@ -241,6 +241,39 @@ impl SessionDir {
     }
 }
 
+impl SessionDir {
+    /// Removes the temp files (`.<name>.tmp-<pid>`) that an atomic write of a dead process left
+    /// in the session's state folders. Call with the lock held. Returns what it removed.
+    pub fn sweep_stale_temps(&self) -> Vec<PathBuf> {
+        let mut removed = Vec::new();
+        for dir in [
+            self.root.clone(),
+            self.root.join(".msg"),
+            self.root.join(".outcomes"),
+        ] {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let Some(pid) = name
+                    .strip_prefix('.')
+                    .and_then(|n| n.rsplit_once(".tmp-"))
+                    .and_then(|(_, pid)| pid.parse::<i32>().ok())
+                else {
+                    continue;
+                };
+                // SAFETY: signal 0 only checks that the process exists.
+                let alive = pid > 0 && unsafe { libc::kill(pid, 0) } == 0;
+                if !alive && std::fs::remove_file(e.path()).is_ok() {
+                    removed.push(e.path());
+                }
+            }
+        }
+        removed
+    }
+}
+
 /// Every session under `root/archive/`, sorted by name.
 pub fn list_archived(root: &Path) -> Vec<SessionDir> {
     list(&root.join(ARCHIVE_DIR))
