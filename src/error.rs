@@ -45,12 +45,9 @@ pub enum Error {
     #[error("unknown pipeline '{0}' (expected auto, targeted, standard or comprehensive)")]
     UnknownPipeline(String),
 
-    #[error("{what}: {source}")]
-    Io {
-        what: String,
-        #[source]
-        source: std::io::Error,
-    },
+    // The io error is part of the message, not a `source`: printed as a chain it would repeat.
+    #[error("{what}: {cause}")]
+    Io { what: String, cause: std::io::Error },
 
     #[error("{0}")]
     Environment(String),
@@ -76,7 +73,7 @@ impl Error {
     pub fn io(what: impl Into<String>, source: std::io::Error) -> Self {
         Error::Io {
             what: what.into(),
-            source,
+            cause: source,
         }
     }
 

@@ -8,29 +8,61 @@ use std::sync::OnceLock;
 
 pub const ENV: &str = "TEAM_TESTING_CRASH_AT";
 
-static PLAN: OnceLock<Option<(String, u64)>> = OnceLock::new();
+/// `<point>:<n>` kills; `<point>:<n>:enospc` makes that write fail with "No space left on device"
+/// instead (a full disk, where no small filesystem can be mounted).
+struct Plan {
+    point: String,
+    n: u64,
+    enospc: bool,
+}
+
+static PLAN: OnceLock<Option<Plan>> = OnceLock::new();
 static PASSED: AtomicU64 = AtomicU64::new(0);
 
-fn plan() -> &'static Option<(String, u64)> {
+fn plan() -> &'static Option<Plan> {
     PLAN.get_or_init(|| {
         let value = std::env::var(ENV).ok()?;
-        let (point, n) = value.rsplit_once(':')?;
-        Some((point.to_string(), n.parse().ok().filter(|&n| n > 0)?))
+        let (rest, enospc) = match value.strip_suffix(":enospc") {
+            Some(r) => (r.to_string(), true),
+            None => (value, false),
+        };
+        let (point, n) = rest.rsplit_once(':')?;
+        Some(Plan {
+            point: point.to_string(),
+            n: n.parse().ok().filter(|&n| n > 0)?,
+            enospc,
+        })
     })
 }
 
-/// True the n-th time `point` is passed (the caller does its partial work, then [`crash`]).
+/// True the n-th time `point` is passed in kill mode (the caller does its partial work, then
+/// [`crash`]).
 pub fn due(point: &str) -> bool {
-    match plan() {
-        Some((name, n)) if name == point => PASSED.fetch_add(1, Ordering::SeqCst) + 1 == *n,
-        _ => false,
-    }
+    matches!(plan(), Some(p) if !p.enospc && passes(p, point))
+}
+
+fn passes(p: &Plan, point: &str) -> bool {
+    p.point == point && PASSED.fetch_add(1, Ordering::SeqCst) + 1 == p.n
 }
 
 /// Passes `point`: dies here when it is due.
 pub fn hit(point: &str) {
     if due(point) {
         crash();
+    }
+}
+
+/// A write at `point`: dies when due in kill mode, fails with ENOSPC when due in that mode.
+pub fn write(point: &str) -> std::io::Result<()> {
+    match plan() {
+        Some(p) if passes(p, point) => {
+            if p.enospc {
+                Err(std::io::Error::from_raw_os_error(libc::ENOSPC))
+            } else {
+                crash()
+            }
+        }
+        _ => Ok(()),
     }
 }
 

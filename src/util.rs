@@ -45,7 +45,7 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
             .open(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
-        crate::failpoint::hit("state.rename");
+        crate::failpoint::write("state.rename")?;
         fs::rename(&tmp, path)?;
         if let Ok(d) = File::open(dir) {
             let _ = d.sync_all();

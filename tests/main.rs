@@ -9,6 +9,7 @@ mod dynamic;
 mod errors;
 mod executor;
 mod generator;
+mod hostile;
 mod pipelines;
 mod report;
 mod resume;

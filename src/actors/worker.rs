@@ -133,8 +133,10 @@ async fn execute(env: Arc<RunEnv>, bus: BusHandle, instance: String, run: RunTas
         worker: instance.clone(),
         outcome: outcome.clone(),
     };
+    // The record is what makes the completion survive a crash: without it, the task has not
+    // finished (the coordinator retries it, or stops on the same disk error).
     if let Err(e) = atomic_write_json(&env.session.outcome_file(&task.id), &record) {
-        tracing::warn!("{e}");
+        outcome = Outcome::failed(format!("cannot record the outcome: {e}"));
     }
     crate::failpoint::hit("worker.outcome");
     if outcome.status == OutcomeStatus::Completed {

@@ -82,16 +82,23 @@ pub async fn run(spec: CommandSpec, mut on_message: impl FnMut(Value)) -> Outcom
         let mut last = String::new();
         let mut status = None;
         let mut line = Vec::new();
+        let mut overlong = false;
         loop {
             tokio::select! {
-                read = reader.read_until(b'\n', &mut line) => {
+                read = read_bounded_line(&mut reader, &mut line, &mut overlong) => {
                     match read {
                         Ok(0) | Err(_) => break,
                         Ok(_) => {}
                     }
                     // A partial line (the other arm won the race) stays in `line` until its
-                    // newline arrives: read_until appends, so nothing is lost.
+                    // newline arrives: the reader appends, so nothing is lost.
                     if line.last() != Some(&b'\n') {
+                        continue;
+                    }
+                    if std::mem::take(&mut overlong) {
+                        // Its head was kept only to say what it was; it is no message.
+                        line.clear();
+                        last = format!("(a stdout line over {MAX_LINE} bytes)");
                         continue;
                     }
                     // Lossy: one bad byte must not cost the outcome.
@@ -149,6 +156,45 @@ pub async fn run(spec: CommandSpec, mut on_message: impl FnMut(Value)) -> Outcom
             None => format!("{program} was killed by a signal{}", tail_suffix(&tail)),
         }),
         Err(e) => Outcome::failed(format!("waiting for {program}: {e}")),
+    }
+}
+
+/// Longest stdout line kept; the rest of a longer one is read and dropped, so a role (or a test
+/// run) that prints a gigabyte without a newline costs no memory.
+const MAX_LINE: usize = 1 << 20;
+
+/// Reads up to and including the next newline into `line`, keeping at most [`MAX_LINE`] bytes
+/// (`overlong` says the line was cut). Returns the bytes consumed (0 at the end). Cancel-safe:
+/// what was consumed is in `line` before the next await.
+async fn read_bounded_line<R: tokio::io::AsyncBufRead + Unpin>(
+    reader: &mut R,
+    line: &mut Vec<u8>,
+    overlong: &mut bool,
+) -> std::io::Result<usize> {
+    let mut consumed = 0;
+    loop {
+        let buf = reader.fill_buf().await?;
+        if buf.is_empty() {
+            return Ok(consumed);
+        }
+        let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..=i], true),
+            None => (buf, false),
+        };
+        let room = MAX_LINE.saturating_sub(line.len());
+        if chunk.len() > room && !(done && chunk.len() - 1 <= room) {
+            *overlong = true;
+        }
+        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if done && line.last() != Some(&b'\n') {
+            line.push(b'\n');
+        }
+        let n = chunk.len();
+        reader.consume(n);
+        consumed += n;
+        if done {
+            return Ok(consumed);
+        }
     }
 }
 

@@ -38,7 +38,8 @@ pub struct Writer {
 
 impl Writer {
     pub fn open(messages: &Path, meta: &Path) -> Result<Self> {
-        let (file, repairs) = open_log(messages)?;
+        let (file, mut repairs) = open_log(messages)?;
+        repairs.extend(set_aside_unreadable_meta(meta)?);
         let (tx, rx) = crossbeam_channel::unbounded();
         let mut state = LogState {
             file,
@@ -136,7 +137,7 @@ impl LogState {
                 crate::failpoint::crash();
             }
             let written = self.file.write_all(&buf).and_then(|_| {
-                crate::failpoint::hit("log.fsync");
+                crate::failpoint::write("log.fsync")?;
                 self.file.sync_data()
             });
             if let Err(e) = written {
@@ -160,6 +161,9 @@ fn run(mut state: LogState, rx: Receiver<Command>) {
     let mut batch = Vec::new();
     let mut waiters = Vec::new();
     let mut stop = false;
+    // Sticky: once a batch is lost, every later sync says so, so the coordinator stops rather
+    // than go on with a gap in the log.
+    let mut lost: Option<String> = None;
     while let Ok(first) = rx.recv() {
         let mut next = Some(first);
         while let Some(cmd) = next.take() {
@@ -175,15 +179,22 @@ fn run(mut state: LogState, rx: Receiver<Command>) {
                 next = rx.try_recv().ok();
             }
         }
-        let mut result = Ok(());
-        if !batch.is_empty() {
+        if !batch.is_empty() && lost.is_none() {
             if let Err(e) = state.write_batch(&batch) {
-                let problem = format!("cannot write {}: {e}", state.path.display());
+                let problem = format!(
+                    "cannot write {} ({} message(s) not written): {e}",
+                    state.path.display(),
+                    batch.len()
+                );
                 eprintln!("team-testing: {problem}");
-                result = Err(problem);
+                lost = Some(problem);
             }
-            batch.clear();
         }
+        batch.clear();
+        let result = match &lost {
+            Some(problem) => Err(problem.clone()),
+            None => Ok(()),
+        };
         for w in waiters.drain(..) {
             let _ = w.send(result.clone());
         }
@@ -263,6 +274,29 @@ fn last_seq(file: &mut File) -> Option<u64> {
 
 /// `state_update` merges `data` into meta.json `role_state[<from>]` (shallow, plus `_updated_at`);
 /// the coordinator's session-level keys also land at the top level.
+/// meta.json is rebuilt from the state updates; one that cannot be read is kept aside (never
+/// overwritten) as `meta.json.corrupt-N`, and the repair is reported.
+fn set_aside_unreadable_meta(path: &Path) -> Result<Option<String>> {
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let problem = match crate::util::read_json::<Value>(path) {
+        Ok(v) if v.is_object() => return Ok(None),
+        Ok(_) => "not a JSON object".to_string(),
+        Err(e) => e.to_string(),
+    };
+    let aside = (1..)
+        .map(|n| path.with_file_name(format!("meta.json.corrupt-{n}")))
+        .find(|p| !p.exists())
+        .expect("a free name");
+    std::fs::rename(path, &aside)
+        .map_err(|e| Error::io(format!("moving {} aside", path.display()), e))?;
+    Ok(Some(format!(
+        "{problem}; kept as {} and rebuilt from the next state updates",
+        aside.display()
+    )))
+}
+
 fn merge_meta(path: &Path, updates: &[(String, Map<String, Value>, String)]) -> Result<()> {
     let mut meta: Value = if path.is_file() {
         crate::util::read_json(path).unwrap_or_else(|_| json!({}))

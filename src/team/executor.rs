@@ -411,6 +411,13 @@ fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
     let scope = scope_files(ctx);
     let in_scope = |p: &str| scope.is_empty() || scope.iter().any(|s| s == p);
     let mut f = f;
+    // Files outside the project in a coverage report are left out, and named.
+    let outside = f
+        .out
+        .coverage
+        .as_mut()
+        .map(|c| c.drop_outside())
+        .unwrap_or_default();
     let unmeasured = match f.out.coverage.as_mut() {
         Some(report) => add_unmeasured(report, &scope, ctx.repo),
         None => Vec::new(),
@@ -467,6 +474,7 @@ fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
         "skipped": totals.skipped, "flaky": f.flaky, "pass_rate": pass_rate,
         "coverage": coverage, "branch_coverage": branch, "coverage_scope": if scope.is_empty() { json!("whole project") } else { json!(scope) },
         "coverage_problem": f.out.coverage_problem, "unmeasured_files": unmeasured,
+        "coverage_outside_repo": outside,
         "coverage_file": f.out.coverage.as_ref().map(|_| cov_rel.clone()),
         "tests": tests, "load_errors": f.out.load_errors, "quarantined": f.quarantined, "repairs": f.repairs,
         "defect_patterns": patterns, "reports": f.out.reports, "output_tail": f.out.output_tail,

@@ -140,7 +140,7 @@ impl<'a> Ctx<'a> {
             ("CARGO_TERM_COLOR", "never"),
         ];
         run_sandboxed(self.spec.sandbox, &args, &self.copy, &env, None, left).map_err(|e| match e {
-            Error::Io { source, .. } if source.kind() == io::ErrorKind::NotFound => Stop::Missing,
+            Error::Io { cause, .. } if cause.kind() == io::ErrorKind::NotFound => Stop::Missing,
             Error::Environment(m) if m.contains("timed out") => Stop::TimedOut(m),
             other => Stop::Failed(other.to_string()),
         })

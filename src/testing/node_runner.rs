@@ -223,7 +223,7 @@ impl<'a> Ctx<'a> {
             self.left(),
         ) {
             Ok(captured) => Child::Done(captured),
-            Err(Error::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
+            Err(Error::Io { cause, .. }) if cause.kind() == io::ErrorKind::NotFound => {
                 let program = argv.first().map_or("", String::as_str);
                 Child::Failed(if program == self.node() {
                     missing_node(program)

@@ -136,6 +136,22 @@ impl CoverageReport {
         (total > 0).then(|| 100.0 * covered as f64 / total as f64)
     }
 
+    /// Takes out the files outside the project (an absolute path, or one that climbs out with
+    /// `..`) — a report naming /etc/passwd or ../other must not move the project's figures — and
+    /// returns their paths.
+    pub fn drop_outside(&mut self) -> Vec<String> {
+        let outside =
+            |p: &str| p.starts_with('/') || p == ".." || p.starts_with("../") || p.contains("/../");
+        let dropped = self
+            .files
+            .iter()
+            .filter(|f| outside(&f.path))
+            .map(|f| f.path.clone())
+            .collect();
+        self.files.retain(|f| !outside(&f.path));
+        dropped
+    }
+
     /// Rewrites absolute paths under `root` to root-relative ones (llvm-cov and tarpaulin write
     /// absolute paths; coverage.py and node relative ones).
     pub fn relative_to(mut self, root: &Path) -> Self {
