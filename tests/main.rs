@@ -8,6 +8,7 @@ mod completion;
 mod dynamic;
 mod errors;
 mod executor;
+mod fuzz;
 mod generator;
 mod hostile;
 mod pipelines;

@@ -44,11 +44,18 @@ pub fn read_all(path: &Path) -> Result<(Vec<Record>, Vec<BadLine>)> {
     Ok((records, bad))
 }
 
+/// Bytes read from the log at a time.
+const CHUNK: usize = 1 << 20;
+/// The longest line a reader keeps (a message is a few KiB; this is garbage).
+pub const MAX_LINE: usize = 16 << 20;
+
 /// Follows a growing log: yields each complete new line's record once, in order.
 pub struct Follower {
     path: PathBuf,
     offset: u64,
     partial: Vec<u8>,
+    /// The line being read is longer than [`MAX_LINE`]: its bytes are dropped.
+    overlong: bool,
     line_no: usize,
     events: mpsc::Receiver<()>,
     _watcher: notify::RecommendedWatcher,
@@ -79,6 +86,7 @@ impl Follower {
             path: path.to_path_buf(),
             offset,
             partial: Vec::new(),
+            overlong: false,
             line_no,
             events: rx,
             _watcher: watcher,
@@ -87,45 +95,81 @@ impl Follower {
 
     /// New complete records since the last call (garbage lines are reported and skipped).
     pub fn poll_new(&mut self) -> Result<(Vec<Record>, Vec<BadLine>)> {
+        let mut records = Vec::new();
+        let mut bad = Vec::new();
+        self.poll_each(|line| match line {
+            Ok(r) => records.push(r),
+            Err(b) => bad.push(b),
+        })?;
+        Ok((records, bad))
+    }
+
+    /// Hands each complete new line to `each`, in order, reading the file in chunks: memory stays
+    /// bounded by one chunk and one line however large the log (a line longer than
+    /// [`MAX_LINE`] is reported as bad and skipped). Returns how many lines it handed over.
+    pub fn poll_each(&mut self, mut each: impl FnMut(Result<Record, BadLine>)) -> Result<usize> {
+        let io = |e| Error::io(format!("reading {}", self.path.display()), e);
         let mut file = match File::open(&self.path) {
             Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((vec![], vec![])),
-            Err(e) => return Err(Error::io(format!("reading {}", self.path.display()), e)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+            Err(e) => return Err(io(e)),
         };
-        let len = file
-            .metadata()
-            .map_err(|e| Error::io(format!("reading {}", self.path.display()), e))?
-            .len();
+        let len = file.metadata().map_err(io)?.len();
         if len < self.offset {
             // Truncated (a torn line repaired): re-read from where the file now ends.
             self.offset = len;
             self.partial.clear();
+            self.overlong = false;
         }
-        file.seek(SeekFrom::Start(self.offset))
-            .map_err(|e| Error::io(format!("reading {}", self.path.display()), e))?;
-        let mut buf = Vec::new();
-        file.read_to_end(&mut buf)
-            .map_err(|e| Error::io(format!("reading {}", self.path.display()), e))?;
-        self.offset += buf.len() as u64;
-        self.partial.extend_from_slice(&buf);
-        let mut records = Vec::new();
-        let mut bad = Vec::new();
-        while let Some(nl) = self.partial.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = self.partial.drain(..=nl).collect();
-            self.line_no += 1;
-            let line = &line[..line.len() - 1];
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
+        file.seek(SeekFrom::Start(self.offset)).map_err(io)?;
+        let mut chunk = vec![0u8; CHUNK];
+        let mut handed = 0;
+        loop {
+            let n = file.read(&mut chunk).map_err(io)?;
+            if n == 0 {
+                break;
             }
-            match serde_json::from_slice::<Record>(line) {
-                Ok(r) => records.push(r),
-                Err(e) => bad.push(BadLine {
-                    line: self.line_no,
-                    problem: e.to_string(),
-                }),
+            self.offset += n as u64;
+            let mut start = 0;
+            while let Some(i) = chunk[start..n].iter().position(|&b| b == b'\n') {
+                let end = start + i;
+                self.line_no += 1;
+                let line: &[u8] = if self.partial.is_empty() {
+                    &chunk[start..end]
+                } else {
+                    self.partial.extend_from_slice(&chunk[start..end]);
+                    &self.partial
+                };
+                let parsed = if std::mem::take(&mut self.overlong) {
+                    Some(Err(BadLine {
+                        line: self.line_no,
+                        problem: format!("a line over {MAX_LINE} bytes"),
+                    }))
+                } else if line.iter().all(u8::is_ascii_whitespace) {
+                    None
+                } else {
+                    Some(serde_json::from_slice::<Record>(line).map_err(|e| BadLine {
+                        line: self.line_no,
+                        problem: e.to_string(),
+                    }))
+                };
+                self.partial.clear();
+                if let Some(p) = parsed {
+                    each(p);
+                    handed += 1;
+                }
+                start = end + 1;
+            }
+            // The rest of the chunk begins a line that ends in a later one.
+            let rest = &chunk[start..n];
+            if self.partial.len() + rest.len() > MAX_LINE {
+                self.overlong = true;
+                self.partial.clear();
+            } else if !self.overlong {
+                self.partial.extend_from_slice(rest);
             }
         }
-        Ok((records, bad))
+        Ok(handed)
     }
 
     /// Waits for a change to the folder, at most `timeout`. Returns false on timeout.

@@ -62,16 +62,35 @@ pub fn log(args: LogArgs) -> anyhow::Result<i32> {
     let session = session::resolve(&root, args.session.as_deref())?;
     let path = session.messages();
     let mut follower = Follower::new(&path, 0, 0, &[&session.root])?;
-    let (records, bad) = follower.poll_new()?;
-    report_bad(&path, &bad);
-    let mut shown: Vec<&Record> = records.iter().filter(|r| args.matches(r)).collect();
-    if let Some(n) = args.last {
-        let skip = shown.len().saturating_sub(n);
-        shown.drain(..skip);
-    }
-    let mut out = std::io::stdout().lock();
-    for r in shown {
+    // Streamed: a log of any size is read in chunks and printed as it goes (with --last N only
+    // the last N matches are held).
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut last: std::collections::VecDeque<Record> = Default::default();
+    let mut failed: Option<std::io::Error> = None;
+    follower.poll_each(|line| match line {
+        Ok(r) if args.matches(&r) => match args.last {
+            Some(n) => {
+                if n > 0 {
+                    if last.len() == n {
+                        last.pop_front();
+                    }
+                    last.push_back(r);
+                }
+            }
+            None => {
+                if failed.is_none() {
+                    failed = print_record(&mut out, &r, args.json).err();
+                }
+            }
+        },
+        Ok(_) => {}
+        Err(b) => report_bad(&path, &[b]),
+    })?;
+    for r in &last {
         print_record(&mut out, r, args.json)?;
+    }
+    if let Some(e) = failed {
+        return Err(e.into());
     }
     out.flush()?;
     drop(out);

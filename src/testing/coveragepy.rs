@@ -44,11 +44,23 @@ pub fn parse_coveragepy_json(path: &Path) -> Result<CoverageReport, ReportError>
 /// Parses `coverage json` text; `path` only names the source in errors.
 pub fn parse_coveragepy_json_str(text: &str, path: &Path) -> Result<CoverageReport, ReportError> {
     let report = decode(text, path)?;
-    let files = report
+    let files: Vec<FileCoverage> = report
         .files
         .into_iter()
         .map(|(file, entry)| file_coverage(file, entry))
         .collect();
+    // Counts that cannot be (a hand-edited or spliced report) would make coverage above 100 %.
+    for f in &files {
+        if f.lines_covered > f.lines_total || f.branches_covered > f.branches_total {
+            return Err(ReportError::new(
+                path,
+                format!(
+                    "files.{}.summary: covered counts above the totals (lines {}/{}, branches {}/{})",
+                    f.path, f.lines_covered, f.lines_total, f.branches_covered, f.branches_total
+                ),
+            ));
+        }
+    }
     Ok(CoverageReport {
         format: "coveragepy-json".into(),
         files,
@@ -123,6 +135,19 @@ fn file_coverage(path: String, entry: FileEntry) -> FileCoverage {
 mod tests {
     use super::*;
     use std::path::PathBuf;
+
+    /// Found by fuzzing (fuzz/regressions/coverage-json.txt): a summary whose duplicated key
+    /// lowered num_statements below covered_lines.
+    #[test]
+    fn covered_counts_above_the_totals_are_an_error() {
+        let text = r#"{"meta": {"format": 3}, "files": {"a.py": {"summary": {"covered_lines": 9, "num_statements": 9, "num_statements": 0}}}}"#;
+        let e = parse_coveragepy_json_str(text, Path::new("cov.json")).unwrap_err();
+        assert!(
+            e.problem
+                .contains("files.a.py.summary: covered counts above"),
+            "{e}"
+        );
+    }
 
     fn fixture(name: &str) -> PathBuf {
         crate::testing::report::fixture_report(name)
