@@ -80,11 +80,9 @@ pub fn write_nofollow(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     f.write_all(bytes)
 }
 
-/// Reads a file that must be a regular one: a FIFO planted by a sandboxed child would block a
-/// plain read forever.
-pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut f = fs::OpenOptions::new()
+/// Opens `path` for reading only if it is a regular file (never waits on a FIFO a child planted).
+pub fn open_regular(path: &Path) -> std::io::Result<File> {
+    let f = fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(path)?;
@@ -94,6 +92,14 @@ pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
             path.display()
         )));
     }
+    Ok(f)
+}
+
+/// Reads a file that must be a regular one: a FIFO planted by a sandboxed child would block a
+/// plain read forever.
+pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut f = open_regular(path)?;
     let mut bytes = Vec::new();
     f.read_to_end(&mut bytes)?;
     Ok(bytes)

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use quick_xml::events::BytesStart;
 
-use super::junit::{attr, read_text, walk_xml, Node};
+use super::junit::{attr, open_report, walk_xml, walk_xml_from, Node};
 use super::report::{CoverageReport, FileCoverage, ReportError};
 
 /// What one source line showed over every `<line>` that names it.
@@ -30,13 +30,20 @@ struct Parser {
 
 /// Reads a Cobertura XML coverage report.
 pub fn parse_cobertura(path: &Path) -> Result<CoverageReport, ReportError> {
-    parse_cobertura_str(&read_text(path)?, path)
+    let mut parser = Parser::default();
+    walk_xml_from(open_report(path)?, |node| parser.node(node))
+        .map_err(|p| ReportError::new(path, p))?;
+    checked(parser, path)
 }
 
 /// Parses Cobertura XML text; `path` only names the source in errors.
 pub fn parse_cobertura_str(text: &str, path: &Path) -> Result<CoverageReport, ReportError> {
     let mut parser = Parser::default();
     walk_xml(text, |node| parser.node(node)).map_err(|p| ReportError::new(path, p))?;
+    checked(parser, path)
+}
+
+fn checked(parser: Parser, path: &Path) -> Result<CoverageReport, ReportError> {
     if !parser.saw_coverage {
         let root = parser.root.unwrap_or_default();
         let problem = format!("not a Cobertura report: no <coverage> element (root is <{root}>)");

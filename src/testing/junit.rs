@@ -3,6 +3,7 @@
 //! from the cases (suite totals and timestamps are ignored), and broken input is an error.
 
 use std::borrow::Cow;
+use std::io::{BufRead, Read};
 use std::path::Path;
 
 use quick_xml::errors::SyntaxError;
@@ -25,32 +26,28 @@ pub(super) enum Node<'e> {
     Text(Cow<'e, str>),
 }
 
-/// Reads a report file as UTF-8 text; unreadable or non-UTF-8 files are errors.
-pub(super) fn read_text(path: &Path) -> Result<String, ReportError> {
-    let bytes = crate::util::read_regular(path)
-        .map_err(|e| ReportError::new(path, format!("cannot read: {e}")))?;
-    String::from_utf8(bytes).map_err(|e| {
-        let problem = format!(
-            "not UTF-8 (invalid byte at offset {})",
-            e.utf8_error().valid_up_to()
-        );
-        ReportError::new(path, problem)
-    })
+/// Streams `text` as XML into `visit`; malformed, truncated or non-XML text is an error.
+pub(super) fn walk_xml(
+    text: &str,
+    visit: impl FnMut(Node<'_>) -> Result<(), String>,
+) -> Result<(), String> {
+    walk_xml_from(text.as_bytes(), visit)
 }
 
-/// Streams `text` as XML into `visit`; malformed, truncated or non-XML text is an error.
-pub(super) fn walk_xml<'e>(
-    text: &'e str,
-    mut visit: impl FnMut(Node<'e>) -> Result<(), String>,
+/// [`walk_xml`] over a reader: one event in memory at a time, so a report of any size is parsed
+/// in the memory of its largest single element or text.
+pub(super) fn walk_xml_from<R: BufRead>(
+    source: R,
+    mut visit: impl FnMut(Node<'_>) -> Result<(), String>,
 ) -> Result<(), String> {
-    if text.trim_start_matches('\u{feff}').trim().is_empty() {
-        return Err("empty file".into());
-    }
-    let mut reader = Reader::from_str(text);
+    let mut reader = Reader::from_reader(source);
+    let mut buf = Vec::new();
     let mut open: Vec<String> = Vec::new();
+    let mut anything = false;
     loop {
+        buf.clear();
         let event = reader
-            .read_event()
+            .read_event_into(&mut buf)
             .map_err(|e| xml_error(&e, reader.error_position()))?;
         let node = match event {
             Event::Start(e) => {
@@ -63,16 +60,83 @@ pub(super) fn walk_xml<'e>(
             Event::CData(t) => Node::Text(t.xml10_content()),
             Event::GeneralRef(r) => Node::Text(resolve_ref(&r)),
             Event::Eof => break,
-            _ => continue,
+            _ => {
+                anything = true;
+                continue;
+            }
         };
-        if open.is_empty() && matches!(&node, Node::Text(t) if !t.trim().is_empty()) {
+        let blank = matches!(&node, Node::Text(t) if t.trim_start_matches('\u{feff}').trim().is_empty());
+        anything |= !blank;
+        if open.is_empty() && matches!(&node, Node::Text(_)) && !blank {
             return Err("not XML: text outside any element".into());
         }
         visit(node)?;
     }
+    if !anything {
+        return Err("empty file".into());
+    }
     match open.last() {
         Some(name) => Err(format!("truncated: the document ends inside <{name}>")),
         None => Ok(()),
+    }
+}
+
+/// A report file, read as it is parsed; bytes that are not UTF-8 stop it with their offset.
+pub(super) fn open_report(path: &Path) -> Result<impl BufRead, ReportError> {
+    let file = crate::util::open_regular(path)
+        .map_err(|e| ReportError::new(path, format!("cannot read: {e}")))?;
+    Ok(std::io::BufReader::with_capacity(
+        64 * 1024,
+        Utf8Checked {
+            inner: file,
+            carry: Vec::new(),
+            offset: 0,
+        },
+    ))
+}
+
+/// Checks that what passes through is UTF-8, a chunk at a time (a character split between two
+/// reads is carried over).
+struct Utf8Checked<R> {
+    inner: R,
+    carry: Vec<u8>,
+    offset: u64,
+}
+
+impl<R: Read> Read for Utf8Checked<R> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if out.len() < 8 {
+            return Err(std::io::Error::other("read buffer too small"));
+        }
+        let held = self.carry.len();
+        out[..held].copy_from_slice(&self.carry);
+        self.carry.clear();
+        let n = self.inner.read(&mut out[held..])?;
+        let total = held + n;
+        let valid = match std::str::from_utf8(&out[..total]) {
+            Ok(_) => total,
+            Err(e) if e.error_len().is_none() && n > 0 => {
+                // An incomplete character at the end: hand it over with the next read.
+                let cut = e.valid_up_to();
+                self.carry.extend_from_slice(&out[cut..total]);
+                cut
+            }
+            Err(e) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "not UTF-8 (invalid byte at offset {})",
+                        self.offset + e.valid_up_to() as u64
+                    ),
+                ))
+            }
+        };
+        self.offset += valid as u64;
+        if valid == 0 && n > 0 {
+            // Only part of a character so far: read on.
+            return self.read(out);
+        }
+        Ok(valid)
     }
 }
 
@@ -107,28 +171,38 @@ pub(super) fn attr(e: &BytesStart, key: &str) -> Result<Option<String>, String> 
     )
 }
 
-/// Reads a JUnit XML report.
+/// Reads a JUnit XML report, streaming (memory does not grow with the file).
 pub fn parse_junit(path: &Path) -> Result<Vec<TestCase>, ReportError> {
-    parse_junit_str(&read_text(path)?, path)
+    let mut parser = Parser::default();
+    walk_xml_from(open_report(path)?, |node| parser.node(node))
+        .map_err(|p| ReportError::new(path, p))?;
+    parser.finish(path)
 }
 
 /// Parses JUnit XML text; `path` only names the source in errors.
 pub fn parse_junit_str(text: &str, path: &Path) -> Result<Vec<TestCase>, ReportError> {
     let mut parser = Parser::default();
     walk_xml(text, |node| parser.node(node)).map_err(|p| ReportError::new(path, p))?;
+    parser.finish(path)
+}
+
+impl Parser {
+    fn finish(mut self, path: &Path) -> Result<Vec<TestCase>, ReportError> {
+        let parser = &mut self;
     if !parser.saw_junit {
-        let root = parser.root.unwrap_or_default();
+        let root = parser.root.take().unwrap_or_default();
         let problem = format!(
             "not a JUnit report: no <testsuites>, <testsuite> or <testcase> (root is <{root}>)"
         );
         return Err(ReportError::new(path, problem));
     }
-    if parser.pytest {
-        for case in parser.cases.iter_mut().filter(|c| c.file.is_none()) {
-            case.file = case.classname.as_deref().and_then(pytest_file);
+        if parser.pytest {
+            for case in parser.cases.iter_mut().filter(|c| c.file.is_none()) {
+                case.file = case.classname.as_deref().and_then(pytest_file);
+            }
         }
+        Ok(self.cases)
     }
-    Ok(parser.cases)
 }
 
 /// pytest writes no file attribute; its classname is the dotted module path, then any test

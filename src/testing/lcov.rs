@@ -43,18 +43,28 @@ struct Reader {
 }
 
 /// Reads an LCOV tracefile.
+/// Reads an LCOV tracefile a line at a time (memory does not grow with the file).
 pub fn parse_lcov(path: &Path) -> Result<CoverageReport, ReportError> {
-    let bytes = crate::util::read_regular(path)
-        .map_err(|e| ReportError::new(path, format!("cannot read: {e}")))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|e| ReportError::new(path, format!("cannot read: {e}")))?;
-    parse_lcov_str(&text, path)
+    use std::io::BufRead;
+    let source = super::junit::open_report(path)?;
+    let lines = source
+        .lines()
+        .map(|l| l.map_err(|e| ReportError::new(path, format!("cannot read: {e}"))));
+    parse_lines(lines, path)
 }
 
 /// Parses LCOV text; `path` only names the source in errors.
 pub fn parse_lcov_str(text: &str, path: &Path) -> Result<CoverageReport, ReportError> {
+    parse_lines(text.lines().map(|l| Ok(l.to_string())), path)
+}
+
+fn parse_lines(
+    lines: impl Iterator<Item = Result<String, ReportError>>,
+    path: &Path,
+) -> Result<CoverageReport, ReportError> {
     let mut reader = Reader::default();
-    for (i, raw) in text.lines().enumerate() {
+    for (i, raw) in lines.enumerate() {
+        let raw = raw?;
         let line = raw.trim();
         if line.is_empty() {
             continue;
