@@ -65,7 +65,8 @@ pub(super) fn walk_xml_from<R: BufRead>(
                 continue;
             }
         };
-        let blank = matches!(&node, Node::Text(t) if t.trim_start_matches('\u{feff}').trim().is_empty());
+        let blank =
+            matches!(&node, Node::Text(t) if t.trim_start_matches('\u{feff}').trim().is_empty());
         anything |= !blank;
         if open.is_empty() && matches!(&node, Node::Text(_)) && !blank {
             return Err("not XML: text outside any element".into());
@@ -189,13 +190,13 @@ pub fn parse_junit_str(text: &str, path: &Path) -> Result<Vec<TestCase>, ReportE
 impl Parser {
     fn finish(mut self, path: &Path) -> Result<Vec<TestCase>, ReportError> {
         let parser = &mut self;
-    if !parser.saw_junit {
-        let root = parser.root.take().unwrap_or_default();
-        let problem = format!(
-            "not a JUnit report: no <testsuites>, <testsuite> or <testcase> (root is <{root}>)"
-        );
-        return Err(ReportError::new(path, problem));
-    }
+        if !parser.saw_junit {
+            let root = parser.root.take().unwrap_or_default();
+            let problem = format!(
+                "not a JUnit report: no <testsuites>, <testsuite> or <testcase> (root is <{root}>)"
+            );
+            return Err(ReportError::new(path, problem));
+        }
         if parser.pytest {
             for case in parser.cases.iter_mut().filter(|c| c.file.is_none()) {
                 case.file = case.classname.as_deref().and_then(pytest_file);
