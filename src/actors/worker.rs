@@ -135,7 +135,10 @@ async fn execute(env: Arc<RunEnv>, bus: BusHandle, instance: String, run: RunTas
     };
     // The record is what makes the completion survive a crash: without it, the task has not
     // finished (the coordinator retries it, or stops on the same disk error).
-    if let Err(e) = atomic_write_json(&env.session.outcome_file(&task.id), &record) {
+    let written = crate::failpoint::write("outcome.write")
+        .map_err(|e| crate::error::Error::io(format!("writing the outcome of {}", task.id), e))
+        .and_then(|_| atomic_write_json(&env.session.outcome_file(&task.id), &record));
+    if let Err(e) = written {
         outcome = Outcome::failed(format!("cannot record the outcome: {e}"));
     }
     crate::failpoint::hit("worker.outcome");
