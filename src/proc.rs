@@ -115,6 +115,7 @@ pub fn run_sandboxed(
         .process_group(0);
     // SAFETY: the closure only calls prctl, which is safe between fork and exec.
     unsafe {
+        note_parent();
         command.pre_exec(die_with_parent);
     }
     let mut child = command
@@ -215,7 +216,27 @@ pub fn die_with_parent() -> std::io::Result<()> {
     if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) } == -1 {
         return Err(std::io::Error::last_os_error());
     }
+    // The parent may have died between the fork and the prctl (the signal then never comes):
+    // an orphan is adopted by init or a subreaper, never by a process of ours that is us.
+    let parent = PARENT.load(std::sync::atomic::Ordering::Relaxed);
+    // SAFETY: getppid is async-signal-safe.
+    if parent != 0 && parent != unsafe { libc::getppid() } {
+        return Err(std::io::Error::other(
+            "the parent died before the child started",
+        ));
+    }
     Ok(())
+}
+
+/// This process's pid, for [`die_with_parent`] in a forked child (getpid there is the child's).
+static PARENT: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// Records this process's pid for children's [`die_with_parent`]; call before spawning.
+pub fn note_parent() {
+    PARENT.store(
+        std::process::id() as i32,
+        std::sync::atomic::Ordering::Relaxed,
+    );
 }
 
 /// SIGKILL to the process group led by `pid` (children were started with `process_group(0)`).

@@ -54,6 +54,7 @@ pub async fn run(spec: CommandSpec, mut on_message: impl FnMut(Value)) -> Outcom
         .kill_on_drop(true);
     // SAFETY: the closure only calls prctl, which is safe between fork and exec.
     unsafe {
+        crate::proc::note_parent();
         cmd.pre_exec(crate::proc::die_with_parent);
     }
     let mut child = match cmd.spawn() {

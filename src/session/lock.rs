@@ -31,7 +31,19 @@ impl SessionLock {
         // The pid the last holder wrote: a dead one means its lock was left behind.
         let mut previous = String::new();
         let _ = file.read_to_string(&mut previous);
-        match file.try_lock() {
+        // A holder that died right after forking a child leaves the lock with that child until
+        // it execs (the file is close-on-exec): a dead holder's lock is waited for a moment.
+        let holder_dead = || Self::holder(lock_path).is_none();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let mut attempt = file.try_lock();
+        while matches!(attempt, Err(TryLockError::WouldBlock))
+            && std::time::Instant::now() < deadline
+            && holder_dead()
+        {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            attempt = file.try_lock();
+        }
+        match attempt {
             Ok(()) => {
                 let pid = previous.trim();
                 if !pid.is_empty() && pid != std::process::id().to_string() {
