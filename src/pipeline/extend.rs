@@ -591,7 +591,8 @@ mod tests {
     use super::*;
     use crate::tasks::Outcome;
 
-    fn standard_done() -> (TeamConfig, TaskGraph) {
+    /// The standard pipeline with `done` completed.
+    fn standard_with(done: &[&str]) -> (TeamConfig, TaskGraph) {
         let config = TeamConfig::builtin().unwrap();
         let tasks = super::super::select::build_tasks(
             &config,
@@ -603,18 +604,22 @@ mod tests {
         )
         .unwrap();
         let mut graph = TaskGraph::new(tasks);
-        for id in [
+        for id in done {
+            graph.claim(id, "w", "t").unwrap();
+            graph.complete(id, Outcome::completed("ok"), "t").unwrap();
+        }
+        (config, graph)
+    }
+
+    fn standard_done() -> (TeamConfig, TaskGraph) {
+        standard_with(&[
             "STRATEGY-001",
             "TESTGEN-001",
             "TESTRUN-001",
             "TESTGEN-002",
             "TESTRUN-002",
             "TESTANA-001",
-        ] {
-            graph.claim(id, "w", "t").unwrap();
-            graph.complete(id, Outcome::completed("ok"), "t").unwrap();
-        }
-        (config, graph)
+        ])
     }
 
     fn d() -> Describe<'static> {
@@ -677,21 +682,7 @@ mod tests {
 
     #[test]
     fn revising_a_failed_task_supersedes_it_and_what_it_skipped_waits_on_the_revision() {
-        let config = TeamConfig::builtin().unwrap();
-        let tasks = super::super::select::build_tasks(
-            &config,
-            "standard",
-            "S",
-            "scope",
-            |_| "r".into(),
-            "t",
-        )
-        .unwrap();
-        let mut graph = TaskGraph::new(tasks);
-        for id in ["STRATEGY-001", "TESTGEN-001", "TESTRUN-001"] {
-            graph.claim(id, "w", "t").unwrap();
-            graph.complete(id, Outcome::completed("ok"), "t").unwrap();
-        }
+        let (config, mut graph) = standard_with(&["STRATEGY-001", "TESTGEN-001", "TESTRUN-001"]);
         graph.claim("TESTGEN-002", "w", "t").unwrap();
         graph
             .fail_attempt("TESTGEN-002", "boom", 1, None, "t")
