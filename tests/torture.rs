@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::common::*;
 
 /// The crash points (see src/failpoint.rs) and the passes at which each is tried.
-const KILL_POINTS: [(&str, &[u64]); 7] = [
+const KILL_POINTS: [(&str, &[u64]); 8] = [
     ("log.append", &[1, 2, 4, 7, 11, 16, 22, 29, 37]),
     ("log.torn", &[1, 3, 6, 10, 15, 21, 28, 33]),
     ("log.fsync", &[2, 5, 9, 14, 20, 27, 31]),
@@ -21,6 +21,8 @@ const KILL_POINTS: [(&str, &[u64]); 7] = [
     ("dispatch", &[1, 2, 3, 4, 5, 6, 7]),
     ("worker.start", &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]),
     ("worker.outcome", &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]),
+    // After the last beat, before the completion action pauses or archives the session.
+    ("completion", &[1]),
 ];
 
 /// id, owner, status, blockedBy, pass rate, coverage.

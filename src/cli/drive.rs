@@ -252,6 +252,8 @@ impl Done {
 
 /// The completion action of a pipeline whose every task is completed or deleted.
 fn complete(session: &SessionDir, drive: &DriveArgs) -> anyhow::Result<Done> {
+    // The pipeline is completed in session.json, its action not yet carried out.
+    crate::failpoint::hit("completion");
     let mut choice = drive.completion();
     if choice == Completion::Interactive && !drive.can_ask() {
         eprintln!(

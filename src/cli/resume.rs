@@ -24,11 +24,21 @@ pub fn resume(args: ResumeArgs) -> anyhow::Result<i32> {
     let mut opened = open(&root, args.session.as_deref(), &args.drive)?;
     let (session, state) = (&opened.session, &opened.state);
     if state.status == SessionStatus::Completed {
-        return Err(Error::Session(format!(
-            "session {} is already completed; nothing to resume (deepen, revise or rerun it)",
+        if opened.was_archived {
+            opened.put_back();
+            return Err(Error::Session(format!(
+                "session {} is already completed; nothing to resume (deepen, revise or rerun it)",
+                session.id
+            ))
+            .into());
+        }
+        // Completed but still under the sessions root: the process ended between the last beat
+        // and the completion action (which archives or pauses it). Driving it again runs no
+        // task; it ends the pipeline and carries out the action.
+        eprintln!(
+            "team-testing: session {} finished its tasks, but its completion action was interrupted; finishing it",
             session.id
-        ))
-        .into());
+        );
     }
     if state.status == SessionStatus::Failed {
         // A failed pipeline gets its failed tasks (and what they skipped) another full try.
