@@ -82,6 +82,31 @@ pub fn run_captured_input(
     run_sandboxed(None, argv, cwd, env, input, timeout)
 }
 
+/// `TEAM_TESTING_CHILD_LOG=<file>`: one JSON line per finished child (program, start, wall
+/// time), so the end-to-end benchmark can tell the children's time from the runtime's own.
+fn note_child_time(program: &str, (wall_start, start): (std::time::SystemTime, Instant)) {
+    let Some(path) = std::env::var_os("TEAM_TESTING_CHILD_LOG") else {
+        return;
+    };
+    let since_epoch = wall_start
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let line = serde_json::json!({
+        "program": program,
+        "start_us": since_epoch.as_micros() as u64,
+        "wall_us": start.elapsed().as_micros() as u64,
+    });
+    // One short O_APPEND write per line: concurrent children never interleave.
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
+        use std::io::Write;
+        let _ = f.write_all(format!("{line}\n").as_bytes());
+    }
+}
+
 /// [`run_captured_input`] inside `sandbox` (when given): the way every child that runs the
 /// target's code starts.
 pub fn run_sandboxed(
@@ -118,6 +143,7 @@ pub fn run_sandboxed(
         note_parent();
         command.pre_exec(die_with_parent);
     }
+    let started = (std::time::SystemTime::now(), Instant::now());
     let mut child = command
         .spawn()
         .map_err(|e| Error::io(format!("starting {program}"), e))?;
@@ -144,6 +170,7 @@ pub fn run_sandboxed(
                 if let Some(sandbox) = sandbox {
                     sandbox.kill_all();
                 }
+                note_child_time(program, started);
                 break status.code();
             }
             Ok(None) if Instant::now() >= deadline => {

@@ -28,6 +28,19 @@ pub fn parse_ts(ts: &str) -> Option<chrono::DateTime<chrono::FixedOffset>> {
 /// Writes `bytes` to `path` so that readers see either the old file or the new one, never a torn
 /// one: temp file in the same folder, fsync, rename, fsync the folder.
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
+    replace_file(path, bytes, true)
+}
+
+/// [`atomic_write`] without the fsyncs, for files rebuilt from the log (meta.json): readers
+/// still never see a torn file, and a crash may leave the previous version.
+pub fn replace_json<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(value)
+        .map_err(|e| Error::bad_file(path, format!("cannot serialize: {e}")))?;
+    bytes.push(b'\n');
+    replace_file(path, &bytes, false)
+}
+
+fn replace_file(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()
@@ -44,11 +57,17 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
             .custom_flags(libc::O_NOFOLLOW)
             .open(&tmp)?;
         f.write_all(bytes)?;
-        f.sync_all()?;
-        crate::failpoint::write("state.rename")?;
+        if durable {
+            f.sync_all()?;
+        }
+        if durable {
+            crate::failpoint::write("state.rename")?;
+        }
         fs::rename(&tmp, path)?;
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
+        if durable {
+            if let Ok(d) = File::open(dir) {
+                let _ = d.sync_all();
+            }
         }
         Ok(())
     };

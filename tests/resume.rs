@@ -5,18 +5,17 @@ use std::time::Duration;
 
 use crate::common::*;
 
+/// The tasks completed so far, as `status` sees them (the running coordinator journals each beat;
+/// tasks.json is rewritten whole only now and then).
 fn completed(p: &Project, id: &str) -> Vec<String> {
-    let path = p.session_dir(id).join("tasks.json");
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return vec![];
-    };
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+    let out = p.cmd(&["status", id, "--json"]).run();
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(&out.stdout) else {
         return vec![];
     };
     v["tasks"]
         .as_array()
-        .unwrap()
-        .iter()
+        .into_iter()
+        .flatten()
         .filter(|t| t["status"] == "completed")
         .map(|t| t["id"].as_str().unwrap().to_string())
         .collect()

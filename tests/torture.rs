@@ -11,13 +11,16 @@ use serde_json::Value;
 use crate::common::*;
 
 /// The crash points (see src/failpoint.rs) and the passes at which each is tried.
-const KILL_POINTS: [(&str, &[u64]); 8] = [
+const KILL_POINTS: [(&str, &[u64]); 10] = [
     ("log.append", &[1, 2, 4, 7, 11, 16, 22, 29, 37]),
     ("log.torn", &[1, 3, 6, 10, 15, 21, 28, 33]),
     ("log.fsync", &[2, 5, 9, 14, 20, 27, 31]),
     // The first 7 renames create the session (wisdom/, task-analysis.json, tasks.json,
     // session.json); a_kill_while_the_session_is_created_leaves_nothing_half_listed covers them.
-    ("state.rename", &[8, 10, 13, 17, 22, 28, 35, 43, 52]),
+    ("state.rename", &[8, 9, 11, 13, 16, 20, 25]),
+    // A beat's journal line: before it is written, and half written.
+    ("journal.append", &[1, 2, 4, 7, 11, 16]),
+    ("journal.torn", &[3, 9, 14]),
     ("dispatch", &[1, 2, 3, 4, 5, 6, 7]),
     ("worker.start", &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]),
     ("worker.outcome", &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]),

@@ -16,9 +16,10 @@ use crate::bus::message::{
 use crate::bus::{BusHandle, Delivered, Message, Payload};
 use crate::error::EXIT_PIPELINE_FAILED;
 use crate::pipeline::select::gc_fix_tasks;
+use crate::session::journal::Journal;
 use crate::session::{ActiveWorker, SessionState, SessionStatus};
 use crate::tasks::{
-    gc_decision, layer_code, GcDecision, Outcome, OutcomeStatus, TaskGraph, TaskStatus,
+    gc_decision, layer_code, Changed, GcDecision, Outcome, OutcomeStatus, TaskGraph, TaskStatus,
 };
 use crate::util::{now_ts, read_json};
 
@@ -70,17 +71,28 @@ pub struct Coordinator {
     pausing: Option<String>,
     /// Wakes the coordinator when a request lands in the session's inbox.
     inbox_watcher: Option<notify::RecommendedWatcher>,
+    /// Beats persisted so far (continuing the session's count); each is one journal line.
+    beat: u64,
+    /// A [`Beat`] is queued: the handlers before it only change the graph.
+    beat_pending: bool,
+    journal: Option<Journal>,
 }
 
 impl Coordinator {
     pub fn new(
         env: Arc<RunEnv>,
         bus: BusHandle,
-        graph: TaskGraph,
+        mut graph: TaskGraph,
         state: SessionState,
         end: RunEndSlot,
     ) -> Self {
+        // Whatever the caller edited, the scheduling index starts right (and the first beat
+        // saves the graph whole).
+        graph.reindex();
         Coordinator {
+            beat: graph.beat.max(state.beat),
+            beat_pending: false,
+            journal: None,
             registry: env.registry.clone(),
             pausing: None,
             inbox_watcher: None,
@@ -99,10 +111,19 @@ impl Coordinator {
         self.bus.publish(Message::new(ME, to, summary, payload));
     }
 
-    /// Makes the bus durable, then writes tasks.json and session.json: nothing is dispatched
-    /// before the messages and state that led to it are on disk.
+    /// Makes the bus durable, then the beat (a journal line with the state and the tasks that
+    /// changed): nothing is dispatched before the messages and state that led to it are on disk.
     /// Returns false (and ends the run) when the session cannot be saved.
     fn persist(&mut self) -> bool {
+        self.persist_beat(false)
+    }
+
+    /// The last beat of a run: tasks.json and session.json written whole, the journal emptied.
+    fn persist_whole(&mut self) -> bool {
+        self.persist_beat(true)
+    }
+
+    fn persist_beat(&mut self, whole: bool) -> bool {
         self.state.updated_at = now_ts();
         self.state.tasks_total = self.graph.len();
         self.state.gc_rounds = self.graph.gc_rounds();
@@ -117,18 +138,44 @@ impl Coordinator {
             })
             .collect();
         // The log first: a reader that sees the new state finds every message that led to it.
-        let saved = self.bus.sync().and_then(|_| {
-            self.env
-                .session
-                .save_tasks(&self.graph)
-                .and_then(|_| self.env.session.save_state(&self.state))
-                .map_err(|e| e.to_string())
-        });
+        let saved = self
+            .bus
+            .sync()
+            .and_then(|_| self.save_beat(whole).map_err(|e| e.to_string()));
         match saved {
             Ok(()) => true,
             Err(problem) => {
                 self.abort(problem);
                 false
+            }
+        }
+    }
+
+    /// One fdatasync for a journal line; whole snapshots (atomic, fsynced) when asked, when
+    /// the graph changed in ways a line does not say, or when the journal outgrew them.
+    fn save_beat(&mut self, whole: bool) -> crate::error::Result<()> {
+        self.beat += 1;
+        let session = &self.env.session;
+        let journal = match &mut self.journal {
+            Some(j) => j,
+            None => self.journal.insert(Journal::open(&session.journal())?),
+        };
+        match self.graph.take_changed() {
+            Changed::Some(tasks) if !whole && !journal.wants_snapshot() => {
+                let graph = &self.graph;
+                journal.append(
+                    self.beat,
+                    &self.state,
+                    tasks.iter().map(|&i| &graph.tasks[i]),
+                )
+            }
+            _ => {
+                self.graph.beat = self.beat;
+                self.state.beat = self.beat;
+                session.save_tasks(&self.graph)?;
+                session.save_state(&self.state)?;
+                let size = std::fs::metadata(session.tasks_json()).map_or(0, |m| m.len());
+                journal.reset(size)
             }
         }
     }
@@ -402,7 +449,17 @@ impl Coordinator {
 
     // ---- handleSpawnNext ---------------------------------------------------------------------
 
+    /// Persists and dispatches once the messages already queued are handled: completions that
+    /// arrive together share one beat (one journal line, one pair of fsyncs).
+    fn schedule_beat(&mut self, ctx: &mut Context<Self>) {
+        if !self.beat_pending {
+            self.beat_pending = true;
+            ctx.address().do_send(Beat);
+        }
+    }
+
     fn handle_spawn_next(&mut self, ctx: &mut Context<Self>) {
+        self.beat_pending = false;
         if self.finished {
             return;
         }
@@ -426,13 +483,14 @@ impl Coordinator {
                 }),
             );
         }
-        let ready: Vec<String> = self.graph.ready().iter().map(|t| t.id.clone()).collect();
+        // -c/--concurrency: the rest waits for a later beat.
+        let cap = self.state.controls.concurrency.unwrap_or(usize::MAX);
+        let room = cap.saturating_sub(self.graph.in_progress_count());
+        let ready = self.graph.next_ready(room);
         let mut sends = Vec::new();
         let now = now_ts();
         for id in ready {
-            // -c/--concurrency: the rest waits for a later beat.
-            let cap = self.state.controls.concurrency.unwrap_or(usize::MAX);
-            if self.graph.in_progress().count() >= cap {
+            if self.graph.in_progress_count() >= cap {
                 break;
             }
             let task = self.graph.get(&id).cloned().expect("ready task exists");
@@ -573,7 +631,7 @@ impl Coordinator {
                 reason,
             }),
         );
-        if !self.persist() {
+        if !self.persist_whole() {
             return;
         }
         self.workers.clear();
@@ -651,6 +709,22 @@ impl Handler<Begin> for Coordinator {
     }
 }
 
+/// Run the beat's end (persist, dispatch) now; queued behind the messages that led to it.
+#[derive(actix::Message)]
+#[rtype(result = "()")]
+struct Beat;
+
+impl Handler<Beat> for Coordinator {
+    type Result = ();
+
+    fn handle(&mut self, _: Beat, ctx: &mut Self::Context) {
+        // Another handler may have run the beat already.
+        if self.beat_pending {
+            self.handle_spawn_next(ctx);
+        }
+    }
+}
+
 impl Handler<Delivered> for Coordinator {
     type Result = ();
 
@@ -678,7 +752,7 @@ impl Handler<Delivered> for Coordinator {
                     return;
                 }
                 self.handle_callback(&done.task_id, done.outcome.clone());
-                self.handle_spawn_next(ctx);
+                self.schedule_beat(ctx);
             }
             // A worker's echo-free request; the coordinator's own echoes carry a resolution.
             Payload::CapabilityGap(gap) if gap.resolution.is_none() && msg.0.from != ME => {

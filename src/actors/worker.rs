@@ -135,9 +135,19 @@ async fn execute(env: Arc<RunEnv>, bus: BusHandle, instance: String, run: RunTas
     };
     // The record is what makes the completion survive a crash: without it, the task has not
     // finished (the coordinator retries it, or stops on the same disk error).
-    let written = crate::failpoint::write("outcome.write")
-        .map_err(|e| crate::error::Error::io(format!("writing the outcome of {}", task.id), e))
-        .and_then(|_| atomic_write_json(&env.session.outcome_file(&task.id), &record));
+    // Off the actors' thread: its fsyncs must not hold up the coordinator or other workers.
+    let path = env.session.outcome_file(&task.id);
+    let written = tokio::task::spawn_blocking(move || {
+        crate::failpoint::write("outcome.write")
+            .map_err(|e| crate::error::Error::io(format!("writing {}", path.display()), e))
+            .and_then(|_| atomic_write_json(&path, &record))
+    })
+    .await
+    .unwrap_or_else(|e| {
+        Err(crate::error::Error::Environment(format!(
+            "the outcome writer crashed: {e}"
+        )))
+    });
     if let Err(e) = written {
         outcome = Outcome::failed(format!("cannot record the outcome: {e}"));
     }

@@ -58,7 +58,14 @@ pub struct Follower {
     overlong: bool,
     line_no: usize,
     events: mpsc::Receiver<()>,
-    _watcher: notify::RecommendedWatcher,
+    /// None for a one-off read of the tail.
+    _watcher: Option<notify::RecommendedWatcher>,
+}
+
+/// First and last non-blank bytes are braces: a record, or at worst a damaged one worth decoding.
+fn looks_like_object(line: &[u8]) -> bool {
+    let mut bytes = line.iter().filter(|b| !b.is_ascii_whitespace());
+    bytes.next() == Some(&b'{') && bytes.next_back() == Some(&b'}')
 }
 
 impl Follower {
@@ -66,11 +73,13 @@ impl Follower {
     /// in the folders `also_watch` (the session folder, to see it end).
     pub fn new(path: &Path, offset: u64, line_no: usize, also_watch: &[&Path]) -> Result<Self> {
         let (tx, rx) = mpsc::channel();
-        let mut watcher =
-            notify::recommended_watcher(move |_res: notify::Result<notify::Event>| {
+        let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+            // Not on reads (our own included): only a change is worth a look.
+            if !res.as_ref().is_ok_and(|e| e.kind.is_access()) {
                 let _ = tx.send(());
-            })
-            .map_err(|e| Error::Environment(format!("cannot watch {}: {e}", path.display())))?;
+            }
+        })
+        .map_err(|e| Error::Environment(format!("cannot watch {}: {e}", path.display())))?;
         let dir = path.parent().unwrap_or(Path::new("."));
         watcher
             .watch(dir, RecursiveMode::NonRecursive)
@@ -89,7 +98,7 @@ impl Follower {
             overlong: false,
             line_no,
             events: rx,
-            _watcher: watcher,
+            _watcher: Some(watcher),
         })
     }
 
@@ -107,7 +116,18 @@ impl Follower {
     /// Hands each complete new line to `each`, in order, reading the file in chunks: memory stays
     /// bounded by one chunk and one line however large the log (a line longer than
     /// [`MAX_LINE`] is reported as bad and skipped). Returns how many lines it handed over.
-    pub fn poll_each(&mut self, mut each: impl FnMut(Result<Record, BadLine>)) -> Result<usize> {
+    pub fn poll_each(&mut self, each: impl FnMut(Result<Record, BadLine>)) -> Result<usize> {
+        self.poll_each_where(|_| true, each)
+    }
+
+    /// [`Follower::poll_each`] for the lines `wanted` accepts from their raw bytes; the others are
+    /// not decoded (a query reads a large log at the speed of a byte scan). A skipped line that
+    /// is not even shaped like a JSON object is still reported as bad.
+    pub fn poll_each_where(
+        &mut self,
+        wanted: impl Fn(&[u8]) -> bool,
+        mut each: impl FnMut(Result<Record, BadLine>),
+    ) -> Result<usize> {
         let io = |e| Error::io(format!("reading {}", self.path.display()), e);
         let mut file = match File::open(&self.path) {
             Ok(f) => f,
@@ -131,7 +151,7 @@ impl Follower {
             }
             self.offset += n as u64;
             let mut start = 0;
-            while let Some(i) = chunk[start..n].iter().position(|&b| b == b'\n') {
+            while let Some(i) = memchr::memchr(b'\n', &chunk[start..n]) {
                 let end = start + i;
                 self.line_no += 1;
                 let line: &[u8] = if self.partial.is_empty() {
@@ -147,6 +167,13 @@ impl Follower {
                     }))
                 } else if line.iter().all(u8::is_ascii_whitespace) {
                     None
+                } else if !wanted(line) {
+                    (!looks_like_object(line)).then(|| {
+                        Err(BadLine {
+                            line: self.line_no,
+                            problem: "not a JSON object".into(),
+                        })
+                    })
                 } else {
                     Some(serde_json::from_slice::<Record>(line).map_err(|e| BadLine {
                         line: self.line_no,
@@ -170,6 +197,41 @@ impl Follower {
             }
         }
         Ok(handed)
+    }
+
+    /// The last `max_bytes` of the log at most, from its first complete line: what is recent,
+    /// read in time independent of the log's size.
+    pub fn read_tail(path: &Path, max_bytes: u64) -> Result<(Vec<Record>, Vec<BadLine>)> {
+        let io = |e| Error::io(format!("reading {}", path.display()), e);
+        let mut file = match File::open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok((Vec::new(), Vec::new()))
+            }
+            Err(e) => return Err(io(e)),
+        };
+        let len = file.metadata().map_err(io)?.len();
+        let start = len.saturating_sub(max_bytes);
+        let mut skip = 0;
+        if start > 0 {
+            // Begin after the line the window cuts into.
+            file.seek(SeekFrom::Start(start - 1)).map_err(io)?;
+            let mut head = Vec::new();
+            BufReader::new((&mut file).take(MAX_LINE as u64))
+                .read_until(b'\n', &mut head)
+                .map_err(io)?;
+            skip = head.len() as u64;
+        }
+        let mut tail = Follower {
+            path: path.to_path_buf(),
+            offset: start.saturating_sub(1) + skip,
+            partial: Vec::new(),
+            overlong: false,
+            line_no: 0,
+            events: mpsc::channel().1,
+            _watcher: None,
+        };
+        tail.poll_new()
     }
 
     /// Waits for a change to the folder, at most `timeout`. Returns false on timeout.

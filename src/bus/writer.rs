@@ -6,13 +6,14 @@ use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use serde_json::{json, Map, Value};
 
 use super::message::{format_id, parse_seq, Message, Payload, Record};
 use crate::error::{Error, Result};
-use crate::util::{atomic_write_json, now_ts};
+use crate::util::now_ts;
 
 /// Most messages written in one group commit.
 const MAX_BATCH: usize = 4096;
@@ -114,7 +115,8 @@ impl LogState {
         Ok(())
     }
 
-    fn write_batch(&mut self, batch: &[Message]) -> std::io::Result<()> {
+    /// Appends the batch (not yet fsynced); returns its state updates for meta.json.
+    fn write_batch(&mut self, batch: &[Message]) -> std::io::Result<Vec<MetaUpdate>> {
         self.file.lock()?;
         let result = (|| {
             self.refresh_seq().map_err(std::io::Error::other)?;
@@ -136,26 +138,39 @@ impl LogState {
                 let _ = self.file.write_all(&buf[..buf.len() / 2]);
                 crate::failpoint::crash();
             }
-            let written = self.file.write_all(&buf).and_then(|_| {
-                crate::failpoint::write("log.fsync")?;
-                self.file.sync_data()
-            });
-            if let Err(e) = written {
+            if let Err(e) = self.file.write_all(&buf) {
                 // Never leave a partial line for later appends to join onto.
                 let _ = self.file.set_len(self.known_len);
                 let _ = self.file.sync_data();
                 return Err(e);
             }
             self.known_len += buf.len() as u64;
-            if !updates.is_empty() {
-                merge_meta(&self.meta_path, &updates).map_err(std::io::Error::other)?;
-            }
-            Ok(())
+            Ok(updates)
         })();
         let _ = self.file.unlock();
         result
     }
+
+    /// Merges state updates into meta.json, under the log's lock (other processes merge too).
+    fn merge_meta(&mut self, updates: &[MetaUpdate]) -> std::io::Result<()> {
+        if updates.is_empty() {
+            return Ok(());
+        }
+        self.file.lock()?;
+        let merged = merge_meta(&self.meta_path, updates).map_err(std::io::Error::other);
+        let _ = self.file.unlock();
+        merged
+    }
+
+    fn sync(&mut self) -> std::io::Result<()> {
+        crate::failpoint::write("log.fsync")?;
+        self.file.sync_data()
+    }
 }
+
+/// Longest a written message waits for its fsync when nobody asks for one: a sync request (every
+/// beat makes one) fsyncs at once, so messages that led to a dispatch are never among these.
+const LAZY_SYNC: Duration = Duration::from_millis(50);
 
 fn run(mut state: LogState, rx: Receiver<Command>) {
     let mut batch = Vec::new();
@@ -164,8 +179,24 @@ fn run(mut state: LogState, rx: Receiver<Command>) {
     // Sticky: once a batch is lost, every later sync says so, so the coordinator stops rather
     // than go on with a gap in the log.
     let mut lost: Option<String> = None;
-    while let Ok(first) = rx.recv() {
-        let mut next = Some(first);
+    // Written (readers see it) but not yet fsynced, since when.
+    let mut unsynced: Option<Instant> = None;
+    loop {
+        let first = match unsynced {
+            None => rx.recv().ok(),
+            Some(since) => match rx.recv_timeout(LAZY_SYNC.saturating_sub(since.elapsed())) {
+                Ok(cmd) => Some(cmd),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => {
+                    stop = true;
+                    None
+                }
+            },
+        };
+        if first.is_none() && unsynced.is_none() {
+            break; // every handle dropped, nothing left to make durable
+        }
+        let mut next = first;
         while let Some(cmd) = next.take() {
             match cmd {
                 Command::Append(m) => batch.push(*m),
@@ -179,24 +210,49 @@ fn run(mut state: LogState, rx: Receiver<Command>) {
                 next = rx.try_recv().ok();
             }
         }
+        let mut updates = Vec::new();
         if !batch.is_empty() && lost.is_none() {
-            if let Err(e) = state.write_batch(&batch) {
-                let problem = format!(
-                    "cannot write {} ({} message(s) not written): {e}",
-                    state.path.display(),
-                    batch.len()
-                );
-                eprintln!("team-testing: {problem}");
-                lost = Some(problem);
+            match state.write_batch(&batch) {
+                Ok(u) => {
+                    updates = u;
+                    unsynced.get_or_insert_with(Instant::now);
+                }
+                Err(e) => {
+                    let problem = format!(
+                        "cannot write {} ({} message(s) not written): {e}",
+                        state.path.display(),
+                        batch.len()
+                    );
+                    eprintln!("team-testing: {problem}");
+                    lost = Some(problem);
+                }
             }
         }
         batch.clear();
+        // Group commit: one fsync for everything written, when someone waits on it, when the
+        // writer stops, or when the oldest unsynced message has waited LAZY_SYNC.
+        let due = !waiters.is_empty() || stop || unsynced.is_some_and(|t| t.elapsed() >= LAZY_SYNC);
+        if due && unsynced.is_some() && lost.is_none() {
+            if let Err(e) = state.sync() {
+                let problem = format!("cannot fsync {}: {e}", state.path.display());
+                eprintln!("team-testing: {problem}");
+                lost = Some(problem);
+            }
+            unsynced = None;
+        }
         let result = match &lost {
             Some(problem) => Err(problem.clone()),
             None => Ok(()),
         };
         for w in waiters.drain(..) {
             let _ = w.send(result.clone());
+        }
+        // After the waiters are answered: meta.json is a view, not on the beat's path.
+        if let Err(e) = state.merge_meta(&updates) {
+            eprintln!(
+                "team-testing: cannot update {}: {e}",
+                state.meta_path.display()
+            );
         }
         if stop {
             break;
@@ -297,7 +353,10 @@ fn set_aside_unreadable_meta(path: &Path) -> Result<Option<String>> {
     )))
 }
 
-fn merge_meta(path: &Path, updates: &[(String, Map<String, Value>, String)]) -> Result<()> {
+/// A state update for meta.json: sender, data, timestamp.
+type MetaUpdate = (String, Map<String, Value>, String);
+
+fn merge_meta(path: &Path, updates: &[MetaUpdate]) -> Result<()> {
     let mut meta: Value = if path.is_file() {
         crate::util::read_json(path).unwrap_or_else(|_| json!({}))
     } else {
@@ -338,5 +397,6 @@ fn merge_meta(path: &Path, updates: &[(String, Map<String, Value>, String)]) -> 
         }
         obj.insert("updated_at".into(), json!(ts));
     }
-    atomic_write_json(path, &meta)
+    // A view rebuilt from the log's state updates: no fsync on the beat's path.
+    crate::util::replace_json(path, &meta)
 }

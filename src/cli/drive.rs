@@ -195,14 +195,20 @@ pub fn drive(opened: Opened, begin: Begin, drive: &DriveArgs) -> anyhow::Result<
             resume: true,
             selected: None,
         });
-        let end = launch(env, graph, state, this_begin, drive.json)
+        let end = launch(env, graph, state, this_begin, drive.json, None)
             .with_context(|| format!("running session {}", session.id))?;
         if !drive.json {
             print_summary(&session, &end)?;
         }
         let finished = end.status == SessionStatus::Completed;
         let action = if finished {
-            Some(complete(&session, drive)?)
+            Some(complete(&session, drive).with_context(|| {
+                format!(
+                    "the pipeline finished, but its completion action did not; \
+                     `team-testing resume {}` carries it out",
+                    session.id
+                )
+            })?)
         } else {
             None
         };

@@ -15,12 +15,30 @@ use crate::tasks::TaskGraph;
 /// Exit code when the user interrupted the run (the session is paused).
 pub const EXIT_INTERRUPTED: i32 = 130;
 
+/// Sees every message as the bus delivers it, on the actors' thread (the benchmarks time beats
+/// with it). It must return at once.
+pub type Observer = Arc<dyn Fn(&crate::bus::Message) + Send + Sync>;
+
+struct Watch(Observer);
+
+impl Actor for Watch {
+    type Context = Context<Self>;
+}
+
+impl Handler<crate::bus::Delivered> for Watch {
+    type Result = ();
+    fn handle(&mut self, msg: crate::bus::Delivered, _: &mut Self::Context) {
+        (self.0)(&msg.0);
+    }
+}
+
 pub fn launch(
     env: RunEnv,
     graph: TaskGraph,
     state: SessionState,
     begin: Begin,
     quiet_stdout: bool,
+    observer: Option<Observer>,
 ) -> Result<RunEnd> {
     let writer = Writer::open(&env.session.messages(), &env.session.meta_json())?;
     for repair in &writer.repairs {
@@ -49,6 +67,9 @@ pub fn launch(
         }
         let view = ProgressView::new(quiet_stdout).start();
         bus.subscribe(view.recipient());
+        if let Some(observer) = observer {
+            bus.subscribe(Watch(observer).start().recipient());
+        }
         let coordinator = Coordinator::new(Arc::new(env), bus.clone(), graph, state, end2).start();
         bus.subscribe(coordinator.clone().recipient());
         coordinator.do_send(begin);

@@ -40,6 +40,20 @@ pub struct LogArgs {
 }
 
 impl LogArgs {
+    /// Byte strings every matching line contains: each filter value in quotes. A line without
+    /// them cannot match and is not decoded. A value a JSON writer might escape gets no needle.
+    fn needles(&self) -> Vec<memchr::memmem::Finder<'static>> {
+        [&self.kind, &self.from, &self.to, &self.task]
+            .into_iter()
+            .flatten()
+            .filter(|v| {
+                v.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"_-.:".contains(&b))
+            })
+            .map(|v| memchr::memmem::Finder::new(format!("\"{v}\"").as_bytes()).into_owned())
+            .collect()
+    }
+
     fn matches(&self, r: &Record) -> bool {
         self.kind.as_deref().is_none_or(|k| r.kind == k)
             && self.from.as_deref().is_none_or(|f| r.from == f)
@@ -67,7 +81,9 @@ pub fn log(args: LogArgs) -> anyhow::Result<i32> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut last: std::collections::VecDeque<Record> = Default::default();
     let mut failed: Option<std::io::Error> = None;
-    follower.poll_each(|line| match line {
+    let needles = args.needles();
+    let wanted = |line: &[u8]| needles.iter().all(|n| n.find(line).is_some());
+    follower.poll_each_where(wanted, |line| match line {
         Ok(r) if args.matches(&r) => match args.last {
             Some(n) => {
                 if n > 0 {

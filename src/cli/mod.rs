@@ -3,7 +3,7 @@
 mod apply;
 mod drive;
 mod extend;
-mod launch;
+pub mod launch;
 mod log;
 mod report;
 mod resume;

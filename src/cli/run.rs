@@ -366,6 +366,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         created_at: now.clone(),
         updated_at: now,
         pid: Some(std::process::id()),
+        beat: 0,
     };
     check_sandbox(&mut state, &registry, &graph, args.drive.json)?;
     if args.dry_run {

@@ -1,5 +1,6 @@
 //! `team-testing status [SESSION]`: the seed's check view, from the session snapshot plus the
-//! latest progress and blocker messages.
+//! latest progress and blocker messages (read from the log's tail, so a log of any size costs
+//! the same).
 
 use std::collections::HashMap;
 
@@ -7,7 +8,7 @@ use clap::Args;
 use serde_json::json;
 
 use super::Location;
-use crate::bus::reader;
+use crate::bus::reader::Follower;
 use crate::session::{self, SessionDir, SessionState};
 use crate::tasks::{layer_code, Task, TaskGraph, TaskStatus};
 
@@ -57,6 +58,10 @@ pub fn status(args: StatusArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
+/// How much of the log's end status reads for running tasks' milestones and blockers: a few
+/// thousand messages, far more than a beat's worth.
+const RECENT_LOG_BYTES: u64 = 1 << 20;
+
 fn done(graph: &TaskGraph) -> usize {
     graph.tasks.iter().filter(|t| t.status.is_done()).count()
 }
@@ -67,7 +72,7 @@ pub fn render(
     state: &SessionState,
     graph: &TaskGraph,
 ) -> crate::error::Result<String> {
-    let (records, _) = reader::read_all(&session.messages())?;
+    let (records, _) = Follower::read_tail(&session.messages(), RECENT_LOG_BYTES)?;
     let mut milestone: HashMap<String, String> = HashMap::new();
     let mut blockers = Vec::new();
     for r in &records {

@@ -75,6 +75,7 @@ fn state(id: &str, repo: &str, created_at: &str, l1_rounds: u32) -> SessionState
         created_at: created_at.into(),
         updated_at: created_at.into(),
         pid: None,
+        beat: 0,
     }
 }
 

@@ -1,6 +1,7 @@
 //! The session directory: layout, session.json, tasks.json, the lock, and finding sessions.
 
 pub mod inbox;
+pub mod journal;
 mod lock;
 mod state;
 
@@ -128,8 +129,16 @@ impl SessionDir {
         self.root.join(".outcomes").join(format!("{task_id}.json"))
     }
 
+    /// The coordinator's beat journal (`session::journal`).
+    pub fn journal(&self) -> PathBuf {
+        self.root.join(journal::FILE)
+    }
+
+    /// session.json with the journal's later beats applied.
     pub fn load_state(&self) -> Result<SessionState> {
-        read_json(&self.session_json())
+        let mut state = read_json(&self.session_json())?;
+        journal::replay_state(&self.journal(), &mut state)?;
+        Ok(state)
     }
 
     pub fn save_state(&self, state: &SessionState) -> Result<()> {
@@ -139,6 +148,7 @@ impl SessionDir {
     pub fn load_tasks(&self) -> Result<TaskGraph> {
         let mut graph: TaskGraph = read_json(&self.tasks_json())?;
         graph.reindex();
+        journal::replay_tasks(&self.journal(), &mut graph)?;
         Ok(graph)
     }
 

@@ -91,6 +91,13 @@ pub struct SessionState {
     pub updated_at: String,
     #[serde(default)]
     pub pid: Option<u32>,
+    /// The last coordinator beat this file includes (see `session::journal`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub beat: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 fn default_max_gc_rounds() -> u32 {

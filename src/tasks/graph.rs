@@ -2,6 +2,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
+use super::sched::Sched;
 use super::{Outcome, Task, TaskStatus};
 
 /// A violation of the graph's rules; each names the task.
@@ -34,13 +35,42 @@ impl GraphError {
 }
 
 /// Every task of a session in creation order. Serialized as tasks.json.
+///
+/// Status changes go through the methods (claim, complete, fail_attempt, propagate_skips, insert,
+/// get_mut), which keep the scheduling index current and note which tasks changed (the
+/// coordinator journals just those). Code that edits `tasks` directly calls [`TaskGraph::reindex`]
+/// afterwards.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct TaskGraph {
     #[serde(default = "format_version")]
     pub version: u32,
+    /// The last coordinator beat this snapshot includes (see `session::journal`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub beat: u64,
     pub tasks: Vec<Task>,
     #[serde(skip)]
     index: HashMap<String, usize>,
+    #[serde(skip)]
+    sched: Sched,
+    /// A task was handed out by `get_mut`: the index is rebuilt before it is used again.
+    #[serde(skip)]
+    stale: bool,
+    #[serde(skip)]
+    changed: Changed,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// What changed since the coordinator last saved the graph.
+#[derive(Debug, Clone, Default)]
+pub enum Changed {
+    /// Unknown (a fresh or reindexed graph): save it whole.
+    #[default]
+    All,
+    /// These tasks, by position, in creation order.
+    Some(std::collections::BTreeSet<usize>),
 }
 
 fn format_version() -> u32 {
@@ -52,13 +82,14 @@ impl TaskGraph {
         let mut graph = TaskGraph {
             version: format_version(),
             tasks,
-            index: HashMap::new(),
+            ..TaskGraph::default()
         };
         graph.reindex();
         graph
     }
 
-    /// Rebuilds the id index; call after deserializing.
+    /// Rebuilds the id and scheduling indexes; call after deserializing or after editing `tasks`
+    /// directly. Everything counts as changed.
     pub fn reindex(&mut self) {
         self.index = self
             .tasks
@@ -66,14 +97,61 @@ impl TaskGraph {
             .enumerate()
             .map(|(i, t)| (t.id.clone(), i))
             .collect();
+        self.sched = Sched::build(&self.tasks, &self.index);
+        self.stale = false;
+        self.changed = Changed::All;
+    }
+
+    /// Rebuilds the scheduling index if a task was edited through `get_mut` since.
+    fn refresh(&mut self) {
+        if self.stale {
+            self.sched = Sched::build(&self.tasks, &self.index);
+            self.stale = false;
+        }
+    }
+
+    fn note_changed(&mut self, i: usize) {
+        if let Changed::Some(set) = &mut self.changed {
+            set.insert(i);
+        }
+    }
+
+    /// Sets task `i`'s status, keeping the index current.
+    fn set_status(&mut self, i: usize, status: TaskStatus) {
+        self.refresh();
+        let old = std::mem::replace(&mut self.tasks[i].status, status);
+        self.sched.moved(&self.tasks, i, old);
+        self.note_changed(i);
+    }
+
+    /// The tasks changed since the last call (or `Changed::All`), and starts counting afresh.
+    pub fn take_changed(&mut self) -> Changed {
+        std::mem::replace(&mut self.changed, Changed::Some(Default::default()))
     }
 
     pub fn get(&self, id: &str) -> Option<&Task> {
         self.index.get(id).map(|&i| &self.tasks[i])
     }
 
+    /// A task to edit in place: it counts as changed, and the scheduling index is rebuilt
+    /// before its next use (an edit may touch status or blockedBy).
     pub fn get_mut(&mut self, id: &str) -> Option<&mut Task> {
-        self.index.get(id).map(|&i| &mut self.tasks[i])
+        let i = *self.index.get(id)?;
+        self.stale = true;
+        self.note_changed(i);
+        Some(&mut self.tasks[i])
+    }
+
+    /// Adds a task read back from the journal, or replaces the one with its id.
+    pub fn upsert(&mut self, task: Task) {
+        match self.index.get(&task.id) {
+            Some(&i) => self.tasks[i] = task,
+            None => {
+                self.index.insert(task.id.clone(), self.tasks.len());
+                self.tasks.push(task);
+            }
+        }
+        self.stale = true;
     }
 
     pub fn len(&self) -> usize {
@@ -152,38 +230,85 @@ impl TaskGraph {
         Ok(order)
     }
 
+    fn position(&self, id: &str) -> Result<usize, GraphError> {
+        self.index
+            .get(id)
+            .copied()
+            .ok_or_else(|| GraphError::Unknown(id.to_string()))
+    }
+
+    fn is_ready(&self, i: usize) -> bool {
+        if !self.stale {
+            return self.sched.ready.contains(&i);
+        }
+        let t = &self.tasks[i];
+        t.status == TaskStatus::Pending
+            && t.blocked_by
+                .iter()
+                .all(|b| self.get(b).is_some_and(|d| d.status.is_done()))
+    }
+
     /// Pending tasks whose blockedBy are all completed (or deleted), in creation order.
     pub fn ready(&self) -> Vec<&Task> {
-        self.tasks
-            .iter()
-            .filter(|t| t.status == TaskStatus::Pending)
-            .filter(|t| {
-                t.blocked_by
-                    .iter()
-                    .all(|b| self.get(b).is_some_and(|d| d.status.is_done()))
-            })
+        self.ready_ids(usize::MAX)
+            .into_iter()
+            .map(|i| &self.tasks[i])
             .collect()
     }
 
-    pub fn in_progress(&self) -> impl Iterator<Item = &Task> {
-        self.tasks
-            .iter()
-            .filter(|t| t.status == TaskStatus::InProgress)
+    /// The first `limit` ready tasks' positions, in creation order: what a beat dispatches.
+    fn ready_ids(&self, limit: usize) -> Vec<usize> {
+        if self.stale {
+            (0..self.tasks.len())
+                .filter(|&i| self.is_ready(i))
+                .take(limit)
+                .collect()
+        } else {
+            self.sched.ready.iter().copied().take(limit).collect()
+        }
+    }
+
+    /// The ids of the first `limit` ready tasks, in creation order.
+    pub fn next_ready(&mut self, limit: usize) -> Vec<String> {
+        self.refresh();
+        self.ready_ids(limit)
+            .into_iter()
+            .map(|i| self.tasks[i].id.clone())
+            .collect()
+    }
+
+    pub fn in_progress(&self) -> Box<dyn Iterator<Item = &Task> + '_> {
+        if self.stale {
+            Box::new(
+                self.tasks
+                    .iter()
+                    .filter(|t| t.status == TaskStatus::InProgress),
+            )
+        } else {
+            Box::new(self.sched.running.iter().map(|&i| &self.tasks[i]))
+        }
+    }
+
+    pub fn in_progress_count(&self) -> usize {
+        if self.stale {
+            self.in_progress().count()
+        } else {
+            self.sched.running.len()
+        }
     }
 
     /// pending -> in_progress, recorded before the worker starts.
     pub fn claim(&mut self, id: &str, worker: &str, now: &str) -> Result<(), GraphError> {
-        let ready = self.ready().iter().any(|t| t.id == id);
-        let task = self
-            .get_mut(id)
-            .ok_or_else(|| GraphError::Unknown(id.to_string()))?;
-        if !ready {
+        let i = self.position(id)?;
+        self.refresh();
+        if !self.is_ready(i) {
             return Err(GraphError::NotClaimable {
                 task: id.to_string(),
-                status: task.status.as_str(),
+                status: self.tasks[i].status.as_str(),
             });
         }
-        task.status = TaskStatus::InProgress;
+        self.set_status(i, TaskStatus::InProgress);
+        let task = &mut self.tasks[i];
         task.worker = Some(worker.to_string());
         task.claimed_at = Some(now.to_string());
         task.attempts += 1;
@@ -191,10 +316,9 @@ impl TaskGraph {
     }
 
     pub fn complete(&mut self, id: &str, outcome: Outcome, now: &str) -> Result<(), GraphError> {
-        let task = self
-            .get_mut(id)
-            .ok_or_else(|| GraphError::Unknown(id.to_string()))?;
-        task.status = TaskStatus::Completed;
+        let i = self.position(id)?;
+        self.set_status(i, TaskStatus::Completed);
+        let task = &mut self.tasks[i];
         task.started_at = outcome.started_at.clone().or(task.started_at.take());
         task.completed_at = Some(
             outcome
@@ -218,47 +342,53 @@ impl TaskGraph {
         outcome: Option<Outcome>,
         now: &str,
     ) -> Result<bool, GraphError> {
-        let task = self
-            .get_mut(id)
-            .ok_or_else(|| GraphError::Unknown(id.to_string()))?;
+        let i = self.position(id)?;
+        let retry = self.tasks[i].attempts < max_attempts;
+        self.set_status(
+            i,
+            if retry {
+                TaskStatus::Pending
+            } else {
+                TaskStatus::Failed
+            },
+        );
+        let task = &mut self.tasks[i];
         task.reason = Some(reason.to_string());
         task.outcome = outcome;
-        if task.attempts < max_attempts {
-            task.status = TaskStatus::Pending;
+        if retry {
             task.claimed_at = None;
             task.worker = None;
-            Ok(true)
         } else {
-            task.status = TaskStatus::Failed;
             task.completed_at = Some(now.to_string());
-            Ok(false)
         }
+        Ok(retry)
     }
 
     /// Skips every pending task that waits on a failed or skipped one, transitively, and says which
     /// dependency. Returns (task, reason) for each newly skipped task.
     pub fn propagate_skips(&mut self) -> Vec<(String, String)> {
+        self.refresh();
         let mut skipped = Vec::new();
-        loop {
-            let next = self.tasks.iter().find_map(|t| {
-                if t.status != TaskStatus::Pending {
-                    return None;
+        // Only the successors of tasks that died since the last call are looked at.
+        while let Some(d) = self.sched.dead.pop_front() {
+            for k in 0..self.sched.successors[d].len() {
+                let s = self.sched.successors[d][k];
+                if self.tasks[s].status != TaskStatus::Pending {
+                    continue;
                 }
-                t.blocked_by.iter().find_map(|b| {
-                    let dep = self.get(b)?;
-                    dep.status.is_dead().then(|| {
-                        (
-                            t.id.clone(),
-                            format!("dependency {} {}", dep.id, dep.status.as_str()),
-                        )
-                    })
-                })
-            });
-            let Some((id, reason)) = next else { break };
-            let task = self.get_mut(&id).expect("found above");
-            task.status = TaskStatus::Skipped;
-            task.reason = Some(reason.clone());
-            skipped.push((id, reason));
+                let Some(reason) = self.tasks[s]
+                    .blocked_by
+                    .iter()
+                    .filter_map(|b| self.get(b))
+                    .find(|dep| dep.status.is_dead())
+                    .map(|dep| format!("dependency {} {}", dep.id, dep.status.as_str()))
+                else {
+                    continue;
+                };
+                self.set_status(s, TaskStatus::Skipped);
+                self.tasks[s].reason = Some(reason.clone());
+                skipped.push((self.tasks[s].id.clone(), reason));
+            }
         }
         skipped
     }
@@ -272,22 +402,30 @@ impl TaskGraph {
         role_exists: impl Fn(&str) -> bool,
     ) -> Result<(), GraphError> {
         let mut next = self.clone();
+        let first_new = next.tasks.len();
         let new_ids: HashSet<String> = new_tasks.iter().map(|t| t.id.clone()).collect();
         next.tasks.extend(new_tasks);
-        next.reindex();
+        let mut touched: Vec<usize> = (first_new..next.tasks.len()).collect();
         if let Some((from, to)) = rewire {
-            for t in next.tasks.iter_mut() {
+            for (i, t) in next.tasks.iter_mut().enumerate() {
                 if new_ids.contains(&t.id) || t.status != TaskStatus::Pending {
                     continue;
                 }
                 for b in t.blocked_by.iter_mut() {
                     if b == from {
                         *b = to.to_string();
+                        touched.push(i);
                     }
                 }
             }
         }
+        let changed = std::mem::take(&mut next.changed);
+        next.reindex();
         next.validate(role_exists)?;
+        next.changed = changed;
+        for i in touched {
+            next.note_changed(i);
+        }
         *self = next;
         Ok(())
     }
@@ -303,6 +441,9 @@ impl TaskGraph {
     /// GC rounds opened per layer code (`L1`), read from the fix tasks themselves so that it can
     /// never disagree with tasks.json.
     pub fn gc_rounds(&self) -> std::collections::BTreeMap<String, u32> {
+        if !self.stale {
+            return self.sched.gc_rounds.clone();
+        }
         let mut rounds = std::collections::BTreeMap::new();
         for t in &self.tasks {
             let (Some(layer), Some(round)) =
@@ -388,6 +529,76 @@ mod tests {
         assert_eq!(skipped[0].1, "dependency A failed");
         assert_eq!(skipped[1].1, "dependency B skipped");
         assert!(g.is_settled());
+    }
+
+    /// The ready set by definition, scanning every task.
+    fn ready_by_scan(g: &TaskGraph) -> Vec<String> {
+        g.tasks
+            .iter()
+            .filter(|t| t.status == TaskStatus::Pending)
+            .filter(|t| {
+                t.blocked_by
+                    .iter()
+                    .all(|b| g.get(b).is_some_and(|d| d.status.is_done()))
+            })
+            .map(|t| t.id.clone())
+            .collect()
+    }
+
+    #[test]
+    fn the_incremental_ready_set_always_equals_a_full_scan() {
+        // A seeded random DAG (each task waits on up to three earlier ones), driven through
+        // claims, completions, failures with retries, skips and in-place edits.
+        let mut seed = 7u64;
+        let mut next = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let n = 300;
+        let tasks: Vec<Task> = (0..n)
+            .map(|i| {
+                let deps: Vec<String> = (0..if i == 0 { 0 } else { next(4) })
+                    .map(|_| format!("T{}", next(i)))
+                    .collect();
+                Task::new(&format!("T{i}"), "t", "r", deps)
+            })
+            .collect();
+        let mut g = TaskGraph::new(tasks);
+        for step in 0..2000 {
+            let scan = ready_by_scan(&g);
+            let fast: Vec<String> = g.ready().iter().map(|t| t.id.clone()).collect();
+            assert_eq!(fast, scan, "step {step}");
+            let running: Vec<String> = g.in_progress().map(|t| t.id.clone()).collect();
+            match next(10) {
+                0..=3 if !scan.is_empty() => {
+                    let id = scan[next(scan.len())].clone();
+                    g.claim(&id, "w", "t").unwrap();
+                }
+                4..=6 if !running.is_empty() => {
+                    let id = &running[next(running.len())];
+                    g.complete(id, Outcome::completed("ok"), "t").unwrap();
+                }
+                7 if !running.is_empty() => {
+                    let id = &running[next(running.len())];
+                    g.fail_attempt(id, "boom", 2, None, "t").unwrap();
+                    g.propagate_skips();
+                }
+                8 => {
+                    // An edit in place: the index is rebuilt before its next use.
+                    let id = format!("T{}", next(n));
+                    if let Some(t) = g.get_mut(&id) {
+                        if t.status == TaskStatus::Completed {
+                            t.status = TaskStatus::Deleted;
+                        }
+                    }
+                }
+                _ => {}
+            }
+            assert_eq!(g.in_progress_count(), g.count(TaskStatus::InProgress));
+        }
+        assert!(g.count(TaskStatus::Completed) > 0 && g.count(TaskStatus::Skipped) > 0);
     }
 
     #[test]

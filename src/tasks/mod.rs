@@ -3,9 +3,10 @@
 
 mod gc;
 mod graph;
+mod sched;
 
 pub use gc::{gc_decision, layer_code, GcDecision};
-pub use graph::{GraphError, TaskGraph};
+pub use graph::{Changed, GraphError, TaskGraph};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

@@ -45,6 +45,8 @@ pub fn run_builtin(role: &str, ctx: &RoleContext) -> Outcome {
         "generator" => generator::run(ctx),
         "executor" => executor::run(ctx),
         "analyst" => analyst::run(ctx),
+        // Does nothing and succeeds: what the runtime alone costs (benches/).
+        "noop" => Outcome::completed("no-op"),
         // A dynamic role with agent backends: its role file is the agent's instructions.
         _ => agent_role::run(ctx),
     }

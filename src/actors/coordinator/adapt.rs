@@ -61,7 +61,8 @@ impl Coordinator {
         let _ = std::fs::create_dir_all(&dir);
         let addr = ctx.address();
         let watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-            if res.is_ok() {
+            // Not on reads: reading the inbox would poke it again, without end.
+            if res.is_ok_and(|e| !e.kind.is_access()) {
                 addr.do_send(InboxPoke);
             }
         })
@@ -316,7 +317,7 @@ impl Coordinator {
                 reason: reason.to_string(),
             }),
         );
-        if !self.persist() {
+        if !self.persist_whole() {
             return;
         }
         self.workers.clear();

@@ -1,0 +1,268 @@
+//! The coordinator's beat journal, `.journal.jsonl`: one line per beat with the session state and
+//! the tasks that changed in it, made durable with one fdatasync. Writing tasks.json and
+//! session.json whole every beat would cost the size of the graph per beat (quadratic over a
+//! run) and four fsyncs; the journal costs what changed and one.
+//!
+//! A line is `{"beat":N,"state":{…},"tasks":[…]}`. tasks.json and session.json carry the beat
+//! they include (`beat`); loading one applies the journal lines after it. When the journal
+//! outgrows the last snapshot, the coordinator writes both files whole (atomically) and empties
+//! it, so the journal stays within the size of the graph and replaying it is bounded.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::SessionState;
+use crate::error::{Error, Result};
+use crate::tasks::{Task, TaskGraph};
+
+pub const FILE: &str = ".journal.jsonl";
+
+/// A journal never waits for a snapshot below this size (small graphs snapshot rarely).
+const MIN_COMPACT_BYTES: u64 = 1 << 20;
+
+#[derive(Serialize)]
+struct LineOut<'a> {
+    beat: u64,
+    state: &'a SessionState,
+    tasks: Vec<&'a Task>,
+}
+
+#[derive(Deserialize)]
+struct LineIn {
+    beat: u64,
+    state: SessionState,
+    #[serde(default)]
+    tasks: Vec<Task>,
+}
+
+/// The coordinator's open journal.
+pub struct Journal {
+    path: PathBuf,
+    file: File,
+    bytes: u64,
+    /// Size of tasks.json at the last snapshot: the journal is emptied once it outgrows it.
+    snapshot_bytes: u64,
+    buf: Vec<u8>,
+}
+
+impl Journal {
+    pub fn open(path: &Path) -> Result<Journal> {
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .read(true)
+            .open(path)
+            .map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
+        let bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
+        Ok(Journal {
+            path: path.to_path_buf(),
+            file,
+            bytes,
+            snapshot_bytes: 0,
+            buf: Vec::new(),
+        })
+    }
+
+    /// True when the next beat should write whole snapshots instead of a line.
+    pub fn wants_snapshot(&self) -> bool {
+        self.bytes > self.snapshot_bytes.max(MIN_COMPACT_BYTES)
+    }
+
+    /// Appends one beat and makes it durable.
+    pub fn append<'a>(
+        &mut self,
+        beat: u64,
+        state: &SessionState,
+        tasks: impl Iterator<Item = &'a Task>,
+    ) -> Result<()> {
+        self.buf.clear();
+        let line = LineOut {
+            beat,
+            state,
+            tasks: tasks.collect(),
+        };
+        serde_json::to_writer(&mut self.buf, &line)
+            .map_err(|e| Error::bad_file(&self.path, format!("cannot encode beat {beat}: {e}")))?;
+        self.buf.push(b'\n');
+        let io = |e| Error::io(format!("writing {}", self.path.display()), e);
+        crate::failpoint::hit("journal.append");
+        if crate::failpoint::due("journal.torn") {
+            let _ = self.file.write_all(&self.buf[..self.buf.len() / 2]);
+            crate::failpoint::crash();
+        }
+        self.file.write_all(&self.buf).map_err(io)?;
+        crate::failpoint::write("journal.fsync").map_err(io)?;
+        self.file.sync_data().map_err(io)?;
+        self.bytes += self.buf.len() as u64;
+        Ok(())
+    }
+
+    /// After whole snapshots were written (they hold every beat so far): starts empty. The
+    /// truncation need not be durable: lines at or below the snapshots' beat are ignored.
+    pub fn reset(&mut self, snapshot_bytes: u64) -> Result<()> {
+        self.file
+            .set_len(0)
+            .map_err(|e| Error::io(format!("emptying {}", self.path.display()), e))?;
+        self.bytes = 0;
+        self.snapshot_bytes = snapshot_bytes;
+        Ok(())
+    }
+}
+
+/// Applies the journal's beats after `graph.beat` to it.
+pub fn replay_tasks(path: &Path, graph: &mut TaskGraph) -> Result<()> {
+    let Some(text) = read(path)? else {
+        return Ok(());
+    };
+    let mut any = false;
+    for line in complete_lines(&text) {
+        let line = parse(path, line)?;
+        if line.beat <= graph.beat {
+            continue;
+        }
+        for task in line.tasks {
+            graph.upsert(task);
+        }
+        graph.beat = line.beat;
+        any = true;
+    }
+    if any {
+        graph.reindex();
+    }
+    Ok(())
+}
+
+/// The state of the journal's last beat, when it is newer than `state`.
+pub fn replay_state(path: &Path, state: &mut SessionState) -> Result<()> {
+    let Some(last) = last_line(path)? else {
+        return Ok(());
+    };
+    let line = parse(path, &last)?;
+    if line.beat > state.beat {
+        *state = line.state;
+        state.beat = line.beat;
+    }
+    Ok(())
+}
+
+/// The highest beat the journal holds (0 when it is empty).
+pub fn last_beat(path: &Path) -> Result<u64> {
+    let Some(last) = last_line(path)? else {
+        return Ok(0);
+    };
+    Ok(parse(path, &last)?.beat)
+}
+
+fn parse(path: &Path, line: &str) -> Result<LineIn> {
+    serde_json::from_str(line)
+        .map_err(|e| Error::bad_file(path, format!("unreadable beat line: {e}")))
+}
+
+fn read(path: &Path) -> Result<Option<String>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(format!("reading {}", path.display()), e)),
+    }
+}
+
+/// Lines ended by '\n': a torn last line (a kill mid-write) was never durable, so it never
+/// counted (nothing was dispatched on it).
+fn complete_lines(text: &str) -> impl Iterator<Item = &str> {
+    let end = text.rfind('\n').map_or(0, |i| i + 1);
+    text[..end].lines().filter(|l| !l.trim().is_empty())
+}
+
+/// The last complete line, read from the end of the file.
+fn last_line(path: &Path) -> Result<Option<String>> {
+    let io = |e| Error::io(format!("reading {}", path.display()), e);
+    let mut file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io(e)),
+    };
+    let len = file.metadata().map_err(io)?.len();
+    let mut window = 64 * 1024u64;
+    loop {
+        let start = len.saturating_sub(window);
+        file.seek(SeekFrom::Start(start)).map_err(io)?;
+        let mut buf = Vec::with_capacity((len - start) as usize);
+        file.read_to_end(&mut buf).map_err(io)?;
+        let Some(end) = buf.iter().rposition(|&b| b == b'\n') else {
+            if start == 0 {
+                return Ok(None);
+            }
+            window *= 4;
+            continue;
+        };
+        let body = &buf[..end];
+        match body.iter().rposition(|&b| b == b'\n') {
+            Some(i) => return Ok(Some(String::from_utf8_lossy(&body[i + 1..]).into_owned())),
+            None if start == 0 => return Ok(Some(String::from_utf8_lossy(body).into_owned())),
+            None => window *= 4,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tasks::TaskStatus;
+
+    fn state() -> SessionState {
+        serde_json::from_value(serde_json::json!({
+            "session_id": "S", "status": "active", "task_description": "t",
+            "pipeline_mode": "targeted", "team_name": "x", "repo": "/r",
+            "completion_action": "keep", "created_at": "c", "updated_at": "u"
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn beats_after_the_snapshot_are_replayed_and_a_torn_line_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE);
+        let mut graph = TaskGraph::new(vec![
+            Task::new("A", "a", "r", vec![]),
+            Task::new("B", "b", "r", vec!["A".into()]),
+        ]);
+        let mut j = Journal::open(&path).unwrap();
+        let mut st = state();
+        graph.claim("A", "r", "t").unwrap();
+        j.append(1, &st, graph.get("A").into_iter()).unwrap();
+        graph
+            .complete("A", crate::tasks::Outcome::completed("ok"), "t")
+            .unwrap();
+        st.warnings.push("w".into());
+        j.append(2, &st, graph.get("A").into_iter()).unwrap();
+        // A kill in the middle of beat 3.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"{\"beat\":3,\"sta")
+            .unwrap();
+
+        let mut loaded = TaskGraph::new(vec![
+            Task::new("A", "a", "r", vec![]),
+            Task::new("B", "b", "r", vec!["A".into()]),
+        ]);
+        replay_tasks(&path, &mut loaded).unwrap();
+        assert_eq!(loaded.beat, 2);
+        assert_eq!(loaded.get("A").unwrap().status, TaskStatus::Completed);
+        assert_eq!(loaded.ready()[0].id, "B");
+
+        let mut s = state();
+        replay_state(&path, &mut s).unwrap();
+        assert_eq!((s.beat, s.warnings.clone()), (2, vec!["w".to_string()]));
+        // A snapshot at beat 2 makes the journal's lines moot.
+        let mut newer = state();
+        newer.beat = 2;
+        replay_state(&path, &mut newer).unwrap();
+        assert!(newer.warnings.is_empty());
+        assert_eq!(last_beat(&path).unwrap(), 2);
+    }
+}
