@@ -160,16 +160,23 @@ impl Coordinator {
             Some(j) => j,
             None => self.journal.insert(Journal::open(&session.journal())?),
         };
-        match self.graph.take_changed() {
-            Changed::Some(tasks) if !whole && !journal.wants_snapshot() => {
-                let graph = &self.graph;
-                journal.append(
-                    self.beat,
-                    &self.state,
-                    tasks.iter().map(|&i| &graph.tasks[i]),
-                )
-            }
-            _ => {
+        let changed = self.graph.take_changed();
+        let graph = &self.graph;
+        match changed {
+            Changed::Some(tasks) if !whole && !journal.wants_snapshot() => journal.append(
+                self.beat,
+                &self.state,
+                tasks.iter().map(|&i| &graph.tasks[i]),
+            ),
+            changed => {
+                // The beat goes to the journal first: a crash between the two snapshot files
+                // then loses nothing (for a graph changed beyond what a line says, the state
+                // alone; tasks.json follows at once).
+                let tasks: Vec<&crate::tasks::Task> = match &changed {
+                    Changed::Some(set) => set.iter().map(|&i| &graph.tasks[i]).collect(),
+                    Changed::All => Vec::new(),
+                };
+                journal.append(self.beat, &self.state, tasks.into_iter())?;
                 self.graph.beat = self.beat;
                 self.state.beat = self.beat;
                 session.save_tasks(&self.graph)?;

@@ -50,6 +50,9 @@ impl Writer {
             next_seq: 1,
         };
         state.refresh_seq()?;
+        if let Err(e) = state.catch_up_meta() {
+            repairs.push(format!("{}: not brought up to date: {e}", meta.display()));
+        }
         let thread = std::thread::Builder::new()
             .name("bus-writer".into())
             .spawn(move || run(state, rx))
@@ -66,9 +69,16 @@ impl Writer {
     }
 
     /// Writes everything queued, then stops the thread (other handles then append to nothing).
-    pub fn close(mut self) {
-        let _ = self.handle.tx.send(Command::Stop);
+    pub fn close(self) {
+        // Drop does it.
+    }
+}
+
+impl Drop for Writer {
+    /// Also on an error path: what was queued is written and fsynced before the writer goes.
+    fn drop(&mut self) {
         if let Some(t) = self.thread.take() {
+            let _ = self.handle.tx.send(Command::Stop);
             let _ = t.join();
         }
     }
@@ -151,15 +161,36 @@ impl LogState {
         result
     }
 
-    /// Merges state updates into meta.json, under the log's lock (other processes merge too).
+    /// Merges state updates into meta.json, under the log's lock (other processes merge too),
+    /// noting the last message they cover.
     fn merge_meta(&mut self, updates: &[MetaUpdate]) -> std::io::Result<()> {
         if updates.is_empty() {
             return Ok(());
         }
         self.file.lock()?;
-        let merged = merge_meta(&self.meta_path, updates).map_err(std::io::Error::other);
+        let through = self.next_seq.saturating_sub(1);
+        let merged = merge_meta(&self.meta_path, updates, through).map_err(std::io::Error::other);
         let _ = self.file.unlock();
         merged
+    }
+
+    /// meta.json is merged lazily, so a kill can leave it behind the log: merges the state
+    /// updates it has not seen (reading the log's tail back to the last message it covers).
+    fn catch_up_meta(&mut self) -> Result<()> {
+        let Ok(meta) = crate::util::read_json::<Value>(&self.meta_path) else {
+            return Ok(());
+        };
+        let Some(through) = meta.get(MERGED_THROUGH).and_then(Value::as_u64) else {
+            return Ok(());
+        };
+        let last = self.next_seq.saturating_sub(1);
+        if last <= through {
+            return Ok(());
+        }
+        let updates = state_updates_after(&mut self.file, through)
+            .map_err(|e| Error::io(format!("reading {}", self.path.display()), e))?;
+        self.merge_meta(&updates)
+            .map_err(|e| Error::io(format!("writing {}", self.meta_path.display()), e))
     }
 
     fn sync(&mut self) -> std::io::Result<()> {
@@ -181,8 +212,12 @@ fn run(mut state: LogState, rx: Receiver<Command>) {
     let mut lost: Option<String> = None;
     // Written (readers see it) but not yet fsynced, since when.
     let mut unsynced: Option<Instant> = None;
+    // State updates not yet merged into meta.json (a view: merged lazily, in one write).
+    let mut meta: Vec<MetaUpdate> = Vec::new();
+    let mut meta_since: Option<Instant> = None;
     loop {
-        let first = match unsynced {
+        let deadline = [unsynced, meta_since].into_iter().flatten().min();
+        let first = match deadline {
             None => rx.recv().ok(),
             Some(since) => match rx.recv_timeout(LAZY_SYNC.saturating_sub(since.elapsed())) {
                 Ok(cmd) => Some(cmd),
@@ -193,8 +228,8 @@ fn run(mut state: LogState, rx: Receiver<Command>) {
                 }
             },
         };
-        if first.is_none() && unsynced.is_none() {
-            break; // every handle dropped, nothing left to make durable
+        if first.is_none() && deadline.is_none() {
+            break; // every handle dropped, nothing left to do
         }
         let mut next = first;
         while let Some(cmd) = next.take() {
@@ -210,12 +245,14 @@ fn run(mut state: LogState, rx: Receiver<Command>) {
                 next = rx.try_recv().ok();
             }
         }
-        let mut updates = Vec::new();
         if !batch.is_empty() && lost.is_none() {
             match state.write_batch(&batch) {
-                Ok(u) => {
-                    updates = u;
+                Ok(updates) => {
                     unsynced.get_or_insert_with(Instant::now);
+                    if !updates.is_empty() {
+                        meta.extend(updates);
+                        meta_since.get_or_insert_with(Instant::now);
+                    }
                 }
                 Err(e) => {
                     let problem = format!(
@@ -229,14 +266,16 @@ fn run(mut state: LogState, rx: Receiver<Command>) {
             }
         }
         batch.clear();
+        let waited = |since: Option<Instant>| since.is_some_and(|t| t.elapsed() >= LAZY_SYNC);
         // Group commit: one fsync for everything written, when someone waits on it, when the
         // writer stops, or when the oldest unsynced message has waited LAZY_SYNC.
-        let due = !waiters.is_empty() || stop || unsynced.is_some_and(|t| t.elapsed() >= LAZY_SYNC);
-        if due && unsynced.is_some() && lost.is_none() {
-            if let Err(e) = state.sync() {
-                let problem = format!("cannot fsync {}: {e}", state.path.display());
-                eprintln!("team-testing: {problem}");
-                lost = Some(problem);
+        if (!waiters.is_empty() || stop || waited(unsynced)) && unsynced.is_some() {
+            if lost.is_none() {
+                if let Err(e) = state.sync() {
+                    let problem = format!("cannot fsync {}: {e}", state.path.display());
+                    eprintln!("team-testing: {problem}");
+                    lost = Some(problem);
+                }
             }
             unsynced = None;
         }
@@ -247,12 +286,17 @@ fn run(mut state: LogState, rx: Receiver<Command>) {
         for w in waiters.drain(..) {
             let _ = w.send(result.clone());
         }
-        // After the waiters are answered: meta.json is a view, not on the beat's path.
-        if let Err(e) = state.merge_meta(&updates) {
-            eprintln!(
-                "team-testing: cannot update {}: {e}",
-                state.meta_path.display()
-            );
+        // meta.json is never on a beat's path: its file replacement would join the beat's
+        // fsyncs in the filesystem's journal.
+        if stop || waited(meta_since) {
+            if let Err(e) = state.merge_meta(&meta) {
+                eprintln!(
+                    "team-testing: cannot update {}: {e}",
+                    state.meta_path.display()
+                );
+            }
+            meta.clear();
+            meta_since = None;
         }
         if stop {
             break;
@@ -356,7 +400,47 @@ fn set_aside_unreadable_meta(path: &Path) -> Result<Option<String>> {
 /// A state update for meta.json: sender, data, timestamp.
 type MetaUpdate = (String, Map<String, Value>, String);
 
-fn merge_meta(path: &Path, updates: &[MetaUpdate]) -> Result<()> {
+/// meta.json's note of the last message whose state update it holds.
+const MERGED_THROUGH: &str = "_merged_through";
+
+/// The state updates of the log's messages after `seq`, in order (read from the end back).
+fn state_updates_after(file: &mut File, seq: u64) -> std::io::Result<Vec<MetaUpdate>> {
+    let len = file.metadata()?.len();
+    let mut window = 64 * 1024u64;
+    loop {
+        let start = len.saturating_sub(window);
+        file.seek(SeekFrom::Start(start))?;
+        let mut buf = Vec::new();
+        file.read_to_end(&mut buf)?;
+        // The first line of a window that does not start the file may be cut: skip it.
+        let body = match (start, buf.iter().position(|&b| b == b'\n')) {
+            (0, _) => &buf[..],
+            (_, Some(i)) => &buf[i + 1..],
+            (_, None) => &buf[..0],
+        };
+        let records: Vec<Record> = body
+            .split(|&b| b == b'\n')
+            .filter_map(|l| serde_json::from_slice(l).ok())
+            .collect();
+        let reached = records
+            .first()
+            .and_then(|r| parse_seq(&r.id))
+            .is_some_and(|first| first <= seq + 1);
+        if reached || start == 0 {
+            return Ok(records
+                .into_iter()
+                .filter(|r| r.kind == "state_update" && parse_seq(&r.id).is_some_and(|n| n > seq))
+                .filter_map(|r| match r.data {
+                    Value::Object(data) => Some((r.from, data, r.ts)),
+                    _ => None,
+                })
+                .collect());
+        }
+        window *= 4;
+    }
+}
+
+fn merge_meta(path: &Path, updates: &[MetaUpdate], through: u64) -> Result<()> {
     let mut meta: Value = if path.is_file() {
         crate::util::read_json(path).unwrap_or_else(|_| json!({}))
     } else {
@@ -397,6 +481,58 @@ fn merge_meta(path: &Path, updates: &[MetaUpdate]) -> Result<()> {
         }
         obj.insert("updated_at".into(), json!(ts));
     }
+    let before = obj.get(MERGED_THROUGH).and_then(Value::as_u64).unwrap_or(0);
+    obj.insert(MERGED_THROUGH.into(), json!(before.max(through)));
     // A view rebuilt from the log's state updates: no fsync on the beat's path.
     crate::util::replace_json(path, &meta)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn update(key: &str) -> Message {
+        let mut data = Map::new();
+        data.insert(key.into(), json!(true));
+        Message::new(
+            "executor",
+            "coordinator",
+            "state",
+            Payload::StateUpdate(data),
+        )
+    }
+
+    #[test]
+    fn meta_json_catches_up_with_updates_a_killed_writer_never_merged() {
+        let dir = tempfile::tempdir().unwrap();
+        let (log, meta) = (
+            dir.path().join("messages.jsonl"),
+            dir.path().join("meta.json"),
+        );
+        let w = Writer::open(&log, &meta).unwrap();
+        w.handle().append(update("first"));
+        w.close();
+        let merged: Value = crate::util::read_json(&meta).unwrap();
+        assert_eq!(merged["role_state"]["executor"]["first"], true);
+        assert_eq!(merged[MERGED_THROUGH], 1);
+
+        // A writer killed after writing its line, before its lazy merge.
+        let record = Record::from_message(format_id(2), now_ts(), &update("second"));
+        let mut line = serde_json::to_vec(&record).unwrap();
+        line.push(b'\n');
+        OpenOptions::new()
+            .append(true)
+            .open(&log)
+            .unwrap()
+            .write_all(&line)
+            .unwrap();
+
+        let w = Writer::open(&log, &meta).unwrap();
+        assert!(w.repairs.is_empty(), "{:?}", w.repairs);
+        w.close();
+        let merged: Value = crate::util::read_json(&meta).unwrap();
+        assert_eq!(merged["role_state"]["executor"]["first"], true);
+        assert_eq!(merged["role_state"]["executor"]["second"], true);
+        assert_eq!(merged[MERGED_THROUGH], 2);
+    }
 }

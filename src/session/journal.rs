@@ -112,16 +112,30 @@ impl Journal {
     }
 }
 
+/// What replaying the journal over a tasks.json found.
+#[derive(Debug, PartialEq)]
+pub enum Replay {
+    Done,
+    /// The journal starts after the snapshot's next beat: the snapshot was replaced (and the
+    /// journal emptied) while it was being read. Read both again.
+    Gap,
+}
+
 /// Applies the journal's beats after `graph.beat` to it.
-pub fn replay_tasks(path: &Path, graph: &mut TaskGraph) -> Result<()> {
-    let Some(text) = read(path)? else {
-        return Ok(());
+pub fn replay_tasks(path: &Path, graph: &mut TaskGraph) -> Result<Replay> {
+    let Some(bytes) = read(path)? else {
+        return Ok(Replay::Done);
     };
     let mut any = false;
-    for line in complete_lines(&text) {
-        let line = parse(path, line)?;
+    for (n, line) in complete_lines(&bytes).enumerate() {
+        let Some(line) = parse(path, n, line) else {
+            break;
+        };
         if line.beat <= graph.beat {
             continue;
+        }
+        if line.beat > graph.beat + 1 {
+            return Ok(Replay::Gap);
         }
         for task in line.tasks {
             graph.upsert(task);
@@ -132,7 +146,7 @@ pub fn replay_tasks(path: &Path, graph: &mut TaskGraph) -> Result<()> {
     if any {
         graph.reindex();
     }
-    Ok(())
+    Ok(Replay::Done)
 }
 
 /// The state of the journal's last beat, when it is newer than `state`.
@@ -140,44 +154,50 @@ pub fn replay_state(path: &Path, state: &mut SessionState) -> Result<()> {
     let Some(last) = last_line(path)? else {
         return Ok(());
     };
-    let line = parse(path, &last)?;
-    if line.beat > state.beat {
-        *state = line.state;
-        state.beat = line.beat;
+    if let Some(line) = parse(path, 0, &last) {
+        if line.beat > state.beat {
+            *state = line.state;
+            state.beat = line.beat;
+        }
     }
     Ok(())
 }
 
-/// The highest beat the journal holds (0 when it is empty).
-pub fn last_beat(path: &Path) -> Result<u64> {
-    let Some(last) = last_line(path)? else {
-        return Ok(0);
-    };
-    Ok(parse(path, &last)?.beat)
+/// A complete line that does not parse is damage (the journal is only ever appended whole
+/// lines): replay stops before it, and says so.
+fn parse(path: &Path, n: usize, line: &[u8]) -> Option<LineIn> {
+    match serde_json::from_slice(line) {
+        Ok(l) => Some(l),
+        Err(e) => {
+            eprintln!(
+                "team-testing: warning: {}: beat line {} is unreadable ({e}); the beats from it on are ignored",
+                path.display(),
+                n + 1
+            );
+            None
+        }
+    }
 }
 
-fn parse(path: &Path, line: &str) -> Result<LineIn> {
-    serde_json::from_str(line)
-        .map_err(|e| Error::bad_file(path, format!("unreadable beat line: {e}")))
-}
-
-fn read(path: &Path) -> Result<Option<String>> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok(Some(text)),
+fn read(path: &Path) -> Result<Option<Vec<u8>>> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io(format!("reading {}", path.display()), e)),
     }
 }
 
-/// Lines ended by '\n': a torn last line (a kill mid-write) was never durable, so it never
-/// counted (nothing was dispatched on it).
-fn complete_lines(text: &str) -> impl Iterator<Item = &str> {
-    let end = text.rfind('\n').map_or(0, |i| i + 1);
-    text[..end].lines().filter(|l| !l.trim().is_empty())
+/// Lines ended by '\n', as bytes (a torn line may end inside a UTF-8 character): a torn last
+/// line (a kill mid-write) was never durable, so it never counted (nothing was dispatched on it).
+fn complete_lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let end = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    bytes[..end]
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
 }
 
 /// The last complete line, read from the end of the file.
-fn last_line(path: &Path) -> Result<Option<String>> {
+fn last_line(path: &Path) -> Result<Option<Vec<u8>>> {
     let io = |e| Error::io(format!("reading {}", path.display()), e);
     let mut file = match File::open(path) {
         Ok(f) => f,
@@ -200,8 +220,8 @@ fn last_line(path: &Path) -> Result<Option<String>> {
         };
         let body = &buf[..end];
         match body.iter().rposition(|&b| b == b'\n') {
-            Some(i) => return Ok(Some(String::from_utf8_lossy(&body[i + 1..]).into_owned())),
-            None if start == 0 => return Ok(Some(String::from_utf8_lossy(body).into_owned())),
+            Some(i) => return Ok(Some(body[i + 1..].to_vec())),
+            None if start == 0 => return Ok(Some(body.to_vec())),
             None => window *= 4,
         }
     }
@@ -238,19 +258,19 @@ mod tests {
             .unwrap();
         st.warnings.push("w".into());
         j.append(2, &st, graph.get("A").into_iter()).unwrap();
-        // A kill in the middle of beat 3.
+        // A kill in the middle of beat 3, inside a multi-byte character.
         std::fs::OpenOptions::new()
             .append(true)
             .open(&path)
             .unwrap()
-            .write_all(b"{\"beat\":3,\"sta")
+            .write_all(&"{\"beat\":3,\"state\":{\"task_description\":\"тест".as_bytes()[..40])
             .unwrap();
 
         let mut loaded = TaskGraph::new(vec![
             Task::new("A", "a", "r", vec![]),
             Task::new("B", "b", "r", vec!["A".into()]),
         ]);
-        replay_tasks(&path, &mut loaded).unwrap();
+        assert_eq!(replay_tasks(&path, &mut loaded).unwrap(), Replay::Done);
         assert_eq!(loaded.beat, 2);
         assert_eq!(loaded.get("A").unwrap().status, TaskStatus::Completed);
         assert_eq!(loaded.ready()[0].id, "B");
@@ -263,6 +283,14 @@ mod tests {
         newer.beat = 2;
         replay_state(&path, &mut newer).unwrap();
         assert!(newer.warnings.is_empty());
-        assert_eq!(last_beat(&path).unwrap(), 2);
+
+        // A snapshot read before it was replaced (at beat 5, the journal emptied and beat 6
+        // appended): the journal does not follow on from it, so the reader must read again.
+        let gapped = dir.path().join("gapped.jsonl");
+        let mut j = Journal::open(&gapped).unwrap();
+        j.append(6, &state(), std::iter::empty()).unwrap();
+        let mut old = TaskGraph::new(vec![Task::new("A", "a", "r", vec![])]);
+        old.beat = 2;
+        assert_eq!(replay_tasks(&gapped, &mut old).unwrap(), Replay::Gap);
     }
 }

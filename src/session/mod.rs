@@ -146,10 +146,20 @@ impl SessionDir {
     }
 
     pub fn load_tasks(&self) -> Result<TaskGraph> {
-        let mut graph: TaskGraph = read_json(&self.tasks_json())?;
-        graph.reindex();
-        journal::replay_tasks(&self.journal(), &mut graph)?;
-        Ok(graph)
+        // A running coordinator may replace tasks.json and empty the journal between our two
+        // reads; the replay sees the gap, and we read again.
+        for _ in 0..20 {
+            let mut graph: TaskGraph = read_json(&self.tasks_json())?;
+            graph.reindex();
+            if journal::replay_tasks(&self.journal(), &mut graph)? == journal::Replay::Done {
+                return Ok(graph);
+            }
+        }
+        Err(Error::Session(format!(
+            "{}: tasks.json and {} kept changing while being read",
+            self.root.display(),
+            journal::FILE
+        )))
     }
 
     pub fn save_tasks(&self, graph: &TaskGraph) -> Result<()> {
