@@ -254,6 +254,40 @@ fn garbage_lines_in_the_log_are_reported_and_skipped() {
         "{}",
         out.stderr
     );
+    // A filtered query decodes only lines that hold the filter's values, yet still reports a
+    // line that is no record at all; and a record written with spaces still matches.
+    let all = in_examples(&root, &["log", &completed, "--type", "task_complete"]);
+    let spaced = r#"{"id": "MSG-9999", "ts": "2026-12-03T10:00:00.000+00:00", "from": "executor", "to": "coordinator", "type": "task_complete", "summary": "spaced", "data": {"task_id": "X"}}"#;
+    std::fs::write(&log, text.clone() + "garbage {\n" + spaced + "\n").unwrap();
+    let out = in_examples(
+        &root,
+        &[
+            "log",
+            &completed,
+            "--type",
+            "task_complete",
+            "--from",
+            "executor",
+        ],
+    );
+    out.assert_code(0);
+    assert!(
+        out.stdout.lines().last().unwrap().ends_with("spaced"),
+        "{}",
+        out.stdout
+    );
+    let executor_before = all
+        .stdout
+        .lines()
+        .filter(|l| l.contains(" executor → "))
+        .count();
+    assert_eq!(out.stdout.lines().count(), executor_before + 1);
+    assert!(
+        out.stderr
+            .contains(&format!("messages.jsonl line {}: not a message", n + 1)),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
