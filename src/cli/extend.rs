@@ -57,12 +57,8 @@ pub struct RerunArgs {
 pub fn deepen(args: DeepenArgs) -> anyhow::Result<i32> {
     let mut opened = open(&args.location.root(), args.session.as_deref(), &args.drive)?;
     let ext = {
-        let d = describe_ctx(&opened.session);
-        let d = Describe {
-            session_dir: &d.0,
-            scope_text: &d.1,
-            now: &d.2,
-        };
+        let ctx = DescribeCtx::of(&opened.session);
+        let d = ctx.describe();
         extend::deepen(
             &opened.config,
             &opened.graph,
@@ -79,12 +75,8 @@ pub fn deepen(args: DeepenArgs) -> anyhow::Result<i32> {
 pub fn revise(args: ReviseArgs) -> anyhow::Result<i32> {
     let mut opened = open(&args.location.root(), args.session.as_deref(), &args.drive)?;
     let ext = {
-        let d = describe_ctx(&opened.session);
-        let d = Describe {
-            session_dir: &d.0,
-            scope_text: &d.1,
-            now: &d.2,
-        };
+        let ctx = DescribeCtx::of(&opened.session);
+        let d = ctx.describe();
         extend::revise(
             &opened.config,
             &opened.graph,
@@ -102,12 +94,8 @@ pub fn revise(args: ReviseArgs) -> anyhow::Result<i32> {
 /// layer's last run (the executor keeps that run's passes).
 pub fn rerun(args: RerunArgs) -> anyhow::Result<i32> {
     let mut opened = open(&args.location.root(), args.session.as_deref(), &args.drive)?;
-    let ctx = describe_ctx(&opened.session);
-    let d = Describe {
-        session_dir: &ctx.0,
-        scope_text: &ctx.1,
-        now: &ctx.2,
-    };
+    let ctx = DescribeCtx::of(&opened.session);
+    let d = ctx.describe();
     let registry = &opened.registry;
     let planned = extend::rerun(
         &opened.config,
@@ -151,12 +139,8 @@ pub fn deepen_in_place(
     let state = session.load_state()?;
     let (config, registry) = session_team(session, &state)?;
     let mut graph = session.load_tasks()?;
-    let d = describe_ctx(session);
-    let d = Describe {
-        session_dir: &d.0,
-        scope_text: &d.1,
-        now: &d.2,
-    };
+    let ctx = DescribeCtx::of(session);
+    let d = ctx.describe();
     let ext = extend::deepen(&config, &graph, layer, target, &d)?;
     let summary = ext.summary.clone();
     let ids: Vec<String> = ext.tasks.iter().map(|t| t.id.clone()).collect();
@@ -210,18 +194,39 @@ fn run_again(opened: Opened, drive_args: &DriveArgs) -> anyhow::Result<i32> {
 }
 
 /// The session folder, the scope line and the time for new tasks' descriptions.
-fn describe_ctx(session: &SessionDir) -> (String, String, String) {
-    let analysis: serde_json::Value = read_json(&session.analysis_json()).unwrap_or_default();
-    let files: Vec<&str> = analysis["scope"]["files"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|f| f["path"].as_str())
-        .collect();
-    let scope = if files.is_empty() {
-        "see task-analysis.json".to_string()
-    } else {
-        format!("{} file(s): {}", files.len(), files.join(", "))
-    };
-    (session.root.display().to_string(), scope, now_ts())
+/// What every new task's description names: the session folder, the change scope, the time.
+struct DescribeCtx {
+    session_dir: String,
+    scope_text: String,
+    now: String,
+}
+
+impl DescribeCtx {
+    fn of(session: &SessionDir) -> Self {
+        let analysis: serde_json::Value = read_json(&session.analysis_json()).unwrap_or_default();
+        let files: Vec<&str> = analysis["scope"]["files"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f["path"].as_str())
+            .collect();
+        let scope_text = if files.is_empty() {
+            "see task-analysis.json".to_string()
+        } else {
+            format!("{} file(s): {}", files.len(), files.join(", "))
+        };
+        DescribeCtx {
+            session_dir: session.root.display().to_string(),
+            scope_text,
+            now: now_ts(),
+        }
+    }
+
+    fn describe(&self) -> Describe<'_> {
+        Describe {
+            session_dir: &self.session_dir,
+            scope_text: &self.scope_text,
+            now: &self.now,
+        }
+    }
 }

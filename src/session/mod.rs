@@ -198,24 +198,7 @@ impl SessionDir {
     pub fn archive(&self) -> Result<SessionDir> {
         let dir = self.sessions_root().join(ARCHIVE_DIR);
         mkdirs(&dir)?;
-        let target = dir.join(&self.id);
-        if target.exists() {
-            return Err(Error::Session(format!(
-                "cannot archive {}: {} already exists",
-                self.id,
-                target.display()
-            )));
-        }
-        std::fs::rename(&self.root, &target).map_err(|e| {
-            Error::io(
-                format!("moving {} to {}", self.root.display(), target.display()),
-                e,
-            )
-        })?;
-        Ok(SessionDir {
-            root: target,
-            id: self.id.clone(),
-        })
+        self.move_to(dir.join(&self.id), &format!("archive {}", self.id))
     }
 
     /// An archived session back under the sessions root (deepen, revise and rerun run in place).
@@ -223,11 +206,17 @@ impl SessionDir {
         if !self.is_archived() {
             return Ok(self.clone());
         }
-        let target = self.sessions_root().join(&self.id);
+        self.move_to(
+            self.sessions_root().join(&self.id),
+            &format!("restore {} from the archive", self.id),
+        )
+    }
+
+    /// Renames the whole folder (every file and the lock go along); never over an existing one.
+    fn move_to(&self, target: PathBuf, what: &str) -> Result<SessionDir> {
         if target.exists() {
             return Err(Error::Session(format!(
-                "cannot restore {} from the archive: {} already exists",
-                self.id,
+                "cannot {what}: {} already exists",
                 target.display()
             )));
         }
