@@ -15,6 +15,35 @@ use crate::testing::runner::tail_lines;
 
 /// The helper, written into the session when used.
 pub const HELPER: &str = include_str!("ttgen.py");
+/// The effect audit the helper and the pytest plugin share.
+pub const AUDIT: &str = include_str!("ttaudit.py");
+/// The autouse fixture every delivered test runs under (cwd, HOME, XDG, TMPDIR in tmp).
+pub const ISOLATION: &str = include_str!("tt_isolation.py");
+/// The pytest plugin (`-p tt_effects`) that isolates and audits every test the executor runs.
+pub const EFFECTS_PLUGIN: &str = include_str!("tt_effects.py");
+
+/// Writes the Python modules a helper or a plugin imports from its own folder.
+fn write_modules(dir: &Path, files: &[(&str, &str)]) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    for (name, text) in files {
+        let path = dir.join(name);
+        crate::util::write_nofollow(&path, text.as_bytes())
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Writes the effects plugin into `dir` (which goes on PYTHONPATH, with `-p tt_effects`).
+pub fn write_effects_plugin(dir: &Path) -> Result<(), String> {
+    write_modules(
+        dir,
+        &[
+            ("tt_effects.py", EFFECTS_PLUGIN),
+            ("ttaudit.py", AUDIT),
+            ("tt_isolation.py", ISOLATION),
+        ],
+    )
+}
 
 /// One module to test.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -94,11 +123,15 @@ pub fn generate(
     timeout: Duration,
     sandbox: Option<&Sandbox>,
 ) -> Result<GenResult, String> {
-    std::fs::create_dir_all(scratch)
-        .map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
+    write_modules(
+        scratch,
+        &[
+            ("ttgen.py", HELPER),
+            ("ttaudit.py", AUDIT),
+            ("tt_isolation.py", ISOLATION),
+        ],
+    )?;
     let helper = scratch.join("ttgen.py");
-    crate::util::write_nofollow(&helper, HELPER.as_bytes())
-        .map_err(|e| format!("cannot write {}: {e}", helper.display()))?;
     let input = serde_json::to_vec(req).map_err(|e| e.to_string())?;
     let mut paths = vec![mirror.display().to_string()];
     if mirror.join("src").is_dir() {
@@ -165,6 +198,53 @@ fn test_blocks(source: &str) -> Vec<(String, String)> {
     blocks
 }
 
+/// `source` without the top-level test functions named in `names` (with their decorators), and
+/// the names it could not find as top-level functions (a method of a class, or not there).
+pub fn remove_tests(
+    source: &str,
+    names: &std::collections::BTreeSet<String>,
+) -> (String, Vec<String>) {
+    let mut out = String::with_capacity(source.len());
+    let mut pending = String::new();
+    let mut skipping = false;
+    let mut removed = std::collections::BTreeSet::new();
+    for line in source.lines() {
+        if line.starts_with('@') {
+            pending.push_str(line);
+            pending.push('\n');
+            continue;
+        }
+        let def = line
+            .strip_prefix("def ")
+            .or_else(|| line.strip_prefix("async def "))
+            .and_then(|r| r.split('(').next())
+            .map(str::trim);
+        if let Some(name) = def {
+            skipping = names.contains(name);
+            if skipping {
+                removed.insert(name.to_string());
+                pending.clear();
+                continue;
+            }
+        } else if skipping {
+            if line.trim().is_empty() || line.starts_with([' ', '\t']) {
+                continue;
+            }
+            skipping = false;
+        }
+        out.push_str(&std::mem::take(&mut pending));
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push_str(&pending);
+    let missing = names
+        .iter()
+        .filter(|n| !removed.contains(*n))
+        .cloned()
+        .collect();
+    (out, missing)
+}
+
 /// Names the file imports from each module: `from m import a, b` -> (m, [a, b]).
 fn imports(source: &str) -> Vec<(String, Vec<String>)> {
     source
@@ -182,14 +262,22 @@ fn imports(source: &str) -> Vec<(String, Vec<String>)> {
 
 /// Tests of the previous round that must survive a regeneration (they found code defects, or
 /// already carry an xfail for one): carried into the new file when it lacks them, with the names
-/// they import. Everything else comes from the new round.
-pub fn carry_over(old: &str, new: &str, keep: &std::collections::BTreeSet<String>) -> String {
+/// they import. Everything else comes from the new round, and nothing in `drop` (broken, flaky
+/// or unsafe tests) is ever carried.
+pub fn carry_over(
+    old: &str,
+    new: &str,
+    keep: &std::collections::BTreeSet<String>,
+    drop: &std::collections::BTreeSet<String>,
+) -> String {
     let new_names: Vec<String> = test_blocks(new).into_iter().map(|(n, _)| n).collect();
     let carried: Vec<(String, String)> = test_blocks(old)
         .into_iter()
         .filter(|(name, block)| {
             (keep.contains(name) || block.starts_with("@pytest.mark.xfail"))
                 && !new_names.contains(name)
+                && !drop.contains(name)
+                && name.starts_with("test")
         })
         .collect();
     if carried.is_empty() {
@@ -387,7 +475,7 @@ mod tests {
         let old = "\"\"\"Old.\"\"\"\nfrom m import f, g\n\n\ndef test_f_aa():\n    assert f(1) == 2\n\n\n@pytest.mark.xfail(reason=\"x\", strict=True)\ndef test_g_bb():\n    assert g(1) == 3\n";
         let new = "\"\"\"New.\"\"\"\nfrom m import h\n\n\ndef test_h_cc():\n    assert h() == 0\n";
         let keep: std::collections::BTreeSet<String> = ["test_f_aa".to_string()].into();
-        let out = carry_over(old, new, &keep);
+        let out = carry_over(old, new, &keep, &Default::default());
         assert!(out.contains("from m import f, g, h"), "{out}");
         assert!(out.contains("import pytest"), "{out}");
         assert!(
@@ -402,6 +490,18 @@ mod tests {
         let mut reasons = BTreeMap::new();
         reasons.insert("test_g_bb".to_string(), "y".to_string());
         assert_eq!(mark_xfail(&out, &reasons).matches("xfail").count(), 1);
+    }
+
+    #[test]
+    fn unsafe_tests_are_cut_out_with_their_decorators() {
+        let src = "import pytest\n\n\n@pytest.mark.xfail(strict=True)\ndef test_a():\n    f('.')\n\n\ndef test_b(tmp_path):\n    assert g(tmp_path) is None\n";
+        let names = ["test_a".to_string(), "test_gone".to_string()].into();
+        let (out, missing) = remove_tests(src, &names);
+        assert_eq!(
+            out,
+            "import pytest\n\n\ndef test_b(tmp_path):\n    assert g(tmp_path) is None\n"
+        );
+        assert_eq!(missing, vec!["test_gone".to_string()]);
     }
 
     #[test]

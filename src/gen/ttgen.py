@@ -17,6 +17,7 @@ import inspect
 import hashlib
 import json
 import os
+import pathlib
 import pickle
 import random
 import re
@@ -27,6 +28,8 @@ import tempfile
 import time
 import traceback
 import typing
+
+import ttaudit
 
 CONTRACT_ERRORS = ("IndexError", "KeyError", "ZeroDivisionError", "AttributeError", "TypeError",
                    "UnboundLocalError")
@@ -66,11 +69,45 @@ def _line_tracer(target, hits, arcs):
     return global_
 
 
-def _describe_result(value):
+# Where the helper runs: paths of this machine that must never appear in an expected value.
+ORIGIN = {"cwd": os.getcwd(), "home": os.path.expanduser("~"), "tmp": tempfile.gettempdir()}
+
+
+def _machine_paths(place):
+    """The session, mirror, home and temporary folders: a value naming one is not a contract."""
+    cwd = ORIGIN["cwd"]
+    session = cwd.split(os.sep + "workspace" + os.sep)[0]
+    found = [place.base, cwd, session, ORIGIN["home"], ORIGIN["tmp"], os.path.realpath(ORIGIN["tmp"])]
+    return [p for p in found if p and len(p) > 4]
+
+
+def _tmp_relative(value, place):
+    """`tmp_path / 'x'` (or its str) when the value is a path inside the call's tmp_path."""
+    if isinstance(value, pathlib.PurePath):
+        text = str(value)
+    elif isinstance(value, str):
+        text = value
+    else:
+        return None
+    if text != place.tmp_path and not text.startswith(place.tmp_path + os.sep):
+        return None
+    rel = os.path.relpath(text, place.tmp_path)
+    expr = "tmp_path" if rel == "." else f"tmp_path / {rel!r}"
+    return expr if isinstance(value, pathlib.PurePath) else f"str({expr})"
+
+
+def _describe_result(value, place):
     text = repr(value)
-    return {"ok": True, "repr": text, "type": type(value).__name__,
-            "type_module": type(value).__module__, "plain": _is_plain(value),
-            "floaty": _has_float(value), "attrs": _stable_attrs(value)}
+    machine = _machine_paths(place)
+    out = {"ok": True, "repr": text, "type": type(value).__name__,
+           "type_module": type(value).__module__, "plain": _is_plain(value),
+           "floaty": _has_float(value), "attrs": _stable_attrs(value, machine)}
+    relative = _tmp_relative(value, place)
+    if relative is not None:
+        out["tmp_expr"] = relative
+    elif any(p in text for p in machine):
+        out["machine_bound"] = True  # names this machine's folders: never an expected value
+    return out
 
 
 def _describe_error(exc, target):
@@ -87,19 +124,11 @@ def _describe_error(exc, target):
             "filenames": names}
 
 
-# ---- what the sandbox stopped ---------------------------------------------------------------------
+# ---- what the sandbox stopped, and what a call changes ---------------------------------------------
 
 NETWORK_ERRNOS = {errno.ECONNREFUSED, errno.ENETUNREACH, errno.EHOSTUNREACH, errno.EADDRNOTAVAIL}
 SANDBOXED = os.environ.get("TT_SANDBOX") == "1"
-# Audit events that change a path: the positions of the arguments that name a changed path
-# (os.symlink's first argument is only the link's text, shutil.copyfile's only read).
-PATH_EVENTS = {"os.remove": (0,), "os.rmdir": (0,), "os.rename": (0, 1), "os.chmod": (0,),
-               "os.chown": (0,), "os.mkdir": (0,), "os.symlink": (1,), "os.link": (0, 1),
-               "os.truncate": (0,), "os.utime": (0,), "shutil.rmtree": (0,),
-               "shutil.copyfile": (1,), "shutil.move": (0, 1)}
-# Events that start a process: with EAGAIN they mean the process limit.
-SPAWN_EVENTS = {"os.fork", "os.forkpty", "subprocess.Popen", "os.posix_spawn", "os.spawn"}
-WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+NETWORK_ON = os.environ.get("TT_SANDBOX_NETWORK") == "on"
 
 
 def _writable_roots():
@@ -107,82 +136,68 @@ def _writable_roots():
     return [os.path.realpath(p) for p in roots + [tempfile.gettempdir()]]
 
 
-DEVICES = {"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/stdout", "/dev/stderr"}
-
-
 def _inside(path, roots):
-    if path in DEVICES:
-        return True
-    real = os.path.realpath(path)
-    return any(real == r or real.startswith(r.rstrip("/") + "/") for r in roots)
+    return ttaudit.inside(path, roots)
 
 
-def watch_reach(reached):
-    """An audit hook that notes every attempt of the call to change a path outside its folders
-    or to connect anywhere: such a call must never become a test, whether or not the attempt
-    failed or the code caught the error (after `apply` the test would run unsandboxed)."""
-    roots = _writable_roots()
-    network_off = os.environ.get("TT_SANDBOX_NETWORK") != "on"
-    state = {"on": True, "spawned": False}
+class CallPlace:
+    """The folders of one call: a current folder, a HOME and a TMPDIR of its own, and `tmp_path`,
+    the folder a test creates and passes in. Only tmp_path and TMPDIR may change: the current
+    folder and HOME stand for the user's project and home after `apply`."""
 
-    def paths_of(args, positions):
-        for i in positions:
-            a = args[i] if i < len(args) else None
-            if isinstance(a, (str, bytes, os.PathLike)):
-                yield os.path.abspath(os.fsdecode(a))
+    def __init__(self):
+        self.base = os.path.realpath(tempfile.mkdtemp(prefix="ttgen-"))
+        self.cwd, self.home, self.tmp, self.tmp_path = (
+            os.path.join(self.base, name) for name in ("cwd", "home", "tmp", "tmp_path"))
+        for folder in (self.cwd, self.home, self.tmp, self.tmp_path):
+            os.mkdir(folder)
+        # Something to lose: code that empties or deletes the current folder or the home folder
+        # shows it here, where a project and a home would be after `apply`.
+        for path in (os.path.join(self.cwd, "README.md"), os.path.join(self.home, ".profile")):
+            with open(path, "w", encoding="utf-8") as f:
+                f.write("kept by team-testing's generator: a call must not change this file\n")
 
-    def hook(event, args):
-        if not state["on"]:
-            return
-        if event in SPAWN_EVENTS:
-            state["spawned"] = True
-            return
-        if len(reached) >= 5:
-            return
+    def enter(self):
+        """Moves this process into the place (the forked child only)."""
+        os.chdir(self.cwd)
+        os.environ["HOME"] = self.home
+        for name, sub in (("XDG_CONFIG_HOME", ".config"), ("XDG_DATA_HOME", ".local/share"),
+                          ("XDG_CACHE_HOME", ".cache"), ("XDG_STATE_HOME", ".local/state")):
+            os.environ[name] = os.path.join(self.home, sub)
+        os.environ["TMPDIR"] = self.tmp
+        tempfile.tempdir = self.tmp
+
+    def audit(self):
+        return ttaudit.Audit([self.tmp_path, self.tmp], network_on=NETWORK_ON)
+
+    def remove(self):
+        """Removes the place, whatever modes the call left on it."""
+        import shutil
+
+        def writable_again(func, path, _exc):
+            try:
+                os.chmod(os.path.dirname(path), 0o700)
+                os.chmod(path, 0o700)
+                func(path)
+            except OSError:
+                pass
         try:
-            if event == "open" and len(args) >= 3 and args[0] is not None and not isinstance(args[0], int):
-                mode, flags = args[1] or "", args[2] or 0
-                writes = any(c in str(mode) for c in "wax+") or (isinstance(flags, int) and flags & WRITE_FLAGS)
-                if writes:
-                    for p in paths_of(args, (0,)):
-                        if not _inside(p, roots):
-                            reached.append(("write", p))
-            elif event in PATH_EVENTS:
-                for p in paths_of(args, PATH_EVENTS[event]):
-                    if not _inside(p, roots):
-                        reached.append(("write", p))
-            elif event == "socket.connect" and len(args) >= 2:
-                address = args[1]
-                if isinstance(address, (str, bytes)):
-                    # A unix socket: a host service (Docker, X11, an agent) unless it is ours.
-                    path = os.fsdecode(address)
-                    if path and not path.startswith("\0") and not _inside(os.path.abspath(path), roots):
-                        reached.append(("connect", path))
-                elif network_off:
-                    reached.append(("connect", repr(address)[:80]))
-        except Exception:  # noqa: BLE001 - a hook must never break the call
+            os.chdir("/")
+        except OSError:
             pass
-    sys.addaudithook(hook)
-    return state
+        shutil.rmtree(self.base, onerror=writable_again)
 
 
 def sandbox_block(outcome):
-    """What the call reached for outside its sandbox, in words; None when nothing."""
-    reached = outcome.get("reached", [])
-    forked = outcome.get("spawned", False)
-    done = "blocked" if SANDBOXED else "not blocked: no sandbox"
-    for kind, detail in reached:
-        if kind == "write":
-            return f"write outside the sandbox ({done}): {detail}"
-        if kind == "connect":
-            return f"network access ({done}): connect to {detail}"
+    """What the sandbox stopped that the effect audit did not see, in words; None when nothing
+    (a memory or process limit, a write from native code)."""
     if not SANDBOXED or outcome.get("ok"):
         return None
     exc, code = outcome.get("exc"), outcome.get("errno")
     paths = outcome.get("filenames", [])
     if exc == "MemoryError":
         return "allocation stopped by the sandbox's memory limit"
-    if exc == "BlockingIOError" and code == errno.EAGAIN and forked:
+    if exc == "BlockingIOError" and code == errno.EAGAIN:
         return "process creation stopped by the sandbox's process limit"
     if code in (errno.EROFS, errno.EXDEV):
         return f"write outside the sandbox blocked: {', '.join(paths) or 'a read-only file system'}"
@@ -197,6 +212,41 @@ def sandbox_block(outcome):
         # Landlock's TCP rules (where no network namespace is available) deny with EACCES.
         return f"access blocked by the sandbox ({exc}: {outcome.get('msg', '')[:80]})"
     return None
+
+
+RESULT_FD = 1000  # where the call's result channel lives: far from the numbers code may guess
+
+
+def _quiet_descriptors(write_end, folder):
+    """The call's stdin, stdout and stderr go to a file of its own place (what it prints must not
+    reach the helper's output, and a chmod of descriptor 0 must not reach /dev/null), its result
+    channel moves to RESULT_FD, and every other inherited descriptor is closed: a number passed
+    as a file finds nothing there. Returns the channel."""
+    stdio = os.open(os.path.join(folder, "stdio"), os.O_RDWR | os.O_CREAT, 0o600)
+    for fd in (0, 1, 2):
+        os.dup2(stdio, fd)
+    try:
+        import resource
+        soft, infinity = resource.getrlimit(resource.RLIMIT_NOFILE)[0], resource.RLIM_INFINITY
+    except (ImportError, OSError, ValueError):
+        soft, infinity = RESULT_FD + 1, -1
+    channel = RESULT_FD if soft == infinity or soft > RESULT_FD else max(3, soft - 1)
+    if channel != write_end:
+        os.dup2(write_end, channel)
+    os.closerange(3, channel)
+    os.closerange(channel + 1, max(channel + 1, 4096))
+    return channel
+
+
+def _closed_streams():
+    """Effects for standard streams the call closed (in a test, they are pytest's)."""
+    found = []
+    for fd, name in ((0, "standard input"), (1, "standard output"), (2, "standard error")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            found.append({"effect": f"closes the {name}", "path": "", "event": "close"})
+    return found
 
 
 def _die_with_parent():
@@ -218,12 +268,16 @@ def run_call(namespace, statements, expr, target, timeout):
         _die_with_parent()
         os.close(read_end)
         payload = {"ok": False, "exc": "InternalError", "msg": "", "in_module": False, "explicit": False}
-        hits, arcs, reached = set(), set(), []
-        watch = None
+        hits, arcs = set(), set()
+        audit = place = None
         try:
-            os.chdir(tempfile.mkdtemp(prefix="ttgen-"))
-            watch = watch_reach(reached)
+            place = CallPlace()
+            write_end = _quiet_descriptors(write_end, place.base)
+            place.enter()
             env = dict(namespace)
+            env["tmp_path"] = pathlib.Path(place.tmp_path)
+            audit = place.audit().install()
+            audit.on = True
             sys.settrace(_line_tracer(target, hits, arcs))
             try:
                 for stmt in statements:
@@ -236,26 +290,32 @@ def run_call(namespace, statements, expr, target, timeout):
                 value = eval(expr, env)
             finally:
                 sys.settrace(None)
-            payload = _describe_result(value)
+                audit.on = False
+            payload = _describe_result(value, place)
         except BaseException as exc:  # noqa: BLE001 - the child reports everything
             sys.settrace(None)
+            if audit is not None:
+                audit.on = False
             setup_failed = payload.get("setup_failed", False)
             try:
                 payload = _describe_error(exc, target)
             except BaseException:  # noqa: BLE001
                 pass
             payload["setup_failed"] = setup_failed
-        if watch is not None:
-            watch["on"] = False
-            payload["spawned"] = watch["spawned"]
         payload["lines"] = sorted(hits)
         payload["arcs"] = sorted(arcs)
-        payload["reached"] = reached
+        payload["effects"] = (audit.effects if audit is not None else []) + _closed_streams()
+        if payload.get("errno") == errno.EBADF:
+            # A number taken for a file: in the test's process that descriptor is pytest's own.
+            payload["effects"].append({"effect": "uses a file descriptor number that is not a file of its own",
+                                       "path": "", "event": "EBADF"})
+        if place is not None:
+            place.remove()
         try:
             data = pickle.dumps(payload)
         except BaseException:  # noqa: BLE001
             data = pickle.dumps({"ok": False, "exc": "Unpicklable", "msg": "", "lines": sorted(hits),
-                                 "in_module": False, "explicit": False})
+                                 "in_module": False, "explicit": False, "effects": payload["effects"]})
         os.write(write_end, data)
         os._exit(0)
     os.close(write_end)
@@ -318,14 +378,16 @@ def _has_float(value):
     return False
 
 
-def _stable_attrs(value):
+def _stable_attrs(value, machine=()):
     if isinstance(value, PLAIN) or not hasattr(value, "__dict__"):
         return []
     out = []
     for name in sorted(vars(value)):
         v = vars(value)[name]
-        if not name.startswith("_") and _is_plain(v) and len(repr(v)) <= MAX_REPR:
-            out.append([name, repr(v), _has_float(v)])
+        text = repr(v)
+        if not name.startswith("_") and _is_plain(v) and len(text) <= MAX_REPR \
+                and not any(p in text for p in machine):
+            out.append([name, text, _has_float(v)])
     return out[:3]
 
 
@@ -387,6 +449,25 @@ class Inputs:
         self.rng = rng
         self.ints, self.floats, self.strs = constants
         self.classes = classes          # class name -> list of constructor expressions that worked
+        self.setup = []                 # statements the drawn arguments need (files in tmp_path)
+        self.pathy = set()              # functions whose string arguments turned out to be paths
+        self.callee = None              # the function the arguments are drawn for
+
+    def take_setup(self):
+        setup, self.setup = self.setup, []
+        return setup
+
+    def path_(self, as_path=False):
+        """A place to work for a path parameter: a file, a folder with files, an empty folder, a
+        path that does not exist yet, or tmp_path itself; always inside the test's tmp_path."""
+        name, setup = self.rng.choice(PATH_CANDIDATES)
+        for stmt in setup:
+            if stmt not in self.setup:
+                self.setup.append(stmt)
+        expr = "tmp_path" if name is None else f"tmp_path / {name!r}"
+        if as_path:
+            return expr if name is None else f"({expr})"
+        return f"str({expr})"
 
     def int_(self):
         return repr(self.rng.choice([0, 1, 2, -1, 3, 10, self.rng.randint(-50, 50)] + self.ints))
@@ -404,6 +485,8 @@ class Inputs:
 
     def by_name(self, name):
         low = name.lower()
+        if low in PATH_NAMES or low.endswith(PATH_SUFFIXES):
+            return self.path_(as_path=self.rng.random() < 0.3)
         if low in ("n", "count", "size", "index", "i", "k", "times", "turns", "quantity", "sides") or \
                 low.endswith(("_count", "_index", "_size")):
             return self.int_()
@@ -452,7 +535,44 @@ class Inputs:
     def for_param(self, param, hint):
         if param.default is not inspect.Parameter.empty and self.rng.random() < 0.25:
             return None  # leave it to the default
+        if path_hint(hint):
+            return self.path_(as_path=not _allows_str(hint) or self.rng.random() < 0.5)
+        stringy = hint in (str, inspect.Parameter.empty) or _allows_str(hint)
+        named = param.name.lower() in PATH_NAMES or param.name.lower().endswith(PATH_SUFFIXES)
+        if stringy and (self.callee in self.pathy or named) and self.rng.random() < 0.8:
+            return self.path_()
         return self.for_hint(hint) or self.by_name(param.name) or self.any_()
+
+
+# Files and folders a path parameter may get, each made by the test inside its tmp_path.
+PATH_CANDIDATES = [
+    ("data.txt", ["(tmp_path / 'data.txt').write_text('hello\\n')"]),
+    ("folder", ["(tmp_path / 'folder').mkdir(exist_ok=True)",
+                "(tmp_path / 'folder' / 'a.txt').write_text('a\\n')",
+                "(tmp_path / 'folder' / 'b.txt').write_text('b\\n')"]),
+    ("empty", ["(tmp_path / 'empty').mkdir(exist_ok=True)"]),
+    ("missing.txt", []),
+    (None, []),
+]
+PATH_NAMES = ("path", "file", "filename", "fname", "filepath", "dir", "dirname", "directory", "folder",
+              "dest", "destination", "src", "source_path", "target", "root", "location", "where")
+PATH_SUFFIXES = ("_path", "_dir", "_file", "_folder", "_filename", "path", "dir")
+
+
+def path_hint(hint):
+    """Whether an annotation asks for a path (os.PathLike, pathlib's classes, unions of them)."""
+    if hint is inspect.Parameter.empty or hint is None:
+        return False
+    if inspect.isclass(hint):
+        try:
+            return issubclass(hint, (os.PathLike, pathlib.PurePath))
+        except TypeError:
+            return False
+    return any(path_hint(a) for a in typing.get_args(hint) if a is not type(None))
+
+
+def _allows_str(hint):
+    return hint is str or str in typing.get_args(hint)
 
 
 def hints_of(fn):
@@ -467,7 +587,8 @@ def satisfies(value_expr, hint, namespace):
     if hint is inspect.Parameter.empty or hint is None:
         return False
     try:
-        value = eval(value_expr, dict(namespace))
+        # Only builds the value: tmp_path stands in for the test's folder, nothing is touched.
+        value = eval(value_expr, dict(namespace, tmp_path=pathlib.Path(tempfile.gettempdir())))
     except Exception:  # noqa: BLE001
         return False
     base = typing.get_origin(hint) or hint
@@ -476,6 +597,51 @@ def satisfies(value_expr, hint, namespace):
     if base is float:
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     return inspect.isclass(base) and isinstance(value, base)
+
+
+# ---- examples that only hold on their author's machine ---------------------------------------------
+
+HOME_PATTERN = re.compile(r"(/Users/|/home/|/root/|[A-Za-z]:\\\\Users|~/)")
+ABSOLUTE = re.compile(r"""(?:(?<=['"(])|^)(/[A-Za-z0-9._-]+)[^'"\s)]*""")
+DATE_TIME = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}:\d{2}:\d{2}\b|datetime\.(?:datetime|date|time)\(")
+MACHINE_ROOTS = {"/Users", "/home", "/root", "/tmp", "/var", "/private", "/opt", "/usr", "/etc", "/mnt",
+                 "/Volumes", "/srv", "/run", "/proc", "/nix", "/media"}
+
+
+def _machine_names():
+    names = []
+    try:
+        import getpass
+        names.append(getpass.getuser())
+    except Exception:  # noqa: BLE001
+        pass
+    try:
+        import socket
+        names.append(socket.gethostname())
+    except Exception:  # noqa: BLE001
+        pass
+    # "root" is a common word as well as a user name: no evidence on its own.
+    return [n for n in names if n and len(n) >= 3 and n != "root"]
+
+
+def machine_specific(source, want):
+    """What makes a doctest's expected output hold only where it was written (a home folder, an
+    absolute path of that machine, the user or host name, a date or time, an object address), or
+    None. What the example's own input already says does not count."""
+    if ADDRESS.search(want):
+        return "an object address"
+    home = HOME_PATTERN.search(want)
+    if home and home.group(1) not in source:
+        return f"a home folder ({home.group(0)}...)"
+    for found in ABSOLUTE.finditer(want):
+        if found.group(1) in MACHINE_ROOTS and found.group(1) not in source:
+            return f"a path of another machine ({found.group(0)[:60]})"
+    for name in _machine_names():
+        if re.search(r"\b" + re.escape(name) + r"\b", want) and name not in source:
+            return "the user or host name"
+    if DATE_TIME.search(want) and not DATE_TIME.search(source):
+        return "a date or time"
+    return None
 
 
 # ---- the search -----------------------------------------------------------------------------------
@@ -496,6 +662,8 @@ class ModuleSearch:
         self.findings = []
         self.timeouts = {}
         self.tried = 0
+        self.pathy = set()         # functions seen touching paths named by their arguments
+        self.inputs.pathy = self.pathy
 
     # -- helpers --
 
@@ -520,6 +688,7 @@ class ModuleSearch:
         except (TypeError, ValueError):
             return None, []
         hints = hints_of(fn)
+        self.inputs.callee = item["name"]
         params = list(sig.parameters.values())
         if item["kind"] == "method":
             params = params[1:]
@@ -577,7 +746,10 @@ class ModuleSearch:
 
     def assertion(self, expr, first, second):
         """The assertion lines for a deterministic or not result; None when nothing can be said."""
-        stable = first.get("repr") == second.get("repr") and not ADDRESS.search(first.get("repr", ""))
+        if first.get("tmp_expr") and first.get("tmp_expr") == second.get("tmp_expr"):
+            return [f"assert {expr} == {first['tmp_expr']}"], False
+        stable = first.get("repr") == second.get("repr") and not ADDRESS.search(first.get("repr", "")) \
+            and not first.get("machine_bound")
         if first.get("floaty") and first.get("type") == "float":
             try:
                 if abs(float(first["repr"]) - time.time()) < 10 ** 8:
@@ -589,6 +761,8 @@ class ModuleSearch:
         if stable and first["plain"] and len(first["repr"]) <= MAX_REPR:
             if first["floaty"]:
                 return [f"assert {expr} == pytest.approx({first['repr']})"], True
+            if first["repr"] in ("None", "True", "False"):
+                return [f"assert {expr} is {first['repr']}"], False
             return [f"assert {expr} == {first['repr']}"], False
         if not type_ok:
             return None, False
@@ -610,6 +784,11 @@ class ModuleSearch:
         """Turns one run into a test (or a finding); returns True when something was kept."""
         fn = item["obj"]
         if outcome.get("setup_failed"):
+            return False
+        if outcome.get("effects"):
+            # It changes something outside its tmp_path: after `apply` that would be the user's
+            # project or home. A finding to report, never a test to keep.
+            self.side_effect(item, statements, expr, outcome["effects"])
             return False
         blocked = sandbox_block(outcome)
         if blocked:
@@ -675,7 +854,18 @@ class ModuleSearch:
         function = f"{self.spec['module']}.{item['name']}"
         if any(f["function"] == function and f["actual"] == what for f in self.findings):
             return
-        self.finding(item, "env_issue", call, "no effect outside the sandbox", what)
+        self.finding(item, "sandbox_denied", call, "no effect outside the sandbox", what)
+
+    def side_effect(self, item, statements, call, effects):
+        """One finding per function, with the first call that showed it; its string arguments
+        look like paths from now on (observed use), so later calls get a tmp_path to work in."""
+        self.pathy.add(item["name"])
+        function = f"{self.spec['module']}.{item['name']}"
+        if any(f["function"] == function and f["kind"] == "side_effect" for f in self.findings):
+            return
+        what = "; ".join(e["effect"] for e in effects[:3])
+        shown = "; ".join(list(statements) + [call])
+        self.finding(item, "side_effect", shown, "no effect outside its tmp_path", what)
 
     def finding(self, item, kind, call, expected, actual):
         self.findings.append({"module": self.spec["module"], "function": f"{self.spec['module']}.{item['name']}",
@@ -685,16 +875,33 @@ class ModuleSearch:
     # -- phases --
 
     def doctests(self):
-        """Docstring examples are stated contracts: assert what they say, report when it breaks."""
+        """Docstring examples are stated contracts: assert what they say, report when it breaks.
+        An example whose output only holds on its author's machine is skipped with a note."""
         parser = doctest.DocTestParser()
         for item in self.items:
             doc = inspect.getdoc(item["obj"]) or ""
-            for example in parser.get_examples(doc):
+            try:
+                examples = parser.get_examples(doc)
+            except ValueError:  # a malformed docstring: no examples to trust
+                continue
+            for example in examples:
                 source, want = example.source.strip(), example.want.strip()
-                if not want or "\n" in source:
+                if not want or "\n" in source or "\n" in want:
+                    continue
+                local = machine_specific(source, want)
+                if local:
+                    self.finding(item, "skipped_example", source, want,
+                                 f"skipped: the expected output names {local}")
                     continue
                 outcome = self.run([], source)
                 if outcome.get("timeout"):
+                    continue
+                if outcome.get("effects"):
+                    self.side_effect(item, [], source, outcome["effects"])
+                    continue
+                blocked = sandbox_block(outcome)
+                if blocked:
+                    self.blocked(item, source, blocked)
                     continue
                 self.keep(outcome)
                 body = [f"assert {source} == {want}"]
@@ -714,7 +921,12 @@ class ModuleSearch:
                 expr, _typed = self.call_expr(item)
                 if expr is None:
                     break
+                if self.inputs.take_setup():
+                    continue  # an owner must stand alone: it is reused in other tests
                 outcome = self.run([], expr)
+                if outcome.get("effects"):
+                    self.side_effect(item, [], expr, outcome["effects"])
+                    continue
                 if outcome.get("ok") and expr not in self.classes[item["name"]]:
                     self.classes[item["name"]].append(expr)
                     self.keep(outcome)
@@ -733,18 +945,23 @@ class ModuleSearch:
                 stale += 1
                 continue
             expr, typed = self.call_expr(item)
+            setup = self.inputs.take_setup()
             if expr is None:
                 stale += 1
                 continue
-            outcome = self.run([], expr)
+            outcome = self.run(setup, expr)
             if outcome.get("timeout"):
                 self.timeouts[item["name"]] = self.timeouts.get(item["name"], 0) + 1
+                stale += 1
+                continue
+            if outcome.get("effects"):
+                self.side_effect(item, setup, expr, outcome["effects"])
                 stale += 1
                 continue
             if not self.adds(outcome):
                 stale += 1
                 continue
-            if self.record(item, [], expr, typed, outcome):
+            if self.record(item, setup, expr, typed, outcome):
                 self.keep(outcome)
                 stale = 0
             else:
@@ -771,16 +988,19 @@ class ModuleSearch:
                         statements.append(expr)
                 item = steps[-1]
                 expr, typed = self.call_expr(item, owner="obj")
+                # The files the arguments need come first.
+                statements = self.inputs.take_setup() + statements
                 if not expr:
                     stale += 1
                     continue
             elif len(functions) >= 1:
                 inner, outer = self.rng.choice(functions), self.rng.choice(functions)
                 inner_expr, _ = self.call_expr(inner)
+                setup = self.inputs.take_setup()
                 if not inner_expr:
                     stale += 1
                     continue
-                statements = [f"value = {inner_expr}"]
+                statements = setup + [f"value = {inner_expr}"]
                 try:
                     params = [p for p in inspect.signature(outer["obj"]).parameters.values()
                               if p.default is inspect.Parameter.empty]
@@ -793,6 +1013,10 @@ class ModuleSearch:
             else:
                 break
             outcome = self.run(statements, expr)
+            if outcome.get("effects"):
+                # Any step may have done it: never a test; the single calls (l1) name the culprit.
+                stale += 1
+                continue
             if outcome.get("timeout") or not self.adds(outcome):
                 stale += 1
                 continue
@@ -815,20 +1039,29 @@ class ModuleSearch:
             top = i["name"].split(".")[0]
             if re.search(r"\b" + re.escape(top) + r"\b", text):
                 used.add(top)
-        uses_pytest = any(u for _, _, u in tests) or "pytest." in text
         out = [f'"""Tests for {self.spec["module"]} ({self.spec["file"]}), generated by team-testing\'s '
                f'built-in generator (layer {layer}, seed {seed})."""']
-        if uses_pytest:
-            out.append("import pytest")
-            out.append("")
+        out += ["import tempfile", "", "import pytest", ""]
         if used:
             out.append(f"from {self.spec['module']} import {', '.join(sorted(used))}")
+        out += ["", "", isolation_fixture()]
         for name, body, _ in tests:
-            out.append("")
-            out.append("")
-            out.append(f"def {name}():")
+            out += ["", "", f"def {name}({test_params(body)}):"]
             out.extend("    " + line for line in body)
         return "\n".join(out) + "\n", [t[0] for t in tests]
+
+
+def isolation_fixture():
+    """The autouse fixture every generated module carries (tt_isolation.py, shipped beside us)."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "tt_isolation.py"),
+              encoding="utf-8") as f:
+        text = f.read()
+    return text[text.index("@pytest.fixture"):].rstrip()
+
+
+def test_params(body):
+    """The fixtures a test's body uses: tmp_path, where its files live."""
+    return "tmp_path" if any(re.search(r"\btmp_path\b", line) for line in body) else ""
 
 
 # ---- L3: the project's entry points, run as subprocesses -----------------------------------------
@@ -890,24 +1123,57 @@ def argparse_options(path):
 
 
 def run_entry(module, args, timeout):
+    """Runs `python -m module args` as the delivered test will (in a tmp_path of its own as cwd,
+    with HOME and TMPDIR elsewhere), under the effect audit; (exit code, stdout, effects), or
+    None when it timed out."""
     import subprocess
+    place = CallPlace()
     # The project must stay importable from the scratch folder the command runs in.
-    env = dict(os.environ)
+    env = dict(os.environ, HOME=place.home, TMPDIR=place.tmp)
     paths = [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(paths + [os.getcwd()])
+    effects_file = os.path.join(place.base, "effects.jsonl")
+    argv = [sys.executable, os.path.abspath(__file__), "--audit-run", effects_file, module] + args
     try:
-        done = subprocess.run([sys.executable, "-m", module] + args, capture_output=True, text=True,
-                              timeout=timeout, cwd=tempfile.mkdtemp(prefix="ttgen-e2e-"), env=env)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                              cwd=place.tmp_path, env=env)
     except subprocess.TimeoutExpired:
+        place.remove()
         return None
-    return done.returncode, done.stdout
+    effects = []
+    try:
+        with open(effects_file, encoding="utf-8") as f:
+            effects = [json.loads(line) for line in f if line.strip()]
+    except (OSError, ValueError):
+        pass
+    place.remove()
+    return done.returncode, done.stdout, effects
+
+
+def audited_entry(effects_file, module, args):
+    """`python ttgen.py --audit-run FILE MODULE ARGS...`: runs the module as `python -m` would,
+    writing each effect outside the current folder (the test's tmp_path) and TMPDIR to FILE as
+    it happens, so an exit of any kind keeps them."""
+    import runpy
+    out = open(effects_file, "a", encoding="utf-8")
+
+    def sink(effect):
+        out.write(json.dumps(effect) + "\n")
+        out.flush()
+    audit = ttaudit.Audit([os.getcwd(), tempfile.gettempdir()], network_on=NETWORK_ON,
+                          forbid_cwd=False, sink=sink).install()
+    sys.argv = [module] + args
+    sys.path[0] = os.getcwd()  # as `python -m` has it, not this helper's folder
+    audit.on = True
+    runpy.run_module(module, run_name="__main__", alter_sys=True)
 
 
 def e2e_tests(req, rng, deadline):
     """Runs each entry point with argument sets drawn from its argparse definition; a test asserts
-    the exit code and, when it is stable and short, the output."""
+    the exit code and, when it is stable and short, the output. An entry point that changes
+    anything outside its tmp_path is a side_effect finding, never a test."""
     timeout = max(5.0, float(req.get("call_timeout_s", 2)) * 5)
-    tests = []
+    tests, findings = [], []
     for module, path in entry_points(os.getcwd()):
         flags, positionals = argparse_options(path) if path else ([], [])
         samples = ["1", "abc", "1 + 2", "0"]
@@ -926,28 +1192,47 @@ def e2e_tests(req, rng, deadline):
             first, second = run_entry(module, argv, timeout), run_entry(module, argv, timeout)
             if first is None:
                 continue
-            code, out = first
+            code, out, effects = first
+            if effects or (second and second[2]):
+                effects = effects or second[2]
+                if not any(f["function"] == module for f in findings):
+                    findings.append({"module": module, "function": module, "kind": "side_effect",
+                                     "call": f"python -m {module} {' '.join(argv)}".strip(),
+                                     "expected": "no effect outside its tmp_path",
+                                     "actual": "; ".join(e["effect"] for e in effects[:3]), "test": None})
+                continue
             body = ["result = subprocess.run(",
                     f"    [sys.executable, '-m', {module!r}] + {argv!r},",
-                    "    capture_output=True, text=True, timeout=60,",
+                    "    capture_output=True, text=True, timeout=60, cwd=tmp_path,",
+                    "    env={**os.environ, 'PYTHONPATH': os.pathsep.join(p for p in sys.path if p)},",
                     ")",
                     f"assert result.returncode == {code}"]
-            if second == first and len(out) <= 400 and not ADDRESS.search(out):
+            stable = second is not None and second[:2] == first[:2]
+            if stable and len(out) <= 400 and not ADDRESS.search(out) \
+                    and not any(p in out for p in _machine_paths_of_run()):
                 body.append(f"assert result.stdout == {out!r}")
             digest = hashlib.sha1("\n".join(body).encode()).hexdigest()[:8]
             tests.append((f"test_{module.replace('.', '_')}_cli_{digest}", body))
-    return tests
+    return tests, findings
+
+
+def _machine_paths_of_run():
+    """The folders of this machine an entry point's output must not be asserted with."""
+    cwd = ORIGIN["cwd"]
+    found = [cwd, cwd.split(os.sep + "workspace" + os.sep)[0], ORIGIN["home"], ORIGIN["tmp"]]
+    return [p for p in found if p and len(p) > 4]
 
 
 def render_e2e(tests, seed):
     out = [f'"""End-to-end tests of the project\'s entry points, generated by team-testing\'s built-in '
-           f'generator (layer L3-e2e, seed {seed})."""', "import subprocess", "import sys"]
+           f'generator (layer L3-e2e, seed {seed})."""', "import os", "import subprocess", "import sys",
+           "import tempfile", "", "import pytest", "", "", isolation_fixture()]
     seen = set()
     for name, body in tests:
         if name in seen:
             continue
         seen.add(name)
-        out += ["", "", f"def {name}():"] + ["    " + line for line in body]
+        out += ["", "", f"def {name}(tmp_path):"] + ["    " + line for line in body]
     return "\n".join(out) + "\n", sorted(seen)
 
 
@@ -997,12 +1282,12 @@ def main():
     end = started + float(req.get("budget_s", 60))
     rng = random.Random(req.get("seed", 1))
     if req.get("layer", "").startswith("L3"):
-        tests = e2e_tests(req, rng, end)
+        tests, findings = e2e_tests(req, rng, end)
         source, names = render_e2e(tests, req.get("seed"))
         entry = {"module": "entry_points", "file": "", "test_file": "test_entry_points.py",
                  "source": source if names else "", "tests": names, "lines_total": 0, "lines_covered": 0,
                  "import_error": None, "import_error_kind": None}
-        print(json.dumps({"modules": [entry], "findings": [],
+        print(json.dumps({"modules": [entry], "findings": findings,
                           "stats": {"calls_tried": len(tests), "tests": len(names),
                                     "seconds": round(time.monotonic() - started, 3)}}))
         return
@@ -1021,4 +1306,8 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) > 3 and sys.argv[1] == "--audit-run":
+        audited_entry(sys.argv[2], sys.argv[3], sys.argv[4:])
+    else:
+        sys.dont_write_bytecode = True
+        main()

@@ -1,7 +1,8 @@
 //! The generator's work handed to an agent backend: the prompt (PURPOSE / TASK / CONTEXT /
 //! EXPECTED / CONSTRAINTS, with the strategy, the source in scope with line numbers and the last
 //! run's failures and missing lines), the call, and the accept filter of TestGen-LLM and CoverUp:
-//! a candidate test file is kept only if it loads, passes 5 runs in a row, and adds coverage of the
+//! a candidate test file is kept only if it loads, passes 5 runs in a row, changes nothing outside
+//! its own temporary folders (the effects plugin watches every run), and adds coverage of the
 //! scope. Every rejected candidate is recorded with its reason.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -21,6 +22,7 @@ use crate::gen::ModuleRef;
 use crate::proc::run_sandboxed;
 use crate::sandbox::Sandbox;
 use crate::tasks::Outcome;
+use crate::testing::effects::EffectsAudit;
 use crate::testing::toolchain::python_for;
 use crate::util::{atomic_write, mkdirs};
 
@@ -203,6 +205,10 @@ fn check_passes(ctx: &RoleContext, layer: &str, name: &str, content: &str) -> Op
         Ok(s) => s,
         Err(e) => return Some(format!("could not be checked: {e}")),
     };
+    let audit = match bench_audit(&bench) {
+        Ok(a) => a,
+        Err(e) => return Some(format!("could not be checked: {e}")),
+    };
     let runner = Bench {
         python: &python,
         mirror: &mirror,
@@ -210,6 +216,7 @@ fn check_passes(ctx: &RoleContext, layer: &str, name: &str, content: &str) -> Op
         sandbox: sandbox.as_ref(),
         deadline: ctx.deadline,
         scope: &[],
+        audit: &audit,
     };
     let path = bench.join(name);
     if let Err(e) = std::fs::write(&path, content) {
@@ -350,6 +357,7 @@ fn accept_filter<'a>(
         crate::sandbox::python_roots(&python, ctx.repo),
         std::slice::from_ref(&bench),
     )?;
+    let audit = bench_audit(&bench)?;
     let runner = Bench {
         python: &python,
         mirror: &mirror,
@@ -357,6 +365,7 @@ fn accept_filter<'a>(
         sandbox: sandbox.as_ref(),
         deadline: ctx.deadline,
         scope,
+        audit: &audit,
     };
     // What the layer's tests already cover: a candidate must add to it.
     let existing: Vec<PathBuf> = std::fs::read_dir(ctx.session.root.join("tests").join(layer))
@@ -393,6 +402,16 @@ fn is_test_name(name: &str) -> bool {
     name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"))
 }
 
+/// The effects plugin of a bench: its files inside the bench (the one folder the sandbox lets the
+/// candidate's runs write).
+fn bench_audit(bench: &Path) -> Result<EffectsAudit, String> {
+    EffectsAudit::prepare(
+        &bench.join(".tt-plugin"),
+        &bench.join(".tt-effects.jsonl"),
+        &bench.join(".tt-basetemp"),
+    )
+}
+
 /// Runs pytest (and coverage.py) on one candidate, in the sandbox.
 struct Bench<'a> {
     python: &'a str,
@@ -402,6 +421,9 @@ struct Bench<'a> {
     deadline: std::time::Instant,
     /// Repository-relative files whose coverage counts (the scope); empty: every file.
     scope: &'a [String],
+    /// Every run loads the effects plugin: a candidate that changes anything outside its own
+    /// temporary folders is rejected, whatever its outcome.
+    audit: &'a EffectsAudit,
 }
 
 impl Bench<'_> {
@@ -409,12 +431,37 @@ impl Bench<'_> {
         let left = time_left(self.deadline)?.min(Duration::from_secs(300));
         let mut argv = vec![self.python];
         argv.extend_from_slice(args);
-        let pythonpath = self.mirror.display().to_string();
-        let env = [
-            ("PYTHONPATH", pythonpath.as_str()),
-            ("PYTHONDONTWRITEBYTECODE", "1"),
+        let pythonpath = format!(
+            "{}:{}",
+            self.mirror.display(),
+            self.audit.plugin_dir.display()
+        );
+        let mut env: Vec<(String, String)> = vec![
+            ("PYTHONPATH".into(), pythonpath),
+            ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
         ];
+        env.extend(self.audit.env());
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         run_sandboxed(self.sandbox, &argv, self.dir, &env, None, left).map_err(|e| e.to_string())
+    }
+
+    /// pytest's arguments (after `-m`): no cache, the bench as its root, the effects plugin.
+    fn pytest_args(&self) -> Vec<String> {
+        let mut args: Vec<String> = PYTEST.iter().map(|a| a.to_string()).collect();
+        args.extend(self.audit.pytest_args());
+        args
+    }
+
+    /// What the candidate's runs changed outside their own temporary folders, in words; None
+    /// when nothing.
+    fn effects(&self) -> Option<String> {
+        let found = self.audit.read();
+        let first: Vec<String> = found
+            .iter()
+            .take(3)
+            .map(|e| format!("{} {}", e.test, e.effect))
+            .collect();
+        (!first.is_empty()).then(|| first.join("; "))
     }
 
     /// None when the candidate loads, passes every run and adds coverage (then `covered` grows).
@@ -442,13 +489,22 @@ impl Bench<'_> {
 
     /// None when `file` loads and passes [`ACCEPT_RUNS`] runs in a row, else why not.
     fn loads_and_passes(&self, file: &Path) -> Option<String> {
+        if let Err(e) = self.audit.clear() {
+            return Some(format!("could not be checked: {e}"));
+        }
         let f = file.display().to_string();
+        let base = self.pytest_args();
         let pytest = |extra: &[&str]| {
             let mut args = vec!["-m"];
-            args.extend_from_slice(PYTEST);
+            args.extend(base.iter().map(String::as_str));
             args.extend_from_slice(extra);
             args.push(&f);
-            self.exec(&args)
+            let out = self.exec(&args);
+            // Effects decide, not outcomes: one is enough to reject the candidate.
+            match self.effects() {
+                Some(what) => Err(format!("unsafe: {what} (outside its tmp_path)")),
+                None => out,
+            }
         };
         match pytest(&["--collect-only"]) {
             Ok(out) if out.success() => {}
@@ -458,6 +514,7 @@ impl Bench<'_> {
                     last_line(&out.stdout, &out.stderr)
                 ))
             }
+            Err(e) if e.starts_with("unsafe:") => return Some(e),
             Err(e) => return Some(format!("did not load: {e}")),
         }
         let mut passes = 0;
@@ -468,6 +525,7 @@ impl Bench<'_> {
                     return Some(format!("failed: {}", last_line(&out.stdout, &out.stderr)))
                 }
                 Ok(_) => return Some(format!("flaky: passed {passes} run(s), then failed")),
+                Err(e) if e.starts_with("unsafe:") => return Some(e),
                 Err(e) => return Some(format!("failed: {e}")),
             }
         }
@@ -484,10 +542,13 @@ impl Bench<'_> {
         let data_arg = format!("--data-file={}", data.display());
         let source = format!("--source={}", self.mirror.display());
         let mut args = vec!["-m", "coverage", "run", &data_arg, &source, "-m"];
-        args.extend_from_slice(PYTEST);
+        let base = self.pytest_args();
+        args.extend(base.iter().map(String::as_str));
         let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
         args.extend(names.iter().map(String::as_str));
         self.exec(&args).ok()?;
+        // Only the candidate's own audited runs are judged, not what this measurement saw.
+        self.audit.clear().ok()?;
         let json_arg = json.display().to_string();
         let out = self
             .exec(&["-m", "coverage", "json", &data_arg, "-o", &json_arg])

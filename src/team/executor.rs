@@ -13,8 +13,9 @@ use serde_json::{json, Value};
 use super::util::{sandbox_for, time_left, to_map};
 use super::RoleContext;
 use crate::tasks::Outcome;
-use crate::testing::classify::{classify, Classification, Verdict};
+use crate::testing::classify::{classify, Classification, Criticality, Verdict};
 use crate::testing::detect::{session_framework, strategist_outcome};
+use crate::testing::effects::{self, Effect};
 use crate::testing::report::{CoverageReport, TestCase, TestStatus, TestTotals};
 use crate::testing::runner::{RunOutput, RunSpec};
 use crate::testing::toolchain::{self, Toolchain};
@@ -52,6 +53,10 @@ struct Quarantined {
     file: bool,
     reason: String,
     task_id: String,
+    /// Set when the test is unsafe (an effect outside its tmp_path, or a sandbox denial): what it
+    /// did. Such a test is never kept by a revision round, and `apply` refuses it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    unsafe_effect: Option<String>,
 }
 
 pub fn run(ctx: &RoleContext) -> Outcome {
@@ -91,7 +96,10 @@ pub fn run(ctx: &RoleContext) -> Outcome {
             workspace.join(format!("cargo-{layer}")),
             workspace.join("cargo-target"),
         ]),
-        "pytest" | "unittest" => writable.push(workspace.join(format!("python-{layer}"))),
+        "pytest" | "unittest" => writable.extend([
+            workspace.join(format!("python-{layer}")),
+            workspace.join(format!("python-{layer}.tmp")),
+        ]),
         _ => writable.extend([
             workspace.join(format!("node-{layer}")),
             workspace.join(format!("node-{layer}.tmp")),
@@ -137,6 +145,10 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         Err(e) => return Outcome::failed(e),
     };
     let mut repairs: Vec<Value> = Vec::new();
+    // What a sandbox denial looks like in this run: writes outside `writable`, the network off.
+    let sandbox_ctx = sandbox
+        .as_ref()
+        .map(|_| (writable.as_slice(), !ctx.sandbox.allow_network));
     let started_at = now_ts();
     let clock = Instant::now();
     let mut iteration = 0;
@@ -204,9 +216,28 @@ pub fn run(ctx: &RoleContext) -> Outcome {
                     file: true,
                     reason,
                     task_id: ctx.task.id.clone(),
+                    unsafe_effect: None,
                 });
                 changed = true;
             }
+        }
+        // Tests that changed something outside their own temporary folders leave the layer
+        // whatever their outcome: after `apply` they would do it unsandboxed, to the project.
+        let mut found_unsafe = false;
+        for (id, file, what) in unsafe_tests(&out.effects, &test_dir) {
+            if quarantined.iter().any(|q| q.id == id)
+                || (file && move_out(&test_dir, &quarantine_dir, &id).is_err())
+            {
+                continue;
+            }
+            let q = Quarantined {
+                id,
+                file,
+                reason: format!("unsafe: {what}"),
+                task_id: ctx.task.id.clone(),
+                unsafe_effect: Some(what),
+            };
+            found_unsafe |= take_out(q, iteration, &mut quarantined, &mut repairs);
         }
         let is_test = |p: &str| is_test_path(p, layer);
         let mut verdicts: BTreeMap<String, Verdict> = BTreeMap::new();
@@ -225,7 +256,24 @@ pub fn run(ctx: &RoleContext) -> Outcome {
                 }
                 continue;
             }
-            verdicts.insert(case.id.clone(), classify(case, is_test));
+            verdicts.insert(case.id.clone(), verdict_for(case, is_test, sandbox_ctx));
+        }
+        // A sandbox denial is the test reaching outside: unsafe, like an audited effect.
+        for case in &out.cases {
+            let Some(v) = verdicts.get(&case.id) else {
+                continue;
+            };
+            if v.classification != Classification::SandboxDenied {
+                continue;
+            }
+            let q = Quarantined {
+                id: selector(runner, &test_dir, case),
+                file: false,
+                reason: format!("unsafe: {}", v.reason),
+                task_id: ctx.task.id.clone(),
+                unsafe_effect: Some(v.reason.clone()),
+            };
+            found_unsafe |= take_out(q, iteration, &mut quarantined, &mut repairs);
         }
         // Built-in repair: tests that are themselves wrong leave the layer so the pass rate
         // reflects the tests that are kept; a later GC round regenerates them.
@@ -253,26 +301,23 @@ pub fn run(ctx: &RoleContext) -> Outcome {
                 if case.file.as_ref().is_some_and(|f| repaired.contains(f)) {
                     continue;
                 }
-                let id = selector(runner, &test_dir, case);
-                if quarantined.iter().any(|q| q.id == id) {
-                    continue;
-                }
-                let reason = format!(
-                    "test_defect: {} ({})",
-                    v.reason,
-                    v.location.clone().unwrap_or_default()
-                );
-                repairs.push(json!({"iteration": iteration, "action": "quarantined test", "test": id, "reason": reason}));
-                quarantined.push(Quarantined {
-                    id,
+                let q = Quarantined {
+                    id: selector(runner, &test_dir, case),
                     file: false,
-                    reason,
+                    reason: format!(
+                        "test_defect: {} ({})",
+                        v.reason,
+                        v.location.clone().unwrap_or_default()
+                    ),
                     task_id: ctx.task.id.clone(),
-                });
-                changed = true;
+                    unsafe_effect: None,
+                };
+                changed |= take_out(q, iteration, &mut quarantined, &mut repairs);
             }
         }
-        if !changed || iteration >= MAX_REPAIRS {
+        // Unsafe tests are taken out even after the last repair iteration (they only ever
+        // leave, so this ends): the layer's figures must never count them.
+        if !found_unsafe && (!changed || iteration >= MAX_REPAIRS) {
             flaky.retain(|id| out.cases.iter().any(|c| &c.id == id));
             let mut out = out;
             out.load_errors = std::mem::take(&mut load_errors);
@@ -643,6 +688,74 @@ fn recorded_toolchain(ctx: &RoleContext, framework: &str) -> Toolchain {
         .and_then(|v| serde_json::from_value::<Toolchain>(v).ok())
         .filter(|t| t.framework == framework)
         .unwrap_or_else(|| toolchain::detect(ctx.repo, framework))
+}
+
+/// Takes a test (or a whole file) out of the layer and logs the repair; false when it was out
+/// already.
+fn take_out(
+    q: Quarantined,
+    iteration: usize,
+    quarantined: &mut Vec<Quarantined>,
+    repairs: &mut Vec<Value>,
+) -> bool {
+    if quarantined.iter().any(|k| k.id == q.id) {
+        return false;
+    }
+    let action = if q.file {
+        "quarantined file"
+    } else {
+        "quarantined test"
+    };
+    repairs
+        .push(json!({"iteration": iteration, "action": action, "test": q.id, "reason": q.reason}));
+    quarantined.push(q);
+    true
+}
+
+/// The verdict on a failing test: a sandbox denial (when a sandbox ran it: its writable folders
+/// and whether the network was off) before anything else, else the classifier's.
+fn verdict_for(
+    case: &TestCase,
+    is_test: impl Fn(&str) -> bool,
+    sandbox: Option<(&[PathBuf], bool)>,
+) -> Verdict {
+    let verdict = classify(case, is_test);
+    let text = format!(
+        "{}\n{}",
+        case.message.as_deref().unwrap_or(""),
+        case.detail.as_deref().unwrap_or("")
+    );
+    match sandbox.and_then(|(w, net_off)| effects::sandbox_denial(&text, w, net_off)) {
+        Some(denial) => Verdict {
+            classification: Classification::SandboxDenied,
+            criticality: Criticality::Low,
+            reason: denial,
+            ..verdict
+        },
+        None => verdict,
+    }
+}
+
+/// The tests (or, for what importing a file did, the files) with effects outside their own
+/// temporary folders: (selector, whole file, what they did).
+fn unsafe_tests(found: &[Effect], test_dir: &Path) -> Vec<(String, bool, String)> {
+    let mut out: Vec<(String, bool, String)> = Vec::new();
+    for e in found {
+        let file = !e.test.contains("::");
+        if file && !test_dir.join(effects::file_of(&e.test)).is_file() {
+            continue; // the session itself, not a file of the layer
+        }
+        match out.iter_mut().find(|(id, _, _)| id == &e.test) {
+            Some(entry) => {
+                if entry.2.matches("; ").count() < 2 {
+                    entry.2.push_str("; ");
+                    entry.2.push_str(&e.effect);
+                }
+            }
+            None => out.push((e.test.clone(), file, e.effect.clone())),
+        }
+    }
+    out
 }
 
 /// Re-runs a failing test up to FLAKY_RERUNS times within the task's deadline.

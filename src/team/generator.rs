@@ -329,7 +329,8 @@ pub(super) fn feedback(session: &Path, layer: &str) -> Feedback {
             .unwrap_or("")
             .to_string();
         match (t["status"].as_str(), t["classification"].as_str()) {
-            (Some("flaky"), _) | (_, Some("test_defect")) => fb.avoid.push(name),
+            // A sandbox denial means the test reached outside: it never comes back.
+            (Some("flaky"), _) | (_, Some("test_defect" | "sandbox_denied")) => fb.avoid.push(name),
             (Some("failed" | "error"), Some("env_issue")) => fb.batch.push(name),
             (_, Some("code_defect")) => {
                 let evidence = t["evidence"]["excerpt"]
@@ -346,6 +347,16 @@ pub(super) fn feedback(session: &Path, layer: &str) -> Feedback {
                 );
             }
             _ => {}
+        }
+    }
+    // Tests quarantined as unsafe (an effect outside their tmp_path) never come back either.
+    for q in run["quarantined"].as_array().into_iter().flatten() {
+        if q["unsafe_effect"].is_string() {
+            if let Some(name) = q["id"].as_str().and_then(|id| id.rsplit("::").next()) {
+                if !fb.avoid.iter().any(|a| a == name) {
+                    fb.avoid.push(name.to_string());
+                }
+            }
         }
     }
     if let Some(cov) = run["coverage_file"]
@@ -442,7 +453,8 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
     for m in result.modules.iter().filter(|m| !m.source.is_empty()) {
         // Tests that found code defects are findings: they survive the regeneration.
         let previous = std::fs::read_to_string(dir.join(&m.test_file)).unwrap_or_default();
-        let combined = gen::carry_over(&previous, &m.source, &keep);
+        let avoid: std::collections::BTreeSet<String> = fb.avoid.iter().cloned().collect();
+        let combined = gen::carry_over(&previous, &m.source, &keep, &avoid);
         let source = gen::mark_xfail(&combined, &fb.defects);
         atomic_write(&dir.join(&m.test_file), source.as_bytes()).map_err(|e| e.to_string())?;
         written.push(format!("tests/{layer}/{}", m.test_file));

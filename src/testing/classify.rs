@@ -1,6 +1,7 @@
 //! Why a test failed: test_defect (the test is wrong), code_defect (the code breaks what a correct
-//! test expects) or env_issue (the machine: a missing tool, service, timeout), with the evidence
-//! (file:line and the error excerpt) and a criticality.
+//! test expects), env_issue (the machine: a missing tool, service, timeout) or sandbox_denied (the
+//! test reached outside its sandbox; see `effects::sandbox_denial`), with the evidence (file:line
+//! and the error excerpt) and a criticality.
 
 use serde::{Deserialize, Serialize};
 
@@ -12,6 +13,9 @@ pub enum Classification {
     TestDefect,
     CodeDefect,
     EnvIssue,
+    /// The sandbox refused what the test tried (a write outside, the network, a limit): never
+    /// the code's fault; the test is unsafe and leaves the layer.
+    SandboxDenied,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

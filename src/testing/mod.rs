@@ -6,6 +6,7 @@ pub mod classify;
 pub mod cobertura;
 pub mod coveragepy;
 pub mod detect;
+pub mod effects;
 pub mod junit;
 pub mod lcov;
 pub mod libtest;

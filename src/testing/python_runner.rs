@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::coveragepy::parse_coveragepy_json;
+use super::effects::EffectsAudit;
 use super::junit::parse_junit;
 use super::report::{TestCase, TestStatus};
 use super::runner::{tail_lines, LoadError, RunOutput, RunSpec};
@@ -46,6 +47,8 @@ struct Ctx<'a> {
     env: Vec<(String, String)>,
     ini: PathBuf,
     deadline: Instant,
+    /// The effects plugin every pytest process of the run loads.
+    audit: EffectsAudit,
 }
 
 impl Ctx<'_> {
@@ -88,6 +91,7 @@ impl Ctx<'_> {
             "-p".into(),
             "no:cacheprovider".into(),
         ]);
+        argv.extend(self.audit.pytest_args());
         argv
     }
 
@@ -101,17 +105,31 @@ fn s(p: &Path) -> String {
     p.to_string_lossy().into_owned()
 }
 
-/// PYTHONPATH with the repository (and its src/), no bytecode written into the repository.
-fn python_env(repo: &Path, coverage_file: &Path) -> Vec<(String, String)> {
+/// PYTHONPATH with the repository (and its src/) and the effects plugin, no bytecode written
+/// into the repository.
+fn python_env(repo: &Path, coverage_file: &Path, audit: &EffectsAudit) -> Vec<(String, String)> {
     let mut paths = vec![s(repo)];
     if repo.join("src").is_dir() {
         paths.push(s(&repo.join("src")));
     }
-    vec![
+    paths.push(s(&audit.plugin_dir));
+    let mut env = vec![
         ("PYTHONPATH".into(), paths.join(":")),
         ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
         ("COVERAGE_FILE".into(), s(coverage_file)),
-    ]
+    ];
+    env.extend(audit.env());
+    env
+}
+
+/// The effects plugin of a run (`tag` tells the main run from a re-run): installed beside the
+/// mirror, recording into results/, with a basetemp in `<mirror>.tmp` (writable in the sandbox).
+fn effects_audit(spec: &RunSpec, tag: &str) -> Result<EffectsAudit, String> {
+    let copy = copy_dir(spec);
+    let plugin = copy.with_extension("plugin");
+    let basetemp = copy.with_extension("tmp").join(format!("pytest-{tag}"));
+    let file = spec.results.join(format!("effects-{tag}.jsonl"));
+    EffectsAudit::prepare(&plugin, &file, &basetemp)
 }
 
 /// `<session>/workspace/python-<layer>`.
@@ -144,15 +162,24 @@ pub fn run(spec: &RunSpec) -> RunOutput {
         ));
         return out;
     }
+    let audit = match effects_audit(spec, &spec.run_no) {
+        Ok(a) => a,
+        Err(e) => {
+            out.env_problem = Some(e);
+            return out;
+        }
+    };
     let ctx = Ctx {
         spec,
         env: python_env(
             &copy,
             &spec.results.join(format!(".coverage-{}", spec.run_no)),
+            &audit,
         ),
         copy,
         ini: spec.results.join("pytest-isolated.ini"),
         deadline: started + spec.timeout,
+        audit,
     };
     if let Err(e) = crate::util::write_nofollow(&ctx.ini, b"[pytest]\n") {
         out.env_problem = Some(format!("cannot write {}: {e}", ctx.ini.display()));
@@ -180,6 +207,7 @@ pub fn run(spec: &RunSpec) -> RunOutput {
         return out;
     }
     run_tests(&ctx, &loadable, &mut out);
+    out.effects = ctx.audit.read();
     out.duration_s = started.elapsed().as_secs_f64();
     out
 }
@@ -360,6 +388,7 @@ pub fn node_id(test_dir: &Path, case: &TestCase) -> String {
 /// Runs one test again; its status, or None when it could not run.
 pub fn rerun(spec: &RunSpec, case: &TestCase) -> Option<TestStatus> {
     let copy = copy_dir(spec);
+    let audit = effects_audit(spec, &format!("rerun-{}", spec.run_no)).ok()?;
     let ctx = Ctx {
         spec,
         env: python_env(
@@ -367,10 +396,12 @@ pub fn rerun(spec: &RunSpec, case: &TestCase) -> Option<TestStatus> {
             &spec
                 .results
                 .join(format!(".coverage-rerun-{}", spec.run_no)),
+            &audit,
         ),
         copy,
         ini: spec.results.join("pytest-isolated.ini"),
         deadline: Instant::now() + spec.timeout,
+        audit,
     };
     let mut argv = ctx.pytest();
     argv.extend(["-q".into(), node_id(&spec.test_dir, case)]);

@@ -59,6 +59,9 @@ pub struct RunOutput {
     pub timed_out: bool,
     /// The runner could not run at all (missing tool): the exact problem.
     pub env_problem: Option<String>,
+    /// What tests changed outside their own temporary folders (Python: the effects plugin).
+    #[serde(default)]
+    pub effects: Vec<super::effects::Effect>,
 }
 
 /// The last `lines` lines of `text`.
