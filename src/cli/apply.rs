@@ -1,6 +1,8 @@
 //! `team-testing apply [SESSION]`: copies a session's accepted tests into the repository, where the
 //! project's own runner picks them up. Nothing else in the repository changes, and an existing
-//! file with other content is never overwritten without `--force`.
+//! file with other content is never overwritten without `--force`. A test the session recorded as
+//! unsafe (it changed something outside its own temporary folders, or the sandbox stopped it) is
+//! refused by name: cut out of its file, or the whole file refused when it cannot be cut.
 
 use std::path::{Path, PathBuf};
 
@@ -45,8 +47,20 @@ fn sha256(bytes: &[u8]) -> String {
 }
 
 /// Makes the applied Python tests importable under plain `pytest` from the repository root
-/// (the repository and its src/ go on sys.path), whatever the project's own configuration.
-const PY_CONFTEST: &str = "\"\"\"Written by `team-testing apply`: puts the repository (and its src/) on sys.path.\"\"\"\nimport pathlib\nimport sys\n\nROOT = pathlib.Path(__file__).resolve().parents[2]\nfor path in (ROOT / \"src\", ROOT):\n    if path.is_dir() and str(path) not in sys.path:\n        sys.path.insert(0, str(path))\n";
+/// (the repository and its src/ go on sys.path, not through the current folder), whatever the
+/// project's own configuration, and runs every one of them isolated: cwd, HOME, the XDG folders
+/// and TMPDIR in temporary folders of its own.
+fn py_conftest() -> String {
+    let isolation = crate::gen::ISOLATION;
+    let fixture = &isolation[isolation.find("@pytest.fixture").unwrap_or(0)..];
+    format!(
+        "\"\"\"Written by `team-testing apply`: puts the repository (and its src/) on sys.path, and runs\n\
+         every test here in temporary folders of its own (cwd, HOME, XDG, TMPDIR).\"\"\"\n\
+         import pathlib\nimport sys\nimport tempfile\n\nimport pytest\n\n\
+         ROOT = pathlib.Path(__file__).resolve().parents[2]\n\
+         for path in (ROOT / \"src\", ROOT):\n    if path.is_dir() and str(path) not in sys.path:\n        sys.path.insert(0, str(path))\n\n\n{fixture}"
+    )
+}
 
 pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
     let root = args.location.root();
@@ -78,21 +92,29 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
             found
         }
     };
-    let plan = plan(&session, &state.repo, &framework, &layers);
+    let (plan, refused) = refuse_unsafe(&session, plan(&session, &state.repo, &framework, &layers));
+    for line in &refused {
+        println!("refused: {line}");
+    }
     let manifest_path = manifest_path(&state.repo, &framework);
     let mut manifest: std::collections::BTreeMap<String, String> =
         crate::util::read_json(&manifest_path).unwrap_or_default();
     if plan.is_empty() {
         println!(
-            "nothing to apply: session {} has no generated tests",
-            session.id
+            "nothing to apply: session {} has no generated tests{}",
+            session.id,
+            if refused.is_empty() {
+                ""
+            } else {
+                " that are safe to run"
+            }
         );
         return Ok(0);
     }
     let mut conflicts = Vec::new();
-    for (from, to) in &plan {
+    for (_, to, content) in &plan {
         let current = std::fs::read(to).ok();
-        let same = current == std::fs::read(from).ok();
+        let same = current.as_deref() == Some(content.as_slice());
         let rel = to
             .strip_prefix(&state.repo)
             .unwrap_or(to)
@@ -113,7 +135,7 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
         ))
         .into());
     }
-    for (from, to) in &plan {
+    for (from, to, content) in &plan {
         println!("{} -> {}", from.display(), to.display());
         if args.dry_run {
             continue;
@@ -122,16 +144,14 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
             std::fs::create_dir_all(parent)
                 .map_err(|e| Error::io(format!("creating {}", parent.display()), e))?;
         }
-        std::fs::copy(from, to)
-            .map_err(|e| Error::io(format!("copying to {}", to.display()), e))?;
+        std::fs::write(to, content)
+            .map_err(|e| Error::io(format!("writing {}", to.display()), e))?;
         let rel = to
             .strip_prefix(&state.repo)
             .unwrap_or(to)
             .display()
             .to_string();
-        let bytes =
-            std::fs::read(to).map_err(|e| Error::io(format!("reading {}", to.display()), e))?;
-        manifest.insert(rel, sha256(&bytes));
+        manifest.insert(rel, sha256(content));
     }
     if !args.dry_run {
         if let Some(parent) = manifest_path.parent() {
@@ -145,6 +165,68 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
         println!("run them with: pytest tests/team_testing");
     }
     Ok(0)
+}
+
+/// A planned copy: the session's file, its destination, and the bytes to write there.
+type Planned = (PathBuf, PathBuf, Vec<u8>);
+
+/// Takes out of the plan every test the session recorded as unsafe: cut from its file (a
+/// top-level test function), or the whole file refused when that cannot be done. Returns the
+/// plan with the contents to write, and one line per refusal naming the test and why.
+fn refuse_unsafe(
+    session: &SessionDir,
+    plan: Vec<(PathBuf, PathBuf)>,
+) -> (Vec<Planned>, Vec<String>) {
+    let mut refused = Vec::new();
+    let mut out = Vec::new();
+    'files: for (from, to) in plan {
+        let Ok(content) = std::fs::read(&from) else {
+            refused.push(format!("{}: cannot be read", from.display()));
+            continue;
+        };
+        let layer_dir = from.parent().unwrap_or(&from);
+        let layer = layer_dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let rel = from
+            .strip_prefix(session.root.join("tests").join(&layer))
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        let mut names = std::collections::BTreeSet::new();
+        let mut why = Vec::new();
+        for (id, what) in crate::testing::effects::recorded_unsafe(&session.root, &layer) {
+            if crate::testing::effects::file_of(&id) != rel {
+                continue;
+            }
+            let Some((_, name)) = id.split_once("::").filter(|(_, n)| !n.contains("::")) else {
+                refused.push(format!(
+                    "{} (all of it): {id} is unsafe: {what}",
+                    from.display()
+                ));
+                continue 'files;
+            };
+            names.insert(name.to_string());
+            why.push(format!("{layer}/{id}: {what}"));
+        }
+        if names.is_empty() {
+            out.push((from, to, content));
+            continue;
+        }
+        let text = String::from_utf8_lossy(&content);
+        let (cut, missing) = crate::gen::remove_tests(&text, &names);
+        if !missing.is_empty() {
+            refused.push(format!(
+                "{} (all of it): cannot cut out {}",
+                from.display(),
+                missing.join(", ")
+            ));
+            continue;
+        }
+        refused.extend(why);
+        out.push((from, to, cut.into_bytes()));
+    }
+    (out, refused)
 }
 
 /// (generated file, destination in the repository) for every kept test of every layer.
@@ -201,7 +283,7 @@ fn python_package(layer: &str) -> String {
 fn write_python_support(repo: &Path) -> anyhow::Result<()> {
     let base = repo.join("tests/team_testing");
     let mut files = vec![
-        (base.join("conftest.py"), PY_CONFTEST.to_string()),
+        (base.join("conftest.py"), py_conftest()),
         (base.join("__init__.py"), String::new()),
     ];
     for layer in LAYER_DIRS {
@@ -211,7 +293,10 @@ fn write_python_support(repo: &Path) -> anyhow::Result<()> {
         }
     }
     for (path, text) in files {
-        if !path.exists() {
+        // Ours (an earlier apply wrote it): brought up to date, so it isolates every test.
+        let ours = std::fs::read_to_string(&path)
+            .is_ok_and(|t| t.starts_with("\"\"\"Written by `team-testing apply`"));
+        if !path.exists() || (ours && text.starts_with("\"\"\"Written")) {
             std::fs::write(&path, text)
                 .map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
         }

@@ -220,6 +220,17 @@ pub fn markdown(r: &Report) -> String {
         md.push('\n');
     }
 
+    findings_table(
+        &mut md,
+        "### Side effects (never tests)\n\nCalls that change something outside the temporary folder a test creates: after `apply` that would be your project or your home folder. No delivered test makes them.\n\n",
+        &r.findings.side_effects,
+    );
+    findings_table(
+        &mut md,
+        "### Docstring examples left out\n\nTheir expected output only holds on the machine they were written on.\n\n",
+        &r.findings.skipped_examples,
+    );
+
     added_roles_section(&mut md, r);
     sandbox_section(&mut md, r);
 
@@ -345,6 +356,27 @@ fn added_roles_section(md: &mut String, r: &Report) {
     md.push('\n');
 }
 
+/// A heading, then one row per finding (function, call, what happened), or "None.".
+fn findings_table(md: &mut String, heading: &str, list: &[serde_json::Value]) {
+    md.push_str(heading);
+    if list.is_empty() {
+        md.push_str("None.\n\n");
+        return;
+    }
+    md.push_str("| Function | Call | What it does |\n|---|---|---|\n");
+    for f in list {
+        let g = |k: &str| cell(f[k].as_str().unwrap_or("-"));
+        let _ = writeln!(
+            md,
+            "| {} | `{}` | {} |",
+            g("function"),
+            g("call"),
+            g("actual")
+        );
+    }
+    md.push('\n');
+}
+
 /// What the sandbox protected, what it lacked, and what it stopped.
 fn sandbox_section(md: &mut String, r: &Report) {
     md.push_str("## Sandbox\n\n");
@@ -370,21 +402,9 @@ fn sandbox_section(md: &mut String, r: &Report) {
             }
         }
     }
-    md.push_str("### Blocked attempts\n\nCalls of the generator that reached outside the sandbox; they were stopped, and no test keeps them.\n\n");
-    if r.sandbox.blocked.is_empty() {
-        md.push_str("None.\n\n");
-        return;
-    }
-    md.push_str("| Function | Call | What was stopped |\n|---|---|---|\n");
-    for f in &r.sandbox.blocked {
-        let g = |k: &str| cell(f[k].as_str().unwrap_or("-"));
-        let _ = writeln!(
-            md,
-            "| {} | `{}` | {} |",
-            g("function"),
-            g("call"),
-            g("actual")
-        );
-    }
-    md.push('\n');
+    findings_table(
+        md,
+        "### Blocked attempts\n\nCalls of the generator the sandbox stopped (a limit, or what the effect audit cannot see); no test keeps them.\n\n",
+        &r.sandbox.blocked,
+    );
 }

@@ -178,7 +178,8 @@ pub struct AddedRole {
 pub struct SandboxReport {
     /// As recorded at the session's (last) start; None for sessions older than the sandbox.
     pub protections: Option<crate::sandbox::Protections>,
-    /// The generator's calls the sandbox stopped (env_issue findings), with the call.
+    /// The generator's calls the sandbox stopped that its effect audit did not see (a memory or
+    /// process limit: sandbox_denied findings; env_issue in older sessions), with the call.
     pub blocked: Vec<Value>,
 }
 
@@ -186,6 +187,11 @@ pub struct SandboxReport {
 pub struct Findings {
     pub code_defects: Vec<CodeDefect>,
     pub contract_findings: Vec<Value>,
+    /// Functions (and entry points) whose calls change something outside their tmp_path: never
+    /// tests, one finding per function with the call that showed it.
+    pub side_effects: Vec<Value>,
+    /// Docstring examples left out because their output only holds on their author's machine.
+    pub skipped_examples: Vec<Value>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -846,6 +852,8 @@ fn build_inner(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> 
     }
     // Contract findings of the generator tasks.
     let mut contract_findings: Vec<Value> = Vec::new();
+    let mut side_effects: Vec<Value> = Vec::new();
+    let mut skipped_examples: Vec<Value> = Vec::new();
     let mut blocked: Vec<Value> = Vec::new();
     for t in graph
         .tasks
@@ -869,10 +877,11 @@ fn build_inner(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> 
                     v["call"].clone(),
                 )
             };
-            let list = if f["kind"] == "env_issue" {
-                &mut blocked
-            } else {
-                &mut contract_findings
+            let list = match f["kind"].as_str() {
+                Some("env_issue" | "sandbox_denied") => &mut blocked,
+                Some("side_effect") => &mut side_effects,
+                Some("skipped_example") => &mut skipped_examples,
+                _ => &mut contract_findings,
             };
             if !list.iter().any(|x| key(x) == key(&f)) {
                 list.push(f);
@@ -1068,6 +1077,8 @@ fn build_inner(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> 
         findings: Findings {
             code_defects: code_defects.into_values().collect(),
             contract_findings,
+            side_effects,
+            skipped_examples,
         },
         sandbox: SandboxReport {
             protections: state.as_ref().and_then(|s| s.protections.clone()),

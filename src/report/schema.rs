@@ -90,7 +90,9 @@ pub const REPORT_SCHEMA: &str = r##"{
           "properties": {"test": {"type": "string"}, "layer": {"type": "string"}, "task_id": {"type": "string"},
                          "evidence": {"type": ["object", "null"]}}
         }},
-        "contract_findings": {"type": "array", "items": {"type": "object"}}
+        "contract_findings": {"type": "array", "items": {"type": "object"}},
+        "side_effects": {"type": "array", "items": {"type": "object", "required": ["module", "function", "call", "actual"]}},
+        "skipped_examples": {"type": "array", "items": {"type": "object", "required": ["module", "function", "call", "actual"]}}
       }
     },
     "sandbox": {
