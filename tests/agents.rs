@@ -10,30 +10,6 @@ use serde_json::{json, Value};
 
 use crate::common::*;
 
-fn fake_agent() -> String {
-    fixtures()
-        .join("agents/fake_agent.py")
-        .display()
-        .to_string()
-}
-
-/// A team-testing.toml in the test's temp folder; returns its path.
-fn config(p: &Project, text: &str) -> PathBuf {
-    let path = p.tmp.path().join("team-testing.toml");
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-fn cli_config(p: &Project, timeout_s: u64) -> PathBuf {
-    config(
-        p,
-        &format!(
-            "[backends.fake]\nkind = \"cli\"\ncommand = [\"python3\", {:?}]\ntimeout_s = {timeout_s}\n",
-            fake_agent()
-        ),
-    )
-}
-
 fn run_with(p: &Project, cfg: &Path, chain: &str, mode: &str) -> Output {
     p.cmd(&[
         "run",
@@ -48,13 +24,6 @@ fn run_with(p: &Project, cfg: &Path, chain: &str, mode: &str) -> Output {
     ])
     .env("FAKE_AGENT_MODE", mode)
     .run()
-}
-
-fn generator_task(p: &Project, id: &str) -> Value {
-    p.tasks(id)
-        .into_iter()
-        .find(|t| t["owner"] == "generator")
-        .expect("a generator task")
 }
 
 fn records(p: &Project, id: &str) -> Vec<Value> {

@@ -14,6 +14,7 @@ mod hostile;
 mod pipelines;
 mod report;
 mod resume;
+mod safety;
 mod sandbox;
 mod strategist;
 mod torture;

@@ -129,7 +129,8 @@ fn the_builtin_generator_on_code_that_reaches_out_is_contained_and_each_attempt_
         out.stderr
     );
 
-    // Each blocked call is an env_issue finding of the generator, with the call that made it.
+    // Each call that reached outside is a finding of the generator, with the call that made it:
+    // a side_effect where the effect audit saw the attempt, sandbox_denied for a limit.
     let tasks = p.tasks(&id);
     let generator = tasks
         .iter()
@@ -139,8 +140,11 @@ fn the_builtin_generator_on_code_that_reaches_out_is_contained_and_each_attempt_
     let blocked = |function: &str| {
         findings
             .iter()
-            .find(|f| f["kind"] == "env_issue" && f["function"] == format!("reach.harm.{function}"))
-            .unwrap_or_else(|| panic!("no env_issue finding for {function} in {findings:?}"))
+            .find(|f| {
+                matches!(f["kind"].as_str(), Some("side_effect" | "sandbox_denied"))
+                    && f["function"] == format!("reach.harm.{function}")
+            })
+            .unwrap_or_else(|| panic!("no finding for {function} in {findings:?}"))
     };
     let full = complete(capabilities());
     let mut expected = vec!["delete_victim", "write_home", "hoard"];
@@ -160,7 +164,7 @@ fn the_builtin_generator_on_code_that_reaches_out_is_contained_and_each_attempt_
         assert!(blocked("phone_home")["actual"]
             .as_str()
             .unwrap()
-            .starts_with("network access"));
+            .starts_with("connects to"));
     }
 
     // No test keeps a blocked call; the harmless function still gets its tests.
@@ -186,7 +190,9 @@ fn the_builtin_generator_on_code_that_reaches_out_is_contained_and_each_attempt_
         "{report}"
     );
     let json: Value = serde_json::from_str(&self::report(&p, &id, "json")).unwrap();
-    assert!(json["sandbox"]["blocked"].as_array().unwrap().len() >= expected_len(full));
+    let reported = json["sandbox"]["blocked"].as_array().unwrap().len()
+        + json["findings"]["side_effects"].as_array().unwrap().len();
+    assert!(reported >= expected_len(full), "{json}");
 }
 
 fn expected_len(full: bool) -> usize {

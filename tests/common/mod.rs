@@ -314,3 +314,36 @@ pub fn generated(name: &str) -> String {
         .display()
         .to_string()
 }
+
+/// tests/fixtures/agents/fake_agent.py: a program that behaves like an agent CLI.
+pub fn fake_agent() -> String {
+    fixtures()
+        .join("agents/fake_agent.py")
+        .display()
+        .to_string()
+}
+
+/// A team-testing.toml in the test's temp folder; returns its path.
+pub fn config(p: &Project, text: &str) -> PathBuf {
+    let path = p.tmp.path().join("team-testing.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+pub fn cli_config(p: &Project, timeout_s: u64) -> PathBuf {
+    config(
+        p,
+        &format!(
+            "[backends.fake]\nkind = \"cli\"\ncommand = [\"python3\", {:?}]\ntimeout_s = {timeout_s}\n",
+            fake_agent()
+        ),
+    )
+}
+
+/// The session's (first) generator task.
+pub fn generator_task(p: &Project, id: &str) -> Value {
+    p.tasks(id)
+        .into_iter()
+        .find(|t| t["owner"] == "generator")
+        .expect("a generator task")
+}
