@@ -26,11 +26,16 @@ const BUILTIN_ROLES: [(&str, &str); 5] = [
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Frontmatter {
-    role: String,
+    /// Missing in the seed's role-specs/<role>.md files: the name then comes from the path.
+    #[serde(default)]
+    role: Option<String>,
     prefix: Option<String>,
     inner_loop: InnerLoop,
-    message_types: Vec<String>,
-    backend: String,
+    #[serde(default)]
+    message_types: MessageTypes,
+    /// Missing in the seed's files, whose roles are all built in.
+    #[serde(default)]
+    backend: Option<String>,
     #[serde(default)]
     command: Option<Vec<String>>,
     #[serde(default)]
@@ -44,6 +49,63 @@ struct Frontmatter {
     /// The agent backend (or fallback chain) of a built-in role: `agent: [claude, builtin]`.
     #[serde(default)]
     agent: Option<AgentNames>,
+    #[serde(default, rename = "allowed-tools")]
+    allowed_tools: Vec<String>,
+}
+
+/// `message_types`: a list (team-testing's form) or the seed's map of kind -> message type
+/// (`{success: strategy_ready, error: error}`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+enum MessageTypes {
+    List(Vec<String>),
+    Map(BTreeMap<String, String>),
+}
+
+// By hand rather than `untagged`, whose error names neither the field nor what it expects.
+impl<'de> Deserialize<'de> for MessageTypes {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> std::result::Result<Self, D::Error> {
+        use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = MessageTypes;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of message types or a map of kind: message type")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                seq: A,
+            ) -> std::result::Result<MessageTypes, A::Error> {
+                Vec::deserialize(SeqAccessDeserializer::new(seq)).map(MessageTypes::List)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> std::result::Result<MessageTypes, A::Error> {
+                BTreeMap::deserialize(MapAccessDeserializer::new(map)).map(MessageTypes::Map)
+            }
+        }
+        de.deserialize_any(Visit)
+    }
+}
+
+impl Default for MessageTypes {
+    fn default() -> Self {
+        MessageTypes::List(Vec::new())
+    }
+}
+
+/// The role's name from its path: `<dir>/<name>/role.md` or `<dir>/<name>.md`.
+fn name_from_path(path: &Path) -> String {
+    let named = if path.file_name().is_some_and(|f| f == "role.md") {
+        path.parent().and_then(Path::file_name)
+    } else {
+        path.file_stem()
+    };
+    named
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -75,7 +137,11 @@ pub struct RoleSpec {
     pub name: String,
     pub prefix: Option<String>,
     pub inner_loop: InnerLoop,
+    /// The distinct message types the role sends (for the map form: its values, in kind order).
     pub message_types: Vec<String>,
+    /// The seed's map form of `message_types`, kind -> message type (`success: strategy_ready`);
+    /// empty for the list form.
+    pub message_kinds: BTreeMap<String, String>,
     pub backend: Backend,
     pub timeout_s: u64,
     pub description: String,
@@ -83,6 +149,9 @@ pub struct RoleSpec {
     pub sandbox: bool,
     /// Built-in roles: the agent backend chain the role file names (`agent:`), if any.
     pub agent: Option<Vec<String>>,
+    /// The seed's tool permissions for agent CLIs (`allowed-tools: [Read, Write, …]`);
+    /// team-testing's built-in roles do not use it.
+    pub allowed_tools: Vec<String>,
     pub body: String,
     pub source: RoleSource,
     /// Folder of the role file; `{role_dir}` in a command is replaced by it.
@@ -106,14 +175,15 @@ impl RoleSpec {
             .to_string();
         let fm: Frontmatter =
             serde_norway::from_str(yaml).map_err(|e| bad(format!("invalid frontmatter: {e}")))?;
+        // `role:` wins over the path, as it always has.
+        let name = fm.role.clone().unwrap_or_else(|| name_from_path(path));
         let role_err = |problem: String| Error::BadRole {
             path: path.to_path_buf(),
-            role: fm.role.clone(),
+            role: name.clone(),
             problem,
         };
-        if fm.role.is_empty()
-            || !fm
-                .role
+        if name.is_empty()
+            || !name
                 .chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
         {
@@ -132,7 +202,20 @@ impl RoleSpec {
                 )));
             }
         }
-        let backend = match fm.backend.as_str() {
+        let is_builtin = BUILTIN_ROLES.iter().any(|(n, _)| *n == name);
+        let backend_name = match fm.backend.as_deref() {
+            Some(b) => b,
+            // The seed's files name no backend: its roles are the built-in ones.
+            None if is_builtin => "builtin",
+            None => {
+                return Err(role_err(format!(
+                    "no backend named, and team-testing has no built-in implementation of \
+                     role {name}: use backend: command with a 'command' list, or backend: builtin \
+                     naming the agent backend that does its work (agent: [claude])"
+                )))
+            }
+        };
+        let backend = match backend_name {
             "builtin" => {
                 if fm.command.is_some() {
                     return Err(role_err("'command' is only for backend: command".into()));
@@ -156,11 +239,24 @@ impl RoleSpec {
         if fm.timeout_s == Some(0) {
             return Err(role_err("timeout_s must be at least 1".into()));
         }
+        let (message_types, message_kinds) = match fm.message_types {
+            MessageTypes::List(types) => (types, BTreeMap::new()),
+            MessageTypes::Map(kinds) => {
+                let mut types: Vec<String> = Vec::new();
+                for t in kinds.values() {
+                    if !types.contains(t) {
+                        types.push(t.clone());
+                    }
+                }
+                (types, kinds)
+            }
+        };
         Ok(RoleSpec {
-            name: fm.role,
+            name,
             prefix: fm.prefix,
             inner_loop: fm.inner_loop,
-            message_types: fm.message_types,
+            message_types,
+            message_kinds,
             backend,
             timeout_s: fm.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S),
             description: fm.description.unwrap_or_default(),
@@ -169,6 +265,7 @@ impl RoleSpec {
                 AgentNames::One(n) => vec![n],
                 AgentNames::Many(v) => v,
             }),
+            allowed_tools: fm.allowed_tools,
             body,
             dir: path.parent().map(Path::to_path_buf),
             source,
@@ -314,5 +411,107 @@ mod tests {
             err.to_string().contains("needs a non-empty 'command'"),
             "{err}"
         );
+    }
+
+    fn parse(text: &str, path: &str) -> Result<RoleSpec> {
+        RoleSpec::parse(text, Path::new(path), RoleSource::Builtin)
+    }
+
+    #[test]
+    fn message_types_list_or_map() {
+        let list = "---\nrole: x\nprefix: X\ninner_loop: false\nmessage_types: [a, b]\nbackend: command\ncommand: [run]\n---\nbody";
+        let spec = parse(list, "r/x/role.md").unwrap();
+        assert_eq!(spec.message_types, ["a", "b"]);
+        assert!(spec.message_kinds.is_empty());
+
+        let map = "---\nrole: x\nprefix: X\ninner_loop: false\nmessage_types: {success: done, error: error, failure: error}\nbackend: command\ncommand: [run]\n---\nbody";
+        let spec = parse(map, "r/x/role.md").unwrap();
+        // Distinct values, in kind order (error, failure, success).
+        assert_eq!(spec.message_types, ["error", "done"]);
+        assert_eq!(spec.message_kinds["success"], "done");
+        assert_eq!(spec.message_kinds.len(), 3);
+
+        let bad = "---\nrole: x\nprefix: X\ninner_loop: false\nmessage_types: oops\nbackend: command\ncommand: [run]\n---\nbody";
+        let err = parse(bad, "r/x/role.md").unwrap_err().to_string();
+        assert!(err.contains("message_types: invalid type"), "{err}");
+
+        let none = "---\nrole: x\nprefix: X\ninner_loop: false\nbackend: command\ncommand: [run]\n---\nbody";
+        assert!(parse(none, "r/x/role.md").unwrap().message_types.is_empty());
+    }
+
+    #[test]
+    fn seed_role_files_load_as_builtin() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/roles/seed");
+        let reg = Registry::load(Some(&dir)).unwrap();
+        let expected: [(&str, Option<&str>, &[&str]); 5] = [
+            ("coordinator", None, &[]),
+            ("strategist", Some("STRATEGY"), &["error", "strategy_ready"]),
+            (
+                "generator",
+                Some("TESTGEN"),
+                &["error", "tests_revised", "tests_generated"],
+            ),
+            (
+                "executor",
+                Some("TESTRUN"),
+                &["coverage_report", "error", "tests_failed", "tests_passed"],
+            ),
+            ("analyst", Some("TESTANA"), &["error", "analysis_ready"]),
+        ];
+        for (name, prefix, types) in expected {
+            let spec = reg.get(name).unwrap();
+            assert!(matches!(spec.source, RoleSource::RolesDir(_)), "{name}");
+            assert_eq!(spec.backend, Backend::Builtin, "{name}");
+            assert_eq!(spec.prefix.as_deref(), prefix, "{name}");
+            assert_eq!(spec.message_types, types, "{name}");
+            assert_eq!(spec.message_kinds.len(), types.len(), "{name}");
+            assert!(spec.allowed_tools.contains(&"Read".to_string()), "{name}");
+        }
+        let executor = reg.get("executor").unwrap();
+        assert_eq!(executor.message_kinds["failure"], "tests_failed");
+        assert_eq!(
+            executor.inner_loop,
+            InnerLoop::Dynamic(crate::pipeline::config::DynamicMarker::Dynamic)
+        );
+        let generator = reg.get("generator").unwrap();
+        assert_eq!(generator.message_kinds["revision"], "tests_revised");
+        assert!(generator.body.contains("Marker: seed-generator-body"));
+        let config = crate::pipeline::config::TeamConfig::builtin().unwrap();
+        reg.check_config(&config).unwrap();
+    }
+
+    #[test]
+    fn role_spec_layout_takes_its_name_from_the_file() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/roles/seed-specs");
+        let mut reg = Registry::default();
+        reg.load_dir(&dir, RoleSource::Session).unwrap();
+        let spec = reg.get("generator").unwrap();
+        assert_eq!(spec.backend, Backend::Builtin);
+        assert_eq!(spec.prefix.as_deref(), Some("TESTGEN"));
+        assert_eq!(spec.message_kinds["success"], "tests_generated");
+        assert!(spec.allowed_tools.is_empty());
+        // `role:` still wins over the path.
+        let text = "---\nrole: analyst\nprefix: TESTANA\ninner_loop: false\n---\nbody";
+        assert_eq!(parse(text, "r/other.md").unwrap().name, "analyst");
+    }
+
+    #[test]
+    fn non_builtin_role_without_backend_is_refused() {
+        let text =
+            "---\nprefix: LINT\ninner_loop: false\nmessage_types: {success: lint_done}\n---\nbody";
+        let err = parse(text, "specs/lint.md").unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.starts_with("specs/lint.md: role lint: "), "{msg}");
+        assert!(msg.contains("backend: command"), "{msg}");
+    }
+
+    #[test]
+    fn unknown_keys_are_still_refused() {
+        let text =
+            "---\nrole: generator\nprefix: TESTGEN\ninner_loop: true\nbackendd: builtin\n---\nbody";
+        let err = parse(text, "r/generator/role.md").unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.starts_with("r/generator/role.md: "), "{msg}");
+        assert!(msg.contains("unknown field `backendd`"), "{msg}");
     }
 }
