@@ -8,6 +8,7 @@ pub mod cli;
 pub mod error;
 pub mod failpoint;
 pub mod gen;
+pub mod hint;
 pub mod pipeline;
 pub mod proc;
 pub mod report;

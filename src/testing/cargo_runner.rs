@@ -250,6 +250,7 @@ fn gate(ctx: &Ctx, staged: &mut Vec<Staged>, out: &mut RunOutput) -> Result<(), 
             out.load_errors.push(LoadError {
                 file: s.original.clone(),
                 error: file_errors(&text, s),
+                verdict: None,
             });
         }
         staged.retain(|s| !ours.contains(s));

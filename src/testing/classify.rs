@@ -18,6 +18,18 @@ pub enum Classification {
     SandboxDenied,
 }
 
+impl Classification {
+    /// The name in run records and reports (`test_defect`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Classification::TestDefect => "test_defect",
+            Classification::CodeDefect => "code_defect",
+            Classification::EnvIssue => "env_issue",
+            Classification::SandboxDenied => "sandbox_denied",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Criticality {

@@ -10,6 +10,7 @@ pub mod effects;
 pub mod junit;
 pub mod lcov;
 pub mod libtest;
+pub mod load_error;
 pub mod node_runner;
 pub mod python_runner;
 pub mod report;

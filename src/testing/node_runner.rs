@@ -373,6 +373,7 @@ impl Ctx<'_> {
                 Child::Done(c) => out.load_errors.push(LoadError {
                     error: self.load_error_text(&c.stderr, &file),
                     file: rel,
+                    verdict: None,
                 }),
                 Child::TimedOut => {
                     out.timed_out = true;

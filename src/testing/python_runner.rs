@@ -243,6 +243,7 @@ fn collect(ctx: &Ctx, files: &[PathBuf]) -> Result<Vec<LoadError>, String> {
                 .clone()
                 .or_else(|| c.message.clone())
                 .unwrap_or_default(),
+            verdict: None,
         })
         .collect())
 }

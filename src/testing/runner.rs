@@ -38,6 +38,9 @@ pub struct LoadError {
     /// Relative to the layer's test folder.
     pub file: String,
     pub error: String,
+    /// Why it does not load, in the classes of a failing test (set by the executor).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<super::load_error::LoadVerdict>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
