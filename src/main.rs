@@ -6,7 +6,7 @@ fn main() -> ExitCode {
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         default_hook(info);
-        eprintln!("team-testing: internal error (a bug); the session can be continued with `team-testing resume`");
+        eprintln!("team-testing: internal error (a bug); the session is kept as of its last beat, and the resume command continues it");
         std::process::exit(101);
     }));
     tracing_subscriber::fmt()

@@ -25,21 +25,22 @@ fn yes_archives_the_session_and_it_stays_readable() {
     let out = p.scripted_run("test the ops", "targeted").arg("-y").run();
     out.assert_code(0);
     let id = out.session_id();
-    assert!(out.stdout.contains("Archived: "), "{}", out.stdout);
-    let archived = p.sessions.join("archive").join(&id);
+    assert!(out.stdout.contains("Archived in place: "), "{}", out.stdout);
+    // Archived where it is: the folder keeps its path.
+    let archived = p.sessions.join(&id);
     assert!(archived.join("session.json").is_file());
-    assert!(!p.sessions.join(&id).exists());
+    assert!(!p.sessions.join("archive").exists());
     assert_eq!(
         read_json(&archived.join("session.json"))["status"],
-        "completed"
+        "archived"
     );
     let last = p.messages(&id).pop().unwrap();
     assert_eq!(last["data"]["completion_action"], "archived", "{last}");
 
     let status = p.cmd(&["status", &id, "--json"]).run();
     status.assert_code(0);
-    assert!(status.stdout.contains("\"completed\""), "{}", status.stdout);
-    let list = p.cmd(&["sessions", "--json"]).run();
+    assert!(status.stdout.contains("\"archived\""), "{}", status.stdout);
+    let list = p.cmd(&["sessions", "--all", "--json"]).run();
     let rows: Value = serde_json::from_str(&list.stdout).unwrap();
     assert_eq!(rows[0]["archived"], true);
     // Nothing to resume in a completed session.
@@ -63,7 +64,7 @@ fn keep_leaves_the_session_paused_and_resumable() {
     let out = p.cmd(&["resume", &id, "--completion", "archive"]).run();
     out.assert_code(0);
     assert_eq!(ran(&p, &id).len(), 3);
-    assert!(p.sessions.join("archive").join(&id).is_dir());
+    assert_eq!(read_json(&dir.join("session.json"))["status"], "archived");
 }
 
 #[test]
@@ -109,13 +110,10 @@ fn deepen_adds_the_l3_layer_to_a_standard_run() {
     let id = out.session_id();
     assert!(p.tasks(&id).iter().all(|t| t["layer"] != "L3-e2e"));
 
+    // Deepen runs the archived session where it is.
     let out = p.cmd(&["deepen", &id, "-y"]).run();
     out.assert_code(0);
-    assert!(
-        out.stderr.contains("restored from the archive"),
-        "{}",
-        out.stderr
-    );
+    assert!(!p.sessions.join("archive").exists());
     assert!(
         out.stdout
             .contains("deepen: L3-e2e added (TESTGEN-003, TESTRUN-003, TESTANA-002, target 40%)"),
@@ -128,7 +126,7 @@ fn deepen_adds_the_l3_layer_to_a_standard_run() {
     }
     assert_eq!(task(&tasks, "TESTRUN-003")["layer"], "L3-e2e");
     let dir = p.session_dir(&id);
-    assert!(dir.starts_with(p.sessions.join("archive")));
+    assert_eq!(dir, p.sessions.join(&id));
     let l3 = std::fs::read_dir(dir.join("tests/L3-e2e")).unwrap().count();
     assert!(l3 > 0, "no L3 tests were written");
     let report = read_json(&dir.join("analysis/report.json"));
@@ -352,14 +350,13 @@ fn on_a_terminal_the_completion_action_is_asked_and_archive_is_done() {
     let (code, screen) = on_a_terminal(&p, &args, "p\na\n");
     assert_eq!(code, 0, "{screen}");
     assert!(
-        screen.contains("Pipeline complete. What next?") && screen.contains("Archived: "),
+        screen.contains("Pipeline complete. What next?") && screen.contains("Archived in place: "),
         "{screen}"
     );
-    let archived: Vec<_> = std::fs::read_dir(p.sessions.join("archive"))
-        .unwrap()
-        .flatten()
-        .collect();
-    assert_eq!(archived.len(), 1);
+    let sessions: Vec<_> = std::fs::read_dir(&p.sessions).unwrap().flatten().collect();
+    assert_eq!(sessions.len(), 1);
+    let state = read_json(&sessions[0].path().join("session.json"));
+    assert_eq!(state["status"], "archived");
 }
 
 #[test]

@@ -71,7 +71,7 @@ fn executor_classifies_failures_detects_flaky_tests_and_measures_coverage() {
                 && q["reason"]
                     .as_str()
                     .unwrap()
-                    .contains("ModuleNotFoundError")),
+                    .contains("does not load (test_defect)")),
         "{run}"
     );
     assert!(

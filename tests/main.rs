@@ -8,6 +8,7 @@ mod completion;
 mod dynamic;
 mod errors;
 mod executor;
+mod first_hour;
 mod fuzz;
 mod generator;
 mod hostile;

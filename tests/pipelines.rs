@@ -63,7 +63,7 @@ fn targeted_pipeline_has_the_seed_tasks() {
         "{tasks:?}"
     );
     let state = read_json(&p.session_dir(&id).join("session.json"));
-    assert_eq!(state["status"], "completed");
+    assert_eq!(state["status"], "archived");
     assert_eq!(state["pipeline_mode"], "targeted");
 }
 
@@ -159,7 +159,7 @@ fn comprehensive_pipeline_runs_its_windows_in_parallel() {
     assert_eq!(ns["executor-1"]["layer"], "L1-unit");
     assert_eq!(ns["executor-2"]["layer"], "L2-integration");
     assert_eq!(meta["pipeline_mode"], "comprehensive");
-    assert_eq!(meta["status"], "completed");
+    assert_eq!(meta["status"], "archived");
 }
 
 #[test]
@@ -240,7 +240,7 @@ fn gc_loop_gives_up_after_three_rounds_with_a_warning() {
     assert!(tasks.iter().all(|t| t["status"] == "completed"));
     let state = read_json(&p.session_dir(&id).join("session.json"));
     assert_eq!(state["gc_rounds"]["L1"], 3);
-    assert_eq!(state["status"], "completed");
+    assert_eq!(state["status"], "archived");
     let gates: Vec<Value> = p
         .messages(&id)
         .into_iter()

@@ -72,7 +72,7 @@ fn kill_9_then_resume_finishes_without_redoing_completed_tasks() {
         assert_eq!(starts, 1, "{task} ran {starts} times: {runs:?}");
     }
     let state = read_json(&p.session_dir(&id).join("session.json"));
-    assert_eq!(state["status"], "completed");
+    assert_eq!(state["status"], "archived");
     // Every line of the log still parses and ids still increase.
     let msgs = p.messages(&id);
     let seqs: Vec<u64> = msgs
@@ -160,8 +160,9 @@ fn ctrl_c_pauses_the_session_and_resume_finishes_it() {
     let out = wait(child);
     out.assert_code(130);
     assert!(
-        out.stderr
-            .contains("is paused; continue with `team-testing resume"),
+        // A command that works pasted: the program, `resume` and this session.
+        out.stderr.contains("is paused; continue with `")
+            && out.stderr.contains(&format!("team-testing resume {id}`")),
         "{}",
         out.stderr
     );

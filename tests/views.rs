@@ -86,10 +86,10 @@ fn status_log_and_sessions_show_a_finished_run() {
     follow.assert_code(0);
     assert_eq!(follow.stdout.lines().count(), p.messages(&id).len());
 
-    let sessions = p.cmd(&["sessions", "--json"]).run();
+    let sessions = p.cmd(&["sessions", "--all", "--json"]).run();
     let rows: serde_json::Value = serde_json::from_str(&sessions.stdout).unwrap();
     assert_eq!(rows[0]["session_id"], id.as_str());
-    assert_eq!(rows[0]["status"], "completed");
+    assert_eq!(rows[0]["status"], "archived");
     assert_eq!(rows[0]["done"], 8);
 }
 

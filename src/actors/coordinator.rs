@@ -198,8 +198,8 @@ impl Coordinator {
                 status: SessionStatus::Paused,
                 exit_code: crate::error::EXIT_BAD_INPUT,
                 warnings: vec![format!(
-                    "{problem}; the run stopped, and `team-testing resume {}` continues it once this is fixed",
-                    self.env.session.id
+                    "{problem}; the run stopped, and {} continues it once this is fixed",
+                    crate::hint::quoted(&self.env.session, "resume", &[])
                 )],
             });
         }
@@ -301,6 +301,36 @@ impl Coordinator {
                     message: reason,
                     retry,
                 }),
+            );
+            return;
+        }
+        if outcome.status == OutcomeStatus::NotApplicable {
+            // Nothing to do for the layer: its runs are not applicable either, so no gate is
+            // judged and no GC round opens for it.
+            let reason = outcome.summary.clone();
+            let gc = &self.env.config.gc;
+            let owners = [gc.generator.as_str(), gc.critic.as_str()];
+            let also = self
+                .graph
+                .not_applicable(task_id, outcome, &owners, &now)
+                .unwrap_or_default();
+            let mut data = serde_json::Map::new();
+            data.insert("task_id".into(), json!(task_id));
+            data.insert("layer".into(), json!(task.layer));
+            data.insert("not_applicable".into(), json!(reason));
+            data.insert("also_not_applicable".into(), json!(also));
+            self.say(
+                ME,
+                format!(
+                    "[coordinator] {} not applicable{}: {reason}",
+                    task.layer.as_deref().unwrap_or(task_id),
+                    if also.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({task_id}, {})", also.join(", "))
+                    }
+                ),
+                Payload::StateUpdate(data),
             );
             return;
         }
@@ -605,6 +635,7 @@ impl Coordinator {
             .collect();
         let (status, reason) = if failed.is_empty() {
             let done = self.graph.count(TaskStatus::Completed);
+            let na = self.graph.count(TaskStatus::NotApplicable);
             let status = if self.state.completion_action == "auto_keep" {
                 SessionStatus::Paused
             } else {
@@ -612,7 +643,15 @@ impl Coordinator {
             };
             (
                 status,
-                format!("{done}/{} tasks completed", self.graph.len()),
+                format!(
+                    "{done}/{} tasks completed{}",
+                    self.graph.len(),
+                    if na > 0 {
+                        format!(", {na} not applicable")
+                    } else {
+                        String::new()
+                    }
+                ),
             )
         } else {
             (

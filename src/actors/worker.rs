@@ -177,6 +177,7 @@ pub fn headline(o: &Outcome) -> String {
     let mut s = match o.status {
         OutcomeStatus::Completed => String::from("completed"),
         OutcomeStatus::Failed => String::from("failed"),
+        OutcomeStatus::NotApplicable => String::from("not applicable"),
     };
     if let Some(p) = o.pass_rate {
         s.push_str(&format!(" pass {:.1}%", p * 100.0));

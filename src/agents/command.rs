@@ -199,7 +199,8 @@ async fn read_bounded_line<R: tokio::io::AsyncBufRead + Unpin>(
     }
 }
 
-/// The outcome line: `{"status":"completed"|"failed","summary":..,"data":..,"pass_rate":..,"coverage":..}`.
+/// The outcome line: `{"status":"completed"|"failed"|"not_applicable","summary":..,"data":..,"pass_rate":..,"coverage":..}`
+/// (`not_applicable`: nothing to do for the task; the summary says why).
 pub fn parse_outcome(line: &str) -> Outcome {
     if line.is_empty() {
         return Outcome::failed(

@@ -15,7 +15,7 @@ use crate::actors::RunEnv;
 use crate::bus::{Message, Payload, Writer};
 use crate::error::Error;
 use crate::pipeline::config::TeamConfig;
-use crate::roles::{Registry, RoleSource};
+use crate::roles::{Registry, RoleSource, RoleSpec};
 use crate::session::{self, SessionDir, SessionLock, SessionState, SessionStatus};
 use crate::tasks::TaskGraph;
 
@@ -26,7 +26,8 @@ pub struct DriveArgs {
     #[arg(short = 'y', long)]
     pub yes: bool,
     /// When every task is done: interactive (ask: archive, keep or deepen; keep when there is no
-    /// terminal), archive (move it to <sessions root>/archive/) or keep (paused, resumable).
+    /// terminal), archive (status archived, in place; rebuildable copies removed) or keep
+    /// (paused, resumable).
     #[arg(long, value_name = "ACTION", value_parser = ["interactive", "archive", "keep"])]
     pub completion: Option<String>,
     /// Print one JSON object with the result on stdout (progress goes to stderr).
@@ -81,35 +82,15 @@ pub struct Opened {
     pub config: TeamConfig,
     pub registry: Registry,
     pub graph: TaskGraph,
-    /// It came out of archive/ to run: [`Opened::put_back`] returns it when nothing runs.
-    pub was_archived: bool,
+    /// The sandbox's description was printed already (by `run`): once is enough.
+    pub sandbox_shown: bool,
 }
 
-impl Opened {
-    /// A command that changed nothing leaves an archived session where it found it.
-    pub fn put_back(&self) {
-        if self.was_archived {
-            if let Err(e) = self.session.archive() {
-                eprintln!("team-testing: warning: {e}");
-            }
-        }
-    }
-}
-
-/// Resolves SESSION, takes its lock (an archived session moves back under the sessions root),
-/// and loads everything a run needs. `--max-roles` and new backend options are applied to the session's state.
+/// Resolves SESSION, takes its lock, and loads everything a run needs (an archived session runs
+/// where it is). `--max-roles` and new backend options are applied to the session's state.
 pub fn open(root: &Path, arg: Option<&str>, drive: &DriveArgs) -> anyhow::Result<Opened> {
-    let found = session::resolve(root, arg)?;
-    let lock = SessionLock::acquire(&found.lock_file(), &found.id)?;
-    let was_archived = found.is_archived();
-    let session = found.unarchive()?;
-    if was_archived {
-        eprintln!(
-            "team-testing: {} restored from the archive to {}",
-            session.id,
-            session.root.display()
-        );
-    }
+    let session = session::resolve(root, arg)?;
+    let lock = SessionLock::acquire(&session.lock_file(), &session.id)?;
     for stale in session.sweep_stale_temps() {
         eprintln!(
             "team-testing: removed {}, left by an interrupted write",
@@ -141,7 +122,7 @@ pub fn open(root: &Path, arg: Option<&str>, drive: &DriveArgs) -> anyhow::Result
         config,
         registry,
         graph,
-        was_archived,
+        sandbox_shown: false,
     })
 }
 
@@ -164,13 +145,13 @@ pub fn session_team(
 /// (a Deepen choice runs the new layer in the same session, then asks again).
 pub fn drive(opened: Opened, begin: Begin, drive: &DriveArgs) -> anyhow::Result<i32> {
     let Opened {
-        mut session,
+        session,
         lock,
         mut state,
         config,
         mut registry,
         mut graph,
-        ..
+        mut sandbox_shown,
     } = opened;
     let mut begin = Some(begin);
     loop {
@@ -181,7 +162,8 @@ pub fn drive(opened: Opened, begin: Begin, drive: &DriveArgs) -> anyhow::Result<
                 task: e.task().to_string(),
                 problem: e.to_string(),
             })?;
-        check_sandbox(&mut state, &registry, &graph, drive.json)?;
+        check_sandbox(&mut state, &registry, &graph, drive.json, sandbox_shown)?;
+        sandbox_shown = true;
         state.status = SessionStatus::Active;
         let env = RunEnv {
             session: session.clone(),
@@ -205,8 +187,8 @@ pub fn drive(opened: Opened, begin: Begin, drive: &DriveArgs) -> anyhow::Result<
             Some(complete(&session, drive).with_context(|| {
                 format!(
                     "the pipeline finished, but its completion action did not; \
-                     `team-testing resume {}` carries it out",
-                    session.id
+                     {} carries it out",
+                    crate::hint::quoted(&session, "resume", &[])
                 )
             })?)
         } else {
@@ -221,9 +203,6 @@ pub fn drive(opened: Opened, begin: Begin, drive: &DriveArgs) -> anyhow::Result<
                 registry.load_dir(&specs, RoleSource::Session)?;
             }
             continue;
-        }
-        if let Some(Done::Archived(to)) = &action {
-            session = to.clone();
         }
         if drive.json {
             let mut out = summary_json(&session, &end)?;
@@ -241,7 +220,7 @@ pub fn drive(opened: Opened, begin: Begin, drive: &DriveArgs) -> anyhow::Result<
 /// What the completion action did.
 #[derive(Debug, Clone)]
 enum Done {
-    Archived(SessionDir),
+    Archived,
     Kept,
     Deepen,
 }
@@ -249,7 +228,7 @@ enum Done {
 impl Done {
     fn label(&self) -> &'static str {
         match self {
-            Done::Archived(_) => "archived",
+            Done::Archived => "archived",
             Done::Kept => "kept",
             Done::Deepen => "deepened",
         }
@@ -276,13 +255,17 @@ fn complete(session: &SessionDir, drive: &DriveArgs) -> anyhow::Result<Done> {
             let picked = ask(
                 "Pipeline complete. What next?",
                 &[
-                    ("a", "Archive & Clean: mark completed, move to the archive"),
+                    (
+                        "a",
+                        "Archive & Clean: mark archived, remove rebuildable copies",
+                    ),
                     ("k", "Keep Active: leave it paused, resumable"),
                     (
                         "d",
                         "Deepen Coverage: add the next layer, or raise a target",
                     ),
                 ],
+                1,
                 &mut input,
                 &mut out,
             );
@@ -306,16 +289,22 @@ fn complete(session: &SessionDir, drive: &DriveArgs) -> anyhow::Result<Done> {
     let mut state = session.load_state()?;
     let done = match choice {
         Completion::Archive => {
-            state.status = SessionStatus::Completed;
+            state.status = SessionStatus::Archived;
             state.completion_action = "archive".into();
+            state.pid = None;
+            // The message first: meta.json (CCW's `team_msg` reads its status) follows it.
+            log_completion(session, "archived", "archived")?;
             session.save_state(&state)?;
-            log_completion(session, "completed", "archived")?;
             refuse_pending_requests(session);
-            let to = session.archive()?;
+            let freed = session.clean_rebuildable();
             if !drive.json {
-                println!("Archived: {}", to.root.display());
+                println!(
+                    "Archived in place: {} (workspace copies removed, {} freed)",
+                    session.root.display(),
+                    human_bytes(freed)
+                );
             }
-            Done::Archived(to)
+            Done::Archived
         }
         _ => {
             state.status = SessionStatus::Paused;
@@ -325,10 +314,8 @@ fn complete(session: &SessionDir, drive: &DriveArgs) -> anyhow::Result<Done> {
             log_completion(session, "paused", "kept")?;
             session.save_state(&state)?;
             if !drive.json {
-                println!(
-                    "Kept (paused): team-testing deepen|revise|rerun {} continues it",
-                    session.id
-                );
+                // The summary above said what can be run next.
+                println!("Kept (paused).");
             }
             Done::Kept
         }
@@ -337,16 +324,26 @@ fn complete(session: &SessionDir, drive: &DriveArgs) -> anyhow::Result<Done> {
 }
 
 /// `roles add` requests that came after the last beat: the session is archived, so they are
-/// answered (refused) rather than carried into the archive and applied some day later.
+/// answered (refused) rather than applied some day later by a run nobody asked for.
 fn refuse_pending_requests(session: &SessionDir) {
     for request in crate::session::inbox::pending(&session.root) {
+        // The same request again, offline: it adds the role to the archived session.
+        let name = std::fs::read_to_string(&request.spec)
+            .ok()
+            .and_then(|text| RoleSpec::parse(&text, &request.spec, RoleSource::Builtin).ok())
+            .map(|spec| spec.name)
+            .unwrap_or_else(|| "ROLE".into());
+        let spec = request.spec.to_string_lossy().into_owned();
+        let again =
+            crate::hint::with_session_option(session, &["roles", "add", &name, "--spec", &spec]);
         let _ = crate::session::inbox::answer(
             &session.root,
             &crate::session::inbox::Reply {
                 id: request.id,
                 ok: false,
                 message: format!(
-                    "session {} finished and was archived before the request was applied;                      `team-testing deepen` or `rerun` brings it back, then add the role",
+                    "session {} finished and was archived before the request was applied; \
+                     {again} adds the role to it now",
                     session.id
                 ),
                 task_id: None,
@@ -383,11 +380,27 @@ pub fn log_message(session: &SessionDir, message: Message) -> anyhow::Result<()>
     Ok(())
 }
 
+/// 1536 -> "1.5 KiB".
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut v = n as f64 / 1024.0;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    format!("{v:.1} {}", UNITS[unit])
+}
+
 /// Asks one question with lettered options on `out`; an answer is the letter, the number or the
-/// label's first word. None when the input ends.
+/// label's first word, and Enter alone takes `default`. None when the input ends.
 pub fn ask(
     question: &str,
     options: &[(&str, &str)],
+    default: usize,
     input: &mut impl BufRead,
     out: &mut impl Write,
 ) -> Option<usize> {
@@ -397,7 +410,7 @@ pub fn ask(
             let _ = writeln!(out, "  [{key}] {}. {label}", i + 1);
         }
         let keys: Vec<&str> = options.iter().map(|(k, _)| *k).collect();
-        let _ = write!(out, "Choose {}: ", keys.join("/"));
+        let _ = write!(out, "Choose {} [{}]: ", keys.join("/"), options[default].0);
         let _ = out.flush();
         let mut line = String::new();
         match input.read_line(&mut line) {
@@ -405,6 +418,9 @@ pub fn ask(
             Ok(_) => {}
         }
         let answer = line.trim().to_ascii_lowercase();
+        if answer.is_empty() {
+            return Some(default);
+        }
         let found = options.iter().position(|(key, label)| {
             answer == *key
                 || label
@@ -436,12 +452,15 @@ mod tests {
             ("d", "Deepen"),
         ];
         let mut out = Vec::new();
-        let mut pick = |text: &str| ask("Next?", &options, &mut text.as_bytes(), &mut out);
+        let mut pick = |text: &str| ask("Next?", &options, 1, &mut text.as_bytes(), &mut out);
         assert_eq!(pick("k\n"), Some(1));
         assert_eq!(pick("3\n"), Some(2));
         assert_eq!(pick("archive\n"), Some(0));
         assert_eq!(pick("zzz\nd\n"), Some(2));
         assert_eq!(pick(""), None);
+        // Enter alone takes the default, whatever spaces came with it.
+        assert_eq!(pick("\n"), Some(1));
+        assert_eq!(pick("  \n"), Some(1));
         assert!(String::from_utf8_lossy(&out).contains("'zzz' is not one of the choices"));
     }
 }

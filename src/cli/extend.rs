@@ -67,9 +67,33 @@ pub fn deepen(args: DeepenArgs) -> anyhow::Result<i32> {
             &d,
         )
     };
-    let ext = ext.inspect_err(|_| opened.put_back())?;
+    let ext = ext.map_err(|e| match e {
+        // Every layer ran: say how to raise one (by 10 points, the default), pasteable.
+        crate::error::Error::Usage(m) if m.starts_with(extend::EVERY_LAYER_RAN) => {
+            let layer = first_raisable_layer(&opened).unwrap_or_else(|| "L1".into());
+            crate::error::Error::Usage(format!(
+                "{m}, e.g. {}",
+                crate::hint::quoted(&opened.session, "deepen", &["--layer", &layer])
+            ))
+        }
+        other => other,
+    })?;
     apply(&mut opened, ext, "deepen")?;
     run_again(opened, &args.drive)
+}
+
+/// The first layer that ran (was not "not applicable") with a target below 100: the one a raise
+/// can go to.
+fn first_raisable_layer(opened: &Opened) -> Option<String> {
+    let critic = &opened.config.gc.critic;
+    opened
+        .graph
+        .tasks
+        .iter()
+        .filter(|t| &t.owner == critic && t.status == crate::tasks::TaskStatus::Completed)
+        .filter_map(|t| Some((t.layer.clone()?, t.coverage_target())))
+        .find(|(_, target)| target.is_none_or(|t| t < 100.0))
+        .map(|(layer, _)| crate::tasks::layer_code(&layer).to_string())
 }
 
 pub fn revise(args: ReviseArgs) -> anyhow::Result<i32> {
@@ -85,7 +109,7 @@ pub fn revise(args: ReviseArgs) -> anyhow::Result<i32> {
             &d,
         )
     };
-    let ext = ext.inspect_err(|_| opened.put_back())?;
+    let ext = ext?;
     apply(&mut opened, ext, "revise")?;
     run_again(opened, &args.drive)
 }
@@ -103,15 +127,8 @@ pub fn rerun(args: RerunArgs) -> anyhow::Result<i32> {
         |r| registry.contains(r),
         &d,
     );
-    let (reopened, added) = match planned {
-        Ok(p) => p,
-        Err(e) => {
-            opened.put_back();
-            return Err(e.into());
-        }
-    };
+    let (reopened, added) = planned?;
     if reopened.is_empty() && added.is_empty() {
-        opened.put_back();
         return Err(Error::Session(format!(
             "session {}: nothing failed or was blocked, and every layer's tests passed; nothing to rerun",
             opened.session.id
@@ -229,4 +246,39 @@ impl DescribeCtx {
             now: &self.now,
         }
     }
+}
+
+/// What the user can run next on a session whose tasks are done, each a command that works
+/// pasted and would not be refused: apply (when there are tests), report (when one was
+/// written), deepen (when a layer is left), rerun (when something failed).
+pub fn next_steps(session: &SessionDir) -> Vec<String> {
+    let hint = |verb: &str| crate::hint::quoted(session, verb, &[]);
+    let mut steps = Vec::new();
+    let has_tests = crate::session::LAYER_DIRS.iter().any(|l| {
+        std::fs::read_dir(session.root.join("tests").join(l))
+            .is_ok_and(|mut rd| rd.any(|e| e.is_ok_and(|e| e.path().is_file())))
+    });
+    if has_tests {
+        steps.push(format!("{} puts the tests into the project", hint("apply")));
+    }
+    if session.root.join("analysis/quality-report.md").is_file() {
+        steps.push(format!("{} prints the report", hint("report")));
+    }
+    let (Ok(state), Ok(mut graph)) = (session.load_state(), session.load_tasks()) else {
+        return steps;
+    };
+    let Ok((config, registry)) = session_team(session, &state) else {
+        return steps;
+    };
+    let ctx = DescribeCtx::of(session);
+    let d = ctx.describe();
+    if extend::deepen(&config, &graph, None, None, &d).is_ok() {
+        steps.push(format!("{} adds the next layer", hint("deepen")));
+    }
+    if extend::rerun(&config, &mut graph, |r| registry.contains(r), &d)
+        .is_ok_and(|(reopened, added)| !reopened.is_empty() || !added.is_empty())
+    {
+        steps.push(format!("{} runs again what failed", hint("rerun")));
+    }
+    steps
 }

@@ -112,8 +112,9 @@ pub fn launch(
                 status: SessionStatus::Paused,
                 exit_code: EXIT_INTERRUPTED,
                 warnings: vec![format!(
-                    "interrupted: session {} is paused; continue with `team-testing resume {}`",
-                    session_dir.id, session_dir.id
+                    "interrupted: session {} is paused; continue with {}",
+                    session_dir.id,
+                    crate::hint::quoted(&session_dir, "resume", &[])
                 )],
             })
         }
@@ -134,9 +135,12 @@ pub fn summary_json(
         "pipeline_mode": state.pipeline_mode,
         "tasks_total": graph.len(),
         "tasks_completed": graph.count(crate::tasks::TaskStatus::Completed),
+        "tasks_not_applicable": graph.count(crate::tasks::TaskStatus::NotApplicable),
         "gc_rounds": state.gc_rounds,
         "layers": final_layer_results(&graph, &state),
-        "quality_score": quality_score(session).map(|(score, _)| score),
+        "quality_score": quality_score(session)
+            .filter(|(_, band)| band != crate::report::NOT_SCORED)
+            .map(|(score, _)| score),
         "deliverables": deliverables(session),
         "warnings": end.warnings,
     }))
@@ -148,14 +152,29 @@ pub fn print_summary(session: &crate::session::SessionDir, end: &RunEnd) -> Resu
     let graph = session.load_tasks()?;
     let state = session.load_state()?;
     let layers = final_layer_results(&graph, &state);
+    let na = graph.count(crate::tasks::TaskStatus::NotApplicable);
     println!(
-        "Pipeline {} ({}): {}/{} tasks completed",
+        "Pipeline {} ({}): {}/{} tasks completed{}",
         end.status.as_str(),
         state.pipeline_mode,
         graph.count(crate::tasks::TaskStatus::Completed),
-        graph.len()
+        graph.len(),
+        if na > 0 {
+            format!(", {na} not applicable")
+        } else {
+            String::new()
+        }
     );
+    if let Ok(scope) = crate::testing::session_scope::load_scope(session) {
+        if let (true, Some(why)) = (scope.whole_project, &scope.whole_project_reason) {
+            println!("  scope: the whole project, because {why}");
+        }
+    }
     for (layer, v) in layers.as_object().into_iter().flatten() {
+        if let Some(why) = v["not_applicable"].as_str() {
+            println!("  {layer}: not applicable: {why}");
+            continue;
+        }
         println!(
             "  {layer}: pass {} cov {} (GC rounds {})",
             v["pass_rate"]
@@ -169,8 +188,12 @@ pub fn print_summary(session: &crate::session::SessionDir, end: &RunEnd) -> Resu
             v["gc_rounds"]
         );
     }
-    if let Some((score, band)) = quality_score(session) {
-        println!("  quality score: {score:.1} ({band})");
+    match quality_score(session) {
+        Some((_, band)) if band == crate::report::NOT_SCORED => {
+            println!("  quality score: not scored (no layer had anything to test)")
+        }
+        Some((score, band)) => println!("  quality score: {score:.1} ({band})"),
+        None => {}
     }
     for t in graph.tasks.iter().filter(|t| t.status.is_dead()) {
         println!(
@@ -188,6 +211,16 @@ pub fn print_summary(session: &crate::session::SessionDir, end: &RunEnd) -> Resu
         eprintln!("team-testing: warning: {w}");
     }
     println!("Session: {}", session.root.display());
+    if end.status == SessionStatus::Completed {
+        let report = session.root.join("analysis/quality-report.md");
+        if report.is_file() {
+            println!("Report: {}", report.display());
+        }
+        let next = super::extend::next_steps(session);
+        if !next.is_empty() {
+            println!("Next: {}", next.join("; "));
+        }
+    }
     Ok(())
 }
 
@@ -223,7 +256,19 @@ fn deliverables(session: &crate::session::SessionDir) -> Vec<String> {
 fn final_layer_results(graph: &TaskGraph, state: &SessionState) -> serde_json::Value {
     let mut layers = serde_json::Map::new();
     for t in &graph.tasks {
-        let (Some(layer), Some(o)) = (&t.layer, &t.outcome) else {
+        let Some(layer) = &t.layer else {
+            continue;
+        };
+        // The generator's verdict stands for the layer: its run never happened.
+        if t.status == crate::tasks::TaskStatus::NotApplicable && t.outcome.is_some() {
+            layers.insert(
+                layer.clone(),
+                serde_json::json!({"task_id": t.id, "status": "not_applicable",
+                                   "not_applicable": t.reason, "gc_rounds": 0}),
+            );
+            continue;
+        }
+        let Some(o) = &t.outcome else {
             continue;
         };
         if o.pass_rate.is_none() || t.status != crate::tasks::TaskStatus::Completed {

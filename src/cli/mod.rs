@@ -22,7 +22,12 @@ use clap::{Args, Parser, Subcommand};
     name = "team-testing",
     version,
     about = "Run a team of testing agents (strategist, generator, executor, analyst) against a repository",
-    after_help = "Exit codes: 0 the pipeline completed, 1 it failed (a task failed after its retry), 2 bad input or environment."
+    after_help = "Exit codes:\n  \
+        0    the pipeline completed (or the command did what it was asked)\n  \
+        1    the pipeline failed: a task failed after its retry\n  \
+        2    bad input or environment: the error names the file or tool and the problem\n  \
+        3    paused for you: the coordinator needs a decision it may not take (see the warning)\n  \
+        130  interrupted (Ctrl-C): the session is paused, and `resume` continues it"
 )]
 pub struct Cli {
     #[command(subcommand)]

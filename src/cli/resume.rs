@@ -21,17 +21,27 @@ pub struct ResumeArgs {
 
 pub fn resume(args: ResumeArgs) -> anyhow::Result<i32> {
     let root = args.location.root();
+    // Refused before the session is opened (which takes its lock and tidies it): a refused
+    // command leaves the session exactly as it was.
+    let found = crate::session::resolve(&root, args.session.as_deref())?;
+    let status = found.load_state()?.status;
+    let finished_earlier = status == SessionStatus::Archived
+        || (status == SessionStatus::Completed && found.in_legacy_archive());
+    if finished_earlier {
+        let session = &found;
+        return Err(Error::Session(format!(
+            "session {} is already completed and archived; nothing to resume{}",
+            session.id,
+            match super::extend::next_steps(session) {
+                steps if steps.is_empty() => String::new(),
+                steps => format!(". Next: {}", steps.join("; ")),
+            }
+        ))
+        .into());
+    }
     let mut opened = open(&root, args.session.as_deref(), &args.drive)?;
     let (session, state) = (&opened.session, &opened.state);
     if state.status == SessionStatus::Completed {
-        if opened.was_archived {
-            opened.put_back();
-            return Err(Error::Session(format!(
-                "session {} is already completed; nothing to resume (deepen, revise or rerun it)",
-                session.id
-            ))
-            .into());
-        }
         // Completed but still under the sessions root: the process ended between the last beat
         // and the completion action (which archives or pauses it). Driving it again runs no
         // task; it ends the pipeline and carries out the action.

@@ -82,13 +82,6 @@ pub fn roles(args: RolesArgs) -> anyhow::Result<i32> {
 fn add(args: AddArgs) -> anyhow::Result<i32> {
     let root = args.location.root();
     let session = session::resolve(&root, args.session.as_deref())?;
-    if session.is_archived() {
-        return Err(Error::Session(format!(
-            "session {} is archived; `team-testing deepen {}` or `resume` brings it back first",
-            session.id, session.id
-        ))
-        .into());
-    }
     let spec_path = args
         .spec
         .canonicalize()
@@ -115,14 +108,8 @@ fn add(args: AddArgs) -> anyhow::Result<i32> {
         Ok(lock) => add_offline(&session, &request, lock),
         Err(Error::Locked { pid, .. }) => {
             inbox::post(&session.root, &request)?;
-            // Where the answer may land: the session may be archived meanwhile.
-            let places = [
-                session.root.clone(),
-                session
-                    .sessions_root()
-                    .join(session::ARCHIVE_DIR)
-                    .join(&session.id),
-            ];
+            // Where the answer lands (archiving leaves the session where it is).
+            let places = [session.root.clone()];
             let lock_file = session.lock_file();
             let gone = || SessionLock::holder(&lock_file).is_none();
             let limit = std::time::Duration::from_secs(args.wait);
@@ -136,8 +123,9 @@ fn add(args: AddArgs) -> anyhow::Result<i32> {
                     Some(reply) => answer(&session, reply),
                     None => Err(Error::Session(format!(
                         "the coordinator of {} took the request but ended without answering; \
-                         `team-testing roles list {}` shows whether the role was added",
-                        session.id, session.id
+                         {} shows whether the role was added",
+                        session.id,
+                        crate::hint::quoted(&session, "roles list", &[])
                     ))
                     .into()),
                 };
@@ -210,8 +198,12 @@ fn add_offline(
         )?;
         state.agents.chains.insert(spec.name.clone(), chain);
     }
-    // A completed session has work again (a failed one stays failed: resume retries it).
-    if state.status == SessionStatus::Completed {
+    // A completed or archived session has work again (a failed one stays failed: resume
+    // retries it).
+    if matches!(
+        state.status,
+        SessionStatus::Completed | SessionStatus::Archived
+    ) {
         state.status = SessionStatus::Paused;
     }
     state.tasks_total = graph.len();
@@ -241,8 +233,11 @@ fn add_offline(
         format!("after {}", task.blocked_by.join(", "))
     };
     println!(
-        "role {} added to {}: {} will run {after}; `team-testing resume {}` runs it",
-        spec.name, session.id, task.id, session.id
+        "role {} added to {}: {} will run {after}; {} runs it",
+        spec.name,
+        session.id,
+        task.id,
+        crate::hint::quoted(session, "resume", &[])
     );
     Ok(0)
 }

@@ -171,12 +171,14 @@ impl SandboxArgs {
 }
 
 /// Says what the sandbox protects (and what not), records it in `state`, and refuses to let the
-/// built-in generator call the project's functions with no filesystem sandbox.
+/// built-in generator call the project's functions with no filesystem sandbox. `json` keeps the
+/// description off the terminal; `shown` says this process printed it all already.
 pub fn check_sandbox(
     state: &mut SessionState,
     registry: &Registry,
     graph: &TaskGraph,
-    quiet: bool,
+    json: bool,
+    shown: bool,
 ) -> Result<(), Error> {
     let protections = state.sandbox.protections();
     let builtin_generator = graph.tasks.iter().any(|t| {
@@ -193,7 +195,7 @@ pub fn check_sandbox(
             protections.missing.join("; ")
         )));
     }
-    if !quiet {
+    if !json && !shown {
         eprintln!(
             "team-testing: sandbox: filesystem: {}; network: {}",
             protections.filesystem, protections.network
@@ -201,7 +203,9 @@ pub fn check_sandbox(
     }
     for m in &protections.missing {
         let warning = format!("sandbox: missing protection: {m}");
-        eprintln!("team-testing: warning: {warning}");
+        if !shown {
+            eprintln!("team-testing: warning: {warning}");
+        }
         if !state.warnings.contains(&warning) {
             state.warnings.push(warning);
         }
@@ -313,6 +317,16 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     for w in &scope.warnings {
         eprintln!("team-testing: warning: {w}");
     }
+    // Said once: the line is there from then on, and git ignores the folder.
+    match crate::session::git_exclude::exclude_sessions(&scope.repo, &root) {
+        Ok(Some(file)) => eprintln!(
+            "team-testing: added the sessions folder to {} so sessions stay out of `git status` \
+             (a local file git does not track)",
+            file.display()
+        ),
+        Ok(None) => {}
+        Err(e) => eprintln!("team-testing: warning: {e}"),
+    }
     let now = now_ts();
     let session_path = session.root.display().to_string();
     let tasks = for_layer(build_tasks(
@@ -368,7 +382,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         pid: Some(std::process::id()),
         beat: 0,
     };
-    check_sandbox(&mut state, &registry, &graph, args.drive.json)?;
+    check_sandbox(&mut state, &registry, &graph, args.drive.json, false)?;
     if args.dry_run {
         return dry_run(&session, state, &config, &registry, &graph, &scope.repo);
     }
@@ -377,8 +391,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         state.pid = None;
         session.save_state(&state)?;
         println!(
-            "Cancelled before anything ran; the plan is kept: team-testing resume {} runs it",
-            session.id
+            "Cancelled before anything ran; the plan is kept: {} runs it",
+            crate::hint::quoted(&session, "resume", &[])
         );
         return Ok(0);
     }
@@ -395,7 +409,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         config,
         registry,
         graph,
-        was_archived: false,
+        sandbox_shown: true,
     };
     drive(
         opened,
@@ -427,24 +441,15 @@ fn confirm_plan(
                 ("r", "Review: list every task"),
                 ("c", "Cancel: keep the plan, run nothing"),
             ],
+            0,
             &mut input,
             &mut out,
         );
         match picked {
             Some(0) => return Ok(true),
             Some(1) => {
-                for t in &graph.tasks {
-                    eprintln!(
-                        "  {:<22} {:<11} {:<15} after: {}",
-                        t.id,
-                        t.owner,
-                        t.layer.as_deref().unwrap_or("-"),
-                        if t.blocked_by.is_empty() {
-                            "-".to_string()
-                        } else {
-                            t.blocked_by.join(", ")
-                        }
-                    );
+                for line in task_lines(graph) {
+                    eprintln!("{line}");
                 }
                 eprintln!("  tasks: {}", session.tasks_json().display());
             }
@@ -453,18 +458,44 @@ fn confirm_plan(
     }
 }
 
-/// Tasks per layer with their coverage targets, GC rounds, and each worker role's backends.
+/// One line per task, in order: id, role, layer, what it waits for.
+fn task_lines(graph: &TaskGraph) -> Vec<String> {
+    graph
+        .tasks
+        .iter()
+        .map(|t| {
+            format!(
+                "  {:<22} {:<11} {:<15} after: {}",
+                t.id,
+                t.owner,
+                t.layer.as_deref().unwrap_or("-"),
+                if t.blocked_by.is_empty() {
+                    "-".to_string()
+                } else {
+                    t.blocked_by.join(", ")
+                }
+            )
+        })
+        .collect()
+}
+
+/// The stages without a layer (strategy, analysis), then tasks per layer with their coverage
+/// targets, GC rounds, and the backends of each worker role that has a task.
 fn print_plan(title: &str, state: &SessionState, config: &TeamConfig, graph: &TaskGraph) {
     println!(
         "{title}: {} pipeline, {} tasks",
         state.pipeline_mode,
         graph.len()
     );
-    let mut layers: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut layers: Vec<(String, usize)> = Vec::new();
     for t in &graph.tasks {
-        *layers
-            .entry(t.layer.clone().unwrap_or_else(|| "(no layer)".into()))
-            .or_default() += 1;
+        match &t.layer {
+            None => println!("  {}: {} ({})", t.owner, t.id, t.subject),
+            Some(l) => match layers.iter_mut().find(|(name, _)| name == l) {
+                Some((_, n)) => *n += 1,
+                None => layers.push((l.clone(), 1)),
+            },
+        }
     }
     for (layer, n) in &layers {
         let target = config
@@ -472,8 +503,13 @@ fn print_plan(title: &str, state: &SessionState, config: &TeamConfig, graph: &Ta
             .map_or(String::new(), |t| format!(", coverage target {t:.0}%"));
         println!("  {layer}: {n} task(s){target}");
     }
-    println!("  GC rounds per layer: at most {}", config.max_gc_rounds);
+    if !layers.is_empty() {
+        println!("  GC rounds per layer: at most {}", config.max_gc_rounds);
+    }
     for role in ["generator", "executor", "analyst"] {
+        if !graph.tasks.iter().any(|t| t.owner == role) {
+            continue;
+        }
         let chain: Vec<String> = state
             .agents
             .chain(role)
@@ -487,7 +523,10 @@ fn print_plan(title: &str, state: &SessionState, config: &TeamConfig, graph: &Ta
 fn scope_summary(scope: &scope::ChangeScope) -> String {
     let n = scope.files.len();
     if scope.whole_project {
-        format!("whole project ({n} files)")
+        match &scope.whole_project_reason {
+            Some(why) => format!("whole project ({n} files): {why}"),
+            None => format!("whole project ({n} files)"),
+        }
     } else {
         let shown: Vec<&str> = scope
             .files
@@ -523,6 +562,7 @@ fn dry_run(
         .find(|t| t.owner == "strategist")
         .cloned();
     let mut strategy_note = "no strategist task in this pipeline".to_string();
+    let mut plan = graph.clone();
     if let Some(task) = strategy_task {
         let body = registry
             .get("strategist")
@@ -552,12 +592,50 @@ fn dry_run(
             }
             _ => format!("not written: {}", out.summary),
         };
+        // Layers the built-in generator will find nothing to do for, as the run would mark them.
+        let builtin_generator = registry
+            .get("generator")
+            .is_some_and(|r| matches!(r.backend, crate::roles::Backend::Builtin));
+        let generator_tasks: Vec<crate::tasks::Task> = graph
+            .tasks
+            .iter()
+            .filter(|t| builtin_generator && t.owner == "generator" && t.layer.is_some())
+            .cloned()
+            .collect();
+        for t in &generator_tasks {
+            let ctx = crate::team::RoleContext { task: t, ..ctx };
+            let layer = t.layer.as_deref().unwrap_or_default();
+            if let Some(why) = crate::team::generator::foreseen_not_applicable(&ctx, layer) {
+                let owners = [config.gc.generator.as_str(), config.gc.critic.as_str()];
+                let _ = plan.not_applicable(
+                    &t.id,
+                    crate::tasks::Outcome::not_applicable(why),
+                    &owners,
+                    &now_ts(),
+                );
+            }
+        }
     }
     print_plan("Plan (dry run)", &state, config, graph);
     println!("  strategy: {strategy_note}");
+    let (skipped, to_run): (Vec<_>, Vec<_>) = plan
+        .tasks
+        .iter()
+        .cloned()
+        .partition(|t| t.status == crate::tasks::TaskStatus::NotApplicable);
+    println!("Tasks that will run, in order:");
+    for line in task_lines(&TaskGraph::new(to_run)) {
+        println!("{line}");
+    }
+    if !skipped.is_empty() {
+        println!("Not applicable (nothing for them to do; no GC rounds):");
+        for t in &skipped {
+            println!("  {:<22} {}", t.id, t.reason.as_deref().unwrap_or(""));
+        }
+    }
     println!(
-        "Nothing else ran. Run it with: team-testing resume {}",
-        session.id
+        "Nothing else ran. Run it with: {}",
+        crate::hint::quoted(session, "resume", &[])
     );
     Ok(0)
 }

@@ -13,13 +13,20 @@ pub struct SessionsArgs {
     /// Machine-readable output.
     #[arg(long)]
     pub json: bool,
+    /// Archived sessions too (hidden by default).
+    #[arg(long)]
+    pub all: bool,
 }
 
 pub fn sessions(args: SessionsArgs) -> anyhow::Result<i32> {
     let root = args.location.root();
     let mut rows = Vec::new();
-    let archived = session::list_archived(&root);
-    for s in session::list(&root).into_iter().chain(archived) {
+    let mut hidden = 0;
+    for s in session::list_all(&root) {
+        if !args.all && s.is_archived() {
+            hidden += 1;
+            continue;
+        }
         let row = match (s.load_state(), s.load_tasks()) {
             (Ok(state), Ok(graph)) => json!({
                 "session_id": s.id,
@@ -42,15 +49,26 @@ pub fn sessions(args: SessionsArgs) -> anyhow::Result<i32> {
         println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(0);
     }
+    let hidden_note = || {
+        if hidden > 0 {
+            println!(
+                "{hidden} archived session(s) not shown: {} lists them too",
+                sessions_all_hint(&args.location)
+            );
+        }
+    };
     if rows.is_empty() {
         println!("no sessions under {}", root.display());
+        hidden_note();
         return Ok(0);
     }
     println!(
         "{:<48} {:<10} {:<14} {:>9}  UPDATED",
         "SESSION", "STATUS", "MODE", "PROGRESS"
     );
-    let rows_archived = rows.iter().any(|r| r["archived"] == true);
+    let rows_archived = rows
+        .iter()
+        .any(|r| r["archived"] == true && r["status"] != "archived");
     for r in rows {
         let progress = match (r["done"].as_u64(), r["total"].as_u64()) {
             (Some(d), Some(t)) => format!("{d}/{t}"),
@@ -60,8 +78,8 @@ pub fn sessions(args: SessionsArgs) -> anyhow::Result<i32> {
             "{:<48} {:<10} {:<14} {:>9}  {}",
             r["session_id"].as_str().unwrap_or(""),
             match (r["status"].as_str().unwrap_or(""), r["archived"] == true) {
+                ("archived", _) | (_, false) => r["status"].as_str().unwrap_or("").to_string(),
                 (status, true) => format!("{status}*"),
-                (status, false) => status.to_string(),
             },
             r["pipeline_mode"].as_str().unwrap_or("-"),
             progress,
@@ -73,9 +91,21 @@ pub fn sessions(args: SessionsArgs) -> anyhow::Result<i32> {
     }
     if rows_archived {
         println!(
-            "* archived (under {})",
+            "* archived by an earlier version (under {})",
             root.join(session::ARCHIVE_DIR).display()
         );
     }
+    hidden_note();
     Ok(0)
+}
+
+/// `sessions --all` with the same location options, pasteable.
+fn sessions_all_hint(location: &Location) -> String {
+    crate::hint::with_paths(
+        &["sessions", "--all"],
+        &[
+            ("--repo", location.repo.as_deref()),
+            ("--sessions-dir", location.sessions_dir.as_deref()),
+        ],
+    )
 }

@@ -179,10 +179,40 @@ pub fn render(
     for w in &state.warnings {
         out.push_str(&format!("{c} Warning: {w}\n"));
     }
-    if !state.status.is_finished() {
-        out.push_str(&format!("{c} Commands: 'team-testing resume {}' to advance | 'team-testing status' to refresh\n", session.id));
-    }
+    out.push_str(&format!(
+        "{c} Commands: {}\n",
+        next_commands(session, state, graph)
+    ));
     Ok(out)
+}
+
+/// What the user can run next: `resume` only while tasks are left; once every task is done,
+/// how to take the tests and read the report.
+fn next_commands(session: &SessionDir, state: &SessionState, graph: &TaskGraph) -> String {
+    let hint = |verb: &str| crate::hint::quoted(session, verb, &[]);
+    let all_done = graph.tasks.iter().all(|t| t.status.is_done());
+    let running = crate::session::SessionLock::holder(&session.lock_file()).is_some();
+    if running {
+        // `resume` would be refused while its coordinator runs: watch it instead.
+        format!(
+            "{} to watch it | {} to refresh",
+            crate::hint::quoted(session, "log", &["--follow"]),
+            hint("status")
+        )
+    } else if all_done || state.status == crate::session::SessionStatus::Archived {
+        let steps = super::extend::next_steps(session);
+        if steps.is_empty() {
+            "none: every task is done".into()
+        } else {
+            steps.join(" | ")
+        }
+    } else {
+        format!(
+            "{} to advance | {} to refresh",
+            hint("resume"),
+            hint("status")
+        )
+    }
 }
 
 fn word(t: &Task) -> &'static str {
@@ -192,6 +222,7 @@ fn word(t: &Task) -> &'static str {
         TaskStatus::Pending => "wait",
         TaskStatus::Failed => "fail",
         TaskStatus::Skipped => "skip",
+        TaskStatus::NotApplicable => "n/a",
     }
 }
 

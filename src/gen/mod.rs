@@ -113,6 +113,18 @@ pub struct GenResult {
     pub stats: serde_json::Value,
 }
 
+/// The generator helper and the modules it imports, into `scratch`.
+fn write_helpers(scratch: &Path) -> Result<(), String> {
+    write_modules(
+        scratch,
+        &[
+            ("ttgen.py", HELPER),
+            ("ttaudit.py", AUDIT),
+            ("tt_isolation.py", ISOLATION),
+        ],
+    )
+}
+
 /// Runs the helper with `python` in `mirror` (the repository's mirror); `scratch` holds the helper
 /// file. The whole run is bounded by `timeout`.
 pub fn generate(
@@ -123,14 +135,7 @@ pub fn generate(
     timeout: Duration,
     sandbox: Option<&Sandbox>,
 ) -> Result<GenResult, String> {
-    write_modules(
-        scratch,
-        &[
-            ("ttgen.py", HELPER),
-            ("ttaudit.py", AUDIT),
-            ("tt_isolation.py", ISOLATION),
-        ],
-    )?;
+    write_helpers(scratch)?;
     let helper = scratch.join("ttgen.py");
     let input = serde_json::to_vec(req).map_err(|e| e.to_string())?;
     let mut paths = vec![mirror.display().to_string()];
@@ -167,6 +172,25 @@ pub fn generate(
             tail_lines(&format!("{}{}", out.stdout, out.stderr), 10)
         )
     })
+}
+
+/// The entry points the L3 generator would run in `repo` (console scripts, `__main__.py`,
+/// `if __name__ == "__main__"` modules), found by the helper's own rule. It reads files only: no
+/// project code runs, so a plan can ask before anything is sandboxed.
+pub fn entry_points(python: &str, repo: &Path, scratch: &Path) -> Result<Vec<String>, String> {
+    write_helpers(scratch)?;
+    let helper = scratch.join("ttgen.py").display().to_string();
+    let root = repo.display().to_string();
+    let out = crate::proc::run_captured(
+        &[python, &helper, "--entry-points", &root],
+        scratch,
+        Duration::from_secs(60),
+    )
+    .map_err(|e| e.to_string())?;
+    if !out.success() {
+        return Err(tail_lines(&out.stderr, 5));
+    }
+    serde_json::from_str(out.stdout.trim()).map_err(|e| e.to_string())
 }
 
 /// A test function of a generated file: its decorators, `def` line and body.

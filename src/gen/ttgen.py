@@ -1282,6 +1282,7 @@ def main():
     end = started + float(req.get("budget_s", 60))
     rng = random.Random(req.get("seed", 1))
     if req.get("layer", "").startswith("L3"):
+        points = len(entry_points(os.getcwd()))
         tests, findings = e2e_tests(req, rng, end)
         source, names = render_e2e(tests, req.get("seed"))
         entry = {"module": "entry_points", "file": "", "test_file": "test_entry_points.py",
@@ -1289,6 +1290,7 @@ def main():
                  "import_error": None, "import_error_kind": None}
         print(json.dumps({"modules": [entry], "findings": findings,
                           "stats": {"calls_tried": len(tests), "tests": len(names),
+                                    "entry_points": points,
                                     "seconds": round(time.monotonic() - started, 3)}}))
         return
     modules, findings, tried = [], [], 0
@@ -1306,6 +1308,10 @@ def main():
 
 
 if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--entry-points":
+        # For a plan: the entry points L3 would run (files are read, nothing is imported).
+        print(json.dumps([module for module, _ in entry_points(sys.argv[2])]))
+        sys.exit(0)
     if len(sys.argv) > 3 and sys.argv[1] == "--audit-run":
         audited_entry(sys.argv[2], sys.argv[3], sys.argv[4:])
     else:

@@ -60,6 +60,9 @@ pub struct Describe<'a> {
     pub now: &'a str,
 }
 
+/// How `deepen` says there is no next layer (the CLI adds a command that raises a target).
+pub const EVERY_LAYER_RAN: &str = "every layer has run";
+
 /// `PREFIX-NNN` one past the highest number the graph holds for `prefix` (`PREFIX-001` first).
 pub fn next_id(graph: &TaskGraph, prefix: &str) -> String {
     let highest = graph
@@ -94,6 +97,16 @@ fn layers_run(config: &TeamConfig, graph: &TaskGraph) -> Vec<String> {
     out.sort_by(|a, b| layer_code(a).cmp(layer_code(b)));
     out.dedup();
     out
+}
+
+/// Why `layer` had nothing to do, when its generator said so.
+fn not_applicable(config: &TeamConfig, graph: &TaskGraph, layer: &str) -> Option<String> {
+    graph
+        .tasks
+        .iter()
+        .filter(|t| t.owner == config.gc.generator && t.layer.as_deref() == Some(layer))
+        .find(|t| t.status == TaskStatus::NotApplicable)
+        .map(|t| t.reason.clone().unwrap_or_default())
 }
 
 /// The config's layers, L1 first.
@@ -169,12 +182,17 @@ pub fn deepen(
             Some(next) => next,
             None => {
                 return Err(Error::Usage(format!(
-                    "every layer has run ({}); raise one's target: team-testing deepen --layer L1 --target 90",
+                    "{EVERY_LAYER_RAN} ({}); raise one's target with --layer and --target",
                     run.join(", ")
                 )))
             }
         },
     };
+    if let Some(why) = not_applicable(config, graph, &layer) {
+        return Err(Error::Usage(format!(
+            "{layer} is not applicable in this session ({why}): there is nothing to raise"
+        )));
+    }
     if run.contains(&layer) {
         raise_target(config, graph, &layer, target, d)
     } else {
@@ -343,6 +361,12 @@ pub fn revise(
     if target.status == TaskStatus::Deleted {
         return Err(Error::Usage(format!(
             "revise {task_id}: the task was deleted"
+        )));
+    }
+    if target.status == TaskStatus::NotApplicable {
+        return Err(Error::Usage(format!(
+            "revise {task_id}: the task was not applicable ({}); there is nothing to revise",
+            target.reason.as_deref().unwrap_or("no reason recorded")
         )));
     }
     let n = graph

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::proc::run_captured;
+use crate::testing::detect::is_code;
 
 const GIT_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -37,8 +38,12 @@ pub struct ChangeScope {
     /// The `--base` the user gave, if any.
     #[serde(default)]
     pub base_ref: Option<String>,
-    /// True when nothing changed (or no git): every project file is in scope.
+    /// True when nothing changed, the change touches no source file, or there is no git: every
+    /// project file is in scope.
     pub whole_project: bool,
+    /// Why the whole project is in scope, in words for the strategy and the summary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole_project_reason: Option<String>,
     pub files: Vec<ChangedFile>,
     pub warnings: Vec<String>,
 }
@@ -110,6 +115,7 @@ pub fn analyse(repo: &Path, base: Option<&str>) -> Result<ChangeScope> {
         base_commit: None,
         base_ref: base.map(str::to_string),
         whole_project: false,
+        whole_project_reason: None,
         files: Vec::new(),
         warnings: Vec::new(),
     };
@@ -125,6 +131,7 @@ pub fn analyse(repo: &Path, base: Option<&str>) -> Result<ChangeScope> {
             repo.display()
         ));
         scope.whole_project = true;
+        scope.whole_project_reason = Some("the folder is not a git repository".into());
         scope.files = walk_files(&repo);
         return Ok(scope);
     }
@@ -179,6 +186,28 @@ pub fn analyse(repo: &Path, base: Option<&str>) -> Result<ChangeScope> {
         }));
     }
     files.retain(|f| !in_ignored_dir(&f.path));
+    // A change that touches no source file (notes, logs, docs, config) says nothing about what
+    // to test: the whole project is.
+    let no_source = !files.is_empty()
+        && !files
+            .iter()
+            .any(|f| f.kind != ChangeKind::Deleted && is_code(&f.path));
+    if no_source {
+        let shown: Vec<&str> = files.iter().take(3).map(|f| f.path.as_str()).collect();
+        let more = files.len().saturating_sub(shown.len());
+        scope.whole_project_reason = Some(format!(
+            "the change ({}{}) touches no source file",
+            shown.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        ));
+        files.clear();
+    } else if files.is_empty() {
+        scope.whole_project_reason = Some("nothing changed against the base commit".into());
+    }
     if files.is_empty() {
         scope.whole_project = true;
         if let Some(out) = git(&["ls-files"])? {

@@ -64,10 +64,10 @@ pub fn select_mode(task: &str, scope: &ChangeScope) -> Selection {
         mode: mode.to_string(),
         reason: format!(
             "{files} file(s) in {modules} module(s) in scope{}",
-            if scope.whole_project {
-                " (whole project)"
-            } else {
-                ""
+            match (&scope.whole_project_reason, scope.whole_project) {
+                (Some(why), true) => format!(" (whole project: {why})"),
+                (None, true) => " (whole project)".into(),
+                _ => String::new(),
             }
         ),
     }
@@ -368,6 +368,7 @@ pub fn task_analysis(
         "scope": {
             "repo": scope.repo,
             "whole_project": scope.whole_project,
+            "whole_project_reason": scope.whole_project_reason,
             "is_git": scope.is_git,
             "base_commit": scope.base_commit,
             "base_ref": scope.base_ref,
@@ -390,6 +391,7 @@ mod tests {
             base_commit: None,
             base_ref: None,
             whole_project: false,
+            whole_project_reason: None,
             files: paths
                 .iter()
                 .map(|p| ChangedFile {

@@ -23,15 +23,23 @@ fn cell(s: &str) -> String {
 pub fn markdown(r: &Report) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "# Quality Report — {}\n", r.session_id);
-    let _ = writeln!(
-        md,
-        "Quality score: **{:.1} / 100** ({}). {} layer(s), {} run record(s), {} GC round(s) used.\n",
-        r.quality_score,
-        r.band,
-        r.layers.len(),
-        r.runs.len(),
-        r.score.gc_rounds_used
-    );
+    if r.scored {
+        let _ = writeln!(
+            md,
+            "Quality score: **{:.1} / 100** ({}). {} layer(s), {} run record(s), {} GC round(s) used.\n",
+            r.quality_score,
+            r.band,
+            r.layers.len(),
+            r.runs.len(),
+            r.score.gc_rounds_used
+        );
+    } else {
+        let _ = writeln!(
+            md,
+            "Quality score: **not scored**: none of the {} layer(s) had anything to test (see Coverage by Layer).\n",
+            r.layers.len()
+        );
+    }
 
     // Quality score.
     let s = &r.score;
@@ -62,6 +70,16 @@ pub fn markdown(r: &Report) -> String {
     } else {
         md.push_str("| Layer | Target | Final coverage | Final pass rate | Gate | GC rounds |\n|---|---|---|---|---|---|\n");
         for l in &r.layers {
+            if let Some(why) = &l.not_applicable {
+                let _ = writeln!(
+                    md,
+                    "| {} | {} | - | - | not applicable: {} | - |",
+                    l.layer,
+                    pct(l.target),
+                    cell(why)
+                );
+                continue;
+            }
             let _ = writeln!(
                 md,
                 "| {} | {} | {} | {} | {} | {} of {} |",
@@ -72,6 +90,19 @@ pub fn markdown(r: &Report) -> String {
                 l.gate,
                 l.gc_rounds_used,
                 r.max_gc_rounds
+            );
+        }
+        let na: Vec<&str> = r
+            .layers
+            .iter()
+            .filter(|l| l.not_applicable.is_some())
+            .map(|l| l.layer.as_str())
+            .collect();
+        if !na.is_empty() {
+            let _ = writeln!(
+                md,
+                "\nNot applicable, so left out of the score and the GC budget: {}.",
+                na.join(", ")
             );
         }
         md.push_str("\nRound history (task order):\n\n| Layer | Round | Task | Status | Coverage | Pass rate | Run |\n|---|---|---|---|---|---|---|\n");
@@ -230,6 +261,30 @@ pub fn markdown(r: &Report) -> String {
         "### Docstring examples left out\n\nTheir expected output only holds on the machine they were written on.\n\n",
         &r.findings.skipped_examples,
     );
+
+    if !r.findings.load_errors.is_empty() {
+        md.push_str("### Test files that do not load
+
+Classified like failing tests: a module that exists nowhere is the test's fault, a dependency that is not installed the environment's (with the command that installs it), a syntax error in the project's code a code defect.
+
+| File | Layer | Classification | Why | Install |
+|---|---|---|---|---|
+");
+        for l in &r.findings.load_errors {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} |",
+                cell(&l.file),
+                l.layer,
+                l.classification.as_deref().unwrap_or("unclassified"),
+                cell(&l.reason),
+                l.install
+                    .as_deref()
+                    .map_or("-".to_string(), |i| format!("`{}`", cell(i)))
+            );
+        }
+        md.push('\n');
+    }
 
     added_roles_section(&mut md, r);
     sandbox_section(&mut md, r);

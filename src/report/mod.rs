@@ -42,6 +42,9 @@ pub const W_COVERAGE: f64 = 30.0;
 pub const W_EFFECTIVENESS: f64 = 25.0;
 pub const W_DETECTION: f64 = 25.0;
 pub const W_GC: f64 = 20.0;
+/// The band of a session none of whose layers had anything to test.
+pub const NOT_SCORED: &str = "not scored";
+
 /// Trend thresholds: a change within these is "stable".
 pub const TREND_COVERAGE_POINTS: f64 = 2.0;
 pub const TREND_SCORE_POINTS: f64 = 3.0;
@@ -62,7 +65,11 @@ pub struct Report {
     pub repo: Option<String>,
     pub created_at: Option<String>,
     pub quality_score: f64,
+    /// good, needs improvement, concerning; "not scored" when no layer had anything to test.
     pub band: String,
+    /// False when every layer was not applicable: there is nothing to score, and the 0 is no
+    /// verdict (trends leave such a session's score out).
+    pub scored: bool,
     pub score: ScoreBreakdown,
     pub layers: Vec<LayerReport>,
     pub defect_patterns: Vec<DefectPattern>,
@@ -121,7 +128,11 @@ pub struct RoundPoint {
 pub struct LayerReport {
     pub layer: String,
     pub target: Option<f64>,
+    /// Met, Below, or NotApplicable (no run: nothing for the layer to do; out of the score).
     pub gate: String,
+    /// Why the layer had nothing to do, when it had not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_applicable: Option<String>,
     pub final_pass_rate: Option<f64>,
     pub final_coverage: Option<f64>,
     pub gc_rounds_used: u32,
@@ -192,6 +203,21 @@ pub struct Findings {
     pub side_effects: Vec<Value>,
     /// Docstring examples left out because their output only holds on their author's machine.
     pub skipped_examples: Vec<Value>,
+    /// Test files that did not load, classified like failures (latest record per file).
+    pub load_errors: Vec<LoadErrorFinding>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LoadErrorFinding {
+    pub file: String,
+    pub layer: String,
+    pub task_id: String,
+    /// test_defect, code_defect, env_issue; None in records older than the classification.
+    pub classification: Option<String>,
+    pub reason: String,
+    pub location: Option<String>,
+    /// The command that installs what is missing (env_issue).
+    pub install: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -590,6 +616,26 @@ fn build_inner(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> 
     let mut gc_effectiveness = Vec::new();
     let mut final_runs: Vec<&Run> = Vec::new();
     for layer in &layer_names {
+        let of_layer = || {
+            critic_tasks
+                .iter()
+                .filter(move |t| t.layer.as_deref() == Some(layer.as_str()))
+        };
+        let never_ran = !runs.iter().any(|r| &r.layer == layer);
+        if never_ran && of_layer().all(|t| t.status == TaskStatus::NotApplicable) {
+            // Nothing to do for this layer: reported with its reason, left out of the score.
+            layers.push(LayerReport {
+                layer: layer.clone(),
+                target: config.coverage_target(layer),
+                gate: "NotApplicable".into(),
+                not_applicable: of_layer().find_map(|t| t.reason.clone()),
+                final_pass_rate: None,
+                final_coverage: None,
+                gc_rounds_used: 0,
+                history: Vec::new(),
+            });
+            continue;
+        }
         let target = config.coverage_target(layer).or_else(|| {
             critic_tasks
                 .iter()
@@ -728,6 +774,7 @@ fn build_inner(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> 
                 "Below"
             }
             .into(),
+            not_applicable: None,
             final_pass_rate: fp,
             final_coverage: fc,
             gc_rounds_used: rounds_used,
@@ -782,6 +829,7 @@ fn build_inner(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> 
     let mut code_defects: BTreeMap<String, CodeDefect> = BTreeMap::new();
     let mut flaky: BTreeMap<String, FlakyTest> = BTreeMap::new();
     let mut quarantined: BTreeMap<String, QuarantinedTest> = BTreeMap::new();
+    let mut load_errors: BTreeMap<String, (LoadErrorFinding, Value, u32)> = BTreeMap::new();
     let mut distinct_tests: BTreeSet<String> = BTreeSet::new();
     let mut rows = Vec::new();
     for r in &runs {
@@ -798,6 +846,25 @@ fn build_inner(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> 
                     layer: r.layer.clone(),
                     task_id: r.task_id.clone(),
                 },
+            );
+        }
+        for le in r.v["load_errors"].as_array().into_iter().flatten() {
+            let Some(file) = s(&le["file"]) else { continue };
+            let finding = LoadErrorFinding {
+                file: file.clone(),
+                layer: r.layer.clone(),
+                task_id: r.task_id.clone(),
+                classification: s(&le["verdict"]["classification"]),
+                reason: s(&le["verdict"]["reason"])
+                    .or_else(|| s(&le["error"]).map(|e| e.lines().last().unwrap_or("").into()))
+                    .unwrap_or_default(),
+                location: s(&le["verdict"]["location"]),
+                install: s(&le["verdict"]["install"]),
+            };
+            // The latest record of a file wins.
+            load_errors.insert(
+                format!("{}/{file}", r.layer),
+                (finding, le.clone(), r.round),
             );
         }
         for q in r.v["quarantined"].as_array().into_iter().flatten() {
@@ -988,6 +1055,7 @@ fn build_inner(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> 
     }
     let (quality, [cov, eff, det, gc]) =
         quality_score(&finals, failing, classified, rounds_used, max_rounds);
+    let scored = layers.is_empty() || layers.iter().any(|l| l.not_applicable.is_none());
     let weights: BTreeMap<String, f64> = [
         ("coverage_achievement", W_COVERAGE),
         ("test_effectiveness", W_EFFECTIVENESS),
@@ -1004,12 +1072,13 @@ fn build_inner(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> 
         defect_detection: round_to(det, 4),
         gc_efficiency: round_to(gc, 4),
         gc_rounds_used: rounds_used,
-        gc_budget: max_rounds * layers.len() as u32,
+        gc_budget: max_rounds * layers.iter().filter(|l| l.not_applicable.is_none()).count() as u32,
         failing_tests: failing,
         classified_failing_tests: classified,
     };
 
     let env_problem = runs.iter().any(|r| r.env_problem().is_some());
+    let load_findings = load_error_findings(load_errors, &final_runs, &mut code_defects);
     let flaky_or_q: BTreeSet<&String> = flaky.keys().chain(quarantined.keys()).collect();
     let all_tests: BTreeSet<&String> = distinct_tests.iter().chain(quarantined.keys()).collect();
     let c = [
@@ -1026,7 +1095,7 @@ fn build_inner(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> 
         share(diagnosed, failing, 1.0),
         share(
             layers.iter().filter(|l| l.gate == "Met").count(),
-            layers.len(),
+            layers.iter().filter(|l| l.not_applicable.is_none()).count(),
             0.0,
         ),
         if env_problem {
@@ -1068,7 +1137,12 @@ fn build_inner(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> 
         repo: state.as_ref().map(|s| s.repo.display().to_string()),
         created_at: state.as_ref().map(|s| s.created_at.clone()),
         quality_score: quality,
-        band: band(quality).into(),
+        band: if scored {
+            band(quality).into()
+        } else {
+            NOT_SCORED.into()
+        },
+        scored,
         score,
         layers,
         defect_patterns,
@@ -1079,6 +1153,7 @@ fn build_inner(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> 
             contract_findings,
             side_effects,
             skipped_examples,
+            load_errors: load_findings,
         },
         sandbox: SandboxReport {
             protections: state.as_ref().and_then(|s| s.protections.clone()),
@@ -1111,21 +1186,66 @@ fn build_inner(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> 
     report
 }
 
-/// Earlier sessions of the same repository under the same sessions root, oldest first.
+/// The load errors that still hold at the end: files the layer's last run still holds in
+/// quarantine (a file regenerated since and loading fine is no finding). One whose cause is the
+/// project's own code (a syntax error there) is a code defect like any other.
+fn load_error_findings(
+    all: BTreeMap<String, (LoadErrorFinding, Value, u32)>,
+    final_runs: &[&Run],
+    code_defects: &mut BTreeMap<String, CodeDefect>,
+) -> Vec<LoadErrorFinding> {
+    let still_out = |layer: &str, file: &str| {
+        final_runs.iter().any(|r| {
+            r.layer == layer
+                && r.v["quarantined"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|q| q["id"] == file)
+        })
+    };
+    let mut out = Vec::new();
+    for (key, (finding, record, round)) in all {
+        if !still_out(&finding.layer, &finding.file) {
+            continue;
+        }
+        if finding.classification.as_deref() == Some("code_defect") {
+            let v = &record["verdict"];
+            code_defects.insert(
+                key,
+                CodeDefect {
+                    test: finding.file.clone(),
+                    layer: finding.layer.clone(),
+                    file: Some(finding.file.clone()),
+                    task_id: finding.task_id.clone(),
+                    round,
+                    criticality: s(&v["criticality"]),
+                    message: Some(finding.reason.clone()),
+                    evidence: json!({"location": finding.location, "error": v["error"],
+                                     "excerpt": v["excerpt"], "kind": "load_error"}),
+                },
+            );
+        }
+        out.push(finding);
+    }
+    out
+}
+
+/// Earlier sessions of the same repository under the same sessions root (archived ones too),
+/// oldest first.
 fn trends(session: &SessionDir, state: &SessionState, config: &TeamConfig, cur: &Report) -> Trends {
     let mut t = Trends {
         thresholds: cur.trends.thresholds.clone(),
         ..Trends::default()
     };
-    let Some(root) = session.root.parent() else {
-        return t;
-    };
+    let root = session.sessions_root();
     let earlier = |other: &str| match (parse_ts(other), parse_ts(&state.created_at)) {
         (Some(a), Some(b)) => a < b,
         _ => other < state.created_at.as_str(),
     };
     let mut prev: Vec<PreviousSession> = Vec::new();
-    for other in crate::session::list(root) {
+    // Archived sessions count: they are earlier sessions like any other.
+    for other in crate::session::list_all(&root) {
         if other.root == session.root {
             continue;
         }
@@ -1192,10 +1312,14 @@ fn previous_of(dir: &SessionDir, state: &SessionState, config: &TeamConfig) -> P
     PreviousSession {
         session_id: dir.id.clone(),
         created_at: state.created_at.clone(),
-        quality_score: saved
-            .as_ref()
-            .and_then(|v| v["quality_score"].as_f64())
-            .or((!fresh.layers.is_empty()).then_some(fresh.quality_score)),
+        quality_score: if fresh.scored {
+            saved
+                .as_ref()
+                .and_then(|v| v["quality_score"].as_f64())
+                .or((!fresh.layers.is_empty()).then_some(fresh.quality_score))
+        } else {
+            None
+        },
         layers,
         defect_patterns: fresh.defect_patterns.iter().map(|d| d.count).sum(),
     }

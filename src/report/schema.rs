@@ -19,7 +19,8 @@ pub const REPORT_SCHEMA: &str = r##"{
     "repo": {"type": ["string", "null"]},
     "created_at": {"type": ["string", "null"]},
     "quality_score": {"type": "number", "minimum": 0, "maximum": 100},
-    "band": {"type": "string", "enum": ["good", "needs improvement", "concerning"]},
+    "band": {"type": "string", "enum": ["good", "needs improvement", "concerning", "not scored"]},
+    "scored": {"type": "boolean"},
     "score": {
       "type": "object",
       "required": ["weights", "coverage_achievement", "test_effectiveness", "defect_detection",
@@ -42,7 +43,8 @@ pub const REPORT_SCHEMA: &str = r##"{
       "properties": {
         "layer": {"type": "string"},
         "target": {"type": ["number", "null"]},
-        "gate": {"type": "string", "enum": ["Met", "Below"]},
+        "gate": {"type": "string", "enum": ["Met", "Below", "NotApplicable"]},
+        "not_applicable": {"type": "string"},
         "final_pass_rate": {"type": ["number", "null"]},
         "final_coverage": {"type": ["number", "null"]},
         "gc_rounds_used": {"type": "integer", "minimum": 0},
@@ -92,7 +94,14 @@ pub const REPORT_SCHEMA: &str = r##"{
         }},
         "contract_findings": {"type": "array", "items": {"type": "object"}},
         "side_effects": {"type": "array", "items": {"type": "object", "required": ["module", "function", "call", "actual"]}},
-        "skipped_examples": {"type": "array", "items": {"type": "object", "required": ["module", "function", "call", "actual"]}}
+        "skipped_examples": {"type": "array", "items": {"type": "object", "required": ["module", "function", "call", "actual"]}},
+        "load_errors": {"type": "array", "items": {
+          "type": "object", "required": ["file", "layer", "task_id", "classification", "reason"],
+          "properties": {"file": {"type": "string"}, "layer": {"type": "string"}, "task_id": {"type": "string"},
+                         "classification": {"type": ["string", "null"], "enum": ["test_defect", "code_defect", "env_issue", "sandbox_denied", null]},
+                         "reason": {"type": "string"}, "location": {"type": ["string", "null"]},
+                         "install": {"type": ["string", "null"]}}
+        }}
       }
     },
     "sandbox": {

@@ -126,7 +126,7 @@ pub fn answer(session: &Path, reply: &Reply) -> Result<()> {
 
 /// The reply to `id` once it is there (and taken out of the inbox), polling every 10 ms until
 /// `limit` or until `gave_up()` says nobody will answer. `sessions` are the places the session
-/// may be by then (it may have been archived meanwhile).
+/// may be by then.
 pub fn wait_reply(
     sessions: &[PathBuf],
     id: &str,

@@ -1,5 +1,6 @@
 //! The session directory: layout, session.json, tasks.json, the lock, and finding sessions.
 
+pub mod git_exclude;
 pub mod inbox;
 pub mod journal;
 mod lock;
@@ -15,7 +16,7 @@ use crate::tasks::TaskGraph;
 use crate::util::{atomic_write_json, mkdirs, read_json, slugify};
 
 pub const SLUG_MAX: usize = 40;
-/// Where `--completion archive` moves finished sessions, under the sessions root.
+/// Where earlier versions moved archived sessions, under the sessions root; still read.
 pub const ARCHIVE_DIR: &str = "archive";
 pub const LAYER_DIRS: [&str; 3] = ["L1-unit", "L2-integration", "L3-e2e"];
 
@@ -28,7 +29,7 @@ pub struct SessionDir {
 
 impl SessionDir {
     pub fn open(root: PathBuf) -> Result<Self> {
-        // Absolute and resolved: archive/ is found from where the session really is.
+        // Absolute and resolved: hints and the sessions root are found from where it really is.
         let root = root.canonicalize().unwrap_or(root);
         if !root.join("session.json").is_file() {
             return Err(Error::Session(format!(
@@ -193,61 +194,71 @@ pub fn list(root: &Path) -> Vec<SessionDir> {
 }
 
 impl SessionDir {
-    /// Moves the session to `<root>/archive/<id>` and returns its new place. The caller holds the
-    /// session's lock; a rename keeps every file (and the lock) as it was.
-    pub fn archive(&self) -> Result<SessionDir> {
-        let dir = self.sessions_root().join(ARCHIVE_DIR);
-        mkdirs(&dir)?;
-        self.move_to(dir.join(&self.id), &format!("archive {}", self.id))
-    }
-
-    /// An archived session back under the sessions root (deepen, revise and rerun run in place).
-    pub fn unarchive(&self) -> Result<SessionDir> {
-        if !self.is_archived() {
-            return Ok(self.clone());
+    /// Archives the session where it is: everything that can be rebuilt (the workspace's copies
+    /// of the repository, scratch folders) goes; the deliverables, the log and the state stay
+    /// under the same path, so whatever remembered it still finds it. The caller sets the status.
+    /// Returns the bytes freed.
+    pub fn clean_rebuildable(&self) -> u64 {
+        let workspace = self.root.join("workspace");
+        let mut freed = 0;
+        let Ok(entries) = std::fs::read_dir(&workspace) else {
+            return 0;
+        };
+        for e in entries.flatten() {
+            let size = tree_size(&e.path());
+            let gone = if e.file_type().is_ok_and(|t| t.is_dir()) {
+                std::fs::remove_dir_all(e.path())
+            } else {
+                std::fs::remove_file(e.path())
+            };
+            if gone.is_ok() {
+                freed += size;
+            }
         }
-        self.move_to(
-            self.sessions_root().join(&self.id),
-            &format!("restore {} from the archive", self.id),
-        )
+        freed
     }
 
-    /// Renames the whole folder (every file and the lock go along); never over an existing one.
-    fn move_to(&self, target: PathBuf, what: &str) -> Result<SessionDir> {
-        if target.exists() {
-            return Err(Error::Session(format!(
-                "cannot {what}: {} already exists",
-                target.display()
-            )));
-        }
-        std::fs::rename(&self.root, &target).map_err(|e| {
-            Error::io(
-                format!("moving {} to {}", self.root.display(), target.display()),
-                e,
-            )
-        })?;
-        Ok(SessionDir {
-            root: target,
-            id: self.id.clone(),
-        })
-    }
-
-    /// The sessions root this session lives under (archived or not).
+    /// The sessions root this session lives under (also for one an earlier version moved into
+    /// `<root>/archive/`).
     pub fn sessions_root(&self) -> PathBuf {
         let parent = self.root.parent().unwrap_or(Path::new("."));
-        if self.is_archived() {
+        if self.in_legacy_archive() {
             parent.parent().unwrap_or(parent).to_path_buf()
         } else {
             parent.to_path_buf()
         }
     }
 
-    pub fn is_archived(&self) -> bool {
+    /// Earlier versions archived by moving the folder to `<root>/archive/<id>`.
+    pub fn in_legacy_archive(&self) -> bool {
         self.root
             .parent()
             .and_then(Path::file_name)
             .is_some_and(|n| n == ARCHIVE_DIR)
     }
+
+    /// Archived: by status (in place), or moved into archive/ by an earlier version and not
+    /// run since (a deepened one that was kept is paused, and counts as live).
+    pub fn is_archived(&self) -> bool {
+        self.load_state().is_ok_and(|s| match s.status {
+            SessionStatus::Archived => true,
+            SessionStatus::Completed => self.in_legacy_archive(),
+            _ => false,
+        })
+    }
+}
+
+/// Bytes of the files under `path` (symlinks count as themselves, never followed).
+fn tree_size(path: &Path) -> u64 {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return 0;
+    };
+    if !meta.is_dir() {
+        return meta.len();
+    }
+    std::fs::read_dir(path)
+        .map(|rd| rd.flatten().map(|e| tree_size(&e.path())).sum())
+        .unwrap_or(0)
 }
 
 impl SessionDir {
@@ -283,9 +294,11 @@ impl SessionDir {
     }
 }
 
-/// Every session under `root/archive/`, sorted by name.
-pub fn list_archived(root: &Path) -> Vec<SessionDir> {
-    list(&root.join(ARCHIVE_DIR))
+/// Every session under `root`, then those earlier versions moved into `root/archive/`.
+pub fn list_all(root: &Path) -> Vec<SessionDir> {
+    let mut all = list(root);
+    all.extend(list(&root.join(ARCHIVE_DIR)));
+    all
 }
 
 /// SESSION as given on the command line: a path, an id under the root, or (None) the one
@@ -301,7 +314,7 @@ pub fn resolve(root: &Path, arg: Option<&str>) -> Result<SessionDir> {
             if under.join("session.json").is_file() {
                 return SessionDir::open(under);
             }
-            // Archived sessions stay readable (status, log, report, apply) under archive/.
+            // Sessions an earlier version moved into archive/ are still found by their id.
             let archived = root.join(ARCHIVE_DIR).join(a);
             if !a.contains('/') && archived.join("session.json").is_file() {
                 return SessionDir::open(archived);
@@ -320,8 +333,7 @@ pub fn resolve(root: &Path, arg: Option<&str>) -> Result<SessionDir> {
         None => {
             let mut all = list(root);
             if all.is_empty() {
-                // Only archived sessions: the one there, if there is one.
-                all = list_archived(root);
+                all = list(&root.join(ARCHIVE_DIR));
             }
             let open: Vec<&SessionDir> = all
                 .iter()

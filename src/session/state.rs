@@ -12,6 +12,8 @@ pub enum SessionStatus {
     Paused,
     Completed,
     Failed,
+    /// Completed, then archived in place: its rebuildable files are gone, the rest stays.
+    Archived,
 }
 
 impl SessionStatus {
@@ -21,11 +23,15 @@ impl SessionStatus {
             SessionStatus::Paused => "paused",
             SessionStatus::Completed => "completed",
             SessionStatus::Failed => "failed",
+            SessionStatus::Archived => "archived",
         }
     }
 
     pub fn is_finished(self) -> bool {
-        matches!(self, SessionStatus::Completed | SessionStatus::Failed)
+        matches!(
+            self,
+            SessionStatus::Completed | SessionStatus::Failed | SessionStatus::Archived
+        )
     }
 }
 

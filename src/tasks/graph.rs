@@ -332,6 +332,50 @@ impl TaskGraph {
         Ok(())
     }
 
+    /// The task had nothing to do: it is not applicable, and so is every pending task of its
+    /// layer owned by one of `owners` (the layer's generator and critic) that waits on it: they
+    /// would have nothing to work on. Other roles' tasks (an added lint) just go on. Returns the
+    /// ids of those it marked too.
+    pub fn not_applicable(
+        &mut self,
+        id: &str,
+        outcome: Outcome,
+        owners: &[&str],
+        now: &str,
+    ) -> Result<Vec<String>, GraphError> {
+        let i = self.position(id)?;
+        let reason = outcome.summary.clone();
+        let layer = self.tasks[i].layer.clone();
+        self.set_status(i, TaskStatus::NotApplicable);
+        let task = &mut self.tasks[i];
+        task.completed_at = Some(now.to_string());
+        task.reason = Some(reason.clone());
+        task.outcome = Some(outcome);
+        let mut marked = Vec::new();
+        let mut from = vec![id.to_string()];
+        while let Some(done) = from.pop() {
+            let next: Vec<usize> = (0..self.tasks.len())
+                .filter(|&j| {
+                    let t = &self.tasks[j];
+                    t.status == TaskStatus::Pending
+                        && owners.contains(&t.owner.as_str())
+                        && layer.is_some()
+                        && t.layer == layer
+                        && t.blocked_by.contains(&done)
+                })
+                .collect();
+            for j in next {
+                self.set_status(j, TaskStatus::NotApplicable);
+                let t = &mut self.tasks[j];
+                t.completed_at = Some(now.to_string());
+                t.reason = Some(reason.clone());
+                marked.push(t.id.clone());
+                from.push(t.id.clone());
+            }
+        }
+        Ok(marked)
+    }
+
     /// A failed attempt: back to pending while attempts remain, else failed. Returns true when the
     /// task will be retried.
     pub fn fail_attempt(
@@ -483,6 +527,39 @@ mod tests {
             task("B", "r", &["A"]),
             task("C", "r", &["B"]),
         ])
+    }
+
+    #[test]
+    fn a_not_applicable_generator_takes_its_layers_run_along_but_not_other_roles() {
+        let layered = |id: &str, owner: &str, after: &[&str], layer: &str| Task {
+            layer: Some(layer.into()),
+            ..task(id, owner, after)
+        };
+        let mut g = TaskGraph::new(vec![
+            layered("GEN-1", "generator", &[], "L1-unit"),
+            layered("RUN-1", "executor", &["GEN-1"], "L1-unit"),
+            layered("LINT-1", "lint", &["GEN-1"], "L1-unit"),
+            layered("GEN-2", "generator", &["RUN-1"], "L2-integration"),
+        ]);
+        let also = g
+            .not_applicable(
+                "GEN-1",
+                Outcome::not_applicable("no generator for go"),
+                &["generator", "executor"],
+                "now",
+            )
+            .unwrap();
+        assert_eq!(also, ["RUN-1"]);
+        let status = |id: &str| g.get(id).unwrap().status;
+        assert_eq!(status("GEN-1"), TaskStatus::NotApplicable);
+        assert_eq!(status("LINT-1"), TaskStatus::Pending);
+        assert_eq!(status("GEN-2"), TaskStatus::Pending);
+        assert_eq!(
+            g.get("RUN-1").unwrap().reason.as_deref(),
+            Some("no generator for go")
+        );
+        // Not applicable is done: the next layer may start.
+        assert!(g.ready().iter().any(|t| t.id == "GEN-2"));
     }
 
     #[test]

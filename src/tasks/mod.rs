@@ -20,6 +20,9 @@ pub enum TaskStatus {
     Failed,
     Skipped,
     Deleted,
+    /// Nothing for the task to do here (no generator for the framework, nothing in scope the
+    /// layer can test, no entry points for L3): done, with the reason, and out of the score.
+    NotApplicable,
 }
 
 impl TaskStatus {
@@ -31,12 +34,16 @@ impl TaskStatus {
             TaskStatus::Failed => "failed",
             TaskStatus::Skipped => "skipped",
             TaskStatus::Deleted => "deleted",
+            TaskStatus::NotApplicable => "not_applicable",
         }
     }
 
-    /// Completed or deleted: a successor may go on.
+    /// Completed, deleted or not applicable: a successor may go on.
     pub fn is_done(self) -> bool {
-        matches!(self, TaskStatus::Completed | TaskStatus::Deleted)
+        matches!(
+            self,
+            TaskStatus::Completed | TaskStatus::Deleted | TaskStatus::NotApplicable
+        )
     }
 
     /// Failed or skipped: successors are skipped.
@@ -127,6 +134,8 @@ impl Task {
 pub enum OutcomeStatus {
     Completed,
     Failed,
+    /// The role had nothing to do for this task; the summary says why.
+    NotApplicable,
 }
 
 /// What a role reports when it finishes a task, whatever its backend (command, builtin, agent).
@@ -169,6 +178,14 @@ impl Outcome {
         Outcome {
             status: OutcomeStatus::Completed,
             ..Outcome::failed(summary)
+        }
+    }
+
+    /// Nothing to do here, and why (with what the user can do about it).
+    pub fn not_applicable(reason: impl Into<String>) -> Self {
+        Outcome {
+            status: OutcomeStatus::NotApplicable,
+            ..Outcome::failed(reason)
         }
     }
 }

@@ -16,6 +16,7 @@ use crate::tasks::Outcome;
 use crate::testing::classify::{classify, Classification, Criticality, Verdict};
 use crate::testing::detect::{session_framework, strategist_outcome};
 use crate::testing::effects::{self, Effect};
+use crate::testing::load_error::classify_load_error;
 use crate::testing::report::{CoverageReport, TestCase, TestStatus, TestTotals};
 use crate::testing::runner::{RunOutput, RunSpec};
 use crate::testing::toolchain::{self, Toolchain};
@@ -204,11 +205,24 @@ pub fn run(ctx: &RoleContext) -> Outcome {
                 out.timed_out,
             );
         }
-        // Files that do not load leave the layer, with the loader's error as the reason.
+        // Files that do not load leave the layer, classified like failures: whose fault it is
+        // (the test's, the code's, the machine's) and what to do about it.
         let mut changed = false;
+        let mut out = out;
+        for le in out.load_errors.iter_mut() {
+            let v = classify_load_error(le, ctx.repo, |p| is_test_path(p, layer));
+            le.verdict = Some(v);
+        }
         load_errors.extend(out.load_errors.iter().cloned());
         for le in &out.load_errors {
-            let reason = format!("does not load: {}", error_gist(&le.error));
+            let reason = match &le.verdict {
+                Some(v) => format!(
+                    "does not load ({}): {}",
+                    v.verdict.classification.as_str(),
+                    v.verdict.reason
+                ),
+                None => format!("does not load: {}", error_gist(&le.error)),
+            };
             if move_out(&test_dir, &quarantine_dir, &le.file).is_ok() {
                 repairs.push(json!({"iteration": iteration, "action": "quarantined file", "file": le.file, "reason": reason}));
                 quarantined.push(Quarantined {

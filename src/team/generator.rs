@@ -112,6 +112,15 @@ fn builtin_round(
     framework: &str,
 ) -> Result<Outcome, String> {
     if !matches!(framework, "pytest" | "unittest") {
+        if round.is_none() {
+            return Ok(not_applicable(
+                ctx,
+                layer,
+                &format!("no built-in generator for {framework} yet"),
+                "a generator role of your own writes them (a role file with backend: command, \
+                 given with --roles-dir)",
+            ));
+        }
         let mut out = Outcome::completed(format!(
             "no built-in generator for {framework} yet: 0 test files written"
         ));
@@ -121,6 +130,58 @@ fn builtin_round(
         return Ok(out);
     }
     python_round(ctx, layer, round)
+}
+
+/// What the built-in generator knows before it searches: a layer it will find nothing to do for
+/// (no generator for the framework, no module in scope for L1/L2), for a dry run's plan. None
+/// when it will work, or when an agent backend comes first (what an agent does is not known).
+pub fn foreseen_not_applicable(ctx: &RoleContext, layer: &str) -> Option<String> {
+    if !ctx.agents.chain("generator").first()?.is_builtin() {
+        return None;
+    }
+    let framework = session_framework(ctx.session, ctx.repo);
+    if !matches!(framework.as_str(), "pytest" | "unittest") {
+        return Some(format!("no built-in generator for {framework} yet"));
+    }
+    if !layer.starts_with("L3") && modules_in_scope(ctx).ok()?.is_empty() {
+        return Some("no Python module in scope".into());
+    }
+    if layer.starts_with("L3") {
+        let (_, scratch) = gen::scratch_dirs(&ctx.session.root, layer);
+        mkdirs(&scratch).ok()?;
+        if gen::entry_points(&python_for(ctx.repo), ctx.repo, &scratch)
+            .ok()?
+            .is_empty()
+        {
+            return Some(NO_ENTRY_POINTS.into());
+        }
+    }
+    None
+}
+
+/// Why L3 has nothing to run.
+const NO_ENTRY_POINTS: &str = "no entry points (no console script, __main__.py or \
+                               `if __name__ == \"__main__\"` module): L3 skipped";
+
+/// The layer has nothing this generator can do: the outcome says why and what the user can do,
+/// and `results/<layer>-not-applicable.json` keeps it next to the run records.
+fn not_applicable(ctx: &RoleContext, layer: &str, reason: &str, what_to_do: &str) -> Outcome {
+    let record = json!({"layer": layer, "task_id": ctx.task.id, "status": "not_applicable",
+                        "reason": reason, "what_to_do": what_to_do});
+    let path = ctx
+        .session
+        .root
+        .join("results")
+        .join(format!("{layer}-not-applicable.json"));
+    if let Err(e) = crate::util::atomic_write_json(&path, &record) {
+        tracing::warn!("{}: {e}", path.display());
+    }
+    let mut out = Outcome::not_applicable(format!("{reason}; {what_to_do}"));
+    out.data = to_map(
+        json!({"layer": layer, "test_files": [], "not_applicable": reason,
+                             "what_to_do": what_to_do}),
+    );
+    out
 }
 
 /// The modules in scope: the changed (or, with no change, all) Python files that are importable
@@ -379,6 +440,15 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
     let dir = ctx.session.root.join("tests").join(layer);
     mkdirs(&dir).map_err(|e| e.to_string())?;
     // L3 tests the project's entry points, whatever modules the change touched.
+    if modules.is_empty() && !layer.starts_with("L3") && round.is_none() {
+        return Ok(not_applicable(
+            ctx,
+            layer,
+            "no Python module in scope",
+            "name the code to test with --base REV (a branch's whole change), or commit the \
+             change and run with no change set (the whole project)",
+        ));
+    }
     if modules.is_empty() && !layer.starts_with("L3") {
         let mut out = Outcome::completed(format!(
             "{layer}: no Python module in scope: 0 test files written"
@@ -447,6 +517,15 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
         &[],
     )?;
     let result = gen::generate(&python, &mirror, &scratch, &req, timeout, sandbox.as_ref())?;
+    let no_entry_points = result.stats["entry_points"].as_u64() == Some(0);
+    if layer.starts_with("L3") && no_entry_points && round.is_none() {
+        return Ok(not_applicable(
+            ctx,
+            layer,
+            NO_ENTRY_POINTS,
+            "L3 runs once the project has an entry point",
+        ));
+    }
     let mut written = Vec::new();
     let mut tests = 0;
     let keep: std::collections::BTreeSet<String> = fb.defects.keys().cloned().collect();

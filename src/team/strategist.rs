@@ -374,7 +374,13 @@ fn assess_risks(scope: &Scope, rows: &[Row], framework: &str, existing: usize) -
     }
     if scope.whole_project {
         add(
-            "no change set: the whole project is in scope".into(),
+            format!(
+                "{}: the whole project is in scope",
+                scope
+                    .whole_project_reason
+                    .as_deref()
+                    .unwrap_or("no change set")
+            ),
             "Medium",
             "Medium",
             "focus on entry points and untested modules",
@@ -400,7 +406,11 @@ fn render(
 ) -> String {
     let mut md = format!("# Test Strategy\n\nFramework: **{}** (detected by {}). Existing test files: {existing}.\n\n## Change Analysis\n\n", fw.0, fw.1);
     if scope.whole_project {
-        md.push_str("No change set was found: **the whole project is in scope**.\n\n");
+        let why = scope
+            .whole_project_reason
+            .as_deref()
+            .unwrap_or("no change set was found");
+        let _ = writeln!(md, "**The whole project is in scope**: {why}.\n");
     }
     for n in notes {
         let _ = writeln!(md, "- Note: {n}");

@@ -12,6 +12,8 @@ pub(crate) struct Scope {
     #[serde(default)]
     pub whole_project: bool,
     #[serde(default)]
+    pub whole_project_reason: Option<String>,
+    #[serde(default)]
     pub is_git: bool,
     #[serde(default)]
     pub base_commit: Option<String>,

@@ -321,13 +321,15 @@ impl Coordinator {
             return;
         }
         self.workers.clear();
+        // One role more than the cap is what a capability gap asks for.
+        let raised = (self.max_roles() + 1).to_string();
         if let Ok(mut end) = self.end.lock() {
             *end = Some(RunEnd {
                 status: SessionStatus::Paused,
                 exit_code: EXIT_PAUSED,
                 warnings: vec![format!(
-                    "{reason}; `team-testing resume {} --max-roles N` continues it",
-                    self.env.session.id
+                    "{reason}; {} continues it",
+                    crate::hint::quoted(&self.env.session, "resume", &["--max-roles", &raised])
                 )],
             });
         }
