@@ -3,6 +3,7 @@
 
 pub mod actors;
 pub mod agents;
+pub mod app;
 pub mod bus;
 pub mod cli;
 pub mod error;

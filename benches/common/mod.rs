@@ -8,10 +8,10 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use team_testing::actors::boot::{launch, Observer};
 use team_testing::actors::coordinator::Begin;
 use team_testing::actors::RunEnv;
 use team_testing::bus::{Message, Payload};
-use team_testing::cli::launch::{launch, Observer};
 use team_testing::pipeline::config::TeamConfig;
 use team_testing::roles::{Registry, RoleSource, RoleSpec};
 use team_testing::session::{SessionDir, SessionState};

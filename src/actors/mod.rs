@@ -1,5 +1,6 @@
 //! The actix side: the coordinator (beat model), the generic worker, and the terminal progress view.
 
+pub mod boot;
 pub mod coordinator;
 pub mod progress;
 pub mod worker;

@@ -1,9 +1,9 @@
 //! The command line: clap definitions and the thin glue to the library.
 
 mod apply;
+mod args;
 mod drive;
 mod extend;
-pub mod launch;
 mod log;
 mod report;
 mod resume;
@@ -12,10 +12,11 @@ mod run;
 mod sandbox;
 mod sessions;
 mod status;
+mod summary;
 
-use std::path::PathBuf;
+use clap::{Parser, Subcommand};
 
-use clap::{Args, Parser, Subcommand};
+pub use args::Location;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -60,31 +61,6 @@ pub enum Command {
     Revise(extend::ReviseArgs),
     /// Run again what failed or was blocked, and the layers whose tests failed.
     Rerun(extend::RerunArgs),
-}
-
-/// Where sessions live: shared by every command.
-#[derive(Args, Debug, Clone)]
-pub struct Location {
-    /// The target repository (default: the current directory).
-    #[arg(long, value_name = "DIR")]
-    pub repo: Option<PathBuf>,
-    /// Sessions root (default: $TEAM_TESTING_SESSIONS, else <repo>/.workflow/.team).
-    #[arg(long, value_name = "DIR")]
-    pub sessions_dir: Option<PathBuf>,
-}
-
-impl Location {
-    pub fn repo(&self) -> PathBuf {
-        self.repo.clone().unwrap_or_else(|| PathBuf::from("."))
-    }
-
-    pub fn root(&self) -> PathBuf {
-        let repo = self.repo();
-        let repo = repo.canonicalize().unwrap_or(repo);
-        let root = crate::session::sessions_root(self.sessions_dir.as_deref(), &repo);
-        // Absolute: roles and children run in other folders than ours.
-        std::path::absolute(&root).unwrap_or(root)
-    }
 }
 
 /// Parses the arguments and runs the command; returns the process exit code.

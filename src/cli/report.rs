@@ -2,8 +2,8 @@
 
 use clap::Args;
 
-use super::run::load_team;
 use super::Location;
+use crate::app::team::load_team;
 use crate::error::Error;
 use crate::session;
 

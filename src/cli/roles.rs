@@ -1,5 +1,5 @@
 //! `team-testing roles list [SESSION]`: the role registry (built-in, --roles-dir, the session's
-//! role-specs/), with prefix, inner loop, backend and where each came from.
+//! role-specs/), with prefix, inner loop, backend and where each came from; `roles add`.
 
 use clap::{Args, Subcommand};
 use serde_json::json;
@@ -7,15 +7,10 @@ use serde_json::json;
 use std::path::PathBuf;
 
 use super::Location;
-use crate::agents::backends::{AgentSettings, BackendConfig};
-use crate::bus::message::RoleAdded;
-use crate::bus::{Message, Payload};
-use crate::error::Error;
-use crate::pipeline::dynamic;
-use crate::roles::{Backend, Registry, RoleSource, RoleSpec};
-use crate::session::inbox::{self, Reply, RoleRequest};
-use crate::session::{self, SessionLock, SessionStatus};
-use crate::util::now_ts;
+use crate::agents::backends::AgentSettings;
+use crate::app::roles::{AddRole, Added};
+use crate::roles::{Backend, Registry, RoleSource};
+use crate::session;
 
 #[derive(Args, Debug)]
 pub struct RolesArgs {
@@ -82,163 +77,26 @@ pub fn roles(args: RolesArgs) -> anyhow::Result<i32> {
 fn add(args: AddArgs) -> anyhow::Result<i32> {
     let root = args.location.root();
     let session = session::resolve(&root, args.session.as_deref())?;
-    let spec_path = args
-        .spec
-        .canonicalize()
-        .map_err(|e| Error::io(format!("role file {}", args.spec.display()), e))?;
-    // The file's own errors come first and name it, whoever applies the request.
-    let text = std::fs::read_to_string(&spec_path)
-        .map_err(|e| Error::io(format!("reading {}", spec_path.display()), e))?;
-    let spec = RoleSpec::parse(&text, &spec_path, RoleSource::Session(spec_path.clone()))?;
-    if spec.name != args.name {
-        return Err(Error::bad_file(
-            &spec_path,
-            format!("it defines role {}, not {}", spec.name, args.name),
-        )
-        .into());
-    }
-    let request = RoleRequest {
-        id: inbox::new_id(),
-        spec: spec_path,
+    let ask = AddRole {
+        name: args.name.clone(),
+        spec: args.spec.clone(),
         after: args.after.clone(),
         before: args.before.clone(),
         max_roles: args.max_roles.map(|n| n as usize),
+        wait: std::time::Duration::from_secs(args.wait),
     };
-    match SessionLock::acquire(&session.lock_file(), &session.id) {
-        Ok(lock) => add_offline(&session, &request, lock),
-        Err(Error::Locked { pid, .. }) => {
-            inbox::post(&session.root, &request)?;
-            // Where the answer lands (archiving leaves the session where it is).
-            let places = [session.root.clone()];
-            let lock_file = session.lock_file();
-            let gone = || SessionLock::holder(&lock_file).is_none();
-            let limit = std::time::Duration::from_secs(args.wait);
-            if let Some(reply) = inbox::wait_reply(&places, &request.id, limit, gone) {
-                return answer(&session, reply);
-            }
-            if !inbox::withdraw(&session.root, &request.id) {
-                // The coordinator has taken it: its answer comes once it is applied.
-                let long = std::time::Duration::from_secs(600);
-                return match inbox::wait_reply(&places, &request.id, long, gone) {
-                    Some(reply) => answer(&session, reply),
-                    None => Err(Error::Session(format!(
-                        "the coordinator of {} took the request but ended without answering; \
-                         {} shows whether the role was added",
-                        session.id,
-                        crate::hint::quoted(&session, "roles list", &[])
-                    ))
-                    .into()),
-                };
-            }
-            // Withdrawn, so nobody applied it: apply it here if the coordinator has ended.
-            match SessionLock::acquire(&session.lock_file(), &session.id) {
-                Ok(lock) => add_offline(&session, &request, lock),
-                Err(_) => Err(Error::Session(format!(
-                    "the coordinator of {} (pid {pid}) did not take the request within {} s; nothing was added",
-                    session.id, args.wait
-                ))
-                .into()),
-            }
-        }
-        Err(e) => Err(e.into()),
-    }
-}
-
-fn answer(session: &session::SessionDir, reply: Reply) -> anyhow::Result<i32> {
-    if reply.ok {
-        println!("{} (session {}, running)", reply.message, session.id);
-        Ok(0)
-    } else {
-        Err(Error::Session(format!("roles add refused: {}", reply.message)).into())
-    }
-}
-
-/// No coordinator runs: this process holds the lock and makes the change itself, as the
-/// coordinator would (the next `resume` dispatches the task).
-fn add_offline(
-    session: &session::SessionDir,
-    request: &RoleRequest,
-    _lock: SessionLock,
-) -> anyhow::Result<i32> {
-    let mut state = session.load_state()?;
-    let (config, mut registry) = super::drive::session_team(session, &state)?;
-    let mut graph = session.load_tasks()?;
-    let max = request
-        .max_roles
-        .or(state.controls.max_roles)
-        .unwrap_or(config.max_roles);
-    let known: Vec<String> = BackendConfig::load(None, &state.repo)?
-        .backends
-        .into_keys()
-        .collect();
-    let (spec, task) = dynamic::add_role(
-        session,
-        &mut registry,
-        &mut graph,
-        request,
-        max,
-        |b| known.iter().any(|k| k == b),
-        &now_ts(),
-    )?;
-    if request.max_roles.is_some() {
-        state.controls.max_roles = Some(max);
-    }
-    if !state.roles.contains(&spec.name) {
-        state.roles.push(spec.name.clone());
-    }
-    if let Some(names) = &spec.agent {
-        let mut names = names.clone();
-        if !names.iter().any(|n| n == "builtin") {
-            names.push("builtin".into());
-        }
-        let chain = BackendConfig::load(None, &state.repo)?.chain_for(
-            &spec.name,
-            &Default::default(),
-            Some(&names),
-        )?;
-        state.agents.chains.insert(spec.name.clone(), chain);
-    }
-    // A completed or archived session has work again (a failed one stays failed: resume
-    // retries it).
-    if matches!(
-        state.status,
-        SessionStatus::Completed | SessionStatus::Archived
-    ) {
-        state.status = SessionStatus::Paused;
-    }
-    state.tasks_total = graph.len();
-    state.updated_at = now_ts();
-    super::drive::log_message(
-        session,
-        Message::new(
-            "coordinator",
-            "all",
-            format!(
-                "[coordinator] role {} added (roles add): {}",
-                spec.name, task.id
-            ),
-            Payload::RoleAdded(RoleAdded {
-                role: spec.name.clone(),
-                prefix: spec.prefix.clone(),
-                task_id: Some(task.id.clone()),
-                source: spec.source_label(),
-            }),
+    match crate::app::roles::add(&session, &ask)? {
+        Added::Offline {
+            role,
+            task_id,
+            after,
+        } => println!(
+            "role {role} added to {}: {task_id} will run {after}; {} runs it",
+            session.id,
+            crate::hint::quoted(&session, "resume", &[])
         ),
-    )?;
-    session.save_tasks(&graph)?;
-    session.save_state(&state)?;
-    let after = if task.blocked_by.is_empty() {
-        "now".to_string()
-    } else {
-        format!("after {}", task.blocked_by.join(", "))
-    };
-    println!(
-        "role {} added to {}: {} will run {after}; {} runs it",
-        spec.name,
-        session.id,
-        task.id,
-        crate::hint::quoted(session, "resume", &[])
-    );
+        Added::Live { message } => println!("{message} (session {}, running)", session.id),
+    }
     Ok(0)
 }
 

@@ -3,7 +3,7 @@
 
 use clap::Args;
 
-use super::run::SandboxArgs;
+use super::args::SandboxArgs;
 
 #[derive(Args, Debug)]
 pub struct SandboxCheckArgs {

@@ -200,7 +200,7 @@ fn next_commands(session: &SessionDir, state: &SessionState, graph: &TaskGraph) 
             hint("status")
         )
     } else if all_done || state.status == crate::session::SessionStatus::Archived {
-        let steps = super::extend::next_steps(session);
+        let steps = crate::app::extend::next_steps(session);
         if steps.is_empty() {
             "none: every task is done".into()
         } else {

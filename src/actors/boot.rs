@@ -1,0 +1,137 @@
+//! Boots the actor system for a session (new or resumed) and waits for the pipeline to end.
+
+use std::sync::{Arc, Mutex};
+
+use actix::prelude::*;
+
+use crate::actors::coordinator::{Begin, Coordinator, RunEnd};
+use crate::actors::progress::ProgressView;
+use crate::actors::RunEnv;
+use crate::bus::{Bus, BusHandle, Writer};
+use crate::error::{Error, Result};
+use crate::session::{SessionState, SessionStatus};
+use crate::tasks::TaskGraph;
+
+/// Exit code when the user interrupted the run (the session is paused).
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// Sees every message as the bus delivers it, on the actors' thread (the benchmarks time beats
+/// with it). It must return at once.
+pub type Observer = Arc<dyn Fn(&crate::bus::Message) + Send + Sync>;
+
+struct Watch(Observer);
+
+impl Actor for Watch {
+    type Context = Context<Self>;
+}
+
+impl Handler<crate::bus::Delivered> for Watch {
+    type Result = ();
+    fn handle(&mut self, msg: crate::bus::Delivered, _: &mut Self::Context) {
+        (self.0)(&msg.0);
+    }
+}
+
+pub fn launch(
+    env: RunEnv,
+    graph: TaskGraph,
+    state: SessionState,
+    begin: Begin,
+    quiet_stdout: bool,
+    observer: Option<Observer>,
+) -> Result<RunEnd> {
+    let writer = Writer::open(&env.session.messages(), &env.session.meta_json())?;
+    for repair in &writer.repairs {
+        eprintln!("team-testing: warning: {repair}");
+    }
+    let repairs = writer.repairs.clone();
+    let end: Arc<Mutex<Option<RunEnd>>> = Arc::new(Mutex::new(None));
+    let session_dir = env.session.clone();
+    let sys = System::new();
+    let writer_handle = writer.handle();
+    let end2 = end.clone();
+    sys.block_on(async move {
+        let bus = BusHandle::new(writer_handle, Bus::default().start());
+        // What the log's opening repaired is said in the log itself, first.
+        for repair in repairs {
+            bus.publish(crate::bus::Message::new(
+                "coordinator",
+                "coordinator",
+                format!("[coordinator] log repaired: {repair}"),
+                crate::bus::Payload::Error(crate::bus::message::ErrorReport {
+                    task_id: None,
+                    message: repair,
+                    retry: false,
+                }),
+            ));
+        }
+        let view = ProgressView::new(quiet_stdout).start();
+        bus.subscribe(view.recipient());
+        if let Some(observer) = observer {
+            bus.subscribe(Watch(observer).start().recipient());
+        }
+        let coordinator = Coordinator::new(Arc::new(env), bus.clone(), graph, state, end2).start();
+        bus.subscribe(coordinator.clone().recipient());
+        coordinator.do_send(begin);
+        // Ctrl-C pauses the session: the state on disk is already consistent (every beat persists),
+        // so stopping here loses nothing; `resume` continues.
+        actix::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("team-testing: interrupted; stopping the running roles (Ctrl-C again to exit at once)");
+                crate::proc::kill_all_groups();
+                System::current().stop();
+                // A second Ctrl-C while blocking work winds down: leave now.
+                std::thread::spawn(|| {
+                    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build();
+                    if let Ok(rt) = rt {
+                        rt.block_on(async {
+                            let _ = tokio::signal::ctrl_c().await;
+                        });
+                        std::process::exit(EXIT_INTERRUPTED);
+                    }
+                });
+            }
+        });
+    });
+    sys.run()
+        .map_err(|e| Error::Environment(format!("actor system failed: {e}")))?;
+    writer.close();
+    let finished = end.lock().ok().and_then(|mut e| e.take());
+    match finished {
+        Some(end) => Ok(end),
+        None => {
+            // Interrupted: mark the session paused so `resume` picks it up.
+            if let Ok(mut state) = session_dir.load_state() {
+                state.status = SessionStatus::Paused;
+                state.active_workers.clear();
+                state.updated_at = crate::util::now_ts();
+                let _ = session_dir.save_state(&state);
+            }
+            mark_meta_paused(&session_dir.meta_json());
+            Ok(RunEnd {
+                status: SessionStatus::Paused,
+                exit_code: EXIT_INTERRUPTED,
+                warnings: vec![format!(
+                    "interrupted: session {} is paused; continue with {}",
+                    session_dir.id,
+                    crate::hint::quoted(&session_dir, "resume", &[])
+                )],
+            })
+        }
+    }
+}
+
+/// meta.json's top-level status follows the session's (the bus writer is closed by now).
+fn mark_meta_paused(path: &std::path::Path) {
+    let Ok(mut meta) = crate::util::read_json::<serde_json::Value>(path) else {
+        return;
+    };
+    if let Some(obj) = meta.as_object_mut() {
+        obj.insert("status".into(), serde_json::json!("paused"));
+        obj.insert(
+            "updated_at".into(),
+            serde_json::json!(crate::util::now_ts()),
+        );
+        let _ = crate::util::atomic_write_json(path, &meta);
+    }
+}

@@ -1,0 +1,13 @@
+//! The use cases: what the commands do, apart from parsing and printing. `cli` calls these;
+//! they call the actors, the session and the pipeline, never `cli`.
+
+pub mod complete;
+pub mod create;
+pub mod drive;
+pub mod extend;
+pub mod open;
+pub mod plan;
+pub mod resume;
+pub mod roles;
+pub mod summary;
+pub mod team;

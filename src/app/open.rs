@@ -1,0 +1,69 @@
+//! Opening an existing session to run it again: resolved, locked, tidied, with its team and graph.
+
+use std::path::{Path, PathBuf};
+
+use super::team::{session_team, AgentChoice};
+use crate::error::{Error, Result};
+use crate::pipeline::config::TeamConfig;
+use crate::roles::Registry;
+use crate::session::{self, SessionDir, SessionLock, SessionState};
+use crate::tasks::TaskGraph;
+
+/// A session opened to run again: locked, with its config, roles and graph loaded.
+pub struct Opened {
+    pub session: SessionDir,
+    pub lock: SessionLock,
+    pub state: SessionState,
+    pub config: TeamConfig,
+    pub registry: Registry,
+    pub graph: TaskGraph,
+    /// The sandbox's description was given already (by `run`): once is enough.
+    pub sandbox_shown: bool,
+    /// Temp files an interrupted write left, removed on opening.
+    pub swept: Vec<PathBuf>,
+}
+
+/// What a command that runs a session again changes in it.
+#[derive(Debug, Clone, Default)]
+pub struct OpenOptions {
+    /// `--max-roles N`, kept in the session's run controls.
+    pub max_roles: Option<usize>,
+    /// Backends named anew (else the session keeps its chains).
+    pub agents: AgentChoice,
+    /// The completion action to record (`interactive`, `archive`, `keep`).
+    pub completion: String,
+}
+
+/// Resolves SESSION, takes its lock, and loads everything a run needs (an archived session runs
+/// where it is). `--max-roles` and new backend options are applied to the session's state.
+pub fn open(root: &Path, arg: Option<&str>, options: &OpenOptions) -> Result<Opened> {
+    let session = session::resolve(root, arg)?;
+    let lock = SessionLock::acquire(&session.lock_file(), &session.id)?;
+    let swept = session.sweep_stale_temps();
+    let mut state = session.load_state()?;
+    if !state.repo.is_dir() {
+        return Err(Error::MissingRepo {
+            path: state.repo.clone(),
+        });
+    }
+    if let Some(n) = options.max_roles {
+        state.controls.max_roles = Some(n);
+    }
+    let (config, registry) = session_team(&session, &state)?;
+    if options.agents.is_given() {
+        state.agents = options.agents.settings(&state.repo, &registry, root)?;
+        state.sandbox.secret_env = state.agents.secret_env();
+    }
+    state.completion_action = options.completion.clone();
+    let graph = session.load_tasks()?;
+    Ok(Opened {
+        session,
+        lock,
+        state,
+        config,
+        registry,
+        graph,
+        sandbox_shown: false,
+        swept,
+    })
+}

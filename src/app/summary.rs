@@ -1,0 +1,93 @@
+//! What a finished run produced, as data: the `--json` summary, each layer's final result, the
+//! score and the deliverables. The CLI prints it; nothing here writes.
+
+use crate::actors::coordinator::RunEnd;
+use crate::error::Result;
+use crate::session::{SessionDir, SessionState};
+use crate::tasks::TaskGraph;
+
+/// How the run ended, as one JSON object (`--json`).
+pub fn summary_json(session: &SessionDir, end: &RunEnd) -> Result<serde_json::Value> {
+    let graph = session.load_tasks()?;
+    let state = session.load_state()?;
+    Ok(serde_json::json!({
+        "session_id": session.id,
+        "session_dir": session.root,
+        "status": end.status.as_str(),
+        "pipeline_mode": state.pipeline_mode,
+        "tasks_total": graph.len(),
+        "tasks_completed": graph.count(crate::tasks::TaskStatus::Completed),
+        "tasks_not_applicable": graph.count(crate::tasks::TaskStatus::NotApplicable),
+        "gc_rounds": state.gc_rounds,
+        "layers": final_layer_results(&graph, &state),
+        "quality_score": quality_score(session)
+            .filter(|(_, band)| band != crate::report::NOT_SCORED)
+            .map(|(score, _)| score),
+        "deliverables": deliverables(session),
+        "warnings": end.warnings,
+    }))
+}
+
+/// The analyst's score and band, when a report was written.
+pub fn quality_score(session: &SessionDir) -> Option<(f64, String)> {
+    let report: serde_json::Value =
+        crate::util::read_json(&session.root.join("analysis/report.json")).ok()?;
+    let score = report["quality_score"].as_f64()?;
+    Some((score, report["band"].as_str().unwrap_or("").to_string()))
+}
+
+/// What the session produced, relative to its folder: the strategy, the tests per layer, the
+/// report, and the files of dynamic roles.
+pub fn deliverables(session: &SessionDir) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in ["strategy/test-strategy.md", "analysis/quality-report.md"] {
+        if session.root.join(f).is_file() {
+            out.push(f.to_string());
+        }
+    }
+    for layer in crate::session::LAYER_DIRS {
+        let n = std::fs::read_dir(session.root.join("tests").join(layer))
+            .map(|rd| rd.flatten().filter(|e| e.path().is_file()).count())
+            .unwrap_or(0);
+        if n > 0 {
+            out.push(format!("tests/{layer}/ ({n} files)"));
+        }
+    }
+    out
+}
+
+/// The last completed TESTRUN result of each layer.
+pub fn final_layer_results(graph: &TaskGraph, state: &SessionState) -> serde_json::Value {
+    let mut layers = serde_json::Map::new();
+    for t in &graph.tasks {
+        let Some(layer) = &t.layer else {
+            continue;
+        };
+        // The generator's verdict stands for the layer: its run never happened.
+        if t.status == crate::tasks::TaskStatus::NotApplicable && t.outcome.is_some() {
+            layers.insert(
+                layer.clone(),
+                serde_json::json!({"task_id": t.id, "status": "not_applicable",
+                                   "not_applicable": t.reason, "gc_rounds": 0}),
+            );
+            continue;
+        }
+        let Some(o) = &t.outcome else {
+            continue;
+        };
+        if o.pass_rate.is_none() || t.status != crate::tasks::TaskStatus::Completed {
+            continue;
+        }
+        let code = crate::tasks::layer_code(layer).to_string();
+        layers.insert(
+            layer.clone(),
+            serde_json::json!({
+                "task_id": t.id,
+                "pass_rate": o.pass_rate,
+                "coverage": o.coverage,
+                "gc_rounds": state.gc_rounds.get(&code).copied().unwrap_or(0),
+            }),
+        );
+    }
+    serde_json::Value::Object(layers)
+}

@@ -1,0 +1,84 @@
+//! The summary a person reads at the end of a run.
+
+use crate::actors::coordinator::RunEnd;
+use crate::app::summary::{deliverables, final_layer_results, quality_score};
+use crate::error::Result;
+use crate::session::{SessionDir, SessionStatus};
+
+/// The summary a person reads: tasks, each layer's result and GC rounds, the quality score, the
+/// deliverables, and what went wrong.
+pub fn print_summary(session: &SessionDir, end: &RunEnd) -> Result<()> {
+    let graph = session.load_tasks()?;
+    let state = session.load_state()?;
+    let layers = final_layer_results(&graph, &state);
+    let na = graph.count(crate::tasks::TaskStatus::NotApplicable);
+    println!(
+        "Pipeline {} ({}): {}/{} tasks completed{}",
+        end.status.as_str(),
+        state.pipeline_mode,
+        graph.count(crate::tasks::TaskStatus::Completed),
+        graph.len(),
+        if na > 0 {
+            format!(", {na} not applicable")
+        } else {
+            String::new()
+        }
+    );
+    if let Ok(scope) = crate::testing::session_scope::load_scope(session) {
+        if let (true, Some(why)) = (scope.whole_project, &scope.whole_project_reason) {
+            println!("  scope: the whole project, because {why}");
+        }
+    }
+    for (layer, v) in layers.as_object().into_iter().flatten() {
+        if let Some(why) = v["not_applicable"].as_str() {
+            println!("  {layer}: not applicable: {why}");
+            continue;
+        }
+        println!(
+            "  {layer}: pass {} cov {} (GC rounds {})",
+            v["pass_rate"]
+                .as_f64()
+                .map(|p| format!("{:.1}%", p * 100.0))
+                .unwrap_or("-".into()),
+            v["coverage"]
+                .as_f64()
+                .map(|c| format!("{c:.1}%"))
+                .unwrap_or("n/a".into()),
+            v["gc_rounds"]
+        );
+    }
+    match quality_score(session) {
+        Some((_, band)) if band == crate::report::NOT_SCORED => {
+            println!("  quality score: not scored (no layer had anything to test)")
+        }
+        Some((score, band)) => println!("  quality score: {score:.1} ({band})"),
+        None => {}
+    }
+    for t in graph.tasks.iter().filter(|t| t.status.is_dead()) {
+        println!(
+            "  {} {}: {}",
+            t.id,
+            t.status.as_str(),
+            t.reason.as_deref().unwrap_or("")
+        );
+    }
+    let files = deliverables(session);
+    if !files.is_empty() {
+        println!("  deliverables: {}", files.join(", "));
+    }
+    for w in &end.warnings {
+        eprintln!("team-testing: warning: {w}");
+    }
+    println!("Session: {}", session.root.display());
+    if end.status == SessionStatus::Completed {
+        let report = session.root.join("analysis/quality-report.md");
+        if report.is_file() {
+            println!("Report: {}", report.display());
+        }
+        let next = crate::app::extend::next_steps(session);
+        if !next.is_empty() {
+            println!("Next: {}", next.join("; "));
+        }
+    }
+    Ok(())
+}
