@@ -18,7 +18,7 @@ pub fn load_team(spec: Option<&Path>, roles_dir: Option<&Path>) -> Result<(TeamC
         None => TeamConfig::builtin()?,
     };
     let registry = Registry::load(roles_dir)?;
-    registry.check_config(&config)?;
+    config.check_roles(&registry)?;
     Ok((config, registry))
 }
 

@@ -12,19 +12,7 @@ use crate::tasks::{GraphError, Task, TaskGraph};
 pub const BUILTIN_CONFIG: &str = include_str!("../../specs/team-config.json");
 pub const BUILTIN_CONFIG_NAME: &str = "specs/team-config.json (built in)";
 
-/// A role's inner_loop setting: always, never, or set per task by the pipeline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum InnerLoop {
-    Fixed(bool),
-    Dynamic(DynamicMarker),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DynamicMarker {
-    Dynamic,
-}
+pub use crate::tasks::{DynamicMarker, InnerLoop};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -118,6 +106,30 @@ fn default_call_timeout() -> f64 {
 }
 
 impl TeamConfig {
+    /// Every role the config names must exist in `registry` with the same prefix.
+    pub fn check_roles(&self, registry: &crate::roles::Registry) -> Result<()> {
+        for role in &self.roles {
+            let spec = registry.get(&role.name).ok_or_else(|| Error::BadRole {
+                path: self.source.clone(),
+                role: role.name.clone(),
+                problem: "no role file defines this role".into(),
+            })?;
+            if spec.prefix != role.prefix {
+                return Err(Error::BadRole {
+                    path: PathBuf::from(spec.source_label()),
+                    role: role.name.clone(),
+                    problem: format!(
+                        "prefix {:?} differs from {:?} in {}",
+                        spec.prefix,
+                        role.prefix,
+                        self.source.display()
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
     pub fn builtin() -> Result<Self> {
         Self::parse(BUILTIN_CONFIG, Path::new(BUILTIN_CONFIG_NAME))
     }
@@ -287,6 +299,16 @@ pub fn new_task(spec: &TaskSpec, inner_loop: bool, description: String, now: &st
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_seeds_own_role_files_pass_the_builtin_configs_check() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/roles/seed");
+        let registry = crate::roles::Registry::load(Some(&dir)).unwrap();
+        TeamConfig::builtin()
+            .unwrap()
+            .check_roles(&registry)
+            .unwrap();
+    }
 
     #[test]
     fn builtin_config_matches_the_seed() {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::pipeline::config::InnerLoop;
+use crate::tasks::InnerLoop;
 
 /// Default timeout of a command role, in seconds.
 pub const DEFAULT_TIMEOUT_S: u64 = 1800;
@@ -360,30 +360,6 @@ impl Registry {
     pub fn iter(&self) -> impl Iterator<Item = &RoleSpec> {
         self.roles.values()
     }
-
-    /// Every role the config names must exist with the same prefix.
-    pub fn check_config(&self, config: &crate::pipeline::config::TeamConfig) -> Result<()> {
-        for role in &config.roles {
-            let spec = self.get(&role.name).ok_or_else(|| Error::BadRole {
-                path: config.source.clone(),
-                role: role.name.clone(),
-                problem: "no role file defines this role".into(),
-            })?;
-            if spec.prefix != role.prefix {
-                return Err(Error::BadRole {
-                    path: PathBuf::from(spec.source_label()),
-                    role: role.name.clone(),
-                    problem: format!(
-                        "prefix {:?} differs from {:?} in {}",
-                        spec.prefix,
-                        role.prefix,
-                        config.source.display()
-                    ),
-                });
-            }
-        }
-        Ok(())
-    }
 }
 
 #[cfg(test)]
@@ -471,13 +447,11 @@ mod tests {
         assert_eq!(executor.message_kinds["failure"], "tests_failed");
         assert_eq!(
             executor.inner_loop,
-            InnerLoop::Dynamic(crate::pipeline::config::DynamicMarker::Dynamic)
+            InnerLoop::Dynamic(crate::tasks::DynamicMarker::Dynamic)
         );
         let generator = reg.get("generator").unwrap();
         assert_eq!(generator.message_kinds["revision"], "tests_revised");
         assert!(generator.body.contains("Marker: seed-generator-body"));
-        let config = crate::pipeline::config::TeamConfig::builtin().unwrap();
-        reg.check_config(&config).unwrap();
     }
 
     #[test]

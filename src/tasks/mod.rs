@@ -11,6 +11,20 @@ pub use graph::{Changed, GraphError, TaskGraph};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+/// A role's inner_loop setting: always, never, or set per task by the pipeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum InnerLoop {
+    Fixed(bool),
+    Dynamic(DynamicMarker),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DynamicMarker {
+    Dynamic,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskStatus {
