@@ -5,6 +5,7 @@
 //! [`build`] reads and computes (no writes), [`write`] writes the files, [`render`] serves the
 //! `team-testing report` command.
 
+mod load;
 mod markdown;
 mod model;
 pub mod schema;
@@ -33,6 +34,9 @@ use crate::session::{SessionDir, SessionState};
 use crate::tasks::{layer_code, TaskGraph, TaskStatus};
 use crate::util::{atomic_write, atomic_write_json, mkdirs, parse_ts, read_json};
 
+use load::{is_failing, str_of, Run};
+
+pub use load::round_of;
 pub use markdown::markdown;
 pub use model::*;
 pub use schema::{validate, REPORT_SCHEMA};
@@ -183,14 +187,6 @@ pub fn gc_rating(gain_per_round: Option<f64>) -> &'static str {
     }
 }
 
-/// The GC round of an executor task: TESTRUN-001 → 0, TESTRUN-L1-fix-2 → 2.
-pub fn round_of(task_id: &str) -> u32 {
-    task_id
-        .rsplit_once("-fix-")
-        .and_then(|(_, n)| n.parse().ok())
-        .unwrap_or(0)
-}
-
 /// Sorted line numbers as ranges: [12,13,14,15,20] → "12-15, 20".
 pub fn line_ranges(lines: &[u64]) -> String {
     let mut l: Vec<u64> = lines.to_vec();
@@ -226,98 +222,18 @@ fn direction(delta: f64, threshold: f64, higher_is_better: bool) -> &'static str
     }
 }
 
-/// A run record as read from results/.
-struct Run {
-    file: String,
-    task_id: String,
-    layer: String,
-    round: u32,
-    v: Value,
-}
-
-impl Run {
-    fn tests(&self) -> impl Iterator<Item = &Value> {
-        self.v["tests"].as_array().into_iter().flatten()
-    }
-    fn env_problem(&self) -> Option<String> {
-        if let Some(p) = self.v["problem"].as_str() {
-            return Some(p.to_string());
-        }
-        (self.v["classification"].as_str() == Some("env_issue"))
-            .then(|| "environment problem (env_issue)".to_string())
-    }
-}
-
-fn is_failing(t: &Value) -> bool {
-    matches!(t["status"].as_str(), Some("failed" | "error"))
-}
-
-fn s(v: &Value) -> Option<String> {
-    v.as_str().map(str::to_string)
-}
-
-fn load_runs(session: &SessionDir, graph: &TaskGraph, missing: &mut Vec<String>) -> Vec<Run> {
-    let dir = session.root.join("results");
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .map(|rd| {
-            rd.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.starts_with("run-") && n.ends_with(".json"))
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    let mut runs = Vec::new();
-    for n in names {
-        match read_json::<Value>(&dir.join(&n)) {
-            Ok(v) => {
-                let task_id = s(&v["task_id"]).unwrap_or_default();
-                let task = graph.get(&task_id);
-                let layer = s(&v["layer"])
-                    .or_else(|| task.and_then(|t| t.layer.clone()))
-                    .unwrap_or_else(|| "unknown".into());
-                let round = task
-                    .and_then(|t| t.meta.get("gc_round").and_then(Value::as_u64))
-                    .map_or_else(|| round_of(&task_id), |r| r as u32);
-                runs.push(Run {
-                    file: format!("results/{n}"),
-                    task_id,
-                    layer,
-                    round,
-                    v,
-                });
-            }
-            Err(e) => missing.push(format!("results/{n} is unreadable ({e}); left out")),
-        }
-    }
-    runs
-}
-
 /// Reads the session and computes the report. Writes nothing.
 pub fn build(session: &SessionDir, config: &TeamConfig) -> Report {
     build_inner(session, config, true)
 }
 
 fn build_inner(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> Report {
-    let mut missing = Vec::new();
-    let state: Option<SessionState> = match session.load_state() {
-        Ok(s) => Some(s),
-        Err(e) => {
-            missing.push(format!("session.json: {e}"));
-            None
-        }
-    };
-    let graph = match session.load_tasks() {
-        Ok(g) => g,
-        Err(e) => {
-            missing.push(format!("tasks.json: {e}"));
-            TaskGraph::new(Vec::new())
-        }
-    };
-    let runs = load_runs(session, &graph, &mut missing);
-    if runs.is_empty() {
-        missing.push("results/run-*.json: no run records, so there are no test results".into());
-    }
+    let load::Loaded {
+        state,
+        graph,
+        runs,
+        mut missing,
+    } = load::load(session);
     let max_rounds = state
         .as_ref()
         .map_or(config.max_gc_rounds, |s| s.max_gc_rounds);
@@ -529,7 +445,7 @@ fn build_inner(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> 
     for r in &runs {
         for t in r.tests().filter(|t| is_failing(t)) {
             failing += 1;
-            let class = s(&t["classification"]);
+            let class = str_of(&t["classification"]);
             if class.is_some() {
                 classified += 1;
                 let loc = t["evidence"]["location"].as_str().unwrap_or("");
@@ -540,15 +456,15 @@ fn build_inner(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> 
             if class.as_deref() == Some("env_issue") {
                 env_failures += 1;
             }
-            let kind = match (class, s(&t["evidence"]["error"])) {
+            let kind = match (class, str_of(&t["evidence"]["error"])) {
                 (Some(c), Some(e)) => format!("{c}:{e}"),
                 (Some(c), None) => c,
                 _ => "unclassified".into(),
             };
             let e = patterns.entry(kind).or_default();
             e.0 += 1;
-            e.1.insert(s(&t["id"]).unwrap_or_default());
-            if let Some(f) = s(&t["file"]) {
+            e.1.insert(str_of(&t["id"]).unwrap_or_default());
+            if let Some(f) = str_of(&t["file"]) {
                 e.2.insert(f);
             }
         }
@@ -589,17 +505,19 @@ fn build_inner(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> 
             );
         }
         for le in r.v["load_errors"].as_array().into_iter().flatten() {
-            let Some(file) = s(&le["file"]) else { continue };
+            let Some(file) = str_of(&le["file"]) else {
+                continue;
+            };
             let finding = LoadErrorFinding {
                 file: file.clone(),
                 layer: r.layer.clone(),
                 task_id: r.task_id.clone(),
-                classification: s(&le["verdict"]["classification"]),
-                reason: s(&le["verdict"]["reason"])
-                    .or_else(|| s(&le["error"]).map(|e| e.lines().last().unwrap_or("").into()))
+                classification: str_of(&le["verdict"]["classification"]),
+                reason: str_of(&le["verdict"]["reason"])
+                    .or_else(|| str_of(&le["error"]).map(|e| e.lines().last().unwrap_or("").into()))
                     .unwrap_or_default(),
-                location: s(&le["verdict"]["location"]),
-                install: s(&le["verdict"]["install"]),
+                location: str_of(&le["verdict"]["location"]),
+                install: str_of(&le["verdict"]["install"]),
             };
             // The latest record of a file wins.
             load_errors.insert(
@@ -608,18 +526,18 @@ fn build_inner(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> 
             );
         }
         for q in r.v["quarantined"].as_array().into_iter().flatten() {
-            let Some(id) = s(&q["id"]) else { continue };
+            let Some(id) = str_of(&q["id"]) else { continue };
             quarantined.entry(id.clone()).or_insert(QuarantinedTest {
                 test: id,
                 whole_file: q["file"].as_bool().unwrap_or(false),
-                reason: s(&q["reason"]).unwrap_or_else(|| "no reason recorded".into()),
-                task_id: s(&q["task_id"]).unwrap_or_else(|| r.task_id.clone()),
+                reason: str_of(&q["reason"]).unwrap_or_else(|| "no reason recorded".into()),
+                task_id: str_of(&q["task_id"]).unwrap_or_else(|| r.task_id.clone()),
             });
         }
         for t in r.tests() {
-            let id = s(&t["id"]).unwrap_or_default();
+            let id = str_of(&t["id"]).unwrap_or_default();
             distinct_tests.insert(id.clone());
-            let status = s(&t["status"]).unwrap_or_default();
+            let status = str_of(&t["status"]).unwrap_or_default();
             if status == "flaky" {
                 flaky.insert(
                     id.clone(),
@@ -636,11 +554,11 @@ fn build_inner(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> 
                     CodeDefect {
                         test: id.clone(),
                         layer: r.layer.clone(),
-                        file: s(&t["file"]),
+                        file: str_of(&t["file"]),
                         task_id: r.task_id.clone(),
                         round: r.round,
-                        criticality: s(&t["criticality"]),
-                        message: s(&t["message"]),
+                        criticality: str_of(&t["criticality"]),
+                        message: str_of(&t["message"]),
                         evidence: t["evidence"].clone(),
                     },
                 );
@@ -648,10 +566,10 @@ fn build_inner(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> 
             rows.push(CsvRow {
                 id,
                 layer: r.layer.clone(),
-                file: s(&t["file"]).unwrap_or_default(),
+                file: str_of(&t["file"]).unwrap_or_default(),
                 status,
-                classification: s(&t["classification"]).unwrap_or_default(),
-                criticality: s(&t["criticality"]).unwrap_or_default(),
+                classification: str_of(&t["classification"]).unwrap_or_default(),
+                criticality: str_of(&t["criticality"]).unwrap_or_default(),
                 duration: t["duration_s"].as_f64(),
                 round: r.round,
             });
@@ -717,7 +635,7 @@ fn build_inner(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> 
             }
         };
         for f in detail["files"].as_array().into_iter().flatten() {
-            let path = s(&f["path"]).unwrap_or_default();
+            let path = str_of(&f["path"]).unwrap_or_default();
             if f["lines_covered"].as_u64().unwrap_or(0) > 0 {
                 exercised.insert(path.clone());
             }
@@ -853,23 +771,7 @@ fn build_inner(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> 
         overall: round_to(mean(&c), 4),
     };
 
-    let run_summaries: Vec<RunSummary> = runs
-        .iter()
-        .map(|r| RunSummary {
-            file: r.file.clone(),
-            task_id: r.task_id.clone(),
-            layer: r.layer.clone(),
-            round: r.round,
-            total: r.v["total"].as_u64().unwrap_or(0),
-            passed: r.v["passed"].as_u64().unwrap_or(0),
-            failed: r.v["failed"].as_u64().unwrap_or(0),
-            errors: r.v["errors"].as_u64().unwrap_or(0),
-            skipped: r.v["skipped"].as_u64().unwrap_or(0),
-            pass_rate: r.v["pass_rate"].as_f64(),
-            coverage: r.v["coverage"].as_f64(),
-            env_problem: r.env_problem(),
-        })
-        .collect();
+    let run_summaries: Vec<RunSummary> = runs.iter().map(Run::summary).collect();
 
     let mut report = Report {
         schema_version: SCHEMA_VERSION,
@@ -959,7 +861,7 @@ fn load_error_findings(
                     file: Some(finding.file.clone()),
                     task_id: finding.task_id.clone(),
                     round,
-                    criticality: s(&v["criticality"]),
+                    criticality: str_of(&v["criticality"]),
                     message: Some(finding.reason.clone()),
                     evidence: json!({"location": finding.location, "error": v["error"],
                                      "excerpt": v["excerpt"], "kind": "load_error"}),
