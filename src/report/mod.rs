@@ -8,9 +8,13 @@
 mod load;
 mod markdown;
 mod model;
+mod numbers;
+mod recommendations;
+mod roles;
 pub mod schema;
 #[cfg(test)]
 mod tests;
+mod trends;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -30,16 +34,22 @@ pub const CSV_HEADER: [&str; 8] = [
 use serde_json::{json, Value};
 
 use crate::pipeline::config::TeamConfig;
-use crate::session::{SessionDir, SessionState};
-use crate::tasks::{layer_code, TaskGraph, TaskStatus};
-use crate::util::{atomic_write, atomic_write_json, mkdirs, parse_ts, read_json};
+use crate::session::SessionDir;
+use crate::tasks::{layer_code, TaskStatus};
+use crate::util::{atomic_write, atomic_write_json, mkdirs, read_json};
 
 use load::{is_failing, str_of, Run};
+use numbers::{mean, round_to, share};
+
+// The unit tests reach it through `use super::*`.
+#[cfg(test)]
+use trends::direction;
 
 pub use load::round_of;
 pub use markdown::markdown;
 pub use model::*;
 pub use schema::{validate, REPORT_SCHEMA};
+pub use trends::{TREND_COVERAGE_POINTS, TREND_SCORE_POINTS};
 
 /// Score weights, in points out of 100.
 pub const W_COVERAGE: f64 = 30.0;
@@ -48,10 +58,6 @@ pub const W_DETECTION: f64 = 25.0;
 pub const W_GC: f64 = 20.0;
 /// The band of a session none of whose layers had anything to test.
 pub const NOT_SCORED: &str = "not scored";
-
-/// Trend thresholds: a change within these is "stable".
-pub const TREND_COVERAGE_POINTS: f64 = 2.0;
-pub const TREND_SCORE_POINTS: f64 = 3.0;
 
 /// The files [`write`] produces, relative to the session folder.
 pub const ARTIFACTS: [&str; 5] = [
@@ -62,43 +68,6 @@ pub const ARTIFACTS: [&str; 5] = [
     "analysis/issues.jsonl",
 ];
 
-/// The tasks of dynamic roles, with their outcome and the files they wrote (relative to the
-/// session where they are inside it).
-fn added_roles(graph: &TaskGraph, session: &SessionDir) -> Vec<AddedRole> {
-    let root = session.root.display().to_string();
-    graph
-        .tasks
-        .iter()
-        .filter(|t| t.meta.get("dynamic") == Some(&Value::Bool(true)))
-        .map(|t| AddedRole {
-            role: t.owner.clone(),
-            task_id: t.id.clone(),
-            status: t.status.as_str().to_string(),
-            summary: t
-                .outcome
-                .as_ref()
-                .map(|o| o.summary.clone())
-                .or_else(|| t.reason.clone())
-                .unwrap_or_default(),
-            reason: t
-                .meta
-                .get("added_because")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string(),
-            artifacts: t
-                .artifacts
-                .iter()
-                .map(|a| {
-                    a.strip_prefix(&root)
-                        .map(|r| r.trim_start_matches('/').to_string())
-                        .unwrap_or_else(|| a.clone())
-                })
-                .collect(),
-        })
-        .collect()
-}
-
 pub fn band(score: f64) -> &'static str {
     if score >= 80.0 {
         "good"
@@ -107,27 +76,6 @@ pub fn band(score: f64) -> &'static str {
     } else {
         "concerning"
     }
-}
-
-fn mean(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        0.0
-    } else {
-        v.iter().sum::<f64>() / v.len() as f64
-    }
-}
-
-fn share(part: usize, whole: usize, empty: f64) -> f64 {
-    if whole == 0 {
-        empty
-    } else {
-        part as f64 / whole as f64
-    }
-}
-
-fn round_to(v: f64, places: i32) -> f64 {
-    let f = 10f64.powi(places);
-    (v * f).round() / f
 }
 
 /// One layer's final figures, as the score formula takes them.
@@ -211,20 +159,15 @@ pub fn line_ranges(lines: &[u64]) -> String {
     parts.join(", ")
 }
 
-fn direction(delta: f64, threshold: f64, higher_is_better: bool) -> &'static str {
-    let d = if higher_is_better { delta } else { -delta };
-    if d > threshold {
-        "improving"
-    } else if d < -threshold {
-        "declining"
-    } else {
-        "stable"
-    }
-}
-
 /// Reads the session and computes the report. Writes nothing.
 pub fn build(session: &SessionDir, config: &TeamConfig) -> Report {
     build_inner(session, config, true)
+}
+
+/// An earlier session's own figures, for this one's trends: without trends of its own, which
+/// would compare it with sessions earlier still for nothing.
+fn build_without_trends(session: &SessionDir, config: &TeamConfig) -> Report {
+    build_inner(session, config, false)
 }
 
 fn build_inner(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> Report {
@@ -801,11 +744,11 @@ fn build_inner(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> 
             protections: state.as_ref().and_then(|s| s.protections.clone()),
             blocked,
         },
-        added_roles: added_roles(&graph, session),
+        added_roles: roles::added_roles(&graph, session),
         flaky_tests: flaky.into_values().collect(),
         quarantined: quarantined.into_values().collect(),
         confidence,
-        trends: Trends::default(),
+        trends: trends::no_trends(),
         recommendations: Vec::new(),
         missing,
         runs: run_summaries,
@@ -813,18 +756,17 @@ fn build_inner(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> 
         pass_rate_target: config.pass_rate_target,
         max_gc_rounds: max_rounds,
     };
-    report.trends.thresholds = [
-        ("coverage_points".to_string(), TREND_COVERAGE_POINTS),
-        ("score_points".to_string(), TREND_SCORE_POINTS),
-    ]
-    .into_iter()
-    .collect();
     if with_trends {
         if let Some(state) = &state {
-            report.trends = trends(session, state, config, &report);
+            let current = trends::Current {
+                layers: &report.layers,
+                quality_score: report.quality_score,
+                defect_occurrences: report.defect_patterns.iter().map(|d| d.count).sum(),
+            };
+            report.trends = trends::trends(session, state, config, &current);
         }
     }
-    report.recommendations = recommendations(&report);
+    report.recommendations = recommendations::recommendations(&report);
     report
 }
 
@@ -869,176 +811,6 @@ fn load_error_findings(
             );
         }
         out.push(finding);
-    }
-    out
-}
-
-/// Earlier sessions of the same repository under the same sessions root (archived ones too),
-/// oldest first.
-fn trends(session: &SessionDir, state: &SessionState, config: &TeamConfig, cur: &Report) -> Trends {
-    let mut t = Trends {
-        thresholds: cur.trends.thresholds.clone(),
-        ..Trends::default()
-    };
-    let root = session.sessions_root();
-    let earlier = |other: &str| match (parse_ts(other), parse_ts(&state.created_at)) {
-        (Some(a), Some(b)) => a < b,
-        _ => other < state.created_at.as_str(),
-    };
-    let mut prev: Vec<PreviousSession> = Vec::new();
-    // Archived sessions count: they are earlier sessions like any other.
-    for other in crate::session::list_all(&root) {
-        if other.root == session.root {
-            continue;
-        }
-        let Ok(os) = other.load_state() else { continue };
-        if os.repo != state.repo || !earlier(&os.created_at) {
-            continue;
-        }
-        prev.push(previous_of(&other, &os, config));
-    }
-    prev.sort_by(|a, b| {
-        a.created_at
-            .cmp(&b.created_at)
-            .then_with(|| a.session_id.cmp(&b.session_id))
-    });
-    if let Some(last) = prev.last() {
-        for l in &cur.layers {
-            if let (Some(Some(p)), Some(c)) = (last.layers.get(&l.layer), l.final_coverage) {
-                t.coverage
-                    .push(trend(&l.layer, *p, c, TREND_COVERAGE_POINTS, true));
-            }
-        }
-        if let Some(p) = last.quality_score {
-            t.score = Some(trend(
-                "score",
-                p,
-                cur.quality_score,
-                TREND_SCORE_POINTS,
-                true,
-            ));
-        }
-        let now: usize = cur.defect_patterns.iter().map(|d| d.count).sum();
-        t.defect_patterns = Some(trend(
-            "defect_patterns",
-            last.defect_patterns as f64,
-            now as f64,
-            0.0,
-            false,
-        ));
-    }
-    t.previous = prev;
-    t
-}
-
-fn trend(subject: &str, previous: f64, current: f64, threshold: f64, up: bool) -> Trend {
-    let delta = round_to(current - previous, 2);
-    Trend {
-        subject: subject.into(),
-        previous,
-        current,
-        delta,
-        direction: direction(delta, threshold, up).into(),
-    }
-}
-
-/// A previous session's figures: its own analysis/report.json when present, else computed now.
-fn previous_of(dir: &SessionDir, state: &SessionState, config: &TeamConfig) -> PreviousSession {
-    let saved = read_json::<Value>(&dir.root.join("analysis/report.json")).ok();
-    let fresh = build_inner(dir, config, false);
-    let layers = fresh
-        .layers
-        .iter()
-        .map(|l| (l.layer.clone(), l.final_coverage))
-        .collect();
-    PreviousSession {
-        session_id: dir.id.clone(),
-        created_at: state.created_at.clone(),
-        quality_score: if fresh.scored {
-            saved
-                .as_ref()
-                .and_then(|v| v["quality_score"].as_f64())
-                .or((!fresh.layers.is_empty()).then_some(fresh.quality_score))
-        } else {
-            None
-        },
-        layers,
-        defect_patterns: fresh.defect_patterns.iter().map(|d| d.count).sum(),
-    }
-}
-
-fn recommendations(r: &Report) -> Vec<String> {
-    let mut out = Vec::new();
-    for l in r.layers.iter().filter(|l| l.gate == "Below") {
-        let modules: Vec<&str> = r
-            .coverage_gaps
-            .iter()
-            .filter(|g| g.layer == l.layer && g.gap > 0.0)
-            .map(|g| g.module.as_str())
-            .collect();
-        let cov = l
-            .final_coverage
-            .map_or("unknown".into(), |c| format!("{c:.1}%"));
-        let pass = l
-            .final_pass_rate
-            .map_or("no run".into(), |p| format!("{:.1}%", p * 100.0));
-        out.push(format!(
-            "{}: below its gate (pass {pass}, coverage {cov}, target {}){}",
-            l.layer,
-            l.target.map_or("none".into(), |t| format!("{t:.0}%")),
-            if modules.is_empty() {
-                String::new()
-            } else {
-                format!("; focus on {}", modules.join(", "))
-            }
-        ));
-    }
-    if !r.findings.code_defects.is_empty() {
-        let names: Vec<&str> = r
-            .findings
-            .code_defects
-            .iter()
-            .map(|d| d.test.as_str())
-            .collect();
-        out.push(format!(
-            "Fix {} code defect(s) the tests found (see analysis/issues.jsonl): {}",
-            names.len(),
-            names.join(", ")
-        ));
-    }
-    if !r.findings.contract_findings.is_empty() {
-        out.push(format!(
-            "Review {} contract finding(s) of the generator",
-            r.findings.contract_findings.len()
-        ));
-    }
-    if !r.flaky_tests.is_empty() {
-        out.push(format!(
-            "Stabilise {} flaky test(s): look for order dependence or shared state",
-            r.flaky_tests.len()
-        ));
-    }
-    if !r.quarantined.is_empty() {
-        out.push(format!(
-            "Repair or remove {} quarantined test(s)",
-            r.quarantined.len()
-        ));
-    }
-    for g in r.gc_effectiveness.iter().filter(|g| g.rating == "LOW") {
-        out.push(format!(
-            "{}: GC rounds gained {:.1} point(s) per round; change the generation strategy rather than add rounds",
-            g.layer,
-            g.gain_per_round.unwrap_or(0.0)
-        ));
-    }
-    if r.confidence.infrastructure_fitness < 1.0 {
-        out.push(
-            "Fix the test environment: env_issue failures or an environment problem stopped a run"
-                .into(),
-        );
-    }
-    if !r.missing.is_empty() {
-        out.push("Complete the session: parts of its results are missing (see Missing)".into());
     }
     out
 }
