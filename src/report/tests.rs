@@ -650,3 +650,6 @@ fn checked_in_example_sessions_report_their_own_figures() {
     let md = markdown(&build(&paused, &config()));
     assert!(md.contains("## Missing"), "{md}");
 }
+
+/// Each section on its own, on a small constructed input.
+mod sections;

@@ -1,0 +1,269 @@
+//! The report's model: what report.json serializes (field order and serde attributes are its
+//! format), plus the rows of results.csv. Computed by the section modules, written by `render`.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub schema_version: u32,
+    pub session_id: String,
+    pub repo: Option<String>,
+    pub created_at: Option<String>,
+    pub quality_score: f64,
+    /// good, needs improvement, concerning; "not scored" when no layer had anything to test.
+    pub band: String,
+    /// False when every layer was not applicable: there is nothing to score, and the 0 is no
+    /// verdict (trends leave such a session's score out).
+    pub scored: bool,
+    pub score: ScoreBreakdown,
+    pub layers: Vec<LayerReport>,
+    pub defect_patterns: Vec<DefectPattern>,
+    pub gc_effectiveness: Vec<GcEffect>,
+    pub coverage_gaps: Vec<CoverageGap>,
+    pub findings: Findings,
+    pub sandbox: SandboxReport,
+    pub added_roles: Vec<AddedRole>,
+    pub flaky_tests: Vec<FlakyTest>,
+    pub quarantined: Vec<QuarantinedTest>,
+    pub confidence: Confidence,
+    pub trends: Trends,
+    pub recommendations: Vec<String>,
+    pub missing: Vec<String>,
+    pub runs: Vec<RunSummary>,
+    /// One row per test of every run (results.csv).
+    #[serde(skip)]
+    pub rows: Vec<CsvRow>,
+    /// Pass-rate gate the layers were judged with.
+    #[serde(skip)]
+    pub pass_rate_target: f64,
+    #[serde(skip)]
+    pub max_gc_rounds: u32,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ScoreBreakdown {
+    pub weights: BTreeMap<String, f64>,
+    /// Mean over layers of min(1, final coverage / target); a layer with unknown coverage (or no
+    /// target) contributes its final pass rate.
+    pub coverage_achievement: f64,
+    /// Mean final pass rate over layers.
+    pub test_effectiveness: f64,
+    /// Share of failing test records (failed/error, every run) that carry a classification;
+    /// 1.0 when nothing failed.
+    pub defect_detection: f64,
+    /// 1 − rounds used / (max rounds × layers), clamped to 0..1.
+    pub gc_efficiency: f64,
+    pub gc_rounds_used: u32,
+    pub gc_budget: u32,
+    pub failing_tests: usize,
+    pub classified_failing_tests: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RoundPoint {
+    pub task_id: String,
+    pub round: u32,
+    pub status: String,
+    pub pass_rate: Option<f64>,
+    pub coverage: Option<f64>,
+    pub run: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LayerReport {
+    pub layer: String,
+    pub target: Option<f64>,
+    /// Met, Below, or NotApplicable (no run: nothing for the layer to do; out of the score).
+    pub gate: String,
+    /// Why the layer had nothing to do, when it had not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_applicable: Option<String>,
+    pub final_pass_rate: Option<f64>,
+    pub final_coverage: Option<f64>,
+    pub gc_rounds_used: u32,
+    pub history: Vec<RoundPoint>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DefectPattern {
+    pub kind: String,
+    pub count: usize,
+    pub severity: String,
+    pub tests: Vec<String>,
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GcEffect {
+    pub layer: String,
+    pub rounds_used: u32,
+    pub initial_coverage: Option<f64>,
+    pub final_coverage: Option<f64>,
+    pub coverage_gained: Option<f64>,
+    pub gain_per_round: Option<f64>,
+    /// Coverage change of each round against the run before it.
+    pub per_round: Vec<Option<f64>>,
+    pub rating: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CoverageGap {
+    pub layer: String,
+    pub module: String,
+    pub line_percent: f64,
+    pub target: Option<f64>,
+    pub gap: f64,
+    pub uncovered: String,
+    pub recommendation: String,
+}
+
+/// A role added to the session (`roles add`, or a capability gap): what it did.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct AddedRole {
+    pub role: String,
+    pub task_id: String,
+    pub status: String,
+    pub summary: String,
+    /// Why it was added: `added with roles add`, or the capability gap.
+    pub reason: String,
+    pub artifacts: Vec<String>,
+}
+
+/// What the sandbox protected during the session, and what it stopped.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct SandboxReport {
+    /// As recorded at the session's (last) start; None for sessions older than the sandbox.
+    pub protections: Option<crate::sandbox::Protections>,
+    /// The generator's calls the sandbox stopped that its effect audit did not see (a memory or
+    /// process limit: sandbox_denied findings; env_issue in older sessions), with the call.
+    pub blocked: Vec<Value>,
+}
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Findings {
+    pub code_defects: Vec<CodeDefect>,
+    pub contract_findings: Vec<Value>,
+    /// Functions (and entry points) whose calls change something outside their tmp_path: never
+    /// tests, one finding per function with the call that showed it.
+    pub side_effects: Vec<Value>,
+    /// Docstring examples left out because their output only holds on their author's machine.
+    pub skipped_examples: Vec<Value>,
+    /// Test files that did not load, classified like failures (latest record per file).
+    pub load_errors: Vec<LoadErrorFinding>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LoadErrorFinding {
+    pub file: String,
+    pub layer: String,
+    pub task_id: String,
+    /// test_defect, code_defect, env_issue; None in records older than the classification.
+    pub classification: Option<String>,
+    pub reason: String,
+    pub location: Option<String>,
+    /// The command that installs what is missing (env_issue).
+    pub install: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CodeDefect {
+    pub test: String,
+    pub layer: String,
+    pub file: Option<String>,
+    pub task_id: String,
+    pub round: u32,
+    pub criticality: Option<String>,
+    pub message: Option<String>,
+    pub evidence: Value,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FlakyTest {
+    pub test: String,
+    pub layer: String,
+    pub task_id: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct QuarantinedTest {
+    pub test: String,
+    pub whole_file: bool,
+    pub reason: String,
+    pub task_id: String,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Confidence {
+    /// Modules in scope that generated tests exercise (lines_covered > 0 in a coverage file).
+    pub scenario_coverage: f64,
+    /// Distinct tests that are neither flaky nor quarantined.
+    pub test_quality: f64,
+    /// Failing test records with a classification and an evidence location (1.0: none failed).
+    pub diagnostic_accuracy: f64,
+    /// Layers meeting their gate / layers.
+    pub strategy_effectiveness: f64,
+    /// 1 − env_issue failures / failing records; 0 when a run stopped on an environment problem.
+    pub infrastructure_fitness: f64,
+    pub overall: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Trends {
+    pub thresholds: BTreeMap<String, f64>,
+    pub previous: Vec<PreviousSession>,
+    pub coverage: Vec<Trend>,
+    pub score: Option<Trend>,
+    pub defect_patterns: Option<Trend>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PreviousSession {
+    pub session_id: String,
+    pub created_at: String,
+    pub quality_score: Option<f64>,
+    pub layers: BTreeMap<String, Option<f64>>,
+    pub defect_patterns: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Trend {
+    /// Layer name for coverage trends; "score" / "defect_patterns" otherwise.
+    pub subject: String,
+    pub previous: f64,
+    pub current: f64,
+    pub delta: f64,
+    pub direction: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSummary {
+    pub file: String,
+    pub task_id: String,
+    pub layer: String,
+    pub round: u32,
+    pub total: u64,
+    pub passed: u64,
+    pub failed: u64,
+    pub errors: u64,
+    pub skipped: u64,
+    pub pass_rate: Option<f64>,
+    pub coverage: Option<f64>,
+    pub env_problem: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub struct CsvRow {
+    pub id: String,
+    pub layer: String,
+    pub file: String,
+    pub status: String,
+    pub classification: String,
+    pub criticality: String,
+    pub duration: Option<f64>,
+    pub round: u32,
+}

@@ -1,0 +1,128 @@
+//! The report's files: report.json, results.csv and issues.jsonl from a [`Report`] (the
+//! Markdown is `markdown.rs`), [`write`] for the analyst and [`render`] for the `report` command.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use super::markdown::markdown;
+use super::model::Report;
+use super::schema::REPORT_SCHEMA;
+use crate::pipeline::config::TeamConfig;
+use crate::session::SessionDir;
+use crate::util::{atomic_write, atomic_write_json, mkdirs};
+
+/// The columns of analysis/results.csv, in order.
+pub const CSV_HEADER: [&str; 8] = [
+    "id",
+    "layer",
+    "file",
+    "status",
+    "classification",
+    "criticality",
+    "duration",
+    "round",
+];
+
+/// The files [`write`] produces, relative to the session folder.
+pub const ARTIFACTS: [&str; 5] = [
+    "analysis/quality-report.md",
+    "analysis/report.json",
+    "analysis/report.schema.json",
+    "analysis/results.csv",
+    "analysis/issues.jsonl",
+];
+
+impl Report {
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// One row per test of every run, in the column order of [`CSV_HEADER`].
+    pub fn csv(&self) -> Result<String, String> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        if self.rows.is_empty() {
+            // Serialized rows write the header themselves; an empty CSV still gets one.
+            w.write_record(CSV_HEADER).map_err(|e| e.to_string())?;
+        }
+        for row in &self.rows {
+            w.serialize(row).map_err(|e| e.to_string())?;
+        }
+        let bytes = w.into_inner().map_err(|e| e.to_string())?;
+        String::from_utf8(bytes).map_err(|e| e.to_string())
+    }
+
+    /// One JSON object a line per code defect.
+    pub fn issues_jsonl(&self) -> String {
+        let mut out = String::new();
+        for d in &self.findings.code_defects {
+            let error = d.evidence["error"].as_str().unwrap_or("code defect");
+            let location = d.evidence["location"].as_str();
+            let title = match location {
+                Some(l) => format!("{error} at {l} (found by {})", d.test),
+                None => format!("{error} (found by {})", d.test),
+            };
+            let v = json!({"title": title, "test": d.test, "file": d.file, "location": location,
+                "evidence": d.evidence, "layer": d.layer, "criticality": d.criticality,
+                "task_id": d.task_id, "round": d.round});
+            out.push_str(&v.to_string());
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The outcome data the analyst reports (merged into meta.json under its instance).
+    pub fn outcome_data(&self) -> Value {
+        json!({
+            "quality_score": self.quality_score, "band": self.band,
+            "coverage_gaps": self.coverage_gaps,
+            "top_defect_patterns": self.defect_patterns.iter().take(5).collect::<Vec<_>>(),
+            "gc_effectiveness": self.gc_effectiveness,
+            "recommendations": self.recommendations,
+            "confidence": self.confidence,
+            "missing": self.missing,
+        })
+    }
+}
+
+/// Writes every file of [`ARTIFACTS`] under `<session>/analysis/`.
+pub fn write(session: &SessionDir, report: &Report) -> Result<Vec<String>, String> {
+    let dir = session.root.join("analysis");
+    mkdirs(&dir).map_err(|e| e.to_string())?;
+    let put =
+        |name: &str, bytes: &[u8]| atomic_write(&dir.join(name), bytes).map_err(|e| e.to_string());
+    put("quality-report.md", markdown(report).as_bytes())?;
+    atomic_write_json(&dir.join("report.json"), &report.to_json()).map_err(|e| e.to_string())?;
+    put("report.schema.json", REPORT_SCHEMA.as_bytes())?;
+    put("results.csv", report.csv()?.as_bytes())?;
+    put("issues.jsonl", report.issues_jsonl().as_bytes())?;
+    Ok(ARTIFACTS.iter().map(|s| s.to_string()).collect())
+}
+
+fn read_if(path: &Path) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .filter(|t| !t.trim().is_empty())
+}
+
+/// The report of `session` in `format` (md, json or csv): the file the analyst wrote when there
+/// is one, else built fresh from the session (nothing is written).
+pub fn render(session: &SessionDir, config: &TeamConfig, format: &str) -> Result<String, String> {
+    let file = match format {
+        "md" | "markdown" => "quality-report.md",
+        "json" => "report.json",
+        "csv" => "results.csv",
+        other => return Err(format!("unknown report format {other:?} (md, json or csv)")),
+    };
+    if let Some(text) = read_if(&session.root.join("analysis").join(file)) {
+        return Ok(text);
+    }
+    let report = super::build(session, config);
+    match file {
+        "quality-report.md" => Ok(markdown(&report)),
+        "report.json" => serde_json::to_string_pretty(&report.to_json())
+            .map(|s| s + "\n")
+            .map_err(|e| e.to_string()),
+        _ => report.csv(),
+    }
+}
