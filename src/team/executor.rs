@@ -16,33 +16,17 @@ use crate::tasks::Outcome;
 use crate::testing::classify::{classify, Classification, Criticality, Verdict};
 use crate::testing::detect::{session_framework, strategist_outcome};
 use crate::testing::effects::{self, Effect};
+use crate::testing::framework::{self, SessionFramework};
 use crate::testing::load_error::classify_load_error;
 use crate::testing::report::{CoverageReport, TestCase, TestStatus, TestTotals};
-use crate::testing::runner::{RunOutput, RunSpec};
+use crate::testing::runner::{RunOutput, RunSpec, Runner};
 use crate::testing::toolchain::{self, Toolchain};
-use crate::testing::{cargo_runner, node_runner, python_runner};
 use crate::util::{atomic_write_json, mkdirs, now_ts};
 
 /// Repair iterations inside one task (the seed's bound).
 const MAX_REPAIRS: usize = 3;
 /// Re-runs of a failing test before it counts as a real failure.
 const FLAKY_RERUNS: usize = 3;
-
-#[derive(Clone, Copy, PartialEq)]
-enum Runner {
-    Python,
-    Cargo,
-    Node,
-}
-
-fn runner_for(framework: &str) -> Option<Runner> {
-    match framework {
-        "pytest" | "unittest" => Some(Runner::Python),
-        "cargo" => Some(Runner::Cargo),
-        "node" | "jest" | "vitest" | "mocha" => Some(Runner::Node),
-        _ => None,
-    }
-}
 
 /// A test taken out of the layer, and why.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -71,8 +55,9 @@ pub fn run(ctx: &RoleContext) -> Outcome {
     if let Err(e) = mkdirs(&results) {
         return Outcome::failed(e.to_string());
     }
-    let framework = session_framework(ctx.session, ctx.repo);
-    let tools = recorded_toolchain(ctx, &framework);
+    let session_fw = session_framework(ctx.session, ctx.repo);
+    let framework = framework::name_of(&session_fw);
+    let tools = recorded_toolchain(ctx, &session_fw);
     (ctx.progress)(
         "context_loaded",
         Some(10.0),
@@ -83,29 +68,21 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         Err(e) => return Outcome::failed(e),
     };
     let test_dir = ctx.session.root.join("tests").join(layer);
-    let read = if matches!(framework.as_str(), "pytest" | "unittest") {
-        crate::sandbox::python_roots(&tools.interpreter, ctx.repo)
-    } else {
-        Vec::new()
+    let runner = match session_fw.as_ref().map(|f| f.runner()) {
+        Ok(Some(runner)) => runner,
+        Ok(None) => {
+            let why = format!("no runner for framework {framework}");
+            return empty_run(ctx, layer, framework, &run_path, why);
+        }
+        Err(unknown) => return empty_run(ctx, layer, framework, &run_path, unknown.to_string()),
     };
+    let runner = runner.as_ref();
+    let read = runner.read_roots(&tools, ctx.repo);
     // Its own copy of the project (and cargo's target folder) and the raw reports; not the rest
     // of the workspace, where other roles' copies and helpers live.
     let workspace = ctx.session.root.join("workspace");
     let mut writable = vec![results.clone()];
-    match framework.as_str() {
-        "cargo" => writable.extend([
-            workspace.join(format!("cargo-{layer}")),
-            workspace.join("cargo-target"),
-        ]),
-        "pytest" | "unittest" => writable.extend([
-            workspace.join(format!("python-{layer}")),
-            workspace.join(format!("python-{layer}.tmp")),
-        ]),
-        _ => writable.extend([
-            workspace.join(format!("node-{layer}")),
-            workspace.join(format!("node-{layer}.tmp")),
-        ]),
-    }
+    writable.extend(runner.workspace_dirs(&workspace, layer));
     for dir in &writable {
         if let Err(e) = std::fs::create_dir_all(dir) {
             return Outcome::failed(format!("cannot create {}: {e}", dir.display()));
@@ -115,20 +92,11 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         Ok(s) => s,
         Err(e) => return Outcome::failed(e),
     };
-    let Some(runner) = runner_for(&framework) else {
+    if !runner.has_tests(&test_dir) {
         return empty_run(
             ctx,
             layer,
-            &framework,
-            &run_path,
-            format!("no runner for framework {framework}"),
-        );
-    };
-    if !has_tests(runner, &test_dir) {
-        return empty_run(
-            ctx,
-            layer,
-            &framework,
+            framework,
             &run_path,
             format!("no tests in {layer}"),
         );
@@ -189,16 +157,12 @@ pub fn run(ctx: &RoleContext) -> Outcome {
             Some(20.0 + 20.0 * iteration as f64),
             Some(format!("iteration {iteration}")),
         );
-        let out = match runner {
-            Runner::Python => python_runner::run(&spec),
-            Runner::Cargo => cargo_runner::run(&spec),
-            Runner::Node => node_runner::run(&spec),
-        };
+        let out = runner.run(&spec);
         if let Some(problem) = &out.env_problem {
             return env_blocker(
                 ctx,
                 layer,
-                &framework,
+                framework,
                 &run_path,
                 &tools,
                 problem,
@@ -281,7 +245,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
                 continue;
             }
             let q = Quarantined {
-                id: selector(runner, &test_dir, case),
+                id: runner.selector(&test_dir, case),
                 file: false,
                 reason: format!("unsafe: {}", v.reason),
                 task_id: ctx.task.id.clone(),
@@ -316,7 +280,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
                     continue;
                 }
                 let q = Quarantined {
-                    id: selector(runner, &test_dir, case),
+                    id: runner.selector(&test_dir, case),
                     file: false,
                     reason: format!(
                         "test_defect: {} ({})",
@@ -346,7 +310,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         ctx,
         Finish {
             layer,
-            framework: &framework,
+            framework,
             n,
             run_path: &run_path,
             out,
@@ -370,7 +334,11 @@ struct Carried {
 }
 
 impl Carried {
-    fn load(ctx: &RoleContext, runner: Runner, test_dir: &Path) -> Result<Option<Carried>, String> {
+    fn load(
+        ctx: &RoleContext,
+        runner: &dyn Runner,
+        test_dir: &Path,
+    ) -> Result<Option<Carried>, String> {
         let Some(from) = ctx.task.meta.get("rerun_of").and_then(Value::as_str) else {
             return Ok(None);
         };
@@ -398,7 +366,7 @@ impl Carried {
             // libtest's --skip matches substrings: a pass whose name is inside a failed test's
             // name would skip that one too, so it runs again instead.
             .filter(|t| {
-                runner != Runner::Cargo
+                !runner.deselect_matches_substrings()
                     || t["id"]
                         .as_str()
                         .is_some_and(|id| !not_passed.iter().any(|f| f.contains(id)))
@@ -420,7 +388,7 @@ impl Carried {
                     message: None,
                     detail: None,
                 };
-                Some(selector(runner, test_dir, &case))
+                Some(runner.selector(test_dir, &case))
             })
             .collect();
         Ok(Some(Carried {
@@ -696,12 +664,12 @@ fn scope_files(ctx: &RoleContext) -> Vec<String> {
 }
 
 /// The toolchain the strategist probed, else a fresh probe.
-fn recorded_toolchain(ctx: &RoleContext, framework: &str) -> Toolchain {
+fn recorded_toolchain(ctx: &RoleContext, framework: &SessionFramework) -> Toolchain {
     strategist_outcome(ctx.session)
         .and_then(|o| o.data.get("toolchain").cloned())
         .and_then(|v| serde_json::from_value::<Toolchain>(v).ok())
-        .filter(|t| t.framework == framework)
-        .unwrap_or_else(|| toolchain::detect(ctx.repo, framework))
+        .filter(|t| t.framework == framework::name_of(framework))
+        .unwrap_or_else(|| toolchain::detect(ctx.repo, framework.as_ref().ok().copied()))
 }
 
 /// Takes a test (or a whole file) out of the layer and logs the repair; false when it was out
@@ -773,7 +741,12 @@ fn unsafe_tests(found: &[Effect], test_dir: &Path) -> Vec<(String, bool, String)
 }
 
 /// Re-runs a failing test up to FLAKY_RERUNS times within the task's deadline.
-fn passes_on_rerun(runner: Runner, spec: &RunSpec, case: &TestCase, deadline: Instant) -> bool {
+fn passes_on_rerun(
+    runner: &dyn Runner,
+    spec: &RunSpec,
+    case: &TestCase,
+    deadline: Instant,
+) -> bool {
     (0..FLAKY_RERUNS).any(|_| {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -791,21 +764,8 @@ fn passes_on_rerun(runner: Runner, spec: &RunSpec, case: &TestCase, deadline: In
             deselect: spec.deselect,
             sandbox: spec.sandbox,
         };
-        let status = match runner {
-            Runner::Python => python_runner::rerun(&spec, case),
-            Runner::Cargo => cargo_runner::rerun(&spec, &case.id),
-            Runner::Node => node_runner::rerun(&spec, &case.id),
-        };
-        status == Some(TestStatus::Passed)
+        runner.rerun(&spec, case) == Some(TestStatus::Passed)
     })
-}
-
-/// What the runner takes to leave a test out.
-fn selector(runner: Runner, test_dir: &Path, case: &TestCase) -> String {
-    match runner {
-        Runner::Python => python_runner::node_id(test_dir, case),
-        _ => case.id.clone(),
-    }
 }
 
 /// Test code, as opposed to code under test, in a traceback path.
@@ -814,28 +774,10 @@ fn is_test_path(path: &str, layer: &str) -> bool {
     path.contains(layer)
         || path.contains("/tests/")
         || path.starts_with("tests/")
-        || path.contains("tt-tests/")
+        || path.contains(&format!("{}/", crate::testing::node::TESTS_DIR))
         || name.starts_with("test_")
         || name.ends_with("_test.py")
         || name.contains(".test.")
-}
-
-fn has_tests(runner: Runner, dir: &Path) -> bool {
-    match runner {
-        Runner::Python => !python_runner::test_files(dir).is_empty(),
-        Runner::Cargo => has_ext(dir, &["rs"]),
-        Runner::Node => has_ext(dir, &["js", "mjs", "cjs", "ts"]),
-    }
-}
-
-fn has_ext(dir: &Path, exts: &[&str]) -> bool {
-    std::fs::read_dir(dir).is_ok_and(|rd| {
-        rd.flatten().any(|e| {
-            e.path()
-                .extension()
-                .is_some_and(|x| exts.iter().any(|w| x == *w))
-        })
-    })
 }
 
 /// The lines of a loader error that say what went wrong: pytest's `E ` lines, else the last ones.
@@ -961,7 +903,7 @@ pub(crate) fn is_run_file(name: &str) -> bool {
 fn agent_repairs(
     ctx: &RoleContext,
     layer: &str,
-    runner: Runner,
+    runner: &dyn Runner,
     test_dir: &Path,
     cases: &[TestCase],
     verdicts: &BTreeMap<String, Verdict>,
@@ -970,7 +912,7 @@ fn agent_repairs(
 ) -> BTreeSet<String> {
     let chain = ctx.agents.chain("executor");
     let mut repaired = BTreeSet::new();
-    if !matches!(runner, Runner::Python) || chain.iter().all(|b| b.is_builtin()) {
+    if !runner.agents_repair() || chain.iter().all(|b| b.is_builtin()) {
         return repaired;
     }
     let mut by_file: BTreeMap<String, String> = BTreeMap::new();
