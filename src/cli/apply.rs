@@ -54,7 +54,7 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
     // A framework without a runner has no tests apply knows where to put.
     let runner = session_framework(&session, &state.repo)
         .ok()
-        .and_then(Framework::runner);
+        .map(Framework::runner);
     let layers: Vec<&str> = match &args.layer {
         None => LAYER_DIRS.to_vec(),
         Some(l) => {

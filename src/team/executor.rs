@@ -68,12 +68,8 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         Err(e) => return Outcome::failed(e),
     };
     let test_dir = ctx.session.root.join("tests").join(layer);
-    let runner = match session_fw.as_ref().map(|f| f.runner()) {
-        Ok(Some(runner)) => runner,
-        Ok(None) => {
-            let why = format!("no runner for framework {framework}");
-            return empty_run(ctx, layer, framework, &run_path, why);
-        }
+    let runner = match &session_fw {
+        Ok(known) => known.runner(),
         Err(unknown) => return empty_run(ctx, layer, framework, &run_path, unknown.to_string()),
     };
     let runner = runner.as_ref();
@@ -777,6 +773,7 @@ fn is_test_path(path: &str, layer: &str) -> bool {
         || path.contains(&format!("{}/", crate::testing::node::TESTS_DIR))
         || name.starts_with("test_")
         || name.ends_with("_test.py")
+        || name.ends_with("_test.go")
         || name.contains(".test.")
 }
 

@@ -82,14 +82,14 @@ impl Framework {
         }
     }
 
-    /// The runner that runs this framework's tests; None when there is none yet.
-    pub fn runner(self) -> Option<Box<dyn Runner>> {
-        Some(match self.family() {
+    /// The runner that runs this framework's tests.
+    pub fn runner(self) -> Box<dyn Runner> {
+        match self.family() {
             Family::Python => Box::new(super::python::PythonRunner),
             Family::Cargo => Box::new(super::cargo::CargoRunner),
             Family::Node => Box::new(super::node::NodeRunner::new(self)),
-            Family::Go => return None,
-        })
+            Family::Go => Box::new(super::go::GoRunner),
+        }
     }
 }
 

@@ -10,6 +10,7 @@ pub mod detect;
 pub mod effects;
 pub mod exec;
 pub mod framework;
+pub mod go;
 pub mod junit;
 pub mod lcov;
 pub mod libtest;

@@ -248,7 +248,7 @@ fn go(repo: &Path) -> Toolchain {
         runner_available: version.is_some(),
         install_hint: version
             .is_none()
-            .then(|| "install Go (apt-get install golang)".to_string()),
+            .then(|| "install Go (apt-get install golang-go)".to_string()),
         coverage_tool: version.is_some().then(|| "go -coverprofile".to_string()),
         coverage_reason: if version.is_some() {
             "go test measures coverage itself".into()
