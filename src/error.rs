@@ -52,6 +52,10 @@ pub enum Error {
     #[error("{0}")]
     Environment(String),
 
+    /// A child process ran past its time budget and was killed (with its process group).
+    #[error("{command} timed out after {seconds}s")]
+    TimedOut { command: String, seconds: u64 },
+
     /// One role too many: the session already uses `max_roles` roles.
     #[error(
         "role cap reached: {} roles in use ({in_use}), max_roles {max}; pass --max-roles {} to add {role}",

@@ -179,11 +179,10 @@ pub fn run_sandboxed(
                     sandbox.kill_all();
                 }
                 let _ = child.wait();
-                return Err(Error::Environment(format!(
-                    "{} timed out after {}s",
-                    argv.join(" "),
-                    timeout.as_secs()
-                )));
+                return Err(Error::TimedOut {
+                    command: argv.join(" "),
+                    seconds: timeout.as_secs(),
+                });
             }
             Ok(None) => {
                 std::thread::sleep(pause);
@@ -298,6 +297,7 @@ mod tests {
         let started = Instant::now();
         let err =
             run_captured(&["sleep", "30"], Path::new("."), Duration::from_millis(300)).unwrap_err();
+        assert!(matches!(err, Error::TimedOut { seconds: 0, .. }), "{err}");
         assert!(err.to_string().contains("timed out"), "{err}");
         assert!(started.elapsed() < Duration::from_secs(5));
     }

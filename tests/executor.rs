@@ -310,6 +310,99 @@ fn node_package_runs_with_junit_and_coverage() {
 }
 
 #[test]
+fn go_module_runs_with_test_events_a_compile_gate_and_profile_coverage() {
+    let (p, run) = run_prepared("go-calc");
+    assert_eq!(run["framework"], "go");
+    // calc_test.go: 2 pass; average_test.go: 1 passes, 1 finds the bug.
+    assert_eq!(
+        (run["passed"].as_u64(), run["failed"].as_u64()),
+        (Some(3), Some(1)),
+        "{run}"
+    );
+    let pass = find_test(&run, "TestClampKeepsValuesInRange");
+    assert_eq!(
+        (&pass["status"], &pass["file"]),
+        (&"passed".into(), &"calc_test.go".into()),
+        "{pass}"
+    );
+    let bug = find_test(&run, "TestAverageOfThreeValues");
+    assert_eq!(bug["id"], "average_test.go::TestAverageOfThreeValues");
+    assert_eq!(bug["classification"], "code_defect", "{bug}");
+    assert_eq!(bug["evidence"]["location"], "average_test.go:11", "{bug}");
+    assert!(
+        bug["message"].as_str().unwrap().ends_with("want 4"),
+        "{bug}"
+    );
+    // The file that does not compile left the layer, classified, and the others still ran.
+    let broken = &run["load_errors"][0];
+    assert_eq!(broken["file"], "does_not_compile_test.go", "{run}");
+    assert!(
+        broken["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("does_not_compile_test.go:6:"),
+        "{broken}"
+    );
+    assert_eq!(
+        broken["verdict"]["classification"], "test_defect",
+        "{broken}"
+    );
+    assert!(
+        run["quarantined"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|q| q["id"] == "does_not_compile_test.go" && q["file"] == true),
+        "{run}"
+    );
+    // Coverage measured from go's profile, kept with the run.
+    let cov = run["coverage"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("go coverage: {run}"));
+    assert!(cov > 50.0 && cov <= 100.0, "{run}");
+    let reports: Vec<&str> = run["reports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r.as_str())
+        .collect();
+    assert!(reports.contains(&"results/go-cover-001.out"), "{run}");
+    assert_repo_untouched(&p);
+
+    // `apply` puts the kept tests next to their package, where plain `go test` runs them.
+    let id = only_session(&p);
+    p.cmd(&["apply", &id]).run().assert_code(0);
+    assert!(p.repo.join("tt_L1_calc_test.go").is_file());
+    assert!(p.repo.join("tt_L1_average_test.go").is_file());
+    assert!(!p.repo.join("tt_L1_does_not_compile_test.go").exists());
+    assert!(p.repo.join("testdata/.team-testing-applied.json").is_file());
+    let go = std::process::Command::new("go")
+        .args(["test", "-count=1", "./..."])
+        .current_dir(&p.repo)
+        .env("GOCACHE", p.tmp.path().join("go-cache"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&go.stdout);
+    assert_eq!(go.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("--- FAIL: TestAverageOfThreeValues"),
+        "{text}"
+    );
+}
+
+/// The id of the one session under the project's sessions root.
+fn only_session(p: &Project) -> String {
+    let ids: Vec<String> = std::fs::read_dir(&p.sessions)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().join("results").is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    ids[0].clone()
+}
+
+#[test]
 fn a_changed_file_no_test_loads_counts_as_uncovered() {
     // extras/ is no package: coverage.py never sees the file unless something imports it.
     let (_p, run) = run_prepared_with("python-buggy", |p| {

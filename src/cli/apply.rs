@@ -12,6 +12,8 @@ use super::Location;
 use crate::error::Error;
 use crate::session::{self, SessionDir, LAYER_DIRS};
 use crate::testing::detect::session_framework;
+use crate::testing::framework::Framework;
+use crate::testing::runner::Runner;
 
 #[derive(Args, Debug)]
 pub struct ApplyArgs {
@@ -33,33 +35,13 @@ pub struct ApplyArgs {
 /// Where apply remembers what it wrote (repository-relative path and sha256), beside the tests
 /// it applies, so that a later apply may replace its own unchanged files but never one it did not
 /// create or one edited since.
-fn manifest_path(repo: &Path, framework: &str) -> PathBuf {
-    let dir = match framework {
-        "cargo" => "tests",
-        "node" | "jest" | "vitest" | "mocha" => "tt-tests",
-        _ => "tests/team_testing",
-    };
-    repo.join(dir).join(".team-testing-applied.json")
+fn manifest_path(repo: &Path, runner: &dyn Runner) -> PathBuf {
+    repo.join(runner.apply_manifest_dir())
+        .join(".team-testing-applied.json")
 }
 
 fn sha256(bytes: &[u8]) -> String {
     crate::agents::record::sha256_hex(bytes)
-}
-
-/// Makes the applied Python tests importable under plain `pytest` from the repository root
-/// (the repository and its src/ go on sys.path, not through the current folder), whatever the
-/// project's own configuration, and runs every one of them isolated: cwd, HOME, the XDG folders
-/// and TMPDIR in temporary folders of its own.
-fn py_conftest() -> String {
-    let isolation = crate::gen::ISOLATION;
-    let fixture = &isolation[isolation.find("@pytest.fixture").unwrap_or(0)..];
-    format!(
-        "\"\"\"Written by `team-testing apply`: puts the repository (and its src/) on sys.path, and runs\n\
-         every test here in temporary folders of its own (cwd, HOME, XDG, TMPDIR).\"\"\"\n\
-         import pathlib\nimport sys\nimport tempfile\n\nimport pytest\n\n\
-         ROOT = pathlib.Path(__file__).resolve().parents[2]\n\
-         for path in (ROOT / \"src\", ROOT):\n    if path.is_dir() and str(path) not in sys.path:\n        sys.path.insert(0, str(path))\n\n\n{fixture}"
-    )
 }
 
 pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
@@ -69,7 +51,10 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
     if !state.repo.is_dir() {
         return Err(Error::MissingRepo { path: state.repo }.into());
     }
-    let framework = session_framework(&session, &state.repo);
+    // A framework without a runner has no tests apply knows where to put.
+    let runner = session_framework(&session, &state.repo)
+        .ok()
+        .map(Framework::runner);
     let layers: Vec<&str> = match &args.layer {
         None => LAYER_DIRS.to_vec(),
         Some(l) => {
@@ -92,14 +77,15 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
             found
         }
     };
-    let (plan, refused) = refuse_unsafe(&session, plan(&session, &state.repo, &framework, &layers));
+    let planned = match &runner {
+        Some(runner) => plan(&session, &state.repo, runner.as_ref(), &layers),
+        None => Vec::new(),
+    };
+    let (plan, refused) = refuse_unsafe(&session, planned);
     for line in &refused {
         println!("refused: {line}");
     }
-    let manifest_path = manifest_path(&state.repo, &framework);
-    let mut manifest: std::collections::BTreeMap<String, String> =
-        crate::util::read_json(&manifest_path).unwrap_or_default();
-    if plan.is_empty() {
+    let (Some(runner), false) = (runner, plan.is_empty()) else {
         println!(
             "nothing to apply: session {} has no generated tests{}",
             session.id,
@@ -110,7 +96,10 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
             }
         );
         return Ok(0);
-    }
+    };
+    let manifest_path = manifest_path(&state.repo, runner.as_ref());
+    let mut manifest: std::collections::BTreeMap<String, String> =
+        crate::util::read_json(&manifest_path).unwrap_or_default();
     let mut conflicts = Vec::new();
     for (_, to, content) in &plan {
         let current = std::fs::read(to).ok();
@@ -160,9 +149,10 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
         }
         crate::util::atomic_write_json(&manifest_path, &manifest)?;
     }
-    if matches!(framework.as_str(), "pytest" | "unittest") && !args.dry_run {
-        write_python_support(&state.repo)?;
-        println!("run them with: pytest tests/team_testing");
+    if !args.dry_run {
+        if let Some(how) = runner.apply_support(&state.repo)? {
+            println!("{how}");
+        }
     }
     Ok(0)
 }
@@ -233,7 +223,7 @@ fn refuse_unsafe(
 fn plan(
     session: &SessionDir,
     repo: &Path,
-    framework: &str,
+    runner: &dyn Runner,
     layers: &[&str],
 ) -> Vec<(PathBuf, PathBuf)> {
     let mut plan = Vec::new();
@@ -248,58 +238,11 @@ fn plan(
             .filter(|p| p.is_file())
             .collect();
         files.sort();
-        let code = layer.split('-').next().unwrap_or(layer);
         for file in files {
-            let name = file
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let dest = match framework {
-                "pytest" | "unittest" if name.ends_with(".py") => repo
-                    .join("tests/team_testing")
-                    .join(python_package(layer))
-                    .join(&name),
-                "cargo" if name.ends_with(".rs") => {
-                    repo.join("tests").join(format!("tt_{code}_{name}"))
-                }
-                "node" | "jest" | "vitest" | "mocha"
-                    if name.ends_with(".js") || name.ends_with(".mjs") =>
-                {
-                    repo.join("tt-tests").join(layer).join(&name)
-                }
-                _ => continue,
-            };
-            plan.push((file, dest));
+            if let Some(dest) = runner.apply_path(repo, layer, &file) {
+                plan.push((file, repo.join(dest)));
+            }
         }
     }
     plan
-}
-
-/// `L1-unit` -> `l1_unit`: a package name, so files of the same name in two layers do not clash.
-fn python_package(layer: &str) -> String {
-    layer.to_lowercase().replace('-', "_")
-}
-
-fn write_python_support(repo: &Path) -> anyhow::Result<()> {
-    let base = repo.join("tests/team_testing");
-    let mut files = vec![
-        (base.join("conftest.py"), py_conftest()),
-        (base.join("__init__.py"), String::new()),
-    ];
-    for layer in LAYER_DIRS {
-        let pkg = base.join(python_package(layer));
-        if pkg.is_dir() {
-            files.push((pkg.join("__init__.py"), String::new()));
-        }
-    }
-    for (path, text) in files {
-        // Ours (an earlier apply wrote it): brought up to date, so it isolates every test.
-        let ours = std::fs::read_to_string(&path)
-            .is_ok_and(|t| t.starts_with("\"\"\"Written by `team-testing apply`"));
-        if !path.exists() || (ours && text.starts_with("\"\"\"Written")) {
-            std::fs::write(&path, text)
-                .map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
-        }
-    }
-    Ok(())
 }

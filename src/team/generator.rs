@@ -16,6 +16,7 @@ use crate::gen::{self, GenRequest, ModuleRef};
 use crate::pipeline::scope::ChangeKind;
 use crate::tasks::Outcome;
 use crate::testing::detect::{session_framework, test_pattern};
+use crate::testing::framework::{self, Family, SessionFramework};
 use crate::testing::session_scope::load_scope;
 use crate::testing::toolchain::python_for;
 use crate::util::{atomic_write, mkdirs, read_json};
@@ -38,19 +39,20 @@ pub fn run(ctx: &RoleContext) -> Outcome {
     };
     let round = ctx.task.meta.get("gc_round").and_then(Value::as_u64);
     let framework = session_framework(ctx.session, ctx.repo);
+    let name = framework::name_of(&framework);
     (ctx.progress)(
         "context_loaded",
         Some(10.0),
-        Some(format!("framework {framework}, layer {layer}")),
+        Some(format!("framework {name}, layer {layer}")),
     );
     // The fallback chain: each agent backend in turn, the built-in generator where it is named.
     let mut tried: Vec<Value> = Vec::new();
     for backend in ctx.agents.chain("generator") {
         let result = if backend.is_builtin() {
             builtin_round(ctx, layer, round, &framework)
-        } else if !matches!(framework.as_str(), "pytest" | "unittest") {
+        } else if !is_python(&framework) {
             Err(format!(
-                "agent backends write {framework} tests only for pytest projects yet"
+                "agent backends write {name} tests only for pytest projects yet"
             ))
         } else {
             super::agent_gen::agent_round(ctx, layer, round, &backend)
@@ -104,14 +106,20 @@ pub fn run(ctx: &RoleContext) -> Outcome {
     out
 }
 
+/// The built-in generator and the agent backends write Python tests only (for now).
+fn is_python(framework: &SessionFramework) -> bool {
+    matches!(framework, Ok(f) if f.family() == Family::Python)
+}
+
 /// The built-in generator: the search for Python, a clear note for other frameworks.
 fn builtin_round(
     ctx: &RoleContext,
     layer: &str,
     round: Option<u64>,
-    framework: &str,
+    framework: &SessionFramework,
 ) -> Result<Outcome, String> {
-    if !matches!(framework, "pytest" | "unittest") {
+    if !is_python(framework) {
+        let framework = framework::name_of(framework);
         if round.is_none() {
             return Ok(not_applicable(
                 ctx,
@@ -140,8 +148,9 @@ pub fn foreseen_not_applicable(ctx: &RoleContext, layer: &str) -> Option<String>
         return None;
     }
     let framework = session_framework(ctx.session, ctx.repo);
-    if !matches!(framework.as_str(), "pytest" | "unittest") {
-        return Some(format!("no built-in generator for {framework} yet"));
+    if !is_python(&framework) {
+        let name = framework::name_of(&framework);
+        return Some(format!("no built-in generator for {name} yet"));
     }
     if !layer.starts_with("L3") && modules_in_scope(ctx).ok()?.is_empty() {
         return Some("no Python module in scope".into());

@@ -12,6 +12,7 @@ use super::RoleContext;
 use crate::pipeline::scope::{ChangeKind, ChangedFile};
 use crate::tasks::{layer_code, Outcome};
 use crate::testing::detect::{detect_framework, file_name, is_code, is_config, test_pattern, walk};
+use crate::testing::framework::{self, Framework};
 use crate::testing::session_scope::{load_scope, Scope};
 use crate::testing::symbols;
 use crate::testing::toolchain::{self, Toolchain};
@@ -152,12 +153,13 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         Some(format!("{} files in scope", scope.files.len())),
     );
     let all_files = walk(ctx.repo);
-    let (framework, reason) = detect_framework(ctx.repo, &all_files);
+    let (detected, reason) = detect_framework(ctx.repo, &all_files);
+    let framework = detected.map_or(framework::UNKNOWN, Framework::as_str);
     let existing: Vec<&String> = all_files
         .iter()
         .filter(|p| test_pattern(p).is_some())
         .collect();
-    let tools = toolchain::detect(ctx.repo, &framework);
+    let tools = toolchain::detect(ctx.repo, detected);
     let layout = existing_layout(&all_files, &existing);
     (ctx.progress)(
         "framework_detected",
@@ -206,7 +208,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         .map(|r| r.file.path.clone())
         .collect();
     let layers = pipeline_layers(ctx);
-    let mut risks = assess_risks(&scope, &rows, &framework, existing.len());
+    let mut risks = assess_risks(&scope, &rows, detected, existing.len());
     risks.extend(toolchain_risks(&tools));
     let layer_data: Vec<Value> = layers
         .iter()
@@ -224,7 +226,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         &scope,
         &rows,
         &notes,
-        (&framework, &reason),
+        (framework, &reason),
         &layer_data,
         &risks,
         existing.len(),
@@ -237,7 +239,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         return Outcome::failed(e.to_string());
     }
     (ctx.progress)("strategy_written", Some(80.0), None);
-    if let Err(e) = append_conventions(ctx, &framework, &reason, &existing, &layout) {
+    if let Err(e) = append_conventions(ctx, framework, &reason, &existing, &layout) {
         return Outcome::failed(e);
     }
     let high = rows.iter().filter(|r| r.priority == Priority::High).count();
@@ -315,7 +317,12 @@ fn layer_plan(
     json!({"layer": layer, "scope": what, "coverage_target": target, "priority_files": files})
 }
 
-fn assess_risks(scope: &Scope, rows: &[Row], framework: &str, existing: usize) -> Vec<Value> {
+fn assess_risks(
+    scope: &Scope,
+    rows: &[Row],
+    framework: Option<Framework>,
+    existing: usize,
+) -> Vec<Value> {
     let mut risks = Vec::new();
     let mut add = |risk: String, p: &str, i: &str, m: &str| {
         risks.push(json!({"risk": risk, "probability": p, "impact": i, "mitigation": m}));
@@ -343,7 +350,7 @@ fn assess_risks(scope: &Scope, rows: &[Row], framework: &str, existing: usize) -
             "cover the changed settings in L2 integration tests",
         );
     }
-    if framework == "unknown" {
+    if framework.is_none() {
         add(
             "no test framework detected".into(),
             "High",
@@ -610,12 +617,13 @@ fn existing_layout(all: &[String], tests: &[&String]) -> TestLayout {
 
 fn toolchain_risks(t: &Toolchain) -> Vec<Value> {
     let mut risks = Vec::new();
-    if !t.runner_available && t.framework != "unknown" {
+    let known = t.known_framework().is_some();
+    if !t.runner_available && known {
         risks.push(json!({"risk": format!("the {} runner is not available", t.framework),
             "probability": "High", "impact": "High",
             "mitigation": t.install_hint.clone().unwrap_or_else(|| "install the test runner".into())}));
     }
-    if t.coverage_tool.is_none() && t.framework != "unknown" {
+    if t.coverage_tool.is_none() && known {
         risks.push(
             json!({"risk": "coverage cannot be measured: the gate judges on pass rate alone",
             "probability": "High", "impact": "Medium", "mitigation": t.coverage_reason}),
@@ -645,7 +653,7 @@ fn render_toolchain(t: &Toolchain, layout: &TestLayout) -> String {
             )
         }
     );
-    if t.framework == "cargo" {
+    if t.known_framework() == Some(Framework::Cargo) {
         let _ = writeln!(
             md,
             "- cargo-nextest: {}",

@@ -142,7 +142,8 @@ pub fn classify(case: &TestCase, is_test_file: impl Fn(&str) -> bool) -> Verdict
     )
 }
 
-/// The last `path:line: Error` (pytest) or `at path:line` / `panicked at path:line` location.
+/// The last `path:line: Error` (pytest), `panicked at path:line` (Rust), Go's panic frame or
+/// `file.go:line: message`, or `at path:line` (JavaScript) location.
 fn innermost_frame(text: &str) -> Option<(String, u32, String)> {
     let mut found = None;
     for line in text.lines() {
@@ -176,6 +177,9 @@ fn innermost_frame(text: &str) -> Option<(String, u32, String)> {
             }
         }
     }
+    if found.is_none() {
+        found = go_frame(text);
+    }
     // JavaScript stacks list the innermost frame first: "at fn (file:///x/strings.js:12:5)".
     if found.is_none() {
         found = text
@@ -192,6 +196,51 @@ fn innermost_frame(text: &str) -> Option<(String, u32, String)> {
         };
         (f, l, e)
     })
+}
+
+/// Go: after a panic, the first stack frame outside the Go installation and module cache (Go
+/// lists the innermost first: `\t/w/calc.go:16 +0x2e`); else the last `file.go:12: message`
+/// line (t.Error, t.Fatal, a build error).
+fn go_frame(text: &str) -> Option<(String, u32, String)> {
+    if text.lines().any(|l| l.trim_start().starts_with("panic: ")) {
+        let frame = text
+            .lines()
+            .filter(|l| l.starts_with('\t'))
+            .map(str::trim)
+            .filter(|l| !is_go_library_frame(l))
+            .find_map(go_location);
+        if let Some((file, line)) = frame {
+            return Some((file, line, "panic".into()));
+        }
+    }
+    text.lines()
+        .rev()
+        .find_map(|l| go_location(l.trim().split_once(": ")?.0))
+        .map(|(file, line)| (file, line, String::new()))
+}
+
+/// `calc.go:12`, `./calc.go:12:5` or `/w/calc.go:12 +0x2e` as (file, line).
+fn go_location(text: &str) -> Option<(String, u32)> {
+    let text = text.split(" +0x").next()?;
+    let (file, rest) = text.rsplit_once(".go:")?;
+    let numbers: Vec<&str> = rest.split(':').collect();
+    let digits = |p: &&str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+    if file.is_empty() || file.contains(char::is_whitespace) || numbers.len() > 2 {
+        return None;
+    }
+    if !numbers.iter().all(digits) {
+        return None;
+    }
+    let line = numbers[0].parse().ok()?;
+    Some((format!("{}.go", file.trim_start_matches("./")), line))
+}
+
+/// Frames in the Go installation (runtime, testing, the standard library) or in the module cache.
+fn is_go_library_frame(line: &str) -> bool {
+    ["/go/src/", "/src/runtime/", "/src/testing/", "/pkg/mod/"]
+        .iter()
+        .any(|m| line.contains(m))
+        || line.contains("/go-1.")
 }
 
 fn js_frame(line: &str) -> Option<(String, u32, String)> {
@@ -387,6 +436,31 @@ mod tests {
             classify(&c, is_test).classification,
             Classification::TestDefect
         );
+    }
+
+    #[test]
+    fn go_failures_say_where_they_happened() {
+        let is_go_test = |p: &str| p.ends_with("_test.go");
+        let assertion = case(
+            "avg_test.go:11: Average([2 4 6]) = 3.3333333333333335, want 4",
+            "    avg_test.go:11: Average([2 4 6]) = 3.3333333333333335, want 4",
+        );
+        let v = classify(&assertion, is_go_test);
+        assert_eq!(v.classification, Classification::CodeDefect);
+        assert_eq!(v.location.as_deref(), Some("avg_test.go:11"));
+        let in_code = case(
+            "panic: runtime error: integer divide by zero [recovered]",
+            "panic: runtime error: integer divide by zero [recovered]\n\tpanic: runtime error: integer divide by zero\n\ngoroutine 7 [running]:\ntesting.tRunner.func1.2({0x4f, 0x5c})\n\t/usr/lib/go-1.19/src/testing/testing.go:1396 +0x24e\npanic({0x4f, 0x5c})\n\t/usr/lib/go-1.19/src/runtime/panic.go:884 +0x212\nexample.com/calc.Mean(...)\n\tstats/mean.go:9\nexample.com/calc.TestMean(0xc0)\n\tmean_test.go:6 +0x1d",
+        );
+        let v = classify(&in_code, is_go_test);
+        assert_eq!(v.classification, Classification::CodeDefect);
+        assert_eq!(
+            (v.location.as_deref(), v.error.as_str()),
+            (Some("stats/mean.go:9"), "panic")
+        );
+        assert_eq!(go_location("./calc.go:12:5"), Some(("calc.go".into(), 12)));
+        assert_eq!(go_location("calc.go:x"), None);
+        assert_eq!(go_location("see notes.go:12 later"), None);
     }
 
     #[test]

@@ -4,6 +4,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::framework::{self, Framework, SessionFramework};
 use crate::session::SessionDir;
 use crate::tasks::Outcome;
 
@@ -21,9 +22,9 @@ const SKIP_DIRS: [&str; 9] = [
 ];
 
 /// Node test runners, first match wins, with the config files that name each.
-const NODE_RUNNERS: [(&str, &[&str]); 3] = [
+const NODE_RUNNERS: [(Framework, &[&str]); 3] = [
     (
-        "jest",
+        Framework::Jest,
         &[
             "jest.config.js",
             "jest.config.ts",
@@ -33,7 +34,7 @@ const NODE_RUNNERS: [(&str, &[&str]); 3] = [
         ],
     ),
     (
-        "vitest",
+        Framework::Vitest,
         &[
             "vitest.config.js",
             "vitest.config.ts",
@@ -42,7 +43,7 @@ const NODE_RUNNERS: [(&str, &[&str]); 3] = [
         ],
     ),
     (
-        "mocha",
+        Framework::Mocha,
         &[
             ".mocharc.js",
             ".mocharc.cjs",
@@ -131,27 +132,30 @@ pub(crate) fn is_code(path: &str) -> bool {
 
 /// First match wins: pytest's config files, then cargo, node (jest, vitest, mocha by config file or
 /// dependency, else node:test), go, then Python tests using unittest, Python test files (pytest),
-/// and Python sources. The reason says which file decided.
-pub(crate) fn detect_framework(repo: &Path, files: &[String]) -> (String, String) {
+/// and Python sources. The reason says which file decided; None when nothing did.
+pub(crate) fn detect_framework(repo: &Path, files: &[String]) -> (Option<Framework>, String) {
     let has = |n: &str| repo.join(n).is_file();
     let holds = |n: &str, needle: &str| {
         std::fs::read_to_string(repo.join(n)).is_ok_and(|t| t.contains(needle))
     };
-    let found = |fw: &str, why: String| (fw.to_string(), why);
+    let found = |fw: Framework, why: String| (Some(fw), why);
     if has("pytest.ini") {
-        return found("pytest", "pytest.ini".into());
+        return found(Framework::Pytest, "pytest.ini".into());
     }
     if holds("pyproject.toml", "[tool.pytest") {
-        return found("pytest", "pyproject.toml has [tool.pytest…]".into());
+        return found(
+            Framework::Pytest,
+            "pyproject.toml has [tool.pytest…]".into(),
+        );
     }
     if has("conftest.py") {
-        return found("pytest", "conftest.py".into());
+        return found(Framework::Pytest, "conftest.py".into());
     }
     if holds("setup.cfg", "[tool:pytest]") {
-        return found("pytest", "setup.cfg has [tool:pytest]".into());
+        return found(Framework::Pytest, "setup.cfg has [tool:pytest]".into());
     }
     if has("Cargo.toml") {
-        return found("cargo", "Cargo.toml".into());
+        return found(Framework::Cargo, "Cargo.toml".into());
     }
     if has("package.json") {
         let pkg: Value = std::fs::read_to_string(repo.join("package.json"))
@@ -164,18 +168,18 @@ pub(crate) fn detect_framework(repo: &Path, files: &[String]) -> (String, String
             }
             if ["dependencies", "devDependencies"]
                 .iter()
-                .any(|k| pkg[k].get(runner).is_some())
+                .any(|k| pkg[k].get(runner.as_str()).is_some())
             {
                 return found(runner, format!("package.json depends on {runner}"));
             }
         }
         return found(
-            "node",
+            Framework::NodeTest,
             "package.json without jest/vitest/mocha: node --test".into(),
         );
     }
     if has("go.mod") {
-        return found("go", "go.mod".into());
+        return found(Framework::Go, "go.mod".into());
     }
     // Project files decide before file-name heuristics: a Rust crate with a helper script named
     // test_release.py is still a Rust crate.
@@ -184,35 +188,39 @@ pub(crate) fn detect_framework(repo: &Path, files: &[String]) -> (String, String
             && file_name(p).contains("test")
             && std::fs::read_to_string(repo.join(p)).is_ok_and(|t| t.contains("import unittest"))
     }) {
-        return found("unittest", format!("{t} imports unittest"));
+        return found(Framework::Unittest, format!("{t} imports unittest"));
     }
     if let Some(t) = files
         .iter()
         .find(|p| matches!(test_pattern(p), Some("test_*.py" | "*_test.py")))
     {
-        return found("pytest", format!("Python test file {t}"));
+        return found(Framework::Pytest, format!("Python test file {t}"));
     }
     if let Some(p) = files.iter().find(|p| p.ends_with(".py")) {
         return found(
-            "pytest",
+            Framework::Pytest,
             format!("Python sources ({p}), no test config: pytest assumed"),
         );
     }
-    found(
-        "unknown",
+    (
+        None,
         "no pytest, Cargo, package.json or go.mod project file and no Python sources".into(),
     )
 }
 
 /// The framework the strategist recorded for this session, else a fresh detection.
-pub(crate) fn session_framework(session: &SessionDir, repo: &Path) -> String {
+pub(crate) fn session_framework(session: &SessionDir, repo: &Path) -> SessionFramework {
     match strategist_outcome(session)
         .as_ref()
         .and_then(|o| o.data.get("framework"))
         .and_then(Value::as_str)
     {
-        Some(fw) => fw.to_string(),
-        None => detect_framework(repo, &walk(repo)).0,
+        Some(name) => framework::from_name(name),
+        None => detect_framework(repo, &walk(repo))
+            .0
+            .ok_or_else(|| framework::UnknownFramework {
+                name: framework::UNKNOWN.into(),
+            }),
     }
 }
 
@@ -245,19 +253,28 @@ mod tests {
     fn framework_detection_first_match_wins() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("Cargo.toml"), "[package]\n").unwrap();
-        assert_eq!(detect_framework(dir.path(), &[]).0, "cargo");
+        assert_eq!(detect_framework(dir.path(), &[]).0, Some(Framework::Cargo));
         // A Python helper script named like a test does not make a Rust crate a pytest project.
         let files = vec!["scripts/test_release.py".to_string()];
-        assert_eq!(detect_framework(dir.path(), &files).0, "cargo");
+        assert_eq!(
+            detect_framework(dir.path(), &files).0,
+            Some(Framework::Cargo)
+        );
         let plain = tempfile::tempdir().unwrap();
-        assert_eq!(detect_framework(plain.path(), &files).0, "pytest");
+        assert_eq!(
+            detect_framework(plain.path(), &files).0,
+            Some(Framework::Pytest)
+        );
         std::fs::write(plain.path().join("test_u.py"), "import unittest\n").unwrap();
         let with_unittest = vec!["test_u.py".to_string()];
-        assert_eq!(detect_framework(plain.path(), &with_unittest).0, "unittest");
+        assert_eq!(
+            detect_framework(plain.path(), &with_unittest).0,
+            Some(Framework::Unittest)
+        );
         std::fs::write(dir.path().join("pytest.ini"), "[pytest]\n").unwrap();
         assert_eq!(
             detect_framework(dir.path(), &files),
-            ("pytest".into(), "pytest.ini".into())
+            (Some(Framework::Pytest), "pytest.ini".into())
         );
     }
 }

@@ -53,7 +53,9 @@ pub fn classify_load_error(
     let base = Verdict {
         location: ctx.location(base.location.as_deref()),
         error: match base.error.as_str() {
-            // classify's word for "no exception named": rustc names its errors otherwise.
+            // classify's word for "no exception named": rustc names its errors otherwise, and
+            // a Go test file that does not load failed go test's build (compile or vet).
+            "failure" if le.file.ends_with(".go") => "build error".into(),
             "failure" => rustc_code(&le.error).unwrap_or(base.error),
             _ => base.error,
         },

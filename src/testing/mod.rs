@@ -1,18 +1,22 @@
 //! Facts about the target project and its test tools, shared by the built-in roles: change scope,
-//! framework detection, and the parsers of the reports test and coverage tools write.
+//! framework detection, the runners of each framework family, and the parsers of the reports test
+//! and coverage tools write.
 
-pub mod cargo_runner;
+pub mod cargo;
 pub mod classify;
 pub mod cobertura;
 pub mod coveragepy;
 pub mod detect;
 pub mod effects;
+pub mod exec;
+pub mod framework;
+pub mod go;
 pub mod junit;
 pub mod lcov;
 pub mod libtest;
 pub mod load_error;
-pub mod node_runner;
-pub mod python_runner;
+pub mod node;
+pub mod python;
 pub mod report;
 pub mod runner;
 pub mod session_scope;

@@ -1,14 +1,64 @@
-//! The contract between the executor and the framework runners (python, cargo, node): what a run
-//! is asked to do and what it hands back, before classification and gating.
+//! The contract between the executor and the framework runners (python, cargo, node, go): what a
+//! run is asked to do and what it hands back, before classification and gating.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::report::{CoverageReport, TestCase};
+use super::report::{CoverageReport, TestCase, TestStatus};
 use super::toolchain::Toolchain;
 use crate::sandbox::Sandbox;
+
+/// What the executor and `apply` need of one framework family.
+pub trait Runner {
+    /// Whether a layer's folder holds test files this runner runs.
+    fn has_tests(&self, test_dir: &Path) -> bool;
+
+    /// The folders under the session's `workspace` a run of `layer` writes (its copy of the
+    /// project, scratch files); the sandbox lets the run write there and nowhere else but results/.
+    fn workspace_dirs(&self, workspace: &Path, layer: &str) -> Vec<PathBuf>;
+
+    /// Folders outside the repository and the session that the tests must read.
+    fn read_roots(&self, _tools: &Toolchain, _repo: &Path) -> Vec<PathBuf> {
+        Vec::new()
+    }
+
+    /// One run of the layer: the L0 gate leaves out the files that do not load (as
+    /// `load_errors`), the rest run, with coverage when the toolchain measures it.
+    fn run(&self, spec: &RunSpec) -> RunOutput;
+
+    /// Runs one test of an earlier run again (flaky detection); None when it could not run.
+    fn rerun(&self, spec: &RunSpec, case: &TestCase) -> Option<TestStatus>;
+
+    /// The id that leaves `case` out of a later run (deselect, quarantine).
+    fn selector(&self, _test_dir: &Path, case: &TestCase) -> String {
+        case.id.clone()
+    }
+
+    /// Whether leaving out an id also leaves out every test whose id contains it (libtest).
+    fn deselect_matches_substrings(&self) -> bool {
+        false
+    }
+
+    /// Whether agent backends can repair this framework's test files.
+    fn agents_repair(&self) -> bool {
+        false
+    }
+
+    /// Where `apply` copies one of a layer's files (`file`, in the session), relative to the
+    /// repository `repo`; None for a file that is not one of this framework's tests.
+    fn apply_path(&self, repo: &Path, layer: &str, file: &Path) -> Option<PathBuf>;
+
+    /// The folder, relative to the repository, where `apply` keeps the record of what it wrote.
+    fn apply_manifest_dir(&self) -> &'static str;
+
+    /// What the applied tests need beside them, written once they are in place; returns how to
+    /// run them, when there is something to say.
+    fn apply_support(&self, _repo: &Path) -> crate::error::Result<Option<String>> {
+        Ok(None)
+    }
+}
 
 /// One run of one layer's tests.
 pub struct RunSpec<'a> {

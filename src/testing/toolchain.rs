@@ -7,10 +7,13 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::framework::{Family, Framework, UNKNOWN};
+
 const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Toolchain {
+    /// The framework's recorded name (`unknown` when none was detected).
     pub framework: String,
     /// The interpreter or build tool (`/repo/.venv/bin/python`, `python3`, `node`, `cargo`, `go`).
     pub interpreter: String,
@@ -26,6 +29,13 @@ pub struct Toolchain {
     pub coverage_reason: String,
     /// cargo only: cargo-nextest is installed.
     pub nextest: bool,
+}
+
+impl Toolchain {
+    /// The framework this toolchain runs, when it is one team-testing knows.
+    pub fn known_framework(&self) -> Option<Framework> {
+        Framework::parse(&self.framework)
+    }
 }
 
 /// The first line a probe printed. It runs sandboxed: the interpreter may be the repository's
@@ -52,28 +62,31 @@ pub fn python_for(repo: &Path) -> String {
     }
 }
 
-pub fn detect(repo: &Path, framework: &str) -> Toolchain {
-    match framework {
-        "pytest" | "unittest" => python(repo, framework),
-        "cargo" => cargo(repo),
-        "jest" | "vitest" | "mocha" | "node" => node(repo, framework),
-        "go" => go(repo),
-        other => Toolchain {
-            framework: other.into(),
-            coverage_reason: format!("no known test framework ({other})"),
+/// The toolchain of `framework` on this machine; None (no framework detected) has none.
+pub fn detect(repo: &Path, framework: Option<Framework>) -> Toolchain {
+    let Some(framework) = framework else {
+        return Toolchain {
+            framework: UNKNOWN.into(),
+            coverage_reason: format!("no known test framework ({UNKNOWN})"),
             ..Default::default()
-        },
+        };
+    };
+    match framework.family() {
+        Family::Python => python(repo, framework),
+        Family::Cargo => cargo(repo),
+        Family::Node => node(repo, framework),
+        Family::Go => go(repo),
     }
 }
 
-fn python(repo: &Path, framework: &str) -> Toolchain {
+fn python(repo: &Path, framework: Framework) -> Toolchain {
     let py = python_for(repo);
     let version = probe(
         &[&py, "-c", "import sys; print(sys.version.split()[0])"],
         repo,
     );
     let has = |module: &str| probe(&[&py, "-c", &format!("import {module}")], repo).is_some();
-    let (runner, available, hint) = if framework == "pytest" {
+    let (runner, available, hint) = if framework == Framework::Pytest {
         let ok = version.is_some() && has("pytest");
         (
             vec![py.clone(), "-m".into(), "pytest".into()],
@@ -104,7 +117,7 @@ fn python(repo: &Path, framework: &str) -> Toolchain {
         )
     };
     Toolchain {
-        framework: framework.into(),
+        framework: framework.to_string(),
         interpreter: py,
         interpreter_version: version,
         runner,
@@ -143,7 +156,7 @@ fn cargo(repo: &Path) -> Toolchain {
         vec!["cargo".into(), "test".into()]
     };
     Toolchain {
-        framework: "cargo".into(),
+        framework: Framework::Cargo.to_string(),
         interpreter: "cargo".into(),
         runner_available: version.is_some(),
         install_hint: version
@@ -157,15 +170,16 @@ fn cargo(repo: &Path) -> Toolchain {
     }
 }
 
-fn node(repo: &Path, framework: &str) -> Toolchain {
+fn node(repo: &Path, framework: Framework) -> Toolchain {
     let version = probe(&["node", "--version"], repo);
     let bin = |name: &str| repo.join("node_modules/.bin").join(name);
     let local = |name: &str| bin(name).is_file();
+    let name = framework.as_str();
     let (runner, available, hint): (Vec<String>, bool, Option<String>) = match framework {
-        "jest" | "vitest" | "mocha" => (
-            vec![bin(framework).display().to_string()],
-            version.is_some() && local(framework),
-            (!local(framework)).then(|| {
+        Framework::Jest | Framework::Vitest | Framework::Mocha => (
+            vec![bin(name).display().to_string()],
+            version.is_some() && local(name),
+            (!local(name)).then(|| {
                 format!(
                     "npm install --save-dev {framework}  (in {})",
                     repo.display()
@@ -180,17 +194,17 @@ fn node(repo: &Path, framework: &str) -> Toolchain {
     };
     let modules = repo.join("node_modules");
     let (coverage_tool, coverage_reason) = match framework {
-        "jest" if local("jest") => (
+        Framework::Jest if local("jest") => (
             Some("jest (istanbul)".to_string()),
             "jest --coverage is built in".to_string(),
         ),
-        "vitest" if modules.join("@vitest/coverage-v8").is_dir() => (
+        Framework::Vitest if modules.join("@vitest/coverage-v8").is_dir() => (
             Some("vitest (@vitest/coverage-v8)".to_string()),
             "@vitest/coverage-v8 is installed".to_string(),
         ),
         _ if local("c8") => (Some("c8".to_string()), "node_modules/.bin/c8".to_string()),
         _ if local("nyc") => (Some("nyc".to_string()), "node_modules/.bin/nyc".to_string()),
-        "node" if version.as_deref().is_some_and(|v| node_major(v) >= 20) => (
+        Framework::NodeTest if version.as_deref().is_some_and(|v| node_major(v) >= 20) => (
             Some("node --experimental-test-coverage".to_string()),
             "node >= 20 measures coverage itself".to_string(),
         ),
@@ -200,7 +214,7 @@ fn node(repo: &Path, framework: &str) -> Toolchain {
         ),
     };
     Toolchain {
-        framework: framework.into(),
+        framework: framework.to_string(),
         interpreter: "node".into(),
         install_hint: if version.is_none() {
             Some("install Node.js (apt-get install nodejs npm)".into())
@@ -228,13 +242,13 @@ fn node_major(version: &str) -> u32 {
 fn go(repo: &Path) -> Toolchain {
     let version = probe(&["go", "version"], repo);
     Toolchain {
-        framework: "go".into(),
+        framework: Framework::Go.to_string(),
         interpreter: "go".into(),
         runner: vec!["go".into(), "test".into()],
         runner_available: version.is_some(),
         install_hint: version
             .is_none()
-            .then(|| "install Go (apt-get install golang)".to_string()),
+            .then(|| "install Go (apt-get install golang-go)".to_string()),
         coverage_tool: version.is_some().then(|| "go -coverprofile".to_string()),
         coverage_reason: if version.is_some() {
             "go test measures coverage itself".into()
@@ -262,7 +276,7 @@ mod tests {
     #[test]
     fn a_missing_runner_says_how_to_install_it() {
         let dir = tempfile::tempdir().unwrap();
-        let t = detect(dir.path(), "jest");
+        let t = detect(dir.path(), Some(Framework::Jest));
         assert!(!t.runner_available);
         assert!(t
             .install_hint
@@ -273,7 +287,11 @@ mod tests {
 
     #[test]
     fn unknown_framework_has_no_runner() {
-        let t = detect(Path::new("."), "unknown");
+        let t = detect(Path::new("."), None);
         assert!(!t.runner_available && t.coverage_tool.is_none());
+        assert_eq!(
+            (t.framework.as_str(), t.known_framework()),
+            ("unknown", None)
+        );
     }
 }

@@ -5,76 +5,31 @@
 //! PYTHONPATH, so code that writes next to itself writes into the mirror.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use super::coveragepy::parse_coveragepy_json;
-use super::effects::EffectsAudit;
-use super::junit::parse_junit;
-use super::report::{TestCase, TestStatus};
-use super::runner::{tail_lines, LoadError, RunOutput, RunSpec};
-use crate::proc::{run_sandboxed, Captured};
-
-/// Test files of a layer: test_*.py and *_test.py, at any depth, sorted.
-pub fn test_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            let name = e.file_name().to_string_lossy().into_owned();
-            if p.is_dir() {
-                if !name.starts_with('.') && name != "__pycache__" {
-                    stack.push(p);
-                }
-            } else if name.ends_with(".py")
-                && (name.starts_with("test_") || name.ends_with("_test.py"))
-            {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
+use super::test_files;
+use crate::proc::Captured;
+use crate::testing::coveragepy::parse_coveragepy_json;
+use crate::testing::effects::EffectsAudit;
+use crate::testing::exec::{Exec, ExecError};
+use crate::testing::junit::parse_junit;
+use crate::testing::report::{TestCase, TestStatus};
+use crate::testing::runner::{tail_lines, LoadError, RunOutput, RunSpec};
 
 struct Ctx<'a> {
     spec: &'a RunSpec<'a>,
     /// The mirror of the repository the tests import.
     copy: PathBuf,
-    env: Vec<(String, String)>,
+    /// Every child runs from the layer's test folder with the Python environment.
+    exec: Exec<'a>,
     ini: PathBuf,
-    deadline: Instant,
     /// The effects plugin every pytest process of the run loads.
     audit: EffectsAudit,
 }
 
 impl Ctx<'_> {
-    fn left(&self) -> Duration {
-        self.deadline.saturating_duration_since(Instant::now())
-    }
-
-    fn exec(&self, argv: &[String]) -> Result<Captured, String> {
-        let args: Vec<&str> = argv.iter().map(String::as_str).collect();
-        let env: Vec<(&str, &str)> = self
-            .env
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str()))
-            .collect();
-        if self.left().is_zero() {
-            return Err("timed out".into());
-        }
-        run_sandboxed(
-            self.spec.sandbox,
-            &args,
-            &self.spec.test_dir,
-            &env,
-            None,
-            self.left(),
-        )
-        .map_err(|e| e.to_string())
+    fn exec(&self, argv: &[String]) -> Result<Captured, ExecError> {
+        self.exec.run(argv)
     }
 
     /// `python -m pytest` with our own ini, so the target's addopts and conftest stay out.
@@ -143,7 +98,9 @@ pub fn run(spec: &RunSpec) -> RunOutput {
     let started = Instant::now();
     let mut out = RunOutput::default();
     let copy = copy_dir(spec);
-    if let Err(e) = super::workspace::mirror(spec.repo, &copy, &std::collections::BTreeMap::new()) {
+    if let Err(e) =
+        crate::testing::workspace::mirror(spec.repo, &copy, &std::collections::BTreeMap::new())
+    {
         out.env_problem = Some(format!(
             "cannot mirror {} into {}: {e}",
             spec.repo.display(),
@@ -171,14 +128,18 @@ pub fn run(spec: &RunSpec) -> RunOutput {
     };
     let ctx = Ctx {
         spec,
-        env: python_env(
-            &copy,
-            &spec.results.join(format!(".coverage-{}", spec.run_no)),
-            &audit,
-        ),
+        exec: Exec {
+            sandbox: spec.sandbox,
+            cwd: spec.test_dir.clone(),
+            env: python_env(
+                &copy,
+                &spec.results.join(format!(".coverage-{}", spec.run_no)),
+                &audit,
+            ),
+            deadline: started + spec.timeout,
+        },
         copy,
         ini: spec.results.join("pytest-isolated.ini"),
-        deadline: started + spec.timeout,
         audit,
     };
     if let Err(e) = crate::util::write_nofollow(&ctx.ini, b"[pytest]\n") {
@@ -189,8 +150,8 @@ pub fn run(spec: &RunSpec) -> RunOutput {
     match collect(&ctx, &files) {
         Ok(errors) => out.load_errors = errors,
         Err(e) => {
-            out.timed_out = e.contains("timed out");
-            out.env_problem = Some(e);
+            out.timed_out = matches!(e, ExecError::TimedOut { .. });
+            out.env_problem = Some(e.to_string());
             return out;
         }
     }
@@ -213,7 +174,7 @@ pub fn run(spec: &RunSpec) -> RunOutput {
 }
 
 /// L0: collect only. Files whose collection fails are reported with pytest's error and left out.
-fn collect(ctx: &Ctx, files: &[PathBuf]) -> Result<Vec<LoadError>, String> {
+fn collect(ctx: &Ctx, files: &[PathBuf]) -> Result<Vec<LoadError>, ExecError> {
     if files.is_empty() {
         return Ok(Vec::new());
     }
@@ -227,11 +188,11 @@ fn collect(ctx: &Ctx, files: &[PathBuf]) -> Result<Vec<LoadError>, String> {
     argv.extend(files.iter().map(|f| s(f)));
     let run = ctx.exec(&argv)?;
     let cases = parse_junit(&junit).map_err(|e| {
-        format!(
+        ExecError::Failed(format!(
             "pytest could not collect the tests (exit {:?}): {e}\n{}",
             run.status,
             tail_lines(&format!("{}{}", run.stdout, run.stderr), 20)
-        )
+        ))
     })?;
     Ok(cases
         .iter()
@@ -279,7 +240,7 @@ fn run_tests(ctx: &Ctx, files: &[&PathBuf], out: &mut RunOutput) {
     let run = match ctx.exec(&argv) {
         Ok(r) => r,
         Err(e) => {
-            out.timed_out = e.contains("timed out");
+            out.timed_out = matches!(e, ExecError::TimedOut { .. });
             out.env_problem = Some(format!("the test run did not finish: {e}"));
             return;
         }
@@ -392,16 +353,20 @@ pub fn rerun(spec: &RunSpec, case: &TestCase) -> Option<TestStatus> {
     let audit = effects_audit(spec, &format!("rerun-{}", spec.run_no)).ok()?;
     let ctx = Ctx {
         spec,
-        env: python_env(
-            &copy,
-            &spec
-                .results
-                .join(format!(".coverage-rerun-{}", spec.run_no)),
-            &audit,
-        ),
+        exec: Exec {
+            sandbox: spec.sandbox,
+            cwd: spec.test_dir.clone(),
+            env: python_env(
+                &copy,
+                &spec
+                    .results
+                    .join(format!(".coverage-rerun-{}", spec.run_no)),
+                &audit,
+            ),
+            deadline: Instant::now() + spec.timeout,
+        },
         copy,
         ini: spec.results.join("pytest-isolated.ini"),
-        deadline: Instant::now() + spec.timeout,
         audit,
     };
     let mut argv = ctx.pytest();

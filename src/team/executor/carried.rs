@@ -1,0 +1,83 @@
+//! What `rerun` keeps from the run it repeats.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::team::RoleContext;
+use crate::testing::report::{TestCase, TestStatus};
+use crate::testing::runner::Runner;
+
+/// What a rerun keeps from the run it repeats: the tests that passed there (as the runner's
+/// deselect ids) and that run's coverage, which the failed tests alone cannot measure.
+pub(super) struct Carried {
+    pub from: String,
+    pub passed: Vec<String>,
+    pub coverage: Option<f64>,
+}
+
+impl Carried {
+    pub(super) fn load(
+        ctx: &RoleContext,
+        runner: &dyn Runner,
+        test_dir: &Path,
+    ) -> Result<Option<Carried>, String> {
+        let Some(from) = ctx.task.meta.get("rerun_of").and_then(Value::as_str) else {
+            return Ok(None);
+        };
+        let graph = ctx.session.load_tasks().map_err(|e| e.to_string())?;
+        let outcome = graph
+            .get(from)
+            .and_then(|t| t.outcome.clone())
+            .ok_or_else(|| format!("rerun of {from}: it has no recorded outcome"))?;
+        let run = outcome
+            .data
+            .get("run")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("rerun of {from}: no run record named in its outcome"))?;
+        let record: Value = crate::util::read_json(&ctx.session.root.join(run))
+            .map_err(|e| format!("rerun of {from}: {e}"))?;
+        let tests: Vec<&Value> = record["tests"].as_array().into_iter().flatten().collect();
+        let not_passed: Vec<&str> = tests
+            .iter()
+            .filter(|t| t["status"] != "passed" && t["status"] != "skipped")
+            .filter_map(|t| t["id"].as_str())
+            .collect();
+        let passed = tests
+            .iter()
+            .filter(|t| t["status"] == "passed")
+            // libtest's --skip matches substrings: a pass whose name is inside a failed test's
+            // name would skip that one too, so it runs again instead.
+            .filter(|t| {
+                !runner.deselect_matches_substrings()
+                    || t["id"]
+                        .as_str()
+                        .is_some_and(|id| !not_passed.iter().any(|f| f.contains(id)))
+            })
+            .filter_map(|t| {
+                let id = t["id"].as_str()?;
+                let (classname, name) = match id.rsplit_once("::") {
+                    Some((c, n)) => (Some(c.to_string()), n.to_string()),
+                    None => (None, id.to_string()),
+                };
+                let case = TestCase {
+                    id: id.to_string(),
+                    name,
+                    classname,
+                    file: t["file"].as_str().map(str::to_string),
+                    line: None,
+                    status: TestStatus::Passed,
+                    duration_s: None,
+                    message: None,
+                    detail: None,
+                };
+                Some(runner.selector(test_dir, &case))
+            })
+            .collect();
+        Ok(Some(Carried {
+            from: from.to_string(),
+            passed,
+            coverage: outcome.coverage,
+        }))
+    }
+}

@@ -1,0 +1,364 @@
+//! What a run leaves: `results/run-NNN.json` and `coverage-NNN.json`, and the outcome the
+//! coordinator reads; also the records of runs that ran nothing or could not run.
+
+use std::collections::BTreeMap;
+use std::fs::OpenOptions;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use super::carried::Carried;
+use super::quarantine::Quarantined;
+use crate::tasks::Outcome;
+use crate::team::util::to_map;
+use crate::team::RoleContext;
+use crate::testing::classify::{Classification, Verdict};
+use crate::testing::detect::strategist_outcome;
+use crate::testing::report::{CoverageReport, TestCase, TestStatus, TestTotals};
+use crate::testing::runner::RunOutput;
+use crate::testing::toolchain::Toolchain;
+use crate::util::{atomic_write_json, now_ts};
+
+pub(super) struct Finish<'a> {
+    pub layer: &'a str,
+    pub framework: &'a str,
+    pub n: usize,
+    pub run_path: &'a Path,
+    pub out: RunOutput,
+    pub verdicts: BTreeMap<String, Verdict>,
+    pub flaky: Vec<String>,
+    pub quarantined: Vec<Quarantined>,
+    pub repairs: Vec<Value>,
+    pub started_at: String,
+    pub seconds: f64,
+    pub carried: Option<Carried>,
+}
+
+/// Writes run-NNN.json and coverage-NNN.json and builds the outcome.
+pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
+    let results = ctx.session.root.join("results");
+    // Flaky tests (failed, then passed on a re-run) are neither failures nor passes: they are
+    // reported on their own, since a flake can also be an order dependence in the code.
+    let cases: Vec<TestCase> = f
+        .out
+        .cases
+        .iter()
+        .filter(|c| !f.flaky.contains(&c.id))
+        // A runner that still reports deselected tests (node) must not count a kept pass twice.
+        .filter(|c| !f.carried.as_ref().is_some_and(|k| k.passed.contains(&c.id)))
+        .cloned()
+        .collect();
+    let mut totals = TestTotals::of(&cases);
+    if let Some(c) = &f.carried {
+        // The layer's result: the earlier passes count as they were.
+        totals.total += c.passed.len();
+        totals.passed += c.passed.len();
+    }
+    let pass_rate = totals.pass_rate().unwrap_or(0.0);
+    let scope = scope_files(ctx);
+    let in_scope = |p: &str| scope.is_empty() || scope.iter().any(|s| s == p);
+    let mut f = f;
+    // Files outside the project in a coverage report are left out, and named.
+    let outside = f
+        .out
+        .coverage
+        .as_mut()
+        .map(|c| c.drop_outside())
+        .unwrap_or_default();
+    let unmeasured = match f.out.coverage.as_mut() {
+        Some(report) => add_unmeasured(report, &scope, ctx.repo),
+        None => Vec::new(),
+    };
+    let measured = f
+        .out
+        .coverage
+        .as_ref()
+        .and_then(|c| c.line_percent(in_scope));
+    // A rerun's own coverage comes from the failed tests alone: the layer keeps the better figure.
+    let coverage = match (&f.carried, measured) {
+        (Some(c), Some(m)) => Some(c.coverage.map_or(m, |k| k.max(m))),
+        (Some(c), None) => c.coverage,
+        (None, m) => m,
+    };
+    let branch = f
+        .out
+        .coverage
+        .as_ref()
+        .and_then(|c| c.branch_percent(in_scope));
+    let cov_rel = format!("results/coverage-{:03}.json", f.n);
+    if let Some(report) = &f.out.coverage {
+        let detail = coverage_detail(report, &scope);
+        if let Err(e) =
+            atomic_write_json(&results.join(format!("coverage-{:03}.json", f.n)), &detail)
+        {
+            return Outcome::failed(e.to_string());
+        }
+    }
+    let tests: Vec<Value> = f
+        .out
+        .cases
+        .iter()
+        .map(|c| test_record(c, f.verdicts.get(&c.id), f.flaky.contains(&c.id)))
+        .collect();
+    let mut patterns: BTreeMap<String, usize> = BTreeMap::new();
+    for v in f.verdicts.values() {
+        *patterns
+            .entry(format!(
+                "{}:{}",
+                serde_json::to_value(v.classification)
+                    .unwrap_or_default()
+                    .as_str()
+                    .unwrap_or(""),
+                v.error
+            ))
+            .or_default() += 1;
+    }
+    let record = json!({
+        "task_id": ctx.task.id, "layer": f.layer, "framework": f.framework,
+        "command": f.out.command, "exit_code": f.out.exit_code, "duration_s": f.seconds,
+        "started_at": f.started_at, "finished_at": now_ts(),
+        "total": totals.total, "passed": totals.passed, "failed": totals.failed, "errors": totals.errors,
+        "skipped": totals.skipped, "flaky": f.flaky, "pass_rate": pass_rate,
+        "coverage": coverage, "branch_coverage": branch, "coverage_scope": if scope.is_empty() { json!("whole project") } else { json!(scope) },
+        "coverage_problem": f.out.coverage_problem, "unmeasured_files": unmeasured,
+        "coverage_outside_repo": outside,
+        "coverage_file": f.out.coverage.as_ref().map(|_| cov_rel.clone()),
+        "tests": tests, "load_errors": f.out.load_errors, "quarantined": f.quarantined, "repairs": f.repairs,
+        "defect_patterns": patterns, "reports": f.out.reports, "output_tail": f.out.output_tail,
+    });
+    if let Err(e) = atomic_write_json(f.run_path, &record) {
+        return Outcome::failed(e.to_string());
+    }
+    let cov_text = coverage.map_or_else(|| "n/a".to_string(), |c| format!("{c:.1}%"));
+    let defects = f
+        .verdicts
+        .values()
+        .filter(|v| v.classification == Classification::CodeDefect)
+        .count();
+    let mut out = Outcome::completed(format!(
+        "{}: {} tests, {} passed, {} failed, {} errors, {} skipped, {} flaky; {} code defect(s); pass {:.1}% cov {cov_text}",
+        f.layer, totals.total, totals.passed, totals.failed, totals.errors, totals.skipped, f.flaky.len(), defects, pass_rate * 100.0
+    ));
+    out.pass_rate = Some(pass_rate);
+    if let Some(c) = &f.carried {
+        out.summary = format!(
+            "re-ran the tests that failed in {}, kept its {} passes; {}",
+            c.from,
+            c.passed.len(),
+            out.summary
+        );
+        out.data.insert("rerun_of".into(), json!(c.from));
+        out.data
+            .insert("carried_passes".into(), json!(c.passed.len()));
+    }
+    out.coverage = coverage;
+    if coverage.is_none() {
+        out.data.insert(
+            "coverage_warning".into(),
+            json!(f
+                .out
+                .coverage_problem
+                .clone()
+                .unwrap_or_else(|| "no coverage data".into())),
+        );
+    }
+    // The seed's executor state: what worked (when most did) and one point of the coverage history.
+    // What `rerun` names in the layer's next run (bounded: the full list is in the run record).
+    let failed_ids: Vec<&str> = f
+        .out
+        .cases
+        .iter()
+        .filter(|c| matches!(c.status, TestStatus::Failed | TestStatus::Error))
+        .filter(|c| !f.flaky.contains(&c.id))
+        .map(|c| c.id.as_str())
+        .take(100)
+        .collect();
+    let effective: Vec<&str> = if pass_rate > 0.8 {
+        effective_files(&cases)
+    } else {
+        Vec::new()
+    };
+    out.data.extend(to_map(json!({
+        "effective_patterns": effective,
+        "coverage_history_entry": {"task_id": ctx.task.id, "layer": f.layer, "pass_rate": pass_rate, "coverage": coverage},
+        "run": format!("results/run-{:03}.json", f.n), "total": totals.total, "passed": totals.passed,
+        "failed": totals.failed, "errors": totals.errors, "flaky": f.flaky, "branch_coverage": branch,
+        "defect_patterns": patterns, "quarantined": f.quarantined.len(),
+        "failed_tests": failed_ids,
+    })));
+    out.artifacts = std::iter::once(format!("results/run-{:03}.json", f.n))
+        .chain(f.out.reports.iter().cloned())
+        .collect();
+    if f.out.coverage.is_some() {
+        out.artifacts.push(cov_rel);
+    }
+    out
+}
+
+/// Files in scope that the coverage report does not list (never imported or loaded) count as 0 %
+/// of their code lines, so an untested file cannot pass the gate unseen. Returns their paths.
+pub(super) fn add_unmeasured(
+    report: &mut CoverageReport,
+    scope: &[String],
+    repo: &Path,
+) -> Vec<String> {
+    let mut added = Vec::new();
+    for path in scope {
+        if report.files.iter().any(|f| &f.path == path) {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(repo.join(path)) else {
+            continue;
+        };
+        let lines: Vec<u32> = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| {
+                let t = l.trim();
+                !t.is_empty() && !t.starts_with('#') && !t.starts_with("//")
+            })
+            .map(|(i, _)| i as u32 + 1)
+            .collect();
+        report.files.push(crate::testing::report::FileCoverage {
+            path: path.clone(),
+            lines_total: lines.len(),
+            lines_covered: 0,
+            missing_lines: lines,
+            branches_total: 0,
+            branches_covered: 0,
+        });
+        added.push(path.clone());
+    }
+    added
+}
+
+/// Test files all of whose tests passed.
+pub(super) fn effective_files(cases: &[TestCase]) -> Vec<&str> {
+    let mut files: Vec<&str> = cases.iter().filter_map(|c| c.file.as_deref()).collect();
+    files.sort();
+    files.dedup();
+    files.retain(|f| {
+        cases
+            .iter()
+            .filter(|c| c.file.as_deref() == Some(f))
+            .all(|c| c.status == TestStatus::Passed)
+    });
+    files
+}
+
+pub(super) fn test_record(c: &TestCase, v: Option<&Verdict>, flaky: bool) -> Value {
+    json!({
+        "id": c.id, "file": c.file, "status": if flaky { "flaky" } else { status_word(c.status) },
+        "duration_s": c.duration_s, "message": c.message,
+        "classification": v.map(|v| v.classification), "criticality": v.map(|v| v.criticality),
+        "evidence": v.map(|v| json!({"location": v.location, "error": v.error, "excerpt": v.excerpt, "reason": v.reason})),
+    })
+}
+
+pub(super) fn status_word(s: TestStatus) -> &'static str {
+    match s {
+        TestStatus::Passed => "passed",
+        TestStatus::Failed => "failed",
+        TestStatus::Error => "error",
+        TestStatus::Skipped => "skipped",
+    }
+}
+
+/// Per-file coverage of the files in scope (all files when the scope is empty), with missing lines.
+pub(super) fn coverage_detail(report: &CoverageReport, scope: &[String]) -> Value {
+    let files: Vec<Value> = report
+        .files
+        .iter()
+        .filter(|f| scope.is_empty() || scope.contains(&f.path))
+        .map(|f| {
+            json!({"path": f.path, "lines_total": f.lines_total, "lines_covered": f.lines_covered,
+            "line_percent": f.line_percent(), "missing_lines": f.missing_lines,
+            "branches_total": f.branches_total, "branches_covered": f.branches_covered})
+        })
+        .collect();
+    json!({"format": report.format, "scope": scope, "files": files})
+}
+
+/// The strategist's priority files: coverage is judged on them (whole project when there are none).
+pub(super) fn scope_files(ctx: &RoleContext) -> Vec<String> {
+    strategist_outcome(ctx.session)
+        .and_then(|o| o.data.get("priority_files").cloned())
+        .and_then(|v| serde_json::from_value(v).ok())
+        .unwrap_or_default()
+}
+
+/// The runner could not run (missing tool, timeout): an env_issue with the exact fix, posted as a
+/// blocker; the task fails so the coordinator's retry and the user both see it.
+pub(super) fn env_blocker(
+    ctx: &RoleContext,
+    layer: &str,
+    framework: &str,
+    run_path: &Path,
+    tools: &Toolchain,
+    problem: &str,
+    timed_out: bool,
+) -> Outcome {
+    let record = json!({
+        "task_id": ctx.task.id, "layer": layer, "framework": framework, "total": 0, "pass_rate": null,
+        "classification": "env_issue", "timed_out": timed_out, "problem": problem,
+        "install": tools.install_hint, "finished_at": now_ts(),
+    });
+    let _ = atomic_write_json(run_path, &record);
+    let mut out = Outcome::failed(format!("env_issue: {problem}"));
+    out.data = to_map(
+        json!({"blocker": true, "classification": "env_issue", "install": tools.install_hint, "timed_out": timed_out}),
+    );
+    out
+}
+
+/// A run with nothing executed is still recorded, so the analyst sees every attempt.
+pub(super) fn empty_run(
+    ctx: &RoleContext,
+    layer: &str,
+    framework: &str,
+    run_path: &Path,
+    summary: String,
+) -> Outcome {
+    let record = json!({
+        "task_id": ctx.task.id, "layer": layer, "framework": framework, "command": null,
+        "exit_code": null, "total": 0, "passed": 0, "failed": 0, "skipped": 0, "pass_rate": 0.0,
+        "coverage": null, "tests": [], "note": summary, "finished_at": now_ts(),
+    });
+    if let Err(e) = atomic_write_json(run_path, &record) {
+        return Outcome::failed(e.to_string());
+    }
+    let mut out = Outcome::completed(summary);
+    out.pass_rate = Some(0.0);
+    out.data = to_map(record);
+    out.data.insert("tests".into(), json!(0));
+    out.artifacts = vec![run_path
+        .file_name()
+        .map(|n| format!("results/{}", n.to_string_lossy()))
+        .unwrap_or_default()];
+    out
+}
+
+/// Claims the next free run number by creating run-NNN.json exclusively (parallel executors
+/// share the folder), starting after the runs already recorded.
+pub(super) fn reserve_run(results: &Path) -> Result<(usize, PathBuf), String> {
+    let existing = std::fs::read_dir(results)
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| is_run_file(&e.file_name().to_string_lossy()))
+                .count()
+        })
+        .unwrap_or(0);
+    for n in existing + 1..existing + 1000 {
+        let path = results.join(format!("run-{n:03}.json"));
+        match OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(_) => return Ok((n, path)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(format!("cannot create {}: {e}", path.display())),
+        }
+    }
+    Err(format!("no free run number in {}", results.display()))
+}
+
+pub(crate) fn is_run_file(name: &str) -> bool {
+    name.starts_with("run-") && name.ends_with(".json")
+}

@@ -1,0 +1,72 @@
+//! Rust crates: the crate is mirrored into `<session>/workspace/cargo-<layer>`, the layer's
+//! generated files become integration-test targets there (`tests/tt_<layer>_<name>.rs`), an L0
+//! build gate leaves out the files that do not compile, and the tests run with nextest (JUnit),
+//! `cargo llvm-cov`/`cargo tarpaulin` (LCOV) or plain `cargo test` (libtest output). The target
+//! repository is only read; `apply` puts the files where the copy had them.
+
+mod ctx;
+mod gate;
+mod run;
+mod stage;
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+
+use super::report::{TestCase, TestStatus};
+use super::runner::{RunOutput, RunSpec, Runner};
+
+/// Prefix of every staged test target, so they never clash with the crate's own tests.
+pub const STAGED_PREFIX: &str = "tt_";
+
+pub struct CargoRunner;
+
+impl Runner for CargoRunner {
+    fn has_tests(&self, test_dir: &Path) -> bool {
+        !stage::generated_files(test_dir, "").is_empty()
+    }
+
+    fn workspace_dirs(&self, workspace: &Path, layer: &str) -> Vec<PathBuf> {
+        vec![
+            workspace.join(format!("cargo-{layer}")),
+            workspace.join("cargo-target"),
+        ]
+    }
+
+    fn run(&self, spec: &RunSpec) -> RunOutput {
+        run::run(spec)
+    }
+
+    fn rerun(&self, spec: &RunSpec, case: &TestCase) -> Option<TestStatus> {
+        run::rerun(spec, &case.id)
+    }
+
+    /// libtest's `--skip` matches substrings.
+    fn deselect_matches_substrings(&self) -> bool {
+        true
+    }
+
+    fn apply_path(&self, _repo: &Path, layer: &str, file: &Path) -> Option<PathBuf> {
+        let name = file.file_name()?.to_string_lossy();
+        let code = layer.split('-').next().unwrap_or(layer);
+        name.ends_with(".rs")
+            .then(|| Path::new("tests").join(format!("{STAGED_PREFIX}{code}_{name}")))
+    }
+
+    fn apply_manifest_dir(&self) -> &'static str {
+        "tests"
+    }
+}
+
+/// The integration-test target a generated file becomes: `("L1-unit", "area-test.rs")` ->
+/// `tt_L1_area_test` (layer code only; `-` is not allowed in a crate name).
+pub fn staged_name(layer: &str, file: &str) -> String {
+    let code = layer.split('-').next().unwrap_or(layer);
+    let stem = file.strip_suffix(".rs").unwrap_or(file);
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect()
+    };
+    format!("{STAGED_PREFIX}{}_{}", clean(code), clean(stem))
+}

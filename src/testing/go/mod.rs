@@ -1,0 +1,60 @@
+//! Go modules: the module is mirrored into `<session>/workspace/go-<layer>`, each of the layer's
+//! `*_test.go` files goes into the folder of the package its `package` clause names (as
+//! `tt_<layer>_<name>`), an L0 gate (`go test -run '^$'`) leaves out the files that do not
+//! compile, and the tests run with `go test -json -coverprofile`: one result per test from the
+//! events, line coverage from the profile. The target repository is only read; `apply` puts the
+//! files where the copy had them.
+
+mod ctx;
+mod events;
+mod gate;
+mod package;
+mod profile;
+mod run;
+mod stage;
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+
+use super::report::{TestCase, TestStatus};
+use super::runner::{RunOutput, RunSpec, Runner};
+
+pub struct GoRunner;
+
+impl Runner for GoRunner {
+    fn has_tests(&self, test_dir: &Path) -> bool {
+        !stage::test_files(test_dir).is_empty()
+    }
+
+    fn workspace_dirs(&self, workspace: &Path, layer: &str) -> Vec<PathBuf> {
+        vec![
+            workspace.join(format!("go-{layer}")),
+            workspace.join(ctx::CACHE_DIR),
+        ]
+    }
+
+    fn run(&self, spec: &RunSpec) -> RunOutput {
+        run::run(spec)
+    }
+
+    fn rerun(&self, spec: &RunSpec, case: &TestCase) -> Option<TestStatus> {
+        run::rerun(spec, case)
+    }
+
+    /// Next to the code of its package, as in the copy.
+    fn apply_path(&self, repo: &Path, layer: &str, file: &Path) -> Option<PathBuf> {
+        let name = file.file_name()?.to_string_lossy();
+        if !stage::is_test_file(&name) {
+            return None;
+        }
+        let source = std::fs::read_to_string(file).ok()?;
+        let dir = package::package_dir(&package::packages(repo), &source);
+        Some(Path::new(&dir).join(stage::staged_name(layer, &name)))
+    }
+
+    /// The go tool ignores `testdata`: the record of what apply wrote stays out of builds.
+    fn apply_manifest_dir(&self) -> &'static str {
+        "testdata"
+    }
+}

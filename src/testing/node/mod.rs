@@ -1,0 +1,89 @@
+//! JavaScript packages: node's built-in runner (`node --test`), or jest, vitest or
+//! mocha when the project has them in node_modules. The target repository is never written to:
+//! the package is copied into the session and the generated tests run inside that copy.
+//!
+//! Layout convention (the generator follows it): a layer's generated files are copied to
+//! `<package copy>/tt-tests/<layer>/`, two folders below the package root, so a generated test
+//! imports the code under test relative to the package root: `import { f } from '../../strings.js'`
+//! (or `require('../../strings.js')` in a CommonJS package). The copy keeps the package's
+//! package.json, so `"type": "module"` and node_modules resolve as they do in the repository.
+//!
+//! A run: copy the package (node_modules symlinked, not copied), copy the layer's files, an L0
+//! gate (`node --check` per file; a file that does not parse is a load error and stays out),
+//! then one test run writing JUnit (and LCOV when coverage is measured) under `results/`.
+
+mod attribute;
+mod ctx;
+mod gate;
+mod plan;
+mod rerun;
+mod run;
+#[cfg(test)]
+mod tests;
+mod workspace;
+
+use std::path::{Path, PathBuf};
+
+use super::framework::Framework;
+use super::report::{TestCase, TestStatus};
+use super::runner::{RunOutput, RunSpec, Runner};
+
+/// Extensions of generated test files.
+const TEST_EXTS: [&str; 4] = ["js", "mjs", "cjs", "ts"];
+/// Folder of the package copy (and, after `apply`, of the repository) that holds the generated
+/// tests, one subfolder per layer.
+pub const TESTS_DIR: &str = "tt-tests";
+/// The coverage tool value that means node's own coverage (see toolchain.rs).
+const NODE_COVERAGE: &str = "node --experimental-test-coverage";
+/// Lines of a `node --check` error kept in a LoadError.
+const LOAD_ERROR_LINES: usize = 8;
+/// Bytes of a failed file's stderr kept as evidence of why it did not load.
+const STDERR_LIMIT: usize = 4096;
+
+/// Runs node's own test runner, jest, vitest or mocha: which one is the framework's.
+pub struct NodeRunner {
+    framework: Framework,
+}
+
+impl NodeRunner {
+    pub fn new(framework: Framework) -> Self {
+        NodeRunner { framework }
+    }
+}
+
+impl Runner for NodeRunner {
+    fn has_tests(&self, test_dir: &Path) -> bool {
+        !workspace::generated_files(test_dir).is_empty()
+    }
+
+    fn workspace_dirs(&self, workspace: &Path, layer: &str) -> Vec<PathBuf> {
+        vec![
+            workspace.join(format!("node-{layer}")),
+            workspace.join(format!("node-{layer}.tmp")),
+        ]
+    }
+
+    fn run(&self, spec: &RunSpec) -> RunOutput {
+        run::run(spec, self.framework)
+    }
+
+    fn rerun(&self, spec: &RunSpec, case: &TestCase) -> Option<TestStatus> {
+        run::rerun(spec, self.framework, &case.id)
+    }
+
+    /// TypeScript stays in the session: the project's own toolchain may not compile it.
+    fn apply_path(&self, _repo: &Path, layer: &str, file: &Path) -> Option<PathBuf> {
+        let name = file.file_name()?.to_string_lossy();
+        (name.ends_with(".js") || name.ends_with(".mjs"))
+            .then(|| Path::new(TESTS_DIR).join(layer).join(&*name))
+    }
+
+    fn apply_manifest_dir(&self) -> &'static str {
+        TESTS_DIR
+    }
+}
+
+/// The env problem when the node binary (`program`) cannot be started.
+fn missing_node(program: &str) -> String {
+    format!("{program} not found: install Node.js (apt-get install nodejs)")
+}

@@ -1,0 +1,220 @@
+//! The command of a run for each runner: node --test with our reporters, jest with jest-junit,
+//! vitest, mocha; c8 or nyc around it when they measure coverage.
+
+use std::path::{Path, PathBuf};
+
+use super::ctx::Ctx;
+use super::run::{Coverage, Plan};
+use crate::testing::framework::Framework;
+
+impl Ctx<'_> {
+    pub(super) fn plan(&self, files: &[PathBuf], coverage: Coverage) -> Result<Plan, String> {
+        let junit = self.result_file("junit", "xml").0;
+        let lcov_dir = self.scratch.join("coverage");
+        // A repair iteration reruns under the same run number: an old report must not pass
+        // for this run's when the tool dies before writing its own.
+        let _ = std::fs::remove_dir_all(&lcov_dir);
+        let _ = std::fs::remove_file(&junit);
+        let _ = std::fs::remove_file(self.result_file("lcov", "info").0);
+        let files: Vec<String> = files.iter().map(|f| self.in_copy(f)).collect();
+        let mut plan = match self.framework {
+            Framework::Jest => self.jest(&files, &junit, coverage, &lcov_dir)?,
+            Framework::Vitest => self.vitest(&files, &junit, coverage, &lcov_dir),
+            Framework::Mocha => self.mocha(&files, &junit),
+            _ => self.node_test(&files, &junit, coverage == Coverage::NodeBuiltin),
+        };
+        self.wrap_coverage(&mut plan, coverage, &lcov_dir);
+        Ok(plan)
+    }
+
+    /// `node --test` with JUnit, spec (stdout), attribution and, with node's own coverage, LCOV.
+    pub(super) fn node_test(&self, files: &[String], junit: &Path, coverage: bool) -> Plan {
+        let attribution = self
+            .scratch
+            .join(format!("attribution-{}.jsonl", self.spec.run_no));
+        let _ = std::fs::remove_file(&attribution);
+        let mut argv = self.node_runner();
+        argv.extend(self.reporters(junit, &attribution));
+        argv.extend(
+            ["--test-reporter=spec", "--test-reporter-destination=stdout"].map(String::from),
+        );
+        let mut lcov = None;
+        if coverage {
+            let path = self.result_file("lcov", "info").0;
+            argv.push("--experimental-test-coverage".into());
+            argv.push("--test-reporter=lcov".into());
+            argv.push(format!("--test-reporter-destination={}", path.display()));
+            lcov = Some(path);
+        }
+        argv.extend(files.iter().cloned());
+        Plan {
+            argv,
+            env: Vec::new(),
+            junit: junit.to_path_buf(),
+            attribution: Some(attribution),
+            lcov,
+        }
+    }
+
+    /// `node --test` (the toolchain's runner argv when it has one).
+    pub(super) fn node_runner(&self) -> Vec<String> {
+        let runner = &self.spec.tools.runner;
+        if runner.is_empty() || self.framework != Framework::NodeTest {
+            vec![self.node(), "--test".into()]
+        } else {
+            runner.clone()
+        }
+    }
+
+    /// The JUnit and attribution reporters (every node run has both).
+    pub(super) fn reporters(&self, junit: &Path, attribution: &Path) -> Vec<String> {
+        let reporter = self.scratch.join("attribution.mjs");
+        vec![
+            "--test-reporter=junit".into(),
+            format!("--test-reporter-destination={}", junit.display()),
+            format!("--test-reporter={}", reporter.display()),
+            format!("--test-reporter-destination={}", attribution.display()),
+        ]
+    }
+
+    /// jest with jest-junit (jest's own JSON is not a format we parse).
+    pub(super) fn jest(
+        &self,
+        files: &[String],
+        junit: &Path,
+        coverage: Coverage,
+        lcov_dir: &Path,
+    ) -> Result<Plan, String> {
+        if !self.copy.join("node_modules/jest-junit").is_dir() {
+            return Err(format!(
+                "jest needs jest-junit to report results: npm install --save-dev jest-junit  (in {})",
+                self.spec.repo.display()
+            ));
+        }
+        let mut argv = self.spec.tools.runner.clone();
+        argv.extend(["--ci", "--reporters=default", "--reporters=jest-junit"].map(String::from));
+        let mut lcov = None;
+        if coverage == Coverage::Framework {
+            argv.extend(["--coverage".into(), "--coverageReporters=lcov".into()]);
+            argv.push(format!("--coverageDirectory={}", lcov_dir.display()));
+            lcov = Some(lcov_dir.join("lcov.info"));
+        }
+        // Array options (--reporters, --coverageReporters) swallow the plain words after them:
+        // a boolean flag right before the files ends them.
+        argv.push("--runTestsByPath".into());
+        argv.extend(files.iter().cloned());
+        let mut env = vec![
+            (
+                "JEST_JUNIT_OUTPUT_FILE".to_string(),
+                junit.display().to_string(),
+            ),
+            ("JEST_JUNIT_ADD_FILE_ATTRIBUTE".into(), "true".into()),
+            // classname = the enclosing describe blocks, name = the test: ids like node's.
+            ("JEST_JUNIT_CLASSNAME".into(), "{classname}".into()),
+            ("JEST_JUNIT_TITLE".into(), "{title}".into()),
+            ("JEST_JUNIT_ANCESTOR_SEPARATOR".into(), " > ".into()),
+            // Without it a test file that fails to load is missing from the report.
+            ("JEST_JUNIT_REPORT_TEST_SUITE_ERRORS".into(), "true".into()),
+        ];
+        // jest runs ES modules only under node's VM-modules flag.
+        if self.is_esm_package() {
+            let inherited = std::env::var("NODE_OPTIONS").unwrap_or_default();
+            let options = format!("{inherited} --experimental-vm-modules");
+            env.push(("NODE_OPTIONS".into(), options.trim().to_string()));
+        }
+        Ok(Plan {
+            argv,
+            env,
+            junit: junit.to_path_buf(),
+            attribution: None,
+            lcov,
+        })
+    }
+
+    pub(super) fn vitest(
+        &self,
+        files: &[String],
+        junit: &Path,
+        coverage: Coverage,
+        lcov_dir: &Path,
+    ) -> Plan {
+        let mut argv = self.spec.tools.runner.clone();
+        argv.extend(["run", "--reporter=default", "--reporter=junit"].map(String::from));
+        argv.push(format!("--outputFile.junit={}", junit.display()));
+        let mut lcov = None;
+        if coverage == Coverage::Framework {
+            // vitest writes no coverage for a failing run unless told to.
+            argv.extend(
+                [
+                    "--coverage.enabled=true",
+                    "--coverage.reporter=lcov",
+                    "--coverage.reportOnFailure=true",
+                ]
+                .map(String::from),
+            );
+            argv.push(format!(
+                "--coverage.reportsDirectory={}",
+                lcov_dir.display()
+            ));
+            lcov = Some(lcov_dir.join("lcov.info"));
+        }
+        argv.extend(files.iter().cloned());
+        Plan {
+            argv,
+            env: Vec::new(),
+            junit: junit.to_path_buf(),
+            attribution: None,
+            lcov,
+        }
+    }
+
+    /// mocha with its built-in xunit reporter (JUnit-shaped XML).
+    pub(super) fn mocha(&self, files: &[String], junit: &Path) -> Plan {
+        let mut argv = self.spec.tools.runner.clone();
+        argv.push("--reporter=xunit".into());
+        argv.push(format!("--reporter-option=output={}", junit.display()));
+        argv.extend(files.iter().cloned());
+        Plan {
+            argv,
+            env: Vec::new(),
+            junit: junit.to_path_buf(),
+            attribution: None,
+            lcov: None,
+        }
+    }
+
+    /// c8 and nyc wrap the whole command and write `lcov.info` into `lcov_dir`.
+    pub(super) fn wrap_coverage(&self, plan: &mut Plan, coverage: Coverage, lcov_dir: &Path) {
+        let bin = |name: &str| {
+            self.copy
+                .join("node_modules/.bin")
+                .join(name)
+                .display()
+                .to_string()
+        };
+        let mut wrapper = match coverage {
+            Coverage::C8 => vec![
+                bin("c8"),
+                "--reporter=lcovonly".into(),
+                format!("--reports-dir={}", lcov_dir.display()),
+                format!("--temp-directory={}", lcov_dir.join("tmp").display()),
+            ],
+            Coverage::Nyc => vec![
+                bin("nyc"),
+                "--reporter=lcovonly".into(),
+                format!("--report-dir={}", lcov_dir.display()),
+                format!("--temp-dir={}", lcov_dir.join("nyc_output").display()),
+            ],
+            _ => return,
+        };
+        wrapper.append(&mut plan.argv);
+        plan.argv = wrapper;
+        plan.lcov = Some(lcov_dir.join("lcov.info"));
+    }
+
+    pub(super) fn is_esm_package(&self) -> bool {
+        let text = std::fs::read_to_string(self.copy.join("package.json")).unwrap_or_default();
+        serde_json::from_str::<serde_json::Value>(&text)
+            .is_ok_and(|v| v.get("type").and_then(|t| t.as_str()) == Some("module"))
+    }
+}

@@ -1,0 +1,131 @@
+//! What a rerun runs: the case's file and a name filter built from its id.
+
+use std::path::PathBuf;
+
+use super::ctx::Ctx;
+use super::run::{Coverage, Plan};
+use super::workspace::generated_files;
+use crate::testing::framework::Framework;
+use crate::testing::report::{TestCase, TestStatus};
+
+/// What a rerun runs, from a case id.
+pub(super) struct Target {
+    /// Generated files to run (the case's own file when the id names one).
+    pub files: Vec<PathBuf>,
+    /// The test's title (`suite > test`), for the framework's name filter; None runs the whole
+    /// file (a file-level failure).
+    pub name: Option<String>,
+}
+
+impl Target {
+    pub(super) fn of(ctx: &Ctx, case_id: &str) -> Target {
+        let file_of = |rel: &str| {
+            let path = ctx.layer_dir.join(rel);
+            (path.is_file() && !rel.is_empty()).then_some(path)
+        };
+        if let Some(file) = file_of(case_id) {
+            return Target {
+                files: vec![file],
+                name: None,
+            };
+        }
+        let (file, rest) = case_id.split_once("::").unwrap_or(("", case_id));
+        match file_of(file) {
+            Some(path) => Target {
+                files: vec![path],
+                name: Some(rest.to_string()),
+            },
+            // Not one of our ids (no attribution): every file, name after the last `::`.
+            None => Target {
+                files: generated_files(&ctx.layer_dir),
+                name: Some(case_id.rsplit("::").next().unwrap_or(case_id).to_string()),
+            },
+        }
+    }
+
+    /// The rerun case's status; for a whole file, Failed while it still fails to load, else
+    /// the worst status of its tests.
+    pub(super) fn status_in(&self, cases: &[TestCase], case_id: &str) -> Option<TestStatus> {
+        if let Some(case) = cases.iter().find(|c| c.id == case_id) {
+            return Some(case.status);
+        }
+        if self.name.is_some() || cases.is_empty() {
+            return None;
+        }
+        let failed = cases
+            .iter()
+            .any(|c| matches!(c.status, TestStatus::Failed | TestStatus::Error));
+        Some(if failed {
+            TestStatus::Failed
+        } else {
+            TestStatus::Passed
+        })
+    }
+}
+
+impl Ctx<'_> {
+    /// The command for a rerun: the case's file, a name filter, JUnit into the scratch folder
+    /// (rerun reports are not kept), no coverage.
+    pub(super) fn rerun_plan(&self, target: &Target) -> Option<Plan> {
+        if target.files.is_empty() {
+            return None;
+        }
+        let junit = self.scratch.join("rerun-junit.xml");
+        let _ = std::fs::remove_file(&junit);
+        let files: Vec<String> = target.files.iter().map(|f| self.in_copy(f)).collect();
+        let mut plan = match self.framework {
+            Framework::Jest => self
+                .jest(&files, &junit, Coverage::Off, &self.scratch)
+                .ok()?,
+            Framework::Vitest => self.vitest(&files, &junit, Coverage::Off, &self.scratch),
+            Framework::Mocha => self.mocha(&files, &junit),
+            _ => return Some(self.node_rerun(&files, junit, target.name.as_deref())),
+        };
+        if let Some(title) = &target.name {
+            // jest -t, vitest -t and mocha --grep match the full title: suites and test joined
+            // by spaces.
+            let flag = match self.framework {
+                Framework::Mocha => "--grep",
+                _ => "-t",
+            };
+            let full = regex_escape(&title.replace(" > ", " "));
+            // Before the files: jest's array options would swallow what follows them.
+            let at = plan.argv.len() - files.len();
+            plan.argv
+                .splice(at..at, [flag.to_string(), format!("^{full}$")]);
+        }
+        Some(plan)
+    }
+
+    pub(super) fn node_rerun(&self, files: &[String], junit: PathBuf, title: Option<&str>) -> Plan {
+        let attribution = self.scratch.join("rerun-attribution.jsonl");
+        let mut argv = self.node_runner();
+        argv.extend(self.reporters(&junit, &attribution));
+        if let Some(title) = title {
+            // node matches each test's own name (suites always run to reach their tests), so
+            // the pattern is the last segment, anchored.
+            let name = title.rsplit(" > ").next().unwrap_or(title);
+            argv.push(format!("--test-name-pattern=^{}$", regex_escape(name)));
+        }
+        argv.extend(files.iter().cloned());
+        Plan {
+            argv,
+            env: Vec::new(),
+            junit,
+            attribution: Some(attribution),
+            lcov: None,
+        }
+    }
+}
+
+/// `text` as a literal JavaScript regular expression.
+pub(super) fn regex_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "\\^$.|?*+()[]{}/".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}

@@ -1,0 +1,97 @@
+//! pytest and unittest projects: the layer's tests run with pytest (under coverage.py when it is
+//! installed) against a mirror of the repository; `apply` puts them under `tests/team_testing`.
+
+mod apply;
+mod run;
+
+use std::path::{Path, PathBuf};
+
+use super::report::{TestCase, TestStatus};
+use super::runner::{RunOutput, RunSpec, Runner};
+use super::toolchain::Toolchain;
+
+pub use run::node_id;
+
+/// Where `apply` puts Python tests, one package per layer.
+const APPLY_DIR: &str = "tests/team_testing";
+
+pub struct PythonRunner;
+
+impl Runner for PythonRunner {
+    fn has_tests(&self, test_dir: &Path) -> bool {
+        !test_files(test_dir).is_empty()
+    }
+
+    fn workspace_dirs(&self, workspace: &Path, layer: &str) -> Vec<PathBuf> {
+        vec![
+            workspace.join(format!("python-{layer}")),
+            workspace.join(format!("python-{layer}.tmp")),
+        ]
+    }
+
+    /// The interpreter's own folders (a pyenv or venv outside the repository).
+    fn read_roots(&self, tools: &Toolchain, repo: &Path) -> Vec<PathBuf> {
+        crate::sandbox::python_roots(&tools.interpreter, repo)
+    }
+
+    fn run(&self, spec: &RunSpec) -> RunOutput {
+        run::run(spec)
+    }
+
+    fn rerun(&self, spec: &RunSpec, case: &TestCase) -> Option<TestStatus> {
+        run::rerun(spec, case)
+    }
+
+    /// pytest deselects by node id (`pkg/test_x.py::TestC::test_y`), not by the JUnit id.
+    fn selector(&self, test_dir: &Path, case: &TestCase) -> String {
+        node_id(test_dir, case)
+    }
+
+    fn agents_repair(&self) -> bool {
+        true
+    }
+
+    fn apply_path(&self, _repo: &Path, layer: &str, file: &Path) -> Option<PathBuf> {
+        let name = file.file_name()?.to_string_lossy();
+        name.ends_with(".py").then(|| {
+            Path::new(APPLY_DIR)
+                .join(apply::package(layer))
+                .join(&*name)
+        })
+    }
+
+    fn apply_manifest_dir(&self) -> &'static str {
+        APPLY_DIR
+    }
+
+    fn apply_support(&self, repo: &Path) -> crate::error::Result<Option<String>> {
+        apply::write_support(&repo.join(APPLY_DIR))?;
+        Ok(Some(format!("run them with: pytest {APPLY_DIR}")))
+    }
+}
+
+/// Test files of a layer: test_*.py and *_test.py, at any depth, sorted.
+pub fn test_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if p.is_dir() {
+                if !name.starts_with('.') && name != "__pycache__" {
+                    stack.push(p);
+                }
+            } else if name.ends_with(".py")
+                && (name.starts_with("test_") || name.ends_with("_test.py"))
+            {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
