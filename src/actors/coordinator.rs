@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use actix::prelude::*;
 use serde_json::json;
 
-use super::worker::{headline, OutcomeRecord, RunTask, Worker, WorkerStopped};
+use super::worker::{OutcomeRecord, RunTask, Worker, WorkerStopped};
 use super::RunEnv;
 use crate::bus::message::{
     ErrorReport, GcLoopTrigger, PipelineSelected, QualityGate, Shutdown, TaskDispatched,
@@ -225,7 +225,7 @@ impl Coordinator {
                         ME,
                         format!(
                             "[coordinator] {id} finished before the interruption: {}",
-                            headline(&r.outcome)
+                            r.outcome.headline()
                         ),
                         Payload::Progress(crate::bus::message::Progress {
                             task_id: id.clone(),
