@@ -1,6 +1,6 @@
 //! Dynamic roles: a role added to a running or paused session (`roles add`, or the coordinator's
 //! handleAdapt after a `capability_gap`). The checks, the role cap and the new task are decided
-//! here; whoever holds the session's lock applies them.
+//! here, and the role files installed; whoever holds the session's lock applies them.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -198,9 +198,9 @@ pub fn insert_role_task(
     Ok(())
 }
 
-/// Applies `roles add`: checks the role file, the cap and the wiring, copies the file (a
-/// `role.md` with its whole folder, for the scripts beside it) into the session's role-specs/,
-/// registers the role and inserts its task. On error nothing is changed or copied.
+/// Applies `roles add` to a session no coordinator holds: checks the role file, the cap and
+/// the wiring, installs the file in the session's role-specs/, registers the role and inserts
+/// its task. On error nothing is changed or copied.
 pub fn add_role(
     session: &SessionDir,
     registry: &mut Registry,
@@ -210,13 +210,7 @@ pub fn add_role(
     known_backend: impl Fn(&str) -> bool,
     now: &str,
 ) -> Result<(RoleSpec, Task), Error> {
-    let text = std::fs::read_to_string(&request.spec)
-        .map_err(|e| Error::io(format!("reading role file {}", request.spec.display()), e))?;
-    let spec = RoleSpec::parse(
-        &text,
-        &request.spec,
-        RoleSource::Session(request.spec.clone()),
-    )?;
+    let (spec, text) = read_role(&request.spec)?;
     check_spec(registry, graph, &spec, known_backend)?;
     check_cap(graph, &spec.name, max_roles)?;
     let after = request.after.as_deref();
@@ -232,10 +226,33 @@ pub fn add_role(
     insert_role_task(&mut next, task.clone(), after, &request.before, |r| {
         registry.contains(r) || r == spec.name
     })?;
+    let installed = install_role(session, &request.spec, &spec, &text)?;
+    registry.insert(installed)?;
+    *graph = next;
+    let spec = registry.get(&spec.name).cloned().expect("registered above");
+    Ok((spec, task))
+}
+
+/// Reads and parses the role file a `roles add` request names: the role and the file's text.
+pub fn read_role(file: &Path) -> Result<(RoleSpec, String), Error> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| Error::io(format!("reading role file {}", file.display()), e))?;
+    let spec = RoleSpec::parse(&text, file, RoleSource::Session(file.to_path_buf()))?;
+    Ok((spec, text))
+}
+
+/// Copies a checked role file into the session's role-specs/ (a `role.md` with its whole folder,
+/// for the scripts beside it) and returns the role as the session now has it.
+pub fn install_role(
+    session: &SessionDir,
+    file: &Path,
+    spec: &RoleSpec,
+    text: &str,
+) -> Result<RoleSpec, Error> {
     let specs = session.root.join("role-specs");
-    let dest = if request.spec.file_name().is_some_and(|n| n == "role.md") {
+    let dest = if file.file_name().is_some_and(|n| n == "role.md") {
         let folder = specs.join(&spec.name);
-        let from = request.spec.parent().unwrap_or(Path::new("."));
+        let from = file.parent().unwrap_or(Path::new("."));
         copy_role_folder(from, &folder)?;
         folder.join("role.md")
     } else {
@@ -244,10 +261,7 @@ pub fn add_role(
         atomic_write(&file, text.as_bytes())?;
         file
     };
-    register(registry, &dest)?;
-    *graph = next;
-    let spec = registry.get(&spec.name).cloned().expect("registered above");
-    Ok((spec, task))
+    read_installed(&dest)
 }
 
 /// handleAdapt: instantiates `template` in role-specs/ and creates its task, which the pending
@@ -261,19 +275,9 @@ pub fn add_template(
     max_roles: usize,
     now: &str,
 ) -> Result<(RoleSpec, Task), Error> {
-    let files = TEMPLATE_FILES
-        .iter()
-        .find(|(name, _)| *name == template)
-        .map(|(_, files)| *files)
-        .ok_or_else(|| Error::Usage(format!("no role template named {template}")))?;
+    template_files(template)?;
     check_cap(graph, template, max_roles)?;
-    let folder = session.root.join("role-specs").join(template);
-    let role_file = folder.join("role.md");
-    let (_, text) = files
-        .iter()
-        .find(|(f, _)| *f == "role.md")
-        .expect("templates have role.md");
-    let spec = RoleSpec::parse(text, &role_file, RoleSource::Session(role_file.clone()))?;
+    let spec = template_spec(session, template)?;
     check_spec(registry, graph, &spec, |_| false)?;
     let before: Vec<String> = graph
         .tasks
@@ -286,24 +290,51 @@ pub fn add_template(
     insert_role_task(&mut next, task.clone(), None, &before, |r| {
         registry.contains(r) || r == spec.name
     })?;
-    mkdirs(&folder)?;
-    for (name, content) in files {
-        atomic_write(&folder.join(name), content.as_bytes())?;
-    }
-    register(registry, &role_file)?;
+    registry.insert(install_template(session, template)?)?;
     *graph = next;
     let spec = registry.get(template).cloned().expect("registered above");
     Ok((spec, task))
 }
 
-fn register(registry: &mut Registry, file: &Path) -> Result<(), Error> {
+/// handleAdapt's template `name` as the session will have it (role-specs/<name>/role.md),
+/// before anything is written.
+pub fn template_spec(session: &SessionDir, name: &str) -> Result<RoleSpec, Error> {
+    let role_file = template_folder(session, name).join("role.md");
+    let (_, text) = template_files(name)?
+        .iter()
+        .find(|(f, _)| *f == "role.md")
+        .expect("templates have role.md");
+    RoleSpec::parse(text, &role_file, RoleSource::Session(role_file.clone()))
+}
+
+/// Writes template `name`'s files into role-specs/<name>/ and returns its role as installed.
+pub fn install_template(session: &SessionDir, name: &str) -> Result<RoleSpec, Error> {
+    let files = template_files(name)?;
+    let folder = template_folder(session, name);
+    mkdirs(&folder)?;
+    for (file, content) in files {
+        atomic_write(&folder.join(file), content.as_bytes())?;
+    }
+    read_installed(&folder.join("role.md"))
+}
+
+fn template_files(name: &str) -> Result<&'static [(&'static str, &'static str)], Error> {
+    TEMPLATE_FILES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, files)| *files)
+        .ok_or_else(|| Error::Usage(format!("no role template named {name}")))
+}
+
+fn template_folder(session: &SessionDir, name: &str) -> PathBuf {
+    session.root.join("role-specs").join(name)
+}
+
+/// A role file installed in the session, read back the way a resume will read it.
+fn read_installed(file: &Path) -> Result<RoleSpec, Error> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| Error::io(format!("reading {}", file.display()), e))?;
-    registry.insert(RoleSpec::parse(
-        &text,
-        file,
-        RoleSource::Session(file.to_path_buf()),
-    )?)
+    RoleSpec::parse(&text, file, RoleSource::Session(file.to_path_buf()))
 }
 
 /// A role's folder (its role.md and the scripts beside it): regular files only, bounded.
