@@ -264,38 +264,6 @@ pub fn install_role(
     read_installed(&dest)
 }
 
-/// handleAdapt: instantiates `template` in role-specs/ and creates its task, which the pending
-/// tasks of `before` (the analyst's, so the report sees its results) wait on.
-pub fn add_template(
-    session: &SessionDir,
-    registry: &mut Registry,
-    graph: &mut TaskGraph,
-    template: &str,
-    reason: &str,
-    max_roles: usize,
-    now: &str,
-) -> Result<(RoleSpec, Task), Error> {
-    template_files(template)?;
-    check_cap(graph, template, max_roles)?;
-    let spec = template_spec(session, template)?;
-    check_spec(registry, graph, &spec, |_| false)?;
-    let before: Vec<String> = graph
-        .tasks
-        .iter()
-        .filter(|t| t.owner == "analyst" && t.status == TaskStatus::Pending)
-        .map(|t| t.id.clone())
-        .collect();
-    let task = role_task(graph, &spec, None, &session.root, reason, now);
-    let mut next = graph.clone();
-    insert_role_task(&mut next, task.clone(), None, &before, |r| {
-        registry.contains(r) || r == spec.name
-    })?;
-    registry.insert(install_template(session, template)?)?;
-    *graph = next;
-    let spec = registry.get(template).cloned().expect("registered above");
-    Ok((spec, task))
-}
-
 /// handleAdapt's template `name` as the session will have it (role-specs/<name>/role.md),
 /// before anything is written.
 pub fn template_spec(session: &SessionDir, name: &str) -> Result<RoleSpec, Error> {
