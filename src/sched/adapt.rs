@@ -7,7 +7,7 @@
 use crate::agents::backends::BackendConfig;
 use crate::bus::message::{CapabilityGap, ErrorReport, Payload, RoleAdded};
 use crate::error::Error;
-use crate::pipeline::dynamic;
+use crate::pipeline::dynamic::rules;
 use crate::roles::RoleSpec;
 use crate::tasks::{Task, TaskGraph, TaskStatus};
 
@@ -91,7 +91,7 @@ impl Scheduler {
         let paused_on = format!("paused on the capability gap '{}'", gap.gap);
         self.state.warnings.retain(|w| !w.starts_with(&paused_on));
         let suggested = gap.suggested_capability.as_deref();
-        let covering = dynamic::covering_role(&self.registry, suggested, &gap.gap).cloned();
+        let covering = rules::covering_role(&self.registry, suggested, &gap.gap).cloned();
         let resolution = match covering {
             Some(role) if self.graph.tasks.iter().any(|t| t.owner == role.name) => {
                 let tasks: Vec<String> = self
@@ -107,10 +107,10 @@ impl Scheduler {
                 ))
             }
             Some(role) => self.task_for_registered(&role, &gap, backends, now),
-            None => match dynamic::template_for(suggested, &gap.gap) {
+            None => match rules::template_for(suggested, &gap.gap) {
                 Some(template) => {
                     let max_roles = self.max_roles();
-                    match dynamic::check_cap(&self.graph, template, max_roles) {
+                    match rules::check_cap(&self.graph, template, max_roles) {
                         Ok(()) => {
                             return Adapt::Instantiate(TemplateRequest {
                                 reason: gap_reason(&gap),
@@ -160,7 +160,7 @@ impl Scheduler {
         backends: &BackendConfig,
         now: &str,
     ) -> Result<(Vec<Effect>, String), Error> {
-        dynamic::check_cap(&self.graph, &role.name, self.max_roles())?;
+        rules::check_cap(&self.graph, &role.name, self.max_roles())?;
         if role.prefix.is_none() {
             return Err(Error::Usage(format!(
                 "role {} covers it but has no prefix for a task",
@@ -168,7 +168,7 @@ impl Scheduler {
             )));
         }
         let before = self.pending_report_tasks();
-        let task = dynamic::role_task(
+        let task = rules::role_task(
             &self.graph,
             role,
             None,
@@ -177,7 +177,7 @@ impl Scheduler {
             now,
         );
         let registry = &self.registry;
-        dynamic::insert_role_task(&mut self.graph, task.clone(), None, &before, |r| {
+        rules::insert_role_task(&mut self.graph, task.clone(), None, &before, |r| {
             registry.contains(r)
         })?;
         let added = self.role_added(role, &task, &AddedBy::CapabilityGap, backends);
@@ -236,10 +236,10 @@ impl Scheduler {
         reason: &str,
         now: &str,
     ) -> Result<RolePlan, Error> {
-        dynamic::check_cap(&self.graph, &spec.name, max_roles)?;
-        let task = dynamic::role_task(&self.graph, spec, after, &self.session_root, reason, now);
+        rules::check_cap(&self.graph, &spec.name, max_roles)?;
+        let task = rules::role_task(&self.graph, spec, after, &self.session_root, reason, now);
         let mut next = self.graph.clone();
-        dynamic::insert_role_task(&mut next, task.clone(), after, before, |r| {
+        rules::insert_role_task(&mut next, task.clone(), after, before, |r| {
             self.registry.contains(r) || r == spec.name
         })?;
         Ok(RolePlan { task, next })
