@@ -16,7 +16,7 @@ use super::RunEnv;
 use crate::bus::message::PipelineSelected;
 use crate::bus::{BusHandle, Delivered, Payload};
 use crate::error::EXIT_PAUSED;
-use crate::sched::{Effect, Ending, Scheduler, Start, Stranded, COORDINATOR as ME};
+use crate::sched::{Effect, Ending, Scheduler, Start, StartOn, Stranded, COORDINATOR as ME};
 use crate::session::journal::Journal;
 use crate::session::{SessionState, SessionStatus};
 use crate::tasks::TaskGraph;
@@ -131,11 +131,17 @@ impl Coordinator {
     fn start(&mut self, start: Box<Start>, ctx: &mut Context<Self>) {
         let Start {
             instance,
+            on,
             task,
             role,
             chain,
-            ..
         } = *start;
+        // The scheduler's instances and these slots come and go together.
+        debug_assert_eq!(
+            on == StartOn::NewWorker,
+            !self.workers.contains_key(&instance),
+            "{instance}"
+        );
         if !self.workers.contains_key(&instance) {
             let serial = self.next_serial;
             self.next_serial += 1;

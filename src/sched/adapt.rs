@@ -25,6 +25,9 @@ pub enum Adapt {
     Instantiate(TemplateRequest),
 }
 
+/// What was done for a gap (the effects, and the answer's text), or why nothing could be.
+type Resolution = Result<(Vec<Effect>, String), Error>;
+
 /// A template to instantiate for a gap, with everything its task needs.
 #[derive(Debug, Clone)]
 pub struct TemplateRequest {
@@ -159,7 +162,7 @@ impl Scheduler {
         gap: &CapabilityGap,
         backends: &BackendConfig,
         now: &str,
-    ) -> Result<(Vec<Effect>, String), Error> {
+    ) -> Resolution {
         rules::check_cap(&self.graph, &role.name, self.max_roles())?;
         if role.prefix.is_none() {
             return Err(Error::Usage(format!(
@@ -189,11 +192,7 @@ impl Scheduler {
 
     /// Says how the gap was resolved, to the worker that asked. At the role cap the session
     /// pauses: the gap is kept and handled again on resume.
-    fn resolve_gap(
-        &mut self,
-        gap: CapabilityGap,
-        resolution: Result<(Vec<Effect>, String), Error>,
-    ) -> Vec<Effect> {
+    fn resolve_gap(&mut self, gap: CapabilityGap, resolution: Resolution) -> Vec<Effect> {
         let mut effects = Vec::new();
         let text = match resolution {
             Ok((added, text)) => {
