@@ -15,6 +15,7 @@ pub mod proc;
 pub mod report;
 pub mod roles;
 pub mod sandbox;
+pub mod sched;
 pub mod session;
 pub mod tasks;
 pub mod team;

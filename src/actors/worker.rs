@@ -160,7 +160,7 @@ async fn execute(env: Arc<RunEnv>, bus: BusHandle, instance: String, run: RunTas
             Payload::StateUpdate(state_of(&task, &outcome)),
         ));
     }
-    let summary = format!("[{instance}] {} {}", task.id, headline(&outcome));
+    let summary = format!("[{instance}] {} {}", task.id, outcome.headline());
     bus.publish(Message::new(
         &instance,
         "coordinator",
@@ -170,29 +170,6 @@ async fn execute(env: Arc<RunEnv>, bus: BusHandle, instance: String, run: RunTas
             outcome,
         }),
     ));
-}
-
-/// The one-line result shown in summaries: status, pass rate and coverage where known.
-pub fn headline(o: &Outcome) -> String {
-    let mut s = match o.status {
-        OutcomeStatus::Completed => String::from("completed"),
-        OutcomeStatus::Failed => String::from("failed"),
-        OutcomeStatus::NotApplicable => String::from("not applicable"),
-    };
-    if let Some(p) = o.pass_rate {
-        s.push_str(&format!(" pass {:.1}%", p * 100.0));
-    }
-    if o.pass_rate.is_some() {
-        match o.coverage {
-            Some(c) => s.push_str(&format!(" cov {c:.1}%")),
-            None => s.push_str(" cov n/a"),
-        }
-    }
-    if !o.summary.is_empty() {
-        s.push_str(": ");
-        s.push_str(&o.summary);
-    }
-    s
 }
 
 /// What the instance's namespace in meta.json gets.

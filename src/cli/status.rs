@@ -231,7 +231,7 @@ fn detail(t: &Task, graph: &TaskGraph, milestone: &HashMap<String, String>, live
         TaskStatus::Completed => t
             .outcome
             .as_ref()
-            .map(crate::actors::worker::headline)
+            .map(crate::tasks::Outcome::headline)
             .unwrap_or_default(),
         TaskStatus::InProgress if !live => {
             "interrupted: runs again on resume (unless its outcome was recorded)".into()

@@ -202,4 +202,27 @@ impl Outcome {
             ..Outcome::failed(reason)
         }
     }
+
+    /// The one-line result shown in summaries: status, pass rate and coverage where known.
+    pub fn headline(&self) -> String {
+        let mut s = match self.status {
+            OutcomeStatus::Completed => String::from("completed"),
+            OutcomeStatus::Failed => String::from("failed"),
+            OutcomeStatus::NotApplicable => String::from("not applicable"),
+        };
+        if let Some(p) = self.pass_rate {
+            s.push_str(&format!(" pass {:.1}%", p * 100.0));
+        }
+        if self.pass_rate.is_some() {
+            match self.coverage {
+                Some(c) => s.push_str(&format!(" cov {c:.1}%")),
+                None => s.push_str(" cov n/a"),
+            }
+        }
+        if !self.summary.is_empty() {
+            s.push_str(": ");
+            s.push_str(&self.summary);
+        }
+        s
+    }
 }

@@ -1,19 +1,19 @@
 //! Dynamic roles: a role added to a running or paused session (`roles add`, or the coordinator's
-//! handleAdapt after a `capability_gap`). The checks, the role cap and the new task are decided
-//! here; whoever holds the session's lock applies them.
+//! handleAdapt after a `capability_gap`). Here the role files: read, checked against the
+//! machine (a command on PATH), installed in the session's role-specs/. The rules on the graph
+//! (the cap, the task, its wiring) are in [`rules`]; whoever holds the session's lock applies them.
 
-use std::collections::BTreeSet;
+pub mod rules;
+
 use std::path::{Path, PathBuf};
 
-use serde_json::json;
-
-use super::extend::next_id;
 use crate::error::Error;
 use crate::roles::{Backend, Registry, RoleSource, RoleSpec};
 use crate::session::inbox::RoleRequest;
 use crate::session::SessionDir;
-use crate::tasks::{GraphError, Task, TaskGraph, TaskStatus};
+use crate::tasks::{Task, TaskGraph};
 use crate::util::{atomic_write, mkdirs};
+use rules::{check_cap, insert_role_task, role_task};
 
 /// The roles with a built-in implementation: any other builtin-backend role needs an agent.
 const BUILTIN_IMPLEMENTED: [&str; 5] = [
@@ -23,31 +23,6 @@ const BUILTIN_IMPLEMENTED: [&str; 5] = [
     "executor",
     "analyst",
 ];
-
-/// The roles a session uses: the coordinator and every owner of a task that is not deleted.
-pub fn roles_in_use(graph: &TaskGraph) -> BTreeSet<String> {
-    let mut roles: BTreeSet<String> = graph
-        .tasks
-        .iter()
-        .filter(|t| t.status != TaskStatus::Deleted)
-        .map(|t| t.owner.clone())
-        .collect();
-    roles.insert("coordinator".into());
-    roles
-}
-
-/// The seed's cap: a role not yet in use may join only while fewer than `max_roles` are.
-pub fn check_cap(graph: &TaskGraph, role: &str, max_roles: usize) -> Result<(), Error> {
-    let in_use = roles_in_use(graph);
-    if in_use.contains(role) || in_use.len() < max_roles {
-        return Ok(());
-    }
-    Err(Error::RoleCap {
-        role: role.to_string(),
-        in_use: in_use.into_iter().collect::<Vec<_>>().join(", "),
-        max: max_roles,
-    })
-}
 
 /// Checks a new role's file against the session: a new name, a prefix of its own, a backend that
 /// can run it (a command on PATH, or agent backends that exist).
@@ -115,92 +90,9 @@ fn which(program: &str) -> Option<PathBuf> {
     })
 }
 
-/// The role's first task, `PREFIX-001` (or the next free number).
-pub fn role_task(
-    graph: &TaskGraph,
-    spec: &RoleSpec,
-    after: Option<&str>,
-    session_dir: &Path,
-    reason: &str,
-    now: &str,
-) -> Task {
-    let prefix = spec.prefix.clone().unwrap_or_default();
-    let id = next_id(graph, &prefix);
-    let subject = if spec.description.is_empty() {
-        format!("Run role {}", spec.name)
-    } else {
-        first_sentence(&spec.description)
-    };
-    let mut task = Task {
-        created_at: now.to_string(),
-        ..Task::new(
-            &id,
-            &subject,
-            &spec.name,
-            after.map(|a| vec![a.to_string()]).unwrap_or_default(),
-        )
-    };
-    task.meta.insert("dynamic".into(), json!(true));
-    task.meta.insert("added_because".into(), json!(reason));
-    task.description = format!(
-        "PURPOSE: {}\nTASK:\n  - Do the work the role file describes\nCONTEXT:\n  - Session: {}\n  - Added: {reason}\n  - Upstream artifacts: {}\nEXPECTED: results in {}/results/ and {}/analysis/\nCONSTRAINTS: Only write inside the session folder\n---\nInnerLoop: false\nRoleSpec: {}\n",
-        if spec.description.is_empty() { subject.clone() } else { spec.description.clone() },
-        session_dir.display(),
-        after.unwrap_or("none"),
-        session_dir.display(),
-        session_dir.display(),
-        spec.source_label(),
-    );
-    task
-}
-
-fn first_sentence(text: &str) -> String {
-    let line = text.lines().next().unwrap_or(text).trim();
-    let end = line.find(". ").map(|i| i + 1).unwrap_or(line.len());
-    line[..end].chars().take(80).collect()
-}
-
-/// Wires `task` into the graph: `--after X` (it waits on X, and pending tasks that waited on X
-/// wait on it) and `--before Y` (Y, still pending, waits on it). Validated; on error nothing
-/// changes.
-pub fn insert_role_task(
-    graph: &mut TaskGraph,
-    task: Task,
-    after: Option<&str>,
-    before: &[String],
-    role_exists: impl Fn(&str) -> bool,
-) -> Result<(), Error> {
-    let id = task.id.clone();
-    let path_err = |e: GraphError| Error::Usage(e.to_string());
-    if let Some(a) = after {
-        if graph.get(a).is_none() {
-            return Err(Error::Usage(format!(
-                "--after {a}: no such task in this session"
-            )));
-        }
-    }
-    let mut next = graph.clone();
-    for b in before {
-        let t = next
-            .get_mut(b)
-            .ok_or_else(|| Error::Usage(format!("--before {b}: no such task in this session")))?;
-        if t.status != TaskStatus::Pending {
-            return Err(Error::Usage(format!(
-                "--before {b}: it is already {}, too late to run anything before it",
-                t.status.as_str()
-            )));
-        }
-        t.blocked_by.push(id.clone());
-    }
-    next.insert(vec![task], after.map(|a| (a, id.as_str())), role_exists)
-        .map_err(path_err)?;
-    *graph = next;
-    Ok(())
-}
-
-/// Applies `roles add`: checks the role file, the cap and the wiring, copies the file (a
-/// `role.md` with its whole folder, for the scripts beside it) into the session's role-specs/,
-/// registers the role and inserts its task. On error nothing is changed or copied.
+/// Applies `roles add` to a session no coordinator holds: checks the role file, the cap and
+/// the wiring, installs the file in the session's role-specs/, registers the role and inserts
+/// its task. On error nothing is changed or copied.
 pub fn add_role(
     session: &SessionDir,
     registry: &mut Registry,
@@ -210,13 +102,7 @@ pub fn add_role(
     known_backend: impl Fn(&str) -> bool,
     now: &str,
 ) -> Result<(RoleSpec, Task), Error> {
-    let text = std::fs::read_to_string(&request.spec)
-        .map_err(|e| Error::io(format!("reading role file {}", request.spec.display()), e))?;
-    let spec = RoleSpec::parse(
-        &text,
-        &request.spec,
-        RoleSource::Session(request.spec.clone()),
-    )?;
+    let (spec, text) = read_role(&request.spec)?;
     check_spec(registry, graph, &spec, known_backend)?;
     check_cap(graph, &spec.name, max_roles)?;
     let after = request.after.as_deref();
@@ -232,10 +118,33 @@ pub fn add_role(
     insert_role_task(&mut next, task.clone(), after, &request.before, |r| {
         registry.contains(r) || r == spec.name
     })?;
+    let installed = install_role(session, &request.spec, &spec, &text)?;
+    registry.insert(installed)?;
+    *graph = next;
+    let spec = registry.get(&spec.name).cloned().expect("registered above");
+    Ok((spec, task))
+}
+
+/// Reads and parses the role file a `roles add` request names: the role and the file's text.
+pub fn read_role(file: &Path) -> Result<(RoleSpec, String), Error> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| Error::io(format!("reading role file {}", file.display()), e))?;
+    let spec = RoleSpec::parse(&text, file, RoleSource::Session(file.to_path_buf()))?;
+    Ok((spec, text))
+}
+
+/// Copies a checked role file into the session's role-specs/ (a `role.md` with its whole folder,
+/// for the scripts beside it) and returns the role as the session now has it.
+pub fn install_role(
+    session: &SessionDir,
+    file: &Path,
+    spec: &RoleSpec,
+    text: &str,
+) -> Result<RoleSpec, Error> {
     let specs = session.root.join("role-specs");
-    let dest = if request.spec.file_name().is_some_and(|n| n == "role.md") {
+    let dest = if file.file_name().is_some_and(|n| n == "role.md") {
         let folder = specs.join(&spec.name);
-        let from = request.spec.parent().unwrap_or(Path::new("."));
+        let from = file.parent().unwrap_or(Path::new("."));
         copy_role_folder(from, &folder)?;
         folder.join("role.md")
     } else {
@@ -244,66 +153,48 @@ pub fn add_role(
         atomic_write(&file, text.as_bytes())?;
         file
     };
-    register(registry, &dest)?;
-    *graph = next;
-    let spec = registry.get(&spec.name).cloned().expect("registered above");
-    Ok((spec, task))
+    read_installed(&dest)
 }
 
-/// handleAdapt: instantiates `template` in role-specs/ and creates its task, which the pending
-/// tasks of `before` (the analyst's, so the report sees its results) wait on.
-pub fn add_template(
-    session: &SessionDir,
-    registry: &mut Registry,
-    graph: &mut TaskGraph,
-    template: &str,
-    reason: &str,
-    max_roles: usize,
-    now: &str,
-) -> Result<(RoleSpec, Task), Error> {
-    let files = TEMPLATE_FILES
-        .iter()
-        .find(|(name, _)| *name == template)
-        .map(|(_, files)| *files)
-        .ok_or_else(|| Error::Usage(format!("no role template named {template}")))?;
-    check_cap(graph, template, max_roles)?;
-    let folder = session.root.join("role-specs").join(template);
-    let role_file = folder.join("role.md");
-    let (_, text) = files
+/// handleAdapt's template `name` as the session will have it (role-specs/<name>/role.md),
+/// before anything is written.
+pub fn template_spec(session: &SessionDir, name: &str) -> Result<RoleSpec, Error> {
+    let role_file = template_folder(session, name).join("role.md");
+    let (_, text) = template_files(name)?
         .iter()
         .find(|(f, _)| *f == "role.md")
         .expect("templates have role.md");
-    let spec = RoleSpec::parse(text, &role_file, RoleSource::Session(role_file.clone()))?;
-    check_spec(registry, graph, &spec, |_| false)?;
-    let before: Vec<String> = graph
-        .tasks
-        .iter()
-        .filter(|t| t.owner == "analyst" && t.status == TaskStatus::Pending)
-        .map(|t| t.id.clone())
-        .collect();
-    let task = role_task(graph, &spec, None, &session.root, reason, now);
-    let mut next = graph.clone();
-    insert_role_task(&mut next, task.clone(), None, &before, |r| {
-        registry.contains(r) || r == spec.name
-    })?;
-    mkdirs(&folder)?;
-    for (name, content) in files {
-        atomic_write(&folder.join(name), content.as_bytes())?;
-    }
-    register(registry, &role_file)?;
-    *graph = next;
-    let spec = registry.get(template).cloned().expect("registered above");
-    Ok((spec, task))
+    RoleSpec::parse(text, &role_file, RoleSource::Session(role_file.clone()))
 }
 
-fn register(registry: &mut Registry, file: &Path) -> Result<(), Error> {
+/// Writes template `name`'s files into role-specs/<name>/ and returns its role as installed.
+pub fn install_template(session: &SessionDir, name: &str) -> Result<RoleSpec, Error> {
+    let files = template_files(name)?;
+    let folder = template_folder(session, name);
+    mkdirs(&folder)?;
+    for (file, content) in files {
+        atomic_write(&folder.join(file), content.as_bytes())?;
+    }
+    read_installed(&folder.join("role.md"))
+}
+
+fn template_files(name: &str) -> Result<&'static [(&'static str, &'static str)], Error> {
+    TEMPLATE_FILES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, files)| *files)
+        .ok_or_else(|| Error::Usage(format!("no role template named {name}")))
+}
+
+fn template_folder(session: &SessionDir, name: &str) -> PathBuf {
+    session.root.join("role-specs").join(name)
+}
+
+/// A role file installed in the session, read back the way a resume will read it.
+fn read_installed(file: &Path) -> Result<RoleSpec, Error> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| Error::io(format!("reading {}", file.display()), e))?;
-    registry.insert(RoleSpec::parse(
-        &text,
-        file,
-        RoleSource::Session(file.to_path_buf()),
-    )?)
+    RoleSpec::parse(&text, file, RoleSource::Session(file.to_path_buf()))
 }
 
 /// A role's folder (its role.md and the scripts beside it): regular files only, bounded.
@@ -345,9 +236,12 @@ pub const TEMPLATE_FILES: [(&str, &[(&str, &str)]); 3] = [
         &[
             (
                 "role.md",
-                include_str!("../../roles/templates/lint/role.md"),
+                include_str!("../../../roles/templates/lint/role.md"),
             ),
-            ("run.py", include_str!("../../roles/templates/lint/run.py")),
+            (
+                "run.py",
+                include_str!("../../../roles/templates/lint/run.py"),
+            ),
         ],
     ),
     (
@@ -355,11 +249,11 @@ pub const TEMPLATE_FILES: [(&str, &[(&str, &str)]); 3] = [
         &[
             (
                 "role.md",
-                include_str!("../../roles/templates/mutation/role.md"),
+                include_str!("../../../roles/templates/mutation/role.md"),
             ),
             (
                 "run.py",
-                include_str!("../../roles/templates/mutation/run.py"),
+                include_str!("../../../roles/templates/mutation/run.py"),
             ),
         ],
     ),
@@ -368,85 +262,19 @@ pub const TEMPLATE_FILES: [(&str, &[(&str, &str)]); 3] = [
         &[
             (
                 "role.md",
-                include_str!("../../roles/templates/security-scan/role.md"),
+                include_str!("../../../roles/templates/security-scan/role.md"),
             ),
             (
                 "run.py",
-                include_str!("../../roles/templates/security-scan/run.py"),
+                include_str!("../../../roles/templates/security-scan/run.py"),
             ),
         ],
     ),
 ];
-
-/// The templates handleAdapt instantiates, with the words that select them.
-pub const TEMPLATES: [(&str, &[&str]); 3] = [
-    (
-        "lint",
-        &[
-            "lint",
-            "linter",
-            "static analysis",
-            "style",
-            "ruff",
-            "pyflakes",
-            "flake8",
-            "clippy",
-            "eslint",
-        ],
-    ),
-    (
-        "mutation",
-        &[
-            "mutation",
-            "mutant",
-            "mutmut",
-            "cargo-mutants",
-            "test strength",
-        ],
-    ),
-    (
-        "security-scan",
-        &["security", "vulnerab", "bandit", "cve", "audit", "secret"],
-    ),
-];
-
-/// The template that covers a gap: its suggested capability first, then its words.
-pub fn template_for(suggested: Option<&str>, gap: &str) -> Option<&'static str> {
-    let find = |text: &str| {
-        let text = text.to_ascii_lowercase();
-        TEMPLATES
-            .iter()
-            .find(|(name, words)| text == *name || words.iter().any(|w| text.contains(w)))
-            .map(|(name, _)| *name)
-    };
-    suggested.and_then(find).or_else(|| find(gap))
-}
-
-/// A registered role (not the coordinator) whose name or description covers the gap.
-pub fn covering_role<'a>(
-    registry: &'a Registry,
-    suggested: Option<&str>,
-    gap: &str,
-) -> Option<&'a RoleSpec> {
-    let template = template_for(suggested, gap);
-    registry
-        .iter()
-        .filter(|r| r.name != "coordinator")
-        .find(|r| {
-            let desc = r.description.to_ascii_lowercase();
-            suggested.is_some_and(|s| s.eq_ignore_ascii_case(&r.name))
-                || template.is_some_and(|t| {
-                    r.name == t
-                        || TEMPLATES
-                            .iter()
-                            .find(|(n, _)| *n == t)
-                            .is_some_and(|(_, words)| words.iter().any(|w| desc.contains(w)))
-                })
-        })
-}
 
 #[cfg(test)]
 mod tests {
+    use super::rules::{roles_in_use, template_for};
     use super::*;
 
     fn spec(text: &str) -> RoleSpec {
