@@ -8,6 +8,7 @@
 //! ones take their default), so records written by earlier versions still load.
 
 mod coverage;
+mod load_error;
 mod nullable;
 mod quarantine;
 mod reader;
@@ -16,6 +17,7 @@ mod run_record;
 mod test_record;
 
 pub use coverage::{CoverageFile, CoverageRecord};
+pub use load_error::{LoadErrorRecord, LoadVerdictRecord};
 pub use quarantine::Quarantined;
 pub use reader::{is_run_file, read_run, runs, ArtifactError, SessionResults};
 pub use repair::{Repair, RepairAction};

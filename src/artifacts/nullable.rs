@@ -15,3 +15,13 @@ where
 {
     Option::<T>::deserialize(d).map(Some)
 }
+
+/// Reads `null` as the type's default, as an absent key would be: hand-written records write
+/// `null` for what they do not know.
+pub fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Option::<T>::deserialize(d).map(Option::unwrap_or_default)
+}

@@ -7,10 +7,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::nullable::{present, Nullable};
-use super::{Quarantined, Repair, TestRecord};
+use super::nullable::{null_as_default, present, Nullable};
+use super::{LoadErrorRecord, Quarantined, Repair, TestRecord};
 use crate::testing::classify::Classification;
-use crate::testing::runner::LoadError;
 
 /// The files coverage was judged on: the strategist's priority files, or the whole project.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -45,8 +44,11 @@ impl CoverageScope {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RunRecord {
+    #[serde(deserialize_with = "null_as_default")]
     pub task_id: String,
+    #[serde(deserialize_with = "null_as_default")]
     pub layer: String,
+    #[serde(deserialize_with = "null_as_default")]
     pub framework: String,
     #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "present")]
     pub command: Nullable<Vec<String>>,
@@ -94,7 +96,7 @@ pub struct RunRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tests: Option<Vec<TestRecord>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub load_errors: Option<Vec<LoadError>>,
+    pub load_errors: Option<Vec<LoadErrorRecord>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quarantined: Option<Vec<Quarantined>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -150,7 +152,7 @@ impl RunRecord {
         self.flaky.as_deref().unwrap_or_default()
     }
 
-    pub fn load_errors(&self) -> &[LoadError] {
+    pub fn load_errors(&self) -> &[LoadErrorRecord] {
         self.load_errors.as_deref().unwrap_or_default()
     }
 

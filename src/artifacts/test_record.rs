@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::nullable::null_as_default;
+
 use crate::testing::classify::{Classification, Criticality};
 
 /// A test's outcome as recorded: the runner's status, or `flaky` for a test that failed and
@@ -44,8 +46,10 @@ impl RecordedStatus {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct TestRecord {
+    #[serde(deserialize_with = "null_as_default")]
     pub id: String,
     pub file: Option<String>,
+    #[serde(deserialize_with = "null_as_default")]
     pub status: RecordedStatus,
     pub duration_s: Option<f64>,
     pub message: Option<String>,
@@ -61,10 +65,13 @@ pub struct TestRecord {
 pub struct Evidence {
     /// `file:line` of the innermost frame, when the traceback names one.
     pub location: Option<String>,
-    /// The exception type or error kind that decided.
-    pub error: String,
+    /// The exception type or error kind that decided (always written; absent in some
+    /// hand-written records).
+    pub error: Option<String>,
     /// The lines of the failure that show it.
+    #[serde(deserialize_with = "null_as_default")]
     pub excerpt: String,
     /// Why this classification.
+    #[serde(deserialize_with = "null_as_default")]
     pub reason: String,
 }
