@@ -8,6 +8,7 @@
 //! ones take their default), so records written by earlier versions still load.
 
 mod coverage;
+mod finding;
 mod load_error;
 mod nullable;
 mod quarantine;
@@ -17,6 +18,7 @@ mod run_record;
 mod test_record;
 
 pub use coverage::{CoverageFile, CoverageRecord};
+pub use finding::{Finding, FindingCategory};
 pub use load_error::{LoadErrorRecord, LoadVerdictRecord};
 pub use quarantine::Quarantined;
 pub use reader::{is_run_file, read_run, runs, ArtifactError, SessionResults};

@@ -86,3 +86,19 @@ fn repairs_leave_out_the_keys_they_do_not_use() {
         json!({"iteration": 2, "action": "repaired by agent", "file": "test_a.py", "backend": "claude"})
     );
 }
+
+#[test]
+fn findings_are_listed_by_their_kind() {
+    assert_eq!(
+        FindingCategory::of_kind("sandbox_denied"),
+        FindingCategory::Blocked
+    );
+    assert_eq!(
+        FindingCategory::of_kind("side_effect"),
+        FindingCategory::SideEffect
+    );
+    assert_eq!(
+        FindingCategory::of_kind("exception"),
+        FindingCategory::Contract
+    );
+}

@@ -10,7 +10,7 @@ use super::load::Run;
 use super::model::{
     CodeDefect, CsvRow, DefectPattern, Findings, FlakyTest, LoadErrorFinding, QuarantinedTest,
 };
-use crate::artifacts::{LoadErrorRecord, RecordedStatus, TestRecord};
+use crate::artifacts::{FindingCategory, LoadErrorRecord, RecordedStatus, TestRecord};
 use crate::tasks::TaskGraph;
 use crate::testing::classify::Classification;
 
@@ -318,11 +318,11 @@ fn generator_findings(graph: &TaskGraph, generator: &str) -> GeneratorFindings {
                     v["call"].clone(),
                 )
             };
-            let list = match f["kind"].as_str() {
-                Some("env_issue" | "sandbox_denied") => &mut out.blocked,
-                Some("side_effect") => &mut out.side_effects,
-                Some("skipped_example") => &mut out.skipped_examples,
-                _ => &mut out.contract_findings,
+            let list = match FindingCategory::of_kind(f["kind"].as_str().unwrap_or("")) {
+                FindingCategory::Blocked => &mut out.blocked,
+                FindingCategory::SideEffect => &mut out.side_effects,
+                FindingCategory::SkippedExample => &mut out.skipped_examples,
+                FindingCategory::Contract => &mut out.contract_findings,
             };
             if !list.iter().any(|x| key(x) == key(&f)) {
                 list.push(f);

@@ -270,3 +270,29 @@ impl Outcome {
         s
     }
 }
+
+#[cfg(test)]
+mod accessor_tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn task_meta_keys_read_through_accessors() {
+        let mut t = Task::new("TESTRUN-L1-fix-2", "s", "executor", Vec::new());
+        assert_eq!(
+            (t.gc_round(), t.rerun_of(), t.rounds_from()),
+            (None, None, None)
+        );
+        t.meta.insert("gc_round".into(), json!(2));
+        t.meta.insert("rerun_of".into(), json!("TESTRUN-001"));
+        t.meta.insert("rounds_from".into(), json!(1));
+        assert_eq!(t.gc_round(), Some(2));
+        assert_eq!(t.rerun_of(), Some("TESTRUN-001"));
+        assert_eq!(t.rounds_from(), Some(1));
+        let mut o = Outcome::failed("x");
+        assert!(!o.is_blocker());
+        o.data.insert("blocker".into(), json!(true));
+        assert!(o.is_blocker());
+    }
+}
