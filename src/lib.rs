@@ -4,6 +4,7 @@
 pub mod actors;
 pub mod agents;
 pub mod app;
+pub mod artifacts;
 pub mod bus;
 pub mod cli;
 pub mod error;

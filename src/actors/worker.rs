@@ -111,9 +111,7 @@ async fn execute(env: Arc<RunEnv>, bus: BusHandle, instance: String, run: RunTas
             Backend::Builtin => run_in_process(&env, &bus, &instance, &task, &role, chain).await,
         },
     };
-    if outcome.status == OutcomeStatus::Failed
-        && outcome.data.get("blocker") == Some(&Value::Bool(true))
-    {
+    if outcome.status == OutcomeStatus::Failed && outcome.is_blocker() {
         // The role cannot go on without the user (a missing tool): say so as a blocker too.
         bus.publish(Message::new(
             &instance,

@@ -13,6 +13,9 @@ use crate::proc::run_sandboxed;
 use crate::sandbox::Sandbox;
 use crate::testing::runner::tail_lines;
 
+/// The generator's findings are a session artifact: the report reads them too.
+pub use crate::artifacts::Finding;
+
 /// The helper, written into the session when used.
 pub const HELPER: &str = include_str!("ttgen.py");
 /// The effect audit the helper and the pytest plugin share.
@@ -87,21 +90,6 @@ pub struct GeneratedModule {
     pub import_error: Option<String>,
     #[serde(default)]
     pub import_error_kind: Option<String>,
-}
-
-/// A stated contract the code breaks: a doctest, an annotation, a builtin exception escaping.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-pub struct Finding {
-    pub module: String,
-    pub function: String,
-    pub kind: String,
-    pub call: String,
-    #[serde(default)]
-    pub expected: Option<String>,
-    #[serde(default)]
-    pub actual: Option<String>,
-    #[serde(default)]
-    pub test: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

@@ -9,7 +9,7 @@ use super::config::TeamConfig;
 use super::controls::layer_key;
 use super::select::{describe, gc_fix_tasks};
 use crate::error::Error;
-use crate::tasks::{layer_code, Task, TaskGraph, TaskStatus};
+use crate::tasks::{layer_code, meta, Task, TaskGraph, TaskStatus};
 
 /// New tasks for the graph, the rewiring they need, and a line saying what was done.
 #[derive(Debug)]
@@ -310,7 +310,7 @@ fn raise_target(
     let (mut generate, mut run) =
         gc_fix_tasks(config, last, gen_instance, used + 1, d.session_dir, d.now);
     for t in [&mut generate, &mut run] {
-        t.meta.insert("rounds_from".into(), json!(used));
+        t.meta.insert(meta::ROUNDS_FROM.into(), json!(used));
         t.meta.insert("deepened".into(), json!(true));
     }
     run.meta.insert("coverage_target".into(), json!(raised));
@@ -377,7 +377,7 @@ pub fn revise(
         + 1;
     let rev_id = format!("{task_id}-rev-{n}");
     let mut meta = target.meta.clone();
-    meta.remove("gc_round");
+    meta.remove(meta::GC_ROUND);
     meta.insert("revises".into(), json!(task_id));
     meta.insert("feedback".into(), json!(feedback));
     // A generator revision works from the tests it wrote (the revision path of the role).
@@ -387,8 +387,8 @@ pub fn revise(
             .as_deref()
             .and_then(|l| graph.gc_rounds().get(layer_code(l)).copied())
             .unwrap_or(0);
-        meta.insert("gc_round".into(), json!(used + 1));
-        meta.insert("rounds_from".into(), json!(used + 1));
+        meta.insert(meta::GC_ROUND.into(), json!(used + 1));
+        meta.insert(meta::ROUNDS_FROM.into(), json!(used + 1));
     }
     let mut revision = Task {
         layer: target.layer.clone(),
@@ -451,10 +451,10 @@ pub fn revise(
                 run.meta.insert("coverage_target".into(), json!(t));
             }
             run.meta.insert(
-                "rounds_from".into(),
+                meta::ROUNDS_FROM.into(),
                 tasks[0]
                     .meta
-                    .get("rounds_from")
+                    .get(meta::ROUNDS_FROM)
                     .cloned()
                     .unwrap_or(json!(0)),
             );
@@ -538,9 +538,9 @@ pub fn rerun(
             .copied()
             .unwrap_or(0);
         let mut meta = last.meta.clone();
-        meta.remove("gc_round");
-        meta.insert("rerun_of".into(), json!(last.id));
-        meta.insert("rounds_from".into(), json!(used));
+        meta.remove(meta::GC_ROUND);
+        meta.insert(meta::RERUN_OF.into(), json!(last.id));
+        meta.insert(meta::ROUNDS_FROM.into(), json!(used));
         if let Some(failed) = outcome.data.get("failed_tests") {
             meta.insert("failed_tests".into(), failed.clone());
         }

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::config::{new_task, TeamConfig};
 use super::scope::ChangeScope;
-use crate::tasks::{layer_code, Task};
+use crate::tasks::{layer_code, meta, Task};
 
 pub const MODES: [&str; 3] = ["targeted", "standard", "comprehensive"];
 
@@ -268,10 +268,10 @@ pub fn gc_fix_tasks(
     let run_id = format!("TESTRUN-{code}-fix-{round}");
     let mut meta = serde_json::Map::new();
     meta.insert("layer".into(), json!(layer));
-    meta.insert("gc_round".into(), json!(round));
+    meta.insert(meta::GC_ROUND.into(), json!(round));
     meta.insert("previous_run".into(), json!(finished_run.id));
-    if let Some(base) = finished_run.meta.get("rounds_from") {
-        meta.insert("rounds_from".into(), base.clone());
+    if let Some(base) = finished_run.meta.get(meta::ROUNDS_FROM) {
+        meta.insert(meta::ROUNDS_FROM.into(), base.clone());
     }
     let base = |id: &str,
                 owner: &str,

@@ -6,11 +6,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Value};
 
-use super::load::{is_failing, str_of, Run};
+use super::load::Run;
 use super::model::{
     CodeDefect, CsvRow, DefectPattern, Findings, FlakyTest, LoadErrorFinding, QuarantinedTest,
 };
+use crate::artifacts::{FindingCategory, LoadErrorRecord, RecordedStatus, TestRecord};
 use crate::tasks::TaskGraph;
+use crate::testing::classify::Classification;
 
 /// What the findings section computes.
 pub(super) struct FindingsSection {
@@ -84,29 +86,29 @@ fn defect_patterns(runs: &[Run]) -> (Vec<DefectPattern>, FailureCounts) {
         BTreeMap::new();
     let mut n = FailureCounts::default();
     for r in runs {
-        for t in r.tests().filter(|t| is_failing(t)) {
+        for t in r.tests().filter(|t| t.status.is_failing()) {
             n.failing += 1;
-            let class = str_of(&t["classification"]);
+            let class = t.classification.map(Classification::as_str);
             if class.is_some() {
                 n.classified += 1;
-                let loc = t["evidence"]["location"].as_str().unwrap_or("");
-                if !loc.is_empty() {
+                let loc = t.evidence.as_ref().and_then(|e| e.location.as_deref());
+                if !loc.unwrap_or("").is_empty() {
                     n.diagnosed += 1;
                 }
             }
-            if class.as_deref() == Some("env_issue") {
+            if t.classification == Some(Classification::EnvIssue) {
                 n.env_failures += 1;
             }
-            let kind = match (class, str_of(&t["evidence"]["error"])) {
+            let kind = match (class, t.evidence.as_ref().and_then(|e| e.error.as_deref())) {
                 (Some(c), Some(e)) => format!("{c}:{e}"),
-                (Some(c), None) => c,
+                (Some(c), None) => c.to_string(),
                 _ => "unclassified".into(),
             };
             let e = patterns.entry(kind).or_default();
             e.0 += 1;
-            e.1.insert(str_of(&t["id"]).unwrap_or_default());
-            if let Some(f) = str_of(&t["file"]) {
-                e.2.insert(f);
+            e.1.insert(t.id.clone());
+            if let Some(f) = &t.file {
+                e.2.insert(f.clone());
             }
         }
     }
@@ -131,7 +133,7 @@ struct TestRecords {
     flaky: BTreeMap<String, FlakyTest>,
     quarantined: BTreeMap<String, QuarantinedTest>,
     /// Each file's latest load error, with its raw record and round.
-    load_errors: BTreeMap<String, (LoadErrorFinding, Value, u32)>,
+    load_errors: BTreeMap<String, (LoadErrorFinding, LoadErrorRecord, u32)>,
     test_ids: BTreeSet<String>,
     rows: Vec<CsvRow>,
 }
@@ -151,76 +153,80 @@ fn test_records(runs: &[Run]) -> TestRecords {
             layer: r.layer.clone(),
             task_id: r.task_id.clone(),
         };
-        for id in r.v["flaky"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-        {
-            out.flaky.insert(id.to_string(), flaky_test(id));
+        for id in r.record.flaky() {
+            out.flaky.insert(id.clone(), flaky_test(id));
         }
-        for le in r.v["load_errors"].as_array().into_iter().flatten() {
-            let Some(file) = str_of(&le["file"]) else {
+        for le in r.record.load_errors() {
+            if le.file.is_empty() {
                 continue;
-            };
+            }
+            let verdict = le.verdict.as_ref();
             let finding = LoadErrorFinding {
-                file: file.clone(),
+                file: le.file.clone(),
                 layer: r.layer.clone(),
                 task_id: r.task_id.clone(),
-                classification: str_of(&le["verdict"]["classification"]),
-                reason: str_of(&le["verdict"]["reason"])
-                    .or_else(|| str_of(&le["error"]).map(|e| e.lines().last().unwrap_or("").into()))
-                    .unwrap_or_default(),
-                location: str_of(&le["verdict"]["location"]),
-                install: str_of(&le["verdict"]["install"]),
+                classification: verdict
+                    .and_then(|v| v.classification)
+                    .map(|c| c.as_str().to_string()),
+                reason: verdict
+                    .map(|v| v.reason.clone())
+                    .filter(|r| !r.is_empty())
+                    .unwrap_or_else(|| le.error.lines().last().unwrap_or("").into()),
+                location: verdict.and_then(|v| v.location.clone()),
+                install: verdict.and_then(|v| v.install.clone()),
             };
             out.load_errors.insert(
-                format!("{}/{file}", r.layer),
+                format!("{}/{}", r.layer, le.file),
                 (finding, le.clone(), r.round),
             );
         }
-        for q in r.v["quarantined"].as_array().into_iter().flatten() {
-            let Some(id) = str_of(&q["id"]) else { continue };
+        for q in r.record.quarantined().iter().filter(|q| !q.id.is_empty()) {
             // The first quarantine of a test keeps its reason.
             out.quarantined
-                .entry(id.clone())
+                .entry(q.id.clone())
                 .or_insert(QuarantinedTest {
-                    test: id,
-                    whole_file: q["file"].as_bool().unwrap_or(false),
-                    reason: str_of(&q["reason"]).unwrap_or_else(|| "no reason recorded".into()),
-                    task_id: str_of(&q["task_id"]).unwrap_or_else(|| r.task_id.clone()),
+                    test: q.id.clone(),
+                    whole_file: q.file,
+                    reason: Some(q.reason.clone())
+                        .filter(|r| !r.is_empty())
+                        .unwrap_or_else(|| "no reason recorded".into()),
+                    task_id: Some(q.task_id.clone())
+                        .filter(|t| !t.is_empty())
+                        .unwrap_or_else(|| r.task_id.clone()),
                 });
         }
         for t in r.tests() {
-            let id = str_of(&t["id"]).unwrap_or_default();
+            let id = t.id.clone();
             out.test_ids.insert(id.clone());
-            let status = str_of(&t["status"]).unwrap_or_default();
-            if status == "flaky" {
+            if t.status == RecordedStatus::Flaky {
                 out.flaky.insert(id.clone(), flaky_test(&id));
             }
-            if t["classification"].as_str() == Some("code_defect") && is_failing(t) {
+            if t.classification == Some(Classification::CodeDefect) && t.status.is_failing() {
                 out.code_defects.insert(
                     id.clone(),
                     CodeDefect {
                         test: id.clone(),
                         layer: r.layer.clone(),
-                        file: str_of(&t["file"]),
+                        file: t.file.clone(),
                         task_id: r.task_id.clone(),
                         round: r.round,
-                        criticality: str_of(&t["criticality"]),
-                        message: str_of(&t["message"]),
-                        evidence: t["evidence"].clone(),
+                        criticality: criticality_of(t),
+                        message: t.message.clone(),
+                        evidence: serde_json::to_value(&t.evidence).unwrap_or_default(),
                     },
                 );
             }
             out.rows.push(CsvRow {
                 id,
                 layer: r.layer.clone(),
-                file: str_of(&t["file"]).unwrap_or_default(),
-                status,
-                classification: str_of(&t["classification"]).unwrap_or_default(),
-                criticality: str_of(&t["criticality"]).unwrap_or_default(),
-                duration: t["duration_s"].as_f64(),
+                file: t.file.clone().unwrap_or_default(),
+                status: status_word(t.status),
+                classification: t
+                    .classification
+                    .map(|c| c.as_str().to_string())
+                    .unwrap_or_default(),
+                criticality: criticality_of(t).unwrap_or_default(),
+                duration: t.duration_s,
                 round: r.round,
             });
         }
@@ -228,23 +234,31 @@ fn test_records(runs: &[Run]) -> TestRecords {
     out
 }
 
+/// The criticality of a judged test, as the report words it.
+fn criticality_of(t: &TestRecord) -> Option<String> {
+    t.criticality.map(|c| c.as_str().to_string())
+}
+
+/// The status column of results.csv; empty for a status this version does not know.
+fn status_word(s: RecordedStatus) -> String {
+    match s {
+        RecordedStatus::Unknown => String::new(),
+        known => known.as_str().to_string(),
+    }
+}
+
 /// The load errors that still hold at the end: files the layer's last run still holds in
 /// quarantine (a file regenerated since and loading fine is no finding). One whose cause is the
 /// project's own code (a syntax error there) is a code defect like any other.
 fn load_error_findings(
-    all: BTreeMap<String, (LoadErrorFinding, Value, u32)>,
+    all: BTreeMap<String, (LoadErrorFinding, LoadErrorRecord, u32)>,
     final_runs: &[&Run],
     code_defects: &mut BTreeMap<String, CodeDefect>,
 ) -> Vec<LoadErrorFinding> {
     let still_out = |layer: &str, file: &str| {
-        final_runs.iter().any(|r| {
-            r.layer == layer
-                && r.v["quarantined"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .any(|q| q["id"] == file)
-        })
+        final_runs
+            .iter()
+            .any(|r| r.layer == layer && r.record.quarantined().iter().any(|q| q.id == file))
     };
     let mut out = Vec::new();
     for (key, (finding, record, round)) in all {
@@ -252,7 +266,7 @@ fn load_error_findings(
             continue;
         }
         if finding.classification.as_deref() == Some("code_defect") {
-            let v = &record["verdict"];
+            let v = record.verdict.clone().unwrap_or_default();
             code_defects.insert(
                 key,
                 CodeDefect {
@@ -261,10 +275,10 @@ fn load_error_findings(
                     file: Some(finding.file.clone()),
                     task_id: finding.task_id.clone(),
                     round,
-                    criticality: str_of(&v["criticality"]),
+                    criticality: v.criticality.map(|c| c.as_str().to_string()),
                     message: Some(finding.reason.clone()),
-                    evidence: json!({"location": finding.location, "error": v["error"],
-                                     "excerpt": v["excerpt"], "kind": "load_error"}),
+                    evidence: json!({"location": finding.location, "error": v.error,
+                                     "excerpt": v.excerpt, "kind": "load_error"}),
                 },
             );
         }
@@ -304,11 +318,11 @@ fn generator_findings(graph: &TaskGraph, generator: &str) -> GeneratorFindings {
                     v["call"].clone(),
                 )
             };
-            let list = match f["kind"].as_str() {
-                Some("env_issue" | "sandbox_denied") => &mut out.blocked,
-                Some("side_effect") => &mut out.side_effects,
-                Some("skipped_example") => &mut out.skipped_examples,
-                _ => &mut out.contract_findings,
+            let list = match FindingCategory::of_kind(f["kind"].as_str().unwrap_or("")) {
+                FindingCategory::Blocked => &mut out.blocked,
+                FindingCategory::SideEffect => &mut out.side_effects,
+                FindingCategory::SkippedExample => &mut out.skipped_examples,
+                FindingCategory::Contract => &mut out.contract_findings,
             };
             if !list.iter().any(|x| key(x) == key(&f)) {
                 list.push(f);

@@ -7,9 +7,10 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::load::{str_of, Run};
+use super::load::Run;
 use super::model::{CoverageGap, LayerReport};
 use super::numbers::round_to;
+use crate::artifacts::{CoverageFile, CoverageRecord};
 use crate::tasks::TaskGraph;
 use crate::util::read_json;
 
@@ -65,15 +66,13 @@ pub(super) fn coverage_gaps(
         missing: Vec::new(),
     };
     for r in runs {
-        for p in r.v["coverage_scope"].as_array().into_iter().flatten() {
-            if let Some(p) = p.as_str() {
-                out.scope.insert(p.to_string());
-            }
+        if let Some(scope) = &r.record.coverage_scope {
+            out.scope.extend(scope.files().iter().cloned());
         }
-        let Some(cf) = r.v["coverage_file"].as_str() else {
+        let Some(cf) = r.record.coverage_file() else {
             continue;
         };
-        let detail = match read_json::<Value>(&session_root.join(cf)) {
+        let detail = match read_json::<CoverageRecord>(&session_root.join(cf)) {
             Ok(d) => d,
             Err(e) => {
                 out.missing.push(format!("{cf} (named by {}): {e}", r.file));
@@ -85,14 +84,13 @@ pub(super) fn coverage_gaps(
             .iter()
             .find(|l| l.layer == r.layer)
             .and_then(|l| l.target);
-        for f in detail["files"].as_array().into_iter().flatten() {
-            let path = str_of(&f["path"]).unwrap_or_default();
-            if f["lines_covered"].as_u64().unwrap_or(0) > 0 {
-                out.exercised.insert(path.clone());
+        for f in &detail.files {
+            if f.lines_covered > 0 {
+                out.exercised.insert(f.path.clone());
             }
             // Gaps only from the run the layer's final figures come from.
             if is_final {
-                out.coverage_gaps.extend(gap(&r.layer, path, f, target));
+                out.coverage_gaps.extend(gap(&r.layer, f, target));
             }
         }
     }
@@ -120,21 +118,16 @@ pub(super) fn coverage_gaps(
 
 /// The gap of one file of a coverage file, with what to do about it; None when every line is
 /// covered and the target is met.
-fn gap(layer: &str, path: String, f: &Value, target: Option<f64>) -> Option<CoverageGap> {
-    let pct = f["line_percent"].as_f64().unwrap_or_else(|| {
-        let total = f["lines_total"].as_f64().unwrap_or(0.0);
-        if total > 0.0 {
-            100.0 * f["lines_covered"].as_f64().unwrap_or(0.0) / total
+fn gap(layer: &str, f: &CoverageFile, target: Option<f64>) -> Option<CoverageGap> {
+    let path = f.path.clone();
+    let pct = f.line_percent.unwrap_or_else(|| {
+        if f.lines_total > 0 {
+            100.0 * f.lines_covered as f64 / f.lines_total as f64
         } else {
             100.0
         }
     });
-    let lines: Vec<u64> = f["missing_lines"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_u64)
-        .collect();
+    let lines: Vec<u64> = f.missing_lines.iter().map(|&l| u64::from(l)).collect();
     let gap = target.map_or(0.0, |t| (t - pct).max(0.0));
     if lines.is_empty() && gap == 0.0 {
         return None;

@@ -3,8 +3,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::Value;
-
 use super::load::{round_of, Run};
 use super::model::{GcEffect, LayerReport, RoundPoint};
 use super::numbers::round_to;
@@ -148,9 +146,7 @@ fn history(
             .filter(|_| t.status == TaskStatus::Completed);
         let (pass_rate, coverage) = match run {
             // A run stopped by its environment measured nothing.
-            Some(r) if r.env_problem().is_none() => {
-                (r.v["pass_rate"].as_f64(), r.v["coverage"].as_f64())
-            }
+            Some(r) if r.env_problem().is_none() => (r.record.pass_rate, r.record.coverage()),
             Some(_) => (None, None),
             None => (
                 outcome.and_then(|o| o.pass_rate),
@@ -171,11 +167,7 @@ fn history(
         }
         history.push(RoundPoint {
             task_id: t.id.clone(),
-            round: t
-                .meta
-                .get("gc_round")
-                .and_then(Value::as_u64)
-                .map_or_else(|| round_of(&t.id), |r| r as u32),
+            round: t.gc_round().map_or_else(|| round_of(&t.id), |r| r as u32),
             status: t.status.as_str().to_string(),
             pass_rate,
             coverage,
@@ -191,8 +183,8 @@ fn history(
             task_id: r.task_id.clone(),
             round: r.round,
             status: "unknown".into(),
-            pass_rate: r.v["pass_rate"].as_f64(),
-            coverage: r.v["coverage"].as_f64(),
+            pass_rate: r.record.pass_rate,
+            coverage: r.record.coverage(),
             run: Some(r.file.clone()),
         });
     }

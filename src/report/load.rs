@@ -2,12 +2,10 @@
 //! optional. What cannot be read becomes a line of the report's Missing section, never an error:
 //! a report of what exists beats no report.
 
-use serde_json::Value;
-
 use super::model::RunSummary;
+use crate::artifacts::{self, RunRecord, TestRecord};
 use crate::session::{SessionDir, SessionState};
 use crate::tasks::TaskGraph;
-use crate::util::read_json;
 
 /// The session's own files, as the sections read them.
 pub(super) struct Loaded {
@@ -19,56 +17,43 @@ pub(super) struct Loaded {
     pub missing: Vec<String>,
 }
 
-/// A run record as read from results/.
+/// A run record as read from results/, with where it sits in the session.
 pub(super) struct Run {
     /// Relative to the session: `results/run-001.json`.
     pub file: String,
     pub task_id: String,
     pub layer: String,
     pub round: u32,
-    pub v: Value,
+    pub record: RunRecord,
 }
 
 impl Run {
-    pub fn tests(&self) -> impl Iterator<Item = &Value> {
-        self.v["tests"].as_array().into_iter().flatten()
+    pub fn tests(&self) -> impl Iterator<Item = &TestRecord> {
+        self.record.tests().iter()
     }
 
     pub fn env_problem(&self) -> Option<String> {
-        if let Some(p) = self.v["problem"].as_str() {
-            return Some(p.to_string());
-        }
-        (self.v["classification"].as_str() == Some("env_issue"))
-            .then(|| "environment problem (env_issue)".to_string())
+        self.record.env_problem()
     }
 
     /// The run's line of the report's `runs` list.
     pub fn summary(&self) -> RunSummary {
+        let r = &self.record;
         RunSummary {
             file: self.file.clone(),
             task_id: self.task_id.clone(),
             layer: self.layer.clone(),
             round: self.round,
-            total: self.v["total"].as_u64().unwrap_or(0),
-            passed: self.v["passed"].as_u64().unwrap_or(0),
-            failed: self.v["failed"].as_u64().unwrap_or(0),
-            errors: self.v["errors"].as_u64().unwrap_or(0),
-            skipped: self.v["skipped"].as_u64().unwrap_or(0),
-            pass_rate: self.v["pass_rate"].as_f64(),
-            coverage: self.v["coverage"].as_f64(),
+            total: r.total as u64,
+            passed: r.passed.unwrap_or(0) as u64,
+            failed: r.failed.unwrap_or(0) as u64,
+            errors: r.errors.unwrap_or(0) as u64,
+            skipped: r.skipped.unwrap_or(0) as u64,
+            pass_rate: r.pass_rate,
+            coverage: r.coverage(),
             env_problem: self.env_problem(),
         }
     }
-}
-
-/// A test record that failed (failed or error; flaky and skipped do not count).
-pub(super) fn is_failing(t: &Value) -> bool {
-    matches!(t["status"].as_str(), Some("failed" | "error"))
-}
-
-/// A JSON string as an owned String; None for anything else (null, absent, a number).
-pub(super) fn str_of(v: &Value) -> Option<String> {
-    v.as_str().map(str::to_string)
 }
 
 /// The GC round of an executor task: TESTRUN-001 → 0, TESTRUN-L1-fix-2 → 2.
@@ -111,38 +96,28 @@ pub(super) fn load(session: &SessionDir) -> Loaded {
 /// The run records, each with its layer and GC round (from the record, else its task in
 /// tasks.json, else its task id).
 fn load_runs(session: &SessionDir, graph: &TaskGraph, missing: &mut Vec<String>) -> Vec<Run> {
-    let dir = session.root.join("results");
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .map(|rd| {
-            rd.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.starts_with("run-") && n.ends_with(".json"))
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
+    let results = artifacts::runs(&session.root);
+    for (name, e) in &results.unreadable {
+        missing.push(format!("results/{name} is unreadable ({e}); left out"));
+    }
     let mut runs = Vec::new();
-    for n in names {
-        match read_json::<Value>(&dir.join(&n)) {
-            Ok(v) => {
-                let task_id = str_of(&v["task_id"]).unwrap_or_default();
-                let task = graph.get(&task_id);
-                let layer = str_of(&v["layer"])
-                    .or_else(|| task.and_then(|t| t.layer.clone()))
-                    .unwrap_or_else(|| "unknown".into());
-                let round = task
-                    .and_then(|t| t.meta.get("gc_round").and_then(Value::as_u64))
-                    .map_or_else(|| round_of(&task_id), |r| r as u32);
-                runs.push(Run {
-                    file: format!("results/{n}"),
-                    task_id,
-                    layer,
-                    round,
-                    v,
-                });
-            }
-            Err(e) => missing.push(format!("results/{n} is unreadable ({e}); left out")),
-        }
+    for (name, record) in results.runs {
+        let task_id = record.task_id.clone();
+        let task = graph.get(&task_id);
+        let layer = Some(record.layer.clone())
+            .filter(|l| !l.is_empty())
+            .or_else(|| task.and_then(|t| t.layer.clone()))
+            .unwrap_or_else(|| "unknown".into());
+        let round = task
+            .and_then(|t| t.gc_round())
+            .map_or_else(|| round_of(&task_id), |r| r as u32);
+        runs.push(Run {
+            file: format!("results/{name}"),
+            task_id,
+            layer,
+            round,
+            record,
+        });
     }
     runs
 }

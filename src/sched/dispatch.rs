@@ -137,7 +137,7 @@ impl Scheduler {
         let (status, reason) = if failed.is_empty() {
             let done = self.graph.count(TaskStatus::Completed);
             let na = self.graph.count(TaskStatus::NotApplicable);
-            let status = if self.state.completion_action == "auto_keep" {
+            let status = if self.state.keeps_paused_on_completion() {
                 SessionStatus::Paused
             } else {
                 SessionStatus::Completed

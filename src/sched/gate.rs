@@ -27,11 +27,7 @@ impl Scheduler {
             .or_else(|| self.config.coverage_target(&layer));
         let used = self.graph.gc_rounds().get(&code).copied().unwrap_or(0);
         // `deepen` with a raised target opens a fresh budget of rounds: count from its base.
-        let base = task
-            .meta
-            .get("rounds_from")
-            .and_then(|v| v.as_u64())
-            .unwrap_or(0) as u32;
+        let base = task.rounds_from().unwrap_or(0) as u32;
         let config = &self.config;
         let decision = match gc_decision(
             pass_rate,

@@ -102,6 +102,17 @@ pub struct SessionState {
     pub beat: u64,
 }
 
+/// `completion_action` that keeps a finished session paused for the user instead of completing
+/// it (the other values: `keep`, `archive`, `auto_archive`).
+pub const AUTO_KEEP: &str = "auto_keep";
+
+impl SessionState {
+    /// Whether a session whose tasks are all done stays paused (`auto_keep`).
+    pub fn keeps_paused_on_completion(&self) -> bool {
+        self.completion_action == AUTO_KEEP
+    }
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }

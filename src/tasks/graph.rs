@@ -490,9 +490,7 @@ impl TaskGraph {
         }
         let mut rounds = std::collections::BTreeMap::new();
         for t in &self.tasks {
-            let (Some(layer), Some(round)) =
-                (&t.layer, t.meta.get("gc_round").and_then(|v| v.as_u64()))
-            else {
+            let (Some(layer), Some(round)) = (&t.layer, t.gc_round()) else {
                 continue;
             };
             let entry = rounds

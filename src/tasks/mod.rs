@@ -141,6 +141,40 @@ impl Task {
     pub fn coverage_target(&self) -> Option<f64> {
         self.meta.get("coverage_target").and_then(Value::as_f64)
     }
+
+    /// The GC round a generator or executor task belongs to (meta `gc_round`); None for the
+    /// first pass.
+    pub fn gc_round(&self) -> Option<u64> {
+        self.meta.get(meta::GC_ROUND).and_then(Value::as_u64)
+    }
+
+    /// The executor task a `rerun` repeats (meta `rerun_of`): its passes are kept.
+    pub fn rerun_of(&self) -> Option<&str> {
+        self.meta.get(meta::RERUN_OF).and_then(Value::as_str)
+    }
+
+    /// The GC rounds used before an `extend` (meta `rounds_from`): the gate counts from there.
+    pub fn rounds_from(&self) -> Option<u64> {
+        self.meta.get(meta::ROUNDS_FROM).and_then(Value::as_u64)
+    }
+}
+
+/// The keys of task meta that carry meaning (the file format: tasks.json).
+pub mod meta {
+    pub const GC_ROUND: &str = "gc_round";
+    pub const RERUN_OF: &str = "rerun_of";
+    pub const ROUNDS_FROM: &str = "rounds_from";
+}
+
+/// The keys of outcome data that carry meaning (the file format: tasks.json, .outcomes/).
+pub mod data {
+    /// Set (true) when the task failed on something only the user can fix: the worker posts it as
+    /// a blocker.
+    pub const BLOCKER: &str = "blocker";
+    /// The executor task a rerun repeated.
+    pub const RERUN_OF: &str = "rerun_of";
+    /// The run record of an executor task, relative to the session.
+    pub const RUN: &str = "run";
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -175,6 +209,16 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// Whether the task failed on something only the user can fix (data `blocker: true`).
+    pub fn is_blocker(&self) -> bool {
+        self.data.get(data::BLOCKER) == Some(&Value::Bool(true))
+    }
+
+    /// The run record an executor task wrote (data `run`), relative to the session.
+    pub fn run_record(&self) -> Option<&str> {
+        self.data.get(data::RUN).and_then(Value::as_str)
+    }
+
     pub fn failed(summary: impl Into<String>) -> Self {
         Outcome {
             status: OutcomeStatus::Failed,
@@ -224,5 +268,31 @@ impl Outcome {
             s.push_str(&self.summary);
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod accessor_tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn task_meta_keys_read_through_accessors() {
+        let mut t = Task::new("TESTRUN-L1-fix-2", "s", "executor", Vec::new());
+        assert_eq!(
+            (t.gc_round(), t.rerun_of(), t.rounds_from()),
+            (None, None, None)
+        );
+        t.meta.insert("gc_round".into(), json!(2));
+        t.meta.insert("rerun_of".into(), json!("TESTRUN-001"));
+        t.meta.insert("rounds_from".into(), json!(1));
+        assert_eq!(t.gc_round(), Some(2));
+        assert_eq!(t.rerun_of(), Some("TESTRUN-001"));
+        assert_eq!(t.rounds_from(), Some(1));
+        let mut o = Outcome::failed("x");
+        assert!(!o.is_blocker());
+        o.data.insert("blocker".into(), json!(true));
+        assert!(o.is_blocker());
     }
 }

@@ -59,9 +59,7 @@ impl Sched {
     }
 
     fn count_gc_round(&mut self, t: &Task) {
-        let (Some(layer), Some(round)) =
-            (&t.layer, t.meta.get("gc_round").and_then(|v| v.as_u64()))
-        else {
+        let (Some(layer), Some(round)) = (&t.layer, t.gc_round()) else {
             return;
         };
         let entry = self

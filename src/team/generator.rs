@@ -10,25 +10,16 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use super::shared::feedback::{feedback, Feedback};
+use super::shared::python_modules::modules_in_scope;
 use super::util::{sandbox_for, time_left, to_map};
 use super::RoleContext;
-use crate::gen::{self, GenRequest, ModuleRef};
-use crate::pipeline::scope::ChangeKind;
+use crate::gen::{self, GenRequest};
 use crate::tasks::Outcome;
-use crate::testing::detect::{session_framework, test_pattern};
+use crate::testing::detect::session_framework;
 use crate::testing::framework::{self, Family, SessionFramework};
-use crate::testing::session_scope::load_scope;
 use crate::testing::toolchain::python_for;
-use crate::util::{atomic_write, mkdirs, read_json};
-
-/// Python files that run code when imported (or are not modules at all): never imported by a test.
-const NOT_IMPORTABLE: [&str; 5] = [
-    "setup.py",
-    "conftest.py",
-    "__main__.py",
-    "noxfile.py",
-    "manage.py",
-];
+use crate::util::{atomic_write, mkdirs};
 
 pub fn run(ctx: &RoleContext) -> Outcome {
     let Some(layer) = ctx.task.layer.as_deref() else {
@@ -37,7 +28,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
             ctx.task.id
         ));
     };
-    let round = ctx.task.meta.get("gc_round").and_then(Value::as_u64);
+    let round = ctx.task.gc_round();
     let framework = session_framework(ctx.session, ctx.repo);
     let name = framework::name_of(&framework);
     (ctx.progress)(
@@ -55,7 +46,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
                 "agent backends write {name} tests only for pytest projects yet"
             ))
         } else {
-            super::agent_gen::agent_round(ctx, layer, round, &backend)
+            super::shared::agent_gen::agent_round(ctx, layer, round, &backend)
         };
         match result {
             Ok(mut out) => {
@@ -193,50 +184,6 @@ fn not_applicable(ctx: &RoleContext, layer: &str, reason: &str, what_to_do: &str
     out
 }
 
-/// The modules in scope: the changed (or, with no change, all) Python files that are importable
-/// modules and not tests.
-pub(super) fn modules_in_scope(ctx: &RoleContext) -> Result<Vec<ModuleRef>, String> {
-    let scope = load_scope(ctx.session)?;
-    let src_layout = !ctx.repo.join("src/__init__.py").is_file();
-    let mut modules: Vec<ModuleRef> = Vec::new();
-    for f in &scope.files {
-        let name = f.path.rsplit('/').next().unwrap_or("");
-        let usable = f.kind != ChangeKind::Deleted
-            && f.path.ends_with(".py")
-            && test_pattern(&f.path).is_none()
-            && !under_tests(&f.path)
-            && !NOT_IMPORTABLE.contains(&name)
-            && ctx.repo.join(&f.path).is_file();
-        if !usable {
-            continue;
-        }
-        if let Some(module) = module_name(&f.path, src_layout) {
-            if !modules.iter().any(|m| m.module == module) {
-                modules.push(ModuleRef {
-                    module,
-                    file: f.path.clone(),
-                });
-            }
-        }
-    }
-    Ok(modules)
-}
-
-/// What the last run of this layer says for a revision: tests to avoid, tests that found code
-/// defects (kept as xfail with the evidence), and lines still missing per file.
-#[derive(Default)]
-pub(super) struct Feedback {
-    pub(super) avoid: Vec<String>,
-    defects: BTreeMap<String, String>,
-    pub(super) missing: BTreeMap<String, Vec<u32>>,
-    /// (generator round the run judged, pass rate) of every run of the layer, in order.
-    history: Vec<(u64, f64)>,
-    /// How many failing tests share the most common error kind.
-    similar_failures: usize,
-    /// Failing tests that are not findings (environment trouble): dropped in an aggressive round.
-    batch: Vec<String>,
-}
-
 /// The seed's revision engine: how a GC round changes the tests.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Strategy {
@@ -321,14 +268,6 @@ fn surgical_round(
     Ok(out)
 }
 
-/// The generator round a run judged: TESTRUN-001 judged round 0, TESTRUN-L1-fix-2 round 2.
-fn judged_round(task_id: &str) -> u64 {
-    task_id
-        .rsplit_once("-fix-")
-        .and_then(|(_, n)| n.parse().ok())
-        .unwrap_or(0)
-}
-
 /// Where each round's test set is kept, so a surgical round can go back to it.
 fn history_dir(session: &Path, layer: &str, round: u64) -> std::path::PathBuf {
     session
@@ -351,97 +290,6 @@ fn copy_py_files(from: &Path, to: &Path) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-pub(super) fn feedback(session: &Path, layer: &str) -> Feedback {
-    let mut fb = Feedback::default();
-    let results = session.join("results");
-    let mut runs: Vec<String> = std::fs::read_dir(&results)
-        .map(|rd| {
-            rd.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| super::executor::is_run_file(n))
-                .collect()
-        })
-        .unwrap_or_default();
-    runs.sort();
-    let layer_runs: Vec<Value> = runs
-        .iter()
-        .filter_map(|n| read_json::<Value>(&results.join(n)).ok())
-        .filter(|r| r["layer"] == layer && r["tests"].is_array())
-        .collect();
-    fb.history = layer_runs
-        .iter()
-        .filter_map(|r| {
-            Some((
-                judged_round(r["task_id"].as_str()?),
-                r["pass_rate"].as_f64()?,
-            ))
-        })
-        .collect();
-    let Some(run) = layer_runs.last() else {
-        return fb;
-    };
-    let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
-    for t in run["tests"].as_array().into_iter().flatten() {
-        if matches!(t["status"].as_str(), Some("failed" | "error")) {
-            let kind = t["evidence"]["error"].as_str().unwrap_or("?").to_string();
-            *kinds.entry(kind).or_default() += 1;
-        }
-    }
-    fb.similar_failures = kinds.values().copied().max().unwrap_or(0);
-    for t in run["tests"].as_array().into_iter().flatten() {
-        let name = t["id"]
-            .as_str()
-            .unwrap_or("")
-            .rsplit("::")
-            .next()
-            .unwrap_or("")
-            .to_string();
-        match (t["status"].as_str(), t["classification"].as_str()) {
-            // A sandbox denial means the test reached outside: it never comes back.
-            (Some("flaky"), _) | (_, Some("test_defect" | "sandbox_denied")) => fb.avoid.push(name),
-            (Some("failed" | "error"), Some("env_issue")) => fb.batch.push(name),
-            (_, Some("code_defect")) => {
-                let evidence = t["evidence"]["excerpt"]
-                    .as_str()
-                    .unwrap_or("")
-                    .lines()
-                    .next()
-                    .unwrap_or("")
-                    .trim_start_matches(['E', ' ']);
-                let at = t["evidence"]["location"].as_str().unwrap_or("");
-                fb.defects.insert(
-                    name,
-                    format!("code_defect found by team-testing at {at}: {evidence}"),
-                );
-            }
-            _ => {}
-        }
-    }
-    // Tests quarantined as unsafe (an effect outside their tmp_path) never come back either.
-    for q in run["quarantined"].as_array().into_iter().flatten() {
-        if q["unsafe_effect"].is_string() {
-            if let Some(name) = q["id"].as_str().and_then(|id| id.rsplit("::").next()) {
-                if !fb.avoid.iter().any(|a| a == name) {
-                    fb.avoid.push(name.to_string());
-                }
-            }
-        }
-    }
-    if let Some(cov) = run["coverage_file"]
-        .as_str()
-        .and_then(|rel| read_json::<Value>(&session.join(rel)).ok())
-    {
-        for f in cov["files"].as_array().into_iter().flatten() {
-            let lines: Vec<u32> =
-                serde_json::from_value(f["missing_lines"].clone()).unwrap_or_default();
-            if let (Some(path), false) = (f["path"].as_str(), lines.is_empty()) {
-                fb.missing.insert(path.to_string(), lines);
-            }
-        }
-    }
-    fb
 }
 
 fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Outcome, String> {
@@ -606,36 +454,6 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
     Ok(out)
 }
 
-/// Files in a tests/ or test/ folder are test support, not modules under test.
-fn under_tests(path: &str) -> bool {
-    let dirs = Path::new(path)
-        .parent()
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    dirs.split('/').any(|d| d == "tests" || d == "test")
-}
-
-/// `pkg/mod.py` -> `pkg.mod`; `src/pkg/mod.py` -> `pkg.mod` in a src layout; `pkg/__init__.py` -> `pkg`.
-fn module_name(path: &str, src_layout: bool) -> Option<String> {
-    let stem = path.strip_suffix(".py")?;
-    let stem = if src_layout {
-        stem.strip_prefix("src/").unwrap_or(stem)
-    } else {
-        stem
-    };
-    let mut parts: Vec<&str> = stem.split('/').collect();
-    if parts.last() == Some(&"__init__") {
-        parts.pop();
-    }
-    let identifier = |p: &&str| {
-        p.chars()
-            .next()
-            .is_some_and(|c| c.is_alphabetic() || c == '_')
-            && p.chars().all(|c| c.is_alphanumeric() || c == '_')
-    };
-    (!parts.is_empty() && parts.iter().all(identifier)).then(|| parts.join("."))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -663,30 +481,5 @@ mod tests {
             pick_strategy(3, &fb(vec![(0, 0.8), (1, 0.85), (2, 0.9)], 1)),
             Strategy::Conservative
         );
-        assert_eq!(judged_round("TESTRUN-L1-fix-2"), 2);
-        assert_eq!(judged_round("TESTRUN-001"), 0);
-    }
-
-    #[test]
-    fn module_names_follow_the_layout() {
-        assert_eq!(module_name("pkg/mod.py", true).as_deref(), Some("pkg.mod"));
-        assert_eq!(
-            module_name("src/pkg/mod.py", true).as_deref(),
-            Some("pkg.mod")
-        );
-        assert_eq!(
-            module_name("src/pkg/mod.py", false).as_deref(),
-            Some("src.pkg.mod")
-        );
-        assert_eq!(module_name("pkg/__init__.py", true).as_deref(), Some("pkg"));
-        assert_eq!(module_name("my-scripts/run.py", true), None);
-        assert_eq!(module_name("README.md", true), None);
-    }
-
-    #[test]
-    fn tests_folders_are_not_modules() {
-        assert!(under_tests("tests/helpers.py"));
-        assert!(under_tests("pkg/test/util.py"));
-        assert!(!under_tests("pkg/testing.py"));
     }
 }

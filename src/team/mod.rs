@@ -1,11 +1,11 @@
 //! The work of the built-in roles, as plain Rust: each takes a [`RoleContext`] and returns an
 //! [`Outcome`]. No actors here, so every role can be unit-tested directly.
 
-mod agent_gen;
 mod agent_role;
 pub mod analyst;
 pub mod executor;
 pub mod generator;
+mod shared;
 pub mod strategist;
 pub(crate) mod util;
 

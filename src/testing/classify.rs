@@ -38,6 +38,17 @@ pub enum Criticality {
     Low,
 }
 
+impl Criticality {
+    /// The name in run records and reports (`high`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Criticality::High => "high",
+            Criticality::Medium => "medium",
+            Criticality::Low => "low",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
     pub classification: Classification,

@@ -19,7 +19,7 @@ fn record(file: &str, task_id: &str, layer: &str, round: u32, v: Value) -> Run {
         task_id: task_id.into(),
         layer: layer.into(),
         round,
-        v,
+        record: serde_json::from_value(v).expect("a run record"),
     }
 }
 

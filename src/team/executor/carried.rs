@@ -2,8 +2,7 @@
 
 use std::path::Path;
 
-use serde_json::Value;
-
+use crate::artifacts::{self, RecordedStatus};
 use crate::team::RoleContext;
 use crate::testing::report::{TestCase, TestStatus};
 use crate::testing::runner::Runner;
@@ -22,7 +21,7 @@ impl Carried {
         runner: &dyn Runner,
         test_dir: &Path,
     ) -> Result<Option<Carried>, String> {
-        let Some(from) = ctx.task.meta.get("rerun_of").and_then(Value::as_str) else {
+        let Some(from) = ctx.task.rerun_of() else {
             return Ok(None);
         };
         let graph = ctx.session.load_tasks().map_err(|e| e.to_string())?;
@@ -31,47 +30,42 @@ impl Carried {
             .and_then(|t| t.outcome.clone())
             .ok_or_else(|| format!("rerun of {from}: it has no recorded outcome"))?;
         let run = outcome
-            .data
-            .get("run")
-            .and_then(Value::as_str)
+            .run_record()
             .ok_or_else(|| format!("rerun of {from}: no run record named in its outcome"))?;
-        let record: Value = crate::util::read_json(&ctx.session.root.join(run))
+        let record = artifacts::read_run(&ctx.session.root.join(run))
             .map_err(|e| format!("rerun of {from}: {e}"))?;
-        let tests: Vec<&Value> = record["tests"].as_array().into_iter().flatten().collect();
+        let tests = record.tests();
         let not_passed: Vec<&str> = tests
             .iter()
-            .filter(|t| t["status"] != "passed" && t["status"] != "skipped")
-            .filter_map(|t| t["id"].as_str())
+            .filter(|t| !matches!(t.status, RecordedStatus::Passed | RecordedStatus::Skipped))
+            .map(|t| t.id.as_str())
             .collect();
         let passed = tests
             .iter()
-            .filter(|t| t["status"] == "passed")
+            .filter(|t| t.status == RecordedStatus::Passed)
             // libtest's --skip matches substrings: a pass whose name is inside a failed test's
             // name would skip that one too, so it runs again instead.
             .filter(|t| {
                 !runner.deselect_matches_substrings()
-                    || t["id"]
-                        .as_str()
-                        .is_some_and(|id| !not_passed.iter().any(|f| f.contains(id)))
+                    || !not_passed.iter().any(|f| f.contains(t.id.as_str()))
             })
-            .filter_map(|t| {
-                let id = t["id"].as_str()?;
-                let (classname, name) = match id.rsplit_once("::") {
+            .map(|t| {
+                let (classname, name) = match t.id.rsplit_once("::") {
                     Some((c, n)) => (Some(c.to_string()), n.to_string()),
-                    None => (None, id.to_string()),
+                    None => (None, t.id.clone()),
                 };
                 let case = TestCase {
-                    id: id.to_string(),
+                    id: t.id.clone(),
                     name,
                     classname,
-                    file: t["file"].as_str().map(str::to_string),
+                    file: t.file.clone(),
                     line: None,
                     status: TestStatus::Passed,
                     duration_s: None,
                     message: None,
                     detail: None,
                 };
-                Some(runner.selector(test_dir, &case))
+                runner.selector(test_dir, &case)
             })
             .collect();
         Ok(Some(Carried {

@@ -11,10 +11,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use serde_json::{json, Value};
-
 use super::util::{sandbox_for, time_left};
 use super::RoleContext;
+use crate::artifacts::{Quarantined, Repair, RepairAction};
 use crate::tasks::Outcome;
 use crate::testing::classify::{classify, Classification, Criticality, Verdict};
 use crate::testing::detect::{session_framework, strategist_outcome};
@@ -26,10 +25,8 @@ use crate::testing::runner::{RunSpec, Runner};
 use crate::testing::toolchain::{self, Toolchain};
 use crate::util::{mkdirs, now_ts};
 use carried::Carried;
-use quarantine::{load_quarantine, move_out, save_quarantine, take_out, unsafe_tests, Quarantined};
+use quarantine::{load_quarantine, move_out, save_quarantine, take_out, unsafe_tests};
 use record::{empty_run, env_blocker, finish, reserve_run, Finish};
-
-pub(crate) use record::is_run_file;
 
 /// Repair iterations inside one task (the seed's bound).
 const MAX_REPAIRS: usize = 3;
@@ -101,7 +98,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         Ok(c) => c,
         Err(e) => return Outcome::failed(e),
     };
-    let mut repairs: Vec<Value> = Vec::new();
+    let mut repairs: Vec<Repair> = Vec::new();
     // What a sandbox denial looks like in this run: writes outside `writable`, the network off.
     let sandbox_ctx = sandbox
         .as_ref()
@@ -176,7 +173,9 @@ pub fn run(ctx: &RoleContext) -> Outcome {
                 None => format!("does not load: {}", error_gist(&le.error)),
             };
             if move_out(&test_dir, &quarantine_dir, &le.file).is_ok() {
-                repairs.push(json!({"iteration": iteration, "action": "quarantined file", "file": le.file, "reason": reason}));
+                let mut step = Repair::on_file(iteration, RepairAction::QuarantinedFile, &le.file);
+                step.reason = Some(reason.clone());
+                repairs.push(step);
                 quarantined.push(Quarantined {
                     id: le.file.clone(),
                     file: true,
@@ -417,7 +416,7 @@ fn agent_repairs(
     cases: &[TestCase],
     verdicts: &BTreeMap<String, Verdict>,
     iteration: usize,
-    repairs: &mut Vec<Value>,
+    repairs: &mut Vec<Repair>,
 ) -> BTreeSet<String> {
     let chain = ctx.agents.chain("executor");
     let mut repaired = BTreeSet::new();
@@ -448,18 +447,26 @@ fn agent_repairs(
     }
     for (file, failures) in by_file {
         let path = test_dir.join(&file);
-        match super::agent_gen::repair_file(ctx, layer, &chain, &path, &failures) {
+        match super::shared::agent_gen::repair_file(ctx, layer, &chain, &path, &failures) {
             Ok((backend, content)) => match crate::util::atomic_write(&path, content.as_bytes()) {
                 Ok(()) => {
-                    repairs.push(json!({"iteration": iteration, "action": "repaired by agent", "file": file, "backend": backend}));
+                    let mut step = Repair::on_file(iteration, RepairAction::RepairedByAgent, &file);
+                    step.backend = Some(backend);
+                    repairs.push(step);
                     repaired.insert(file);
                 }
-                Err(e) => repairs.push(json!({"iteration": iteration, "action": "agent repair failed", "file": file, "reason": e.to_string()})),
+                Err(e) => repairs.push(repair_failed(iteration, &file, e.to_string())),
             },
-            Err(e) => repairs.push(json!({"iteration": iteration, "action": "agent repair failed", "file": file, "reason": e})),
+            Err(e) => repairs.push(repair_failed(iteration, &file, e)),
         }
     }
     repaired
+}
+
+fn repair_failed(iteration: usize, file: &str, reason: String) -> Repair {
+    let mut step = Repair::on_file(iteration, RepairAction::AgentRepairFailed, file);
+    step.reason = Some(reason);
+    step
 }
 
 #[cfg(test)]

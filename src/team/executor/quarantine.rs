@@ -3,26 +3,9 @@
 
 use std::path::Path;
 
-use serde_json::{json, Value};
-
+use crate::artifacts::{Quarantined, Repair, RepairAction};
 use crate::testing::effects::{self, Effect};
 use crate::util::{atomic_write_json, mkdirs};
-
-/// A test taken out of the layer, and why.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub(super) struct Quarantined {
-    /// The runner's selector for it (pytest node id, test name, or the file for load errors).
-    pub id: String,
-    /// A whole file moved out of the layer (it did not load), rather than one deselected test.
-    #[serde(default)]
-    pub file: bool,
-    pub reason: String,
-    pub task_id: String,
-    /// Set when the test is unsafe (an effect outside its tmp_path, or a sandbox denial): what it
-    /// did. Such a test is never kept by a revision round, and `apply` refuses it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unsafe_effect: Option<String>,
-}
 
 /// Takes a test (or a whole file) out of the layer and logs the repair; false when it was out
 /// already.
@@ -30,18 +13,24 @@ pub(super) fn take_out(
     q: Quarantined,
     iteration: usize,
     quarantined: &mut Vec<Quarantined>,
-    repairs: &mut Vec<Value>,
+    repairs: &mut Vec<Repair>,
 ) -> bool {
     if quarantined.iter().any(|k| k.id == q.id) {
         return false;
     }
     let action = if q.file {
-        "quarantined file"
+        RepairAction::QuarantinedFile
     } else {
-        "quarantined test"
+        RepairAction::QuarantinedTest
     };
-    repairs
-        .push(json!({"iteration": iteration, "action": action, "test": q.id, "reason": q.reason}));
+    repairs.push(Repair {
+        iteration,
+        action,
+        test: Some(q.id.clone()),
+        file: None,
+        reason: Some(q.reason.clone()),
+        backend: None,
+    });
     quarantined.push(q);
     true
 }

@@ -5,17 +5,20 @@ use std::collections::BTreeMap;
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::carried::Carried;
-use super::quarantine::Quarantined;
-use crate::tasks::Outcome;
+use crate::artifacts::{
+    self, CoverageFile, CoverageRecord, CoverageScope, Evidence, LoadErrorRecord,
+    LoadVerdictRecord, Quarantined, RecordedStatus, Repair, RunRecord, TestRecord,
+};
+use crate::tasks::{data, Outcome};
 use crate::team::util::to_map;
 use crate::team::RoleContext;
 use crate::testing::classify::{Classification, Verdict};
 use crate::testing::detect::strategist_outcome;
 use crate::testing::report::{CoverageReport, TestCase, TestStatus, TestTotals};
-use crate::testing::runner::RunOutput;
+use crate::testing::runner::{LoadError, RunOutput};
 use crate::testing::toolchain::Toolchain;
 use crate::util::{atomic_write_json, now_ts};
 
@@ -28,7 +31,7 @@ pub(super) struct Finish<'a> {
     pub verdicts: BTreeMap<String, Verdict>,
     pub flaky: Vec<String>,
     pub quarantined: Vec<Quarantined>,
-    pub repairs: Vec<Value>,
+    pub repairs: Vec<Repair>,
     pub started_at: String,
     pub seconds: f64,
     pub carried: Option<Carried>,
@@ -94,7 +97,7 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
             return Outcome::failed(e.to_string());
         }
     }
-    let tests: Vec<Value> = f
+    let tests: Vec<TestRecord> = f
         .out
         .cases
         .iter()
@@ -103,29 +106,41 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
     let mut patterns: BTreeMap<String, usize> = BTreeMap::new();
     for v in f.verdicts.values() {
         *patterns
-            .entry(format!(
-                "{}:{}",
-                serde_json::to_value(v.classification)
-                    .unwrap_or_default()
-                    .as_str()
-                    .unwrap_or(""),
-                v.error
-            ))
+            .entry(format!("{}:{}", v.classification.as_str(), v.error))
             .or_default() += 1;
     }
-    let record = json!({
-        "task_id": ctx.task.id, "layer": f.layer, "framework": f.framework,
-        "command": f.out.command, "exit_code": f.out.exit_code, "duration_s": f.seconds,
-        "started_at": f.started_at, "finished_at": now_ts(),
-        "total": totals.total, "passed": totals.passed, "failed": totals.failed, "errors": totals.errors,
-        "skipped": totals.skipped, "flaky": f.flaky, "pass_rate": pass_rate,
-        "coverage": coverage, "branch_coverage": branch, "coverage_scope": if scope.is_empty() { json!("whole project") } else { json!(scope) },
-        "coverage_problem": f.out.coverage_problem, "unmeasured_files": unmeasured,
-        "coverage_outside_repo": outside,
-        "coverage_file": f.out.coverage.as_ref().map(|_| cov_rel.clone()),
-        "tests": tests, "load_errors": f.out.load_errors, "quarantined": f.quarantined, "repairs": f.repairs,
-        "defect_patterns": patterns, "reports": f.out.reports, "output_tail": f.out.output_tail,
-    });
+    let record = RunRecord {
+        task_id: ctx.task.id.clone(),
+        layer: f.layer.to_string(),
+        framework: f.framework.to_string(),
+        command: Some(Some(f.out.command.clone())),
+        exit_code: Some(f.out.exit_code),
+        duration_s: Some(f.seconds),
+        started_at: Some(f.started_at.clone()),
+        finished_at: Some(now_ts()),
+        total: totals.total,
+        passed: Some(totals.passed),
+        failed: Some(totals.failed),
+        errors: Some(totals.errors),
+        skipped: Some(totals.skipped),
+        flaky: Some(f.flaky.clone()),
+        pass_rate: Some(pass_rate),
+        coverage: Some(coverage),
+        branch_coverage: Some(branch),
+        coverage_scope: Some(CoverageScope::of(&scope)),
+        coverage_problem: Some(f.out.coverage_problem.clone()),
+        unmeasured_files: Some(unmeasured),
+        coverage_outside_repo: Some(outside),
+        coverage_file: Some(f.out.coverage.as_ref().map(|_| cov_rel.clone())),
+        tests: Some(tests),
+        load_errors: Some(f.out.load_errors.iter().map(load_error_record).collect()),
+        quarantined: Some(f.quarantined.clone()),
+        repairs: Some(f.repairs.clone()),
+        defect_patterns: Some(patterns.clone()),
+        reports: Some(f.out.reports.clone()),
+        output_tail: Some(f.out.output_tail.clone()),
+        ..RunRecord::default()
+    };
     if let Err(e) = atomic_write_json(f.run_path, &record) {
         return Outcome::failed(e.to_string());
     }
@@ -147,7 +162,7 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
             c.passed.len(),
             out.summary
         );
-        out.data.insert("rerun_of".into(), json!(c.from));
+        out.data.insert(data::RERUN_OF.into(), json!(c.from));
         out.data
             .insert("carried_passes".into(), json!(c.passed.len()));
     }
@@ -181,7 +196,7 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
     out.data.extend(to_map(json!({
         "effective_patterns": effective,
         "coverage_history_entry": {"task_id": ctx.task.id, "layer": f.layer, "pass_rate": pass_rate, "coverage": coverage},
-        "run": format!("results/run-{:03}.json", f.n), "total": totals.total, "passed": totals.passed,
+        data::RUN: format!("results/run-{:03}.json", f.n), "total": totals.total, "passed": totals.passed,
         "failed": totals.failed, "errors": totals.errors, "flaky": f.flaky, "branch_coverage": branch,
         "defect_patterns": patterns, "quarantined": f.quarantined.len(),
         "failed_tests": failed_ids,
@@ -246,37 +261,75 @@ pub(super) fn effective_files(cases: &[TestCase]) -> Vec<&str> {
     files
 }
 
-pub(super) fn test_record(c: &TestCase, v: Option<&Verdict>, flaky: bool) -> Value {
-    json!({
-        "id": c.id, "file": c.file, "status": if flaky { "flaky" } else { status_word(c.status) },
-        "duration_s": c.duration_s, "message": c.message,
-        "classification": v.map(|v| v.classification), "criticality": v.map(|v| v.criticality),
-        "evidence": v.map(|v| json!({"location": v.location, "error": v.error, "excerpt": v.excerpt, "reason": v.reason})),
-    })
+pub(super) fn test_record(c: &TestCase, v: Option<&Verdict>, flaky: bool) -> TestRecord {
+    TestRecord {
+        id: c.id.clone(),
+        file: c.file.clone(),
+        status: if flaky {
+            RecordedStatus::Flaky
+        } else {
+            recorded_status(c.status)
+        },
+        duration_s: c.duration_s,
+        message: c.message.clone(),
+        classification: v.map(|v| v.classification),
+        criticality: v.map(|v| v.criticality),
+        evidence: v.map(|v| Evidence {
+            location: v.location.clone(),
+            error: Some(v.error.clone()),
+            excerpt: v.excerpt.clone(),
+            reason: v.reason.clone(),
+        }),
+    }
 }
 
-pub(super) fn status_word(s: TestStatus) -> &'static str {
+pub(super) fn recorded_status(s: TestStatus) -> RecordedStatus {
     match s {
-        TestStatus::Passed => "passed",
-        TestStatus::Failed => "failed",
-        TestStatus::Error => "error",
-        TestStatus::Skipped => "skipped",
+        TestStatus::Passed => RecordedStatus::Passed,
+        TestStatus::Failed => RecordedStatus::Failed,
+        TestStatus::Error => RecordedStatus::Error,
+        TestStatus::Skipped => RecordedStatus::Skipped,
+    }
+}
+
+/// A file that did not load, as the run record lists it.
+fn load_error_record(le: &LoadError) -> LoadErrorRecord {
+    LoadErrorRecord {
+        file: le.file.clone(),
+        error: le.error.clone(),
+        verdict: le.verdict.as_ref().map(|v| LoadVerdictRecord {
+            classification: Some(v.verdict.classification),
+            criticality: Some(v.verdict.criticality),
+            location: v.verdict.location.clone(),
+            error: v.verdict.error.clone(),
+            excerpt: v.verdict.excerpt.clone(),
+            reason: v.verdict.reason.clone(),
+            install: v.install.clone(),
+        }),
     }
 }
 
 /// Per-file coverage of the files in scope (all files when the scope is empty), with missing lines.
-pub(super) fn coverage_detail(report: &CoverageReport, scope: &[String]) -> Value {
-    let files: Vec<Value> = report
+pub(super) fn coverage_detail(report: &CoverageReport, scope: &[String]) -> CoverageRecord {
+    let files = report
         .files
         .iter()
         .filter(|f| scope.is_empty() || scope.contains(&f.path))
-        .map(|f| {
-            json!({"path": f.path, "lines_total": f.lines_total, "lines_covered": f.lines_covered,
-            "line_percent": f.line_percent(), "missing_lines": f.missing_lines,
-            "branches_total": f.branches_total, "branches_covered": f.branches_covered})
+        .map(|f| CoverageFile {
+            path: f.path.clone(),
+            lines_total: f.lines_total,
+            lines_covered: f.lines_covered,
+            line_percent: f.line_percent(),
+            missing_lines: f.missing_lines.clone(),
+            branches_total: f.branches_total,
+            branches_covered: f.branches_covered,
         })
         .collect();
-    json!({"format": report.format, "scope": scope, "files": files})
+    CoverageRecord {
+        format: report.format.clone(),
+        scope: scope.to_vec(),
+        files,
+    }
 }
 
 /// The strategist's priority files: coverage is judged on them (whole project when there are none).
@@ -298,15 +351,23 @@ pub(super) fn env_blocker(
     problem: &str,
     timed_out: bool,
 ) -> Outcome {
-    let record = json!({
-        "task_id": ctx.task.id, "layer": layer, "framework": framework, "total": 0, "pass_rate": null,
-        "classification": "env_issue", "timed_out": timed_out, "problem": problem,
-        "install": tools.install_hint, "finished_at": now_ts(),
-    });
+    let record = RunRecord {
+        task_id: ctx.task.id.clone(),
+        layer: layer.to_string(),
+        framework: framework.to_string(),
+        total: 0,
+        pass_rate: None,
+        classification: Some(Classification::EnvIssue),
+        timed_out: Some(timed_out),
+        problem: Some(problem.to_string()),
+        install: Some(tools.install_hint.clone()),
+        finished_at: Some(now_ts()),
+        ..RunRecord::default()
+    };
     let _ = atomic_write_json(run_path, &record);
     let mut out = Outcome::failed(format!("env_issue: {problem}"));
     out.data = to_map(
-        json!({"blocker": true, "classification": "env_issue", "install": tools.install_hint, "timed_out": timed_out}),
+        json!({data::BLOCKER: true, "classification": "env_issue", "install": tools.install_hint, "timed_out": timed_out}),
     );
     out
 }
@@ -319,17 +380,29 @@ pub(super) fn empty_run(
     run_path: &Path,
     summary: String,
 ) -> Outcome {
-    let record = json!({
-        "task_id": ctx.task.id, "layer": layer, "framework": framework, "command": null,
-        "exit_code": null, "total": 0, "passed": 0, "failed": 0, "skipped": 0, "pass_rate": 0.0,
-        "coverage": null, "tests": [], "note": summary, "finished_at": now_ts(),
-    });
+    let record = RunRecord {
+        task_id: ctx.task.id.clone(),
+        layer: layer.to_string(),
+        framework: framework.to_string(),
+        command: Some(None),
+        exit_code: Some(None),
+        total: 0,
+        passed: Some(0),
+        failed: Some(0),
+        skipped: Some(0),
+        pass_rate: Some(0.0),
+        coverage: Some(None),
+        tests: Some(Vec::new()),
+        note: Some(summary.clone()),
+        finished_at: Some(now_ts()),
+        ..RunRecord::default()
+    };
     if let Err(e) = atomic_write_json(run_path, &record) {
         return Outcome::failed(e.to_string());
     }
     let mut out = Outcome::completed(summary);
     out.pass_rate = Some(0.0);
-    out.data = to_map(record);
+    out.data = to_map(serde_json::to_value(&record).unwrap_or_default());
     out.data.insert("tests".into(), json!(0));
     out.artifacts = vec![run_path
         .file_name()
@@ -344,7 +417,7 @@ pub(super) fn reserve_run(results: &Path) -> Result<(usize, PathBuf), String> {
     let existing = std::fs::read_dir(results)
         .map(|rd| {
             rd.flatten()
-                .filter(|e| is_run_file(&e.file_name().to_string_lossy()))
+                .filter(|e| artifacts::is_run_file(&e.file_name().to_string_lossy()))
                 .count()
         })
         .unwrap_or(0);
@@ -357,8 +430,4 @@ pub(super) fn reserve_run(results: &Path) -> Result<(usize, PathBuf), String> {
         }
     }
     Err(format!("no free run number in {}", results.display()))
-}
-
-pub(crate) fn is_run_file(name: &str) -> bool {
-    name.starts_with("run-") && name.ends_with(".json")
 }

@@ -12,9 +12,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::generator::{feedback, modules_in_scope};
-use super::util::{agent_input, sandbox_for, time_left, to_map};
-use super::RoleContext;
+use super::feedback::feedback;
+use super::python_modules::modules_in_scope;
 use crate::agents::answer::AnswerFile;
 use crate::agents::backends::Backend;
 use crate::agents::call;
@@ -22,6 +21,8 @@ use crate::gen::ModuleRef;
 use crate::proc::run_sandboxed;
 use crate::sandbox::Sandbox;
 use crate::tasks::Outcome;
+use crate::team::util::{agent_input, sandbox_for, time_left, to_map};
+use crate::team::RoleContext;
 use crate::testing::effects::EffectsAudit;
 use crate::testing::toolchain::python_for;
 use crate::util::{atomic_write, mkdirs};
@@ -35,7 +36,7 @@ const MAX_SOURCE_LINES: usize = 400;
 
 /// One round of the generator through `backend`; Err when it gave no accepted test (the chain
 /// then tries its next backend).
-pub fn agent_round(
+pub(crate) fn agent_round(
     ctx: &RoleContext,
     layer: &str,
     round: Option<u64>,
@@ -116,7 +117,7 @@ pub fn agent_round(
 /// judged the test's own fault goes to the backends with the evidence; the first corrected file
 /// that loads and passes 5 runs in a row replaces it. Returns (backend, new content); Err when
 /// no backend gave one (the executor then quarantines the tests).
-pub fn repair_file(
+pub(crate) fn repair_file(
     ctx: &RoleContext,
     layer: &str,
     chain: &[Backend],

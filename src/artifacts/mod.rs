@@ -1,0 +1,30 @@
+//! What a session writes and reads back: the run records under `results/` (`run-NNN.json`),
+//! their tests, repairs and quarantined tests, and the coverage detail (`coverage-NNN.json`).
+//! The writers (the executor) and the readers (the generator's feedback, the executor's rerun,
+//! the report) share these types, so a field cannot be spelled two ways.
+//!
+//! Plain data only: this module depends on serde, `error`, `util` and plain-data enums, never on
+//! a role, the report or the actors. Reading is tolerant (unknown fields are ignored, missing
+//! ones take their default), so records written by earlier versions still load.
+
+mod coverage;
+mod finding;
+mod load_error;
+mod nullable;
+mod quarantine;
+mod reader;
+mod repair;
+mod run_record;
+mod test_record;
+
+pub use coverage::{CoverageFile, CoverageRecord};
+pub use finding::{Finding, FindingCategory};
+pub use load_error::{LoadErrorRecord, LoadVerdictRecord};
+pub use quarantine::Quarantined;
+pub use reader::{is_run_file, read_run, runs, ArtifactError, SessionResults};
+pub use repair::{Repair, RepairAction};
+pub use run_record::{CoverageScope, RunRecord};
+pub use test_record::{Evidence, RecordedStatus, TestRecord};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,119 @@
+//! What the earlier runs of a layer tell the next generation round: the tests to avoid, the
+//! code defects to keep, the lines still missing, and the pass rate history. Read by the
+//! built-in generator and by the agent-backed one, from the session's run records.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::artifacts::{self, CoverageRecord, RecordedStatus, RunRecord};
+use crate::testing::classify::Classification;
+use crate::util::read_json;
+
+/// What the last run of this layer says for a revision: tests to avoid, tests that found code
+/// defects (kept as xfail with the evidence), and lines still missing per file.
+#[derive(Default)]
+pub(crate) struct Feedback {
+    pub(crate) avoid: Vec<String>,
+    pub(crate) defects: BTreeMap<String, String>,
+    pub(crate) missing: BTreeMap<String, Vec<u32>>,
+    /// (generator round the run judged, pass rate) of every run of the layer, in order.
+    pub(crate) history: Vec<(u64, f64)>,
+    /// How many failing tests share the most common error kind.
+    pub(crate) similar_failures: usize,
+    /// Failing tests that are not findings (environment trouble): dropped in an aggressive round.
+    pub(crate) batch: Vec<String>,
+}
+
+/// The generator round a run judged: TESTRUN-001 judged round 0, TESTRUN-L1-fix-2 round 2.
+pub(crate) fn judged_round(task_id: &str) -> u64 {
+    task_id
+        .rsplit_once("-fix-")
+        .and_then(|(_, n)| n.parse().ok())
+        .unwrap_or(0)
+}
+
+pub(crate) fn feedback(session: &Path, layer: &str) -> Feedback {
+    let mut fb = Feedback::default();
+    let results = artifacts::runs(session);
+    let layer_runs: Vec<&RunRecord> = results.of_layer(layer).collect();
+    fb.history = layer_runs
+        .iter()
+        .filter_map(|r| Some((judged_round(&r.task_id), r.pass_rate?)))
+        .collect();
+    let Some(run) = layer_runs.last() else {
+        return fb;
+    };
+    let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
+    for t in run.tests().iter().filter(|t| t.status.is_failing()) {
+        let kind = t
+            .evidence
+            .as_ref()
+            .and_then(|e| e.error.as_deref())
+            .unwrap_or("?");
+        *kinds.entry(kind.to_string()).or_default() += 1;
+    }
+    fb.similar_failures = kinds.values().copied().max().unwrap_or(0);
+    for t in run.tests() {
+        let name = t.id.rsplit("::").next().unwrap_or("").to_string();
+        match (t.status, t.classification) {
+            // A sandbox denial means the test reached outside: it never comes back.
+            (RecordedStatus::Flaky, _)
+            | (_, Some(Classification::TestDefect | Classification::SandboxDenied)) => {
+                fb.avoid.push(name)
+            }
+            (s, Some(Classification::EnvIssue)) if s.is_failing() => fb.batch.push(name),
+            (_, Some(Classification::CodeDefect)) => {
+                let evidence = t
+                    .evidence
+                    .as_ref()
+                    .map_or("", |e| e.excerpt.as_str())
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .trim_start_matches(['E', ' ']);
+                let at = t
+                    .evidence
+                    .as_ref()
+                    .and_then(|e| e.location.as_deref())
+                    .unwrap_or("");
+                fb.defects.insert(
+                    name,
+                    format!("code_defect found by team-testing at {at}: {evidence}"),
+                );
+            }
+            _ => {}
+        }
+    }
+    // Tests quarantined as unsafe (an effect outside their tmp_path) never come back either.
+    for q in run.quarantined() {
+        if q.unsafe_effect.is_some() {
+            if let Some(name) = q.id.rsplit("::").next() {
+                if !fb.avoid.iter().any(|a| a == name) {
+                    fb.avoid.push(name.to_string());
+                }
+            }
+        }
+    }
+    if let Some(cov) = run
+        .coverage_file()
+        .and_then(|rel| read_json::<CoverageRecord>(&session.join(rel)).ok())
+    {
+        for f in cov.files {
+            if !f.missing_lines.is_empty() {
+                fb.missing.insert(f.path, f.missing_lines);
+            }
+        }
+    }
+    fb
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_judges_the_round_its_task_names() {
+        assert_eq!(judged_round("TESTRUN-L1-fix-2"), 2);
+        assert_eq!(judged_round("TESTRUN-001"), 0);
+    }
+}
