@@ -53,7 +53,8 @@ pub fn agent_round(
         Some(20.0),
         Some(format!("{} for {} module(s)", backend.name, modules.len())),
     );
-    let called = call::call(backend, &agent_input(ctx, "generator", &prompt, &folder)?)?;
+    let called = call::call(backend, &agent_input(ctx, "generator", &prompt, &folder)?)
+        .map_err(|e| e.to_string())?;
     (ctx.progress)(
         "accept_filter",
         Some(50.0),
