@@ -75,6 +75,10 @@ pub enum Error {
     /// The session's message log could not be made durable (disk full, read-only, …).
     #[error(transparent)]
     MessageLog(#[from] crate::bus::writer::LogError),
+
+    /// A `--limit` the sandbox cannot apply.
+    #[error(transparent)]
+    BadLimit(#[from] crate::sandbox::LimitError),
 }
 
 impl Error {
@@ -103,7 +107,8 @@ impl Error {
             | Error::MissingRepo { .. }
             | Error::UnknownPipeline(_)
             | Error::RoleCap { .. }
-            | Error::Usage(_) => EXIT_BAD_INPUT,
+            | Error::Usage(_)
+            | Error::BadLimit(_) => EXIT_BAD_INPUT,
             Error::Locked { .. }
             | Error::Session(_)
             | Error::Io { .. }
@@ -156,6 +161,9 @@ mod tests {
             },
             Error::Usage("x".into()),
             Error::MessageLog(crate::bus::writer::LogError::Stopped),
+            Error::BadLimit(crate::sandbox::LimitError::NotAssignment {
+                assignment: "x".into(),
+            }),
         ];
         for e in &errors {
             assert_eq!(e.exit_code(), EXIT_BAD_INPUT, "{e:?}");

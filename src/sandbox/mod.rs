@@ -33,7 +33,7 @@ use std::sync::Arc;
 use child::{ChildPlan, MountPlan, PrivateTmp, TmpBind};
 pub use probe::{capabilities, Capabilities};
 pub use roots::{python_roots, toolchain_roots};
-pub use settings::{Limits, Protections, SandboxSettings};
+pub use settings::{LimitError, Limits, Protections, SandboxSettings};
 
 /// A path under the host's /tmp that a sandbox reads or writes.
 struct TmpRoot {
