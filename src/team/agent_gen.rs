@@ -411,6 +411,7 @@ fn bench_audit(bench: &Path) -> Result<EffectsAudit, String> {
         &bench.join(".tt-effects.jsonl"),
         &bench.join(".tt-basetemp"),
     )
+    .map_err(|e| e.to_string())
 }
 
 /// Runs pytest (and coverage.py) on one candidate, in the sandbox.
