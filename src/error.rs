@@ -52,9 +52,9 @@ pub enum Error {
     #[error("{0}")]
     Environment(String),
 
-    /// A child process ran past its time budget and was killed (with its process group).
-    #[error("{command} timed out after {seconds}s")]
-    TimedOut { command: String, seconds: u64 },
+    /// A helper child (git, a probe) could not start, be waited for, or ran past its time.
+    #[error(transparent)]
+    Proc(#[from] crate::proc::ProcError),
 
     /// One role too many: the session already uses `max_roles` roles.
     #[error(
@@ -113,7 +113,7 @@ impl Error {
             | Error::Session(_)
             | Error::Io { .. }
             | Error::Environment(_)
-            | Error::TimedOut { .. }
+            | Error::Proc(_)
             | Error::MessageLog(_) => EXIT_BAD_INPUT,
         }
     }
@@ -150,10 +150,10 @@ mod tests {
             Error::UnknownPipeline("x".into()),
             Error::io("reading", std::io::Error::other("x")),
             Error::Environment("x".into()),
-            Error::TimedOut {
+            Error::Proc(crate::proc::ProcError::TimedOut {
                 command: "git".into(),
                 seconds: 1,
-            },
+            }),
             Error::RoleCap {
                 role: "r".into(),
                 in_use: "a, b".into(),

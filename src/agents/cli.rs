@@ -27,7 +27,7 @@ pub enum CliError {
     /// The program could not be started or waited for, or ran past its time.
     #[error("{cause}{}", outside_note(outside))]
     Run {
-        cause: crate::error::Error,
+        cause: crate::proc::ProcError,
         outside: Vec<String>,
     },
     #[error(

@@ -39,7 +39,7 @@ pub enum GenError {
     Request(serde_json::Error),
     /// It could not start, or ran past its time.
     #[error("the test generator did not finish: {0}")]
-    DidNotFinish(crate::error::Error),
+    DidNotFinish(crate::proc::ProcError),
     #[error("the test generator exited with {code:?}: {stderr_tail}")]
     Exited {
         code: Option<i32>,
@@ -52,7 +52,7 @@ pub enum GenError {
     },
     /// The entry-point scan could not start or ran past its time.
     #[error("{0}")]
-    ScanNotRun(crate::error::Error),
+    ScanNotRun(crate::proc::ProcError),
     /// The entry-point scan failed; its stderr is the message.
     #[error("{stderr_tail}")]
     ScanFailed { stderr_tail: String },

@@ -372,7 +372,14 @@ pub fn run_probe(
         crate::error::Error::io(format!("preparing a sandbox in {}", root.display()), e)
     })?;
     let cwd = repo.canonicalize().unwrap_or_else(|_| repo.to_path_buf());
-    crate::proc::run_sandboxed(Some(&sandbox), argv, &cwd, &[], None, timeout)
+    Ok(crate::proc::run_sandboxed(
+        Some(&sandbox),
+        argv,
+        &cwd,
+        &[],
+        None,
+        timeout,
+    )?)
 }
 
 /// The uid_map and gid_map lines that keep the user's own ids inside the namespace.

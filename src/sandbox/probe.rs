@@ -148,7 +148,7 @@ enum ProbeError {
     #[error("{0}")]
     Setup(std::io::Error),
     #[error("{0}")]
-    Run(crate::error::Error),
+    Run(crate::proc::ProcError),
     #[error("exit {code:?}, could not write its own folder: {stderr}")]
     CannotWrite { code: Option<i32>, stderr: String },
     #[error("{0}")]

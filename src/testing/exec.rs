@@ -6,8 +6,7 @@ use std::io;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crate::error::Error;
-use crate::proc::{run_sandboxed, Captured};
+use crate::proc::{run_sandboxed, Captured, ProcError};
 use crate::sandbox::Sandbox;
 
 /// Why a child gave no output to read.
@@ -22,7 +21,10 @@ pub enum ExecError {
     /// The program could not be started: not installed, or not on PATH.
     #[error("{text}")]
     NotFound { program: String, text: String },
-    /// Anything else: the sandbox could not be prepared, the child could not be waited for.
+    /// Anything else from the child: the sandbox could not be prepared, it could not be waited for.
+    #[error(transparent)]
+    Proc(ProcError),
+    /// A runner's own step before or between children failed (staging, a build gate).
     #[error("{0}")]
     Failed(String),
 }
@@ -69,17 +71,17 @@ impl Exec<'_> {
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
         run_sandboxed(self.sandbox, &args, &self.cwd, &vars, None, left).map_err(|e| match e {
-            Error::TimedOut { command, seconds } => ExecError::TimedOut {
+            ProcError::TimedOut { command, seconds } => ExecError::TimedOut {
                 command,
                 after_s: Some(seconds),
             },
-            Error::Io { ref cause, .. } if cause.kind() == io::ErrorKind::NotFound => {
+            ProcError::Start { ref cause, .. } if cause.kind() == io::ErrorKind::NotFound => {
                 ExecError::NotFound {
                     program: argv.first().cloned().unwrap_or_default(),
                     text: e.to_string(),
                 }
             }
-            other => ExecError::Failed(other.to_string()),
+            other => ExecError::Proc(other),
         })
     }
 }

@@ -41,7 +41,7 @@ pub fn hunk_ranges(diff: &str) -> Vec<(u32, u32)> {
 pub enum GitDiffError {
     /// git could not start, or ran past its time.
     #[error("{0}")]
-    NotRun(crate::error::Error),
+    NotRun(crate::proc::ProcError),
     #[error("git diff failed: {stderr}")]
     Failed { args: Vec<String>, stderr: String },
 }

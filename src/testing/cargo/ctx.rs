@@ -99,5 +99,6 @@ pub(super) fn stopped(stop: ExecError, cargo: &str, out: &mut RunOutput) {
             out.env_problem = Some(format!("{cargo} not found: install Rust with rustup"));
         }
         ExecError::Failed(m) => out.env_problem = Some(m),
+        ExecError::Proc(e) => out.env_problem = Some(e.to_string()),
     }
 }

@@ -129,5 +129,6 @@ pub(super) fn stopped(stop: ExecError, go: &str, out: &mut RunOutput) {
             ));
         }
         ExecError::Failed(m) => out.env_problem = Some(m),
+        ExecError::Proc(e) => out.env_problem = Some(e.to_string()),
     }
 }

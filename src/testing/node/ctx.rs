@@ -95,6 +95,7 @@ impl<'a> Ctx<'a> {
                 out.env_problem = Some(format!("{program} not found"));
             }
             ExecError::Failed(problem) => out.env_problem = Some(problem),
+            ExecError::Proc(e) => out.env_problem = Some(e.to_string()),
         }
     }
 
