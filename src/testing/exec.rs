@@ -24,9 +24,32 @@ pub enum ExecError {
     /// Anything else from the child: the sandbox could not be prepared, it could not be waited for.
     #[error(transparent)]
     Proc(ProcError),
-    /// A runner's own step before or between children failed (staging, a build gate).
-    #[error("{0}")]
-    Failed(String),
+    /// The repository could not be copied where the runner builds and runs it.
+    #[error("cannot copy {} to {}: {cause}", from.display(), to.display())]
+    Copy {
+        from: PathBuf,
+        to: PathBuf,
+        cause: io::Error,
+    },
+    #[error("cannot stage the tests: {0}")]
+    Stage(io::Error),
+    /// A runner's own config file (nextest's profile) could not be written.
+    #[error("cannot write {}: {cause}", path.display())]
+    WriteConfig { path: PathBuf, cause: io::Error },
+    /// The crate fails to build for reasons other than the staged test files.
+    #[error("the crate does not build: {errors}")]
+    CrateDoesNotBuild { errors: String },
+    #[error("the crate still does not build after leaving out every broken test file")]
+    StillDoesNotBuild,
+    #[error("package {package} does not build: {errors}")]
+    PackageDoesNotBuild { package: String, errors: String },
+    /// pytest's collect-only run left no readable report.
+    #[error("pytest could not collect the tests (exit {code:?}): {report}\n{output_tail}")]
+    NotCollected {
+        code: Option<i32>,
+        report: crate::testing::report::ReportParseError,
+        output_tail: String,
+    },
 }
 
 /// Where and how long a run's children run.

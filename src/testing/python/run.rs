@@ -187,12 +187,10 @@ fn collect(ctx: &Ctx, files: &[PathBuf]) -> Result<Vec<LoadError>, ExecError> {
     ]);
     argv.extend(files.iter().map(|f| s(f)));
     let run = ctx.exec(&argv)?;
-    let cases = parse_junit(&junit).map_err(|e| {
-        ExecError::Failed(format!(
-            "pytest could not collect the tests (exit {:?}): {e}\n{}",
-            run.status,
-            tail_lines(&format!("{}{}", run.stdout, run.stderr), 20)
-        ))
+    let cases = parse_junit(&junit).map_err(|report| ExecError::NotCollected {
+        code: run.status,
+        report,
+        output_tail: tail_lines(&format!("{}{}", run.stdout, run.stderr), 20),
     })?;
     Ok(cases
         .iter()
