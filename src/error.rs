@@ -76,6 +76,10 @@ pub enum Error {
     #[error(transparent)]
     MessageLog(#[from] crate::bus::writer::LogError),
 
+    /// A session file that could not be read or written.
+    #[error(transparent)]
+    File(#[from] crate::util::FileError),
+
     /// A `--limit` the sandbox cannot apply.
     #[error(transparent)]
     BadLimit(#[from] crate::sandbox::LimitError),
@@ -114,6 +118,7 @@ impl Error {
             | Error::Io { .. }
             | Error::Environment(_)
             | Error::Proc(_)
+            | Error::File(_)
             | Error::MessageLog(_) => EXIT_BAD_INPUT,
         }
     }
@@ -160,6 +165,7 @@ mod tests {
                 max: 2,
             },
             Error::Usage("x".into()),
+            Error::File(crate::util::FileError::Empty { path: path.clone() }),
             Error::MessageLog(crate::bus::writer::LogError::Stopped),
             Error::BadLimit(crate::sandbox::LimitError::NotAssignment {
                 assignment: "x".into(),

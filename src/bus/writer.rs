@@ -506,7 +506,7 @@ fn merge_meta(path: &Path, updates: &[MetaUpdate], through: u64) -> Result<()> {
     let before = obj.get(MERGED_THROUGH).and_then(Value::as_u64).unwrap_or(0);
     obj.insert(MERGED_THROUGH.into(), json!(before.max(through)));
     // A view rebuilt from the log's state updates: no fsync on the beat's path.
-    crate::util::replace_json(path, &meta)
+    Ok(crate::util::replace_json(path, &meta)?)
 }
 
 #[cfg(test)]

@@ -36,7 +36,7 @@ struct Analysis {
 #[derive(Debug, thiserror::Error)]
 #[error("cannot read the change scope: {cause}")]
 pub(crate) struct ScopeError {
-    pub cause: crate::error::Error,
+    pub cause: crate::util::FileError,
 }
 
 pub(crate) fn load_scope(session: &SessionDir) -> Result<Scope, ScopeError> {
