@@ -98,7 +98,12 @@ impl Exec<'_> {
                 command,
                 after_s: Some(seconds),
             },
-            ProcError::Start { ref cause, .. } if cause.kind() == io::ErrorKind::NotFound => {
+            // Any io step that finds nothing (the program, or a path the sandbox needs): not found.
+            ProcError::Sandbox { ref cause, .. }
+            | ProcError::Start { ref cause, .. }
+            | ProcError::Wait { ref cause, .. }
+                if cause.kind() == io::ErrorKind::NotFound =>
+            {
                 ExecError::NotFound {
                     program: argv.first().cloned().unwrap_or_default(),
                     text: e.to_string(),
