@@ -52,9 +52,9 @@ pub enum Error {
     #[error("{0}")]
     Environment(String),
 
-    /// A child process ran past its time budget and was killed (with its process group).
-    #[error("{command} timed out after {seconds}s")]
-    TimedOut { command: String, seconds: u64 },
+    /// A helper child (git, a probe) could not start, be waited for, or ran past its time.
+    #[error(transparent)]
+    Proc(#[from] crate::proc::ProcError),
 
     /// One role too many: the session already uses `max_roles` roles.
     #[error(
@@ -71,6 +71,18 @@ pub enum Error {
     /// A command-line value that cannot be used.
     #[error("{0}")]
     Usage(String),
+
+    /// The session's message log could not be made durable (disk full, read-only, …).
+    #[error(transparent)]
+    MessageLog(#[from] crate::bus::writer::LogError),
+
+    /// A session file that could not be read or written.
+    #[error(transparent)]
+    File(#[from] crate::util::FileError),
+
+    /// A `--limit` the sandbox cannot apply.
+    #[error(transparent)]
+    BadLimit(#[from] crate::sandbox::LimitError),
 }
 
 impl Error {
@@ -88,10 +100,79 @@ impl Error {
         }
     }
 
-    /// Every error a user can cause is bad input or environment: exit code 2.
+    /// The documented exit code (README "Exit codes"). Every variant is bad input or a broken
+    /// environment: a failed pipeline (1), a pause for the user (3) and an interrupt (130) are
+    /// outcomes of a run, not errors. Listed one by one so a new variant must choose.
     pub fn exit_code(&self) -> i32 {
-        EXIT_BAD_INPUT
+        match self {
+            Error::BadFile { .. }
+            | Error::BadTask { .. }
+            | Error::BadRole { .. }
+            | Error::MissingRepo { .. }
+            | Error::UnknownPipeline(_)
+            | Error::RoleCap { .. }
+            | Error::Usage(_)
+            | Error::BadLimit(_) => EXIT_BAD_INPUT,
+            Error::Locked { .. }
+            | Error::Session(_)
+            | Error::Io { .. }
+            | Error::Environment(_)
+            | Error::Proc(_)
+            | Error::File(_)
+            | Error::MessageLog(_) => EXIT_BAD_INPUT,
+        }
     }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_error_is_bad_input_or_environment_exit_2() {
+        let path = PathBuf::from("tt.toml");
+        let errors = [
+            Error::bad_file(&path, "x"),
+            Error::BadTask {
+                path: path.clone(),
+                task: "t".into(),
+                problem: "x".into(),
+            },
+            Error::BadRole {
+                path: path.clone(),
+                role: "r".into(),
+                problem: "x".into(),
+            },
+            Error::MissingRepo { path: path.clone() },
+            Error::Locked {
+                session: "s".into(),
+                pid: "1".into(),
+                lock: path.clone(),
+            },
+            Error::Session("x".into()),
+            Error::UnknownPipeline("x".into()),
+            Error::io("reading", std::io::Error::other("x")),
+            Error::Environment("x".into()),
+            Error::Proc(crate::proc::ProcError::TimedOut {
+                command: "git".into(),
+                seconds: 1,
+            }),
+            Error::RoleCap {
+                role: "r".into(),
+                in_use: "a, b".into(),
+                max: 2,
+            },
+            Error::Usage("x".into()),
+            Error::File(crate::util::FileError::Empty { path: path.clone() }),
+            Error::MessageLog(crate::bus::writer::LogError::Stopped),
+            Error::BadLimit(crate::sandbox::LimitError::NotAssignment {
+                assignment: "x".into(),
+            }),
+        ];
+        for e in &errors {
+            assert_eq!(e.exit_code(), EXIT_BAD_INPUT, "{e:?}");
+        }
+    }
+}

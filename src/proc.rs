@@ -10,8 +10,35 @@ use std::time::{Duration, Instant};
 
 use dashmap::DashSet;
 
-use crate::error::{Error, Result};
 use crate::sandbox::Sandbox;
+
+/// Why a child gave no output: it could not start, be waited for, or ran past its time.
+#[derive(Debug, thiserror::Error)]
+pub enum ProcError {
+    #[error("empty command")]
+    EmptyCommand,
+    // The io error is part of the message, not a `source`: printed as a chain it would repeat.
+    #[error("preparing the sandbox for {program}: {cause}")]
+    Sandbox {
+        program: String,
+        cause: std::io::Error,
+    },
+    #[error("starting {program}: {cause}")]
+    Start {
+        program: String,
+        cause: std::io::Error,
+    },
+    #[error("waiting for {program}: {cause}")]
+    Wait {
+        program: String,
+        cause: std::io::Error,
+    },
+    /// It ran past its time budget and was killed (with its process group).
+    #[error("{command} timed out after {seconds}s")]
+    TimedOut { command: String, seconds: u64 },
+}
+
+type Result<T> = std::result::Result<T, ProcError>;
 
 /// Process groups of every running child, so Ctrl-C can end them all (their own process groups
 /// keep them out of the terminal's reach).
@@ -117,15 +144,16 @@ pub fn run_sandboxed(
     input: Option<Vec<u8>>,
     timeout: Duration,
 ) -> Result<Captured> {
-    let (program, args) = argv
-        .split_first()
-        .ok_or_else(|| Error::Environment("empty command".into()))?;
+    let (program, args) = argv.split_first().ok_or(ProcError::EmptyCommand)?;
     let mut command = Command::new(program);
     command.args(args);
     if let Some(sandbox) = sandbox {
         sandbox
             .apply(&mut command, cwd)
-            .map_err(|e| Error::io(format!("preparing the sandbox for {program}"), e))?;
+            .map_err(|cause| ProcError::Sandbox {
+                program: program.to_string(),
+                cause,
+            })?;
     }
     command
         .envs(env.iter().copied())
@@ -144,9 +172,10 @@ pub fn run_sandboxed(
         command.pre_exec(die_with_parent);
     }
     let started = (std::time::SystemTime::now(), Instant::now());
-    let mut child = command
-        .spawn()
-        .map_err(|e| Error::io(format!("starting {program}"), e))?;
+    let mut child = command.spawn().map_err(|cause| ProcError::Start {
+        program: program.to_string(),
+        cause,
+    })?;
     let group = GroupGuard::track(child.id());
     if let (Some(bytes), Some(mut stdin)) = (input, child.stdin.take()) {
         // A writer thread: a child that does not read its input must not block us.
@@ -179,7 +208,7 @@ pub fn run_sandboxed(
                     sandbox.kill_all();
                 }
                 let _ = child.wait();
-                return Err(Error::TimedOut {
+                return Err(ProcError::TimedOut {
                     command: argv.join(" "),
                     seconds: timeout.as_secs(),
                 });
@@ -188,7 +217,12 @@ pub fn run_sandboxed(
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(Duration::from_millis(5));
             }
-            Err(e) => return Err(Error::io(format!("waiting for {program}"), e)),
+            Err(cause) => {
+                return Err(ProcError::Wait {
+                    program: program.to_string(),
+                    cause,
+                })
+            }
         }
     };
     let stdout = String::from_utf8_lossy(&out_reader.join().unwrap_or_default()).into_owned();
@@ -297,7 +331,10 @@ mod tests {
         let started = Instant::now();
         let err =
             run_captured(&["sleep", "30"], Path::new("."), Duration::from_millis(300)).unwrap_err();
-        assert!(matches!(err, Error::TimedOut { seconds: 0, .. }), "{err}");
+        assert!(
+            matches!(err, ProcError::TimedOut { seconds: 0, .. }),
+            "{err}"
+        );
         assert!(err.to_string().contains("timed out"), "{err}");
         assert!(started.elapsed() < Duration::from_secs(5));
     }

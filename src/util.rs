@@ -3,11 +3,54 @@
 use std::fs::{self, File};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::error::{Error, Result};
+/// A file of the session (state, views, reports) that could not be read or written; the path is
+/// data, the io or JSON error its cause.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    // Causes are part of the message, not a `source`: printed as a chain they would repeat.
+    #[error("reading {}: {cause}", path.display())]
+    Read {
+        path: PathBuf,
+        cause: std::io::Error,
+    },
+    #[error("writing {}: {cause}", path.display())]
+    Write {
+        path: PathBuf,
+        cause: std::io::Error,
+    },
+    #[error("creating {}: {cause}", path.display())]
+    CreateDir {
+        path: PathBuf,
+        cause: std::io::Error,
+    },
+    #[error("{}: file is empty", path.display())]
+    Empty { path: PathBuf },
+    #[error("{}: invalid JSON: {cause}", path.display())]
+    InvalidJson {
+        path: PathBuf,
+        cause: serde_json::Error,
+    },
+    #[error("{}: cannot serialize: {cause}", path.display())]
+    Serialize {
+        path: PathBuf,
+        cause: serde_json::Error,
+    },
+}
+
+type Result<T> = std::result::Result<T, FileError>;
+
+fn serialized<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<Vec<u8>> {
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(|cause| FileError::Serialize {
+        path: path.to_path_buf(),
+        cause,
+    })?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
 
 /// The timestamp format of CCW's team_msg records: `2026-12-02T10:00:00.000+00:00`.
 pub fn now_ts() -> String {
@@ -34,10 +77,7 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
 /// [`atomic_write`] without the fsyncs, for files rebuilt from the log (meta.json): readers
 /// still never see a torn file, and a crash may leave the previous version.
 pub fn replace_json<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<()> {
-    let mut bytes = serde_json::to_vec_pretty(value)
-        .map_err(|e| Error::bad_file(path, format!("cannot serialize: {e}")))?;
-    bytes.push(b'\n');
-    replace_file(path, &bytes, false)
+    replace_file(path, &serialized(path, value)?, false)
 }
 
 fn replace_file(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
@@ -71,9 +111,12 @@ fn replace_file(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
         }
         Ok(())
     };
-    write().map_err(|e| {
+    write().map_err(|cause| {
         let _ = fs::remove_file(&tmp);
-        Error::io(format!("writing {}", path.display()), e)
+        FileError::Write {
+            path: path.to_path_buf(),
+            cause,
+        }
     })
 }
 
@@ -132,19 +175,23 @@ pub fn copy_nofollow(from: &Path, to: &Path) -> std::io::Result<u64> {
 }
 
 pub fn atomic_write_json<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<()> {
-    let mut bytes = serde_json::to_vec_pretty(value)
-        .map_err(|e| Error::bad_file(path, format!("cannot serialize: {e}")))?;
-    bytes.push(b'\n');
-    atomic_write(path, &bytes)
+    atomic_write(path, &serialized(path, value)?)
 }
 
 pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
-    let text = fs::read_to_string(path)
-        .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+    let text = fs::read_to_string(path).map_err(|cause| FileError::Read {
+        path: path.to_path_buf(),
+        cause,
+    })?;
     if text.trim().is_empty() {
-        return Err(Error::bad_file(path, "file is empty"));
+        return Err(FileError::Empty {
+            path: path.to_path_buf(),
+        });
     }
-    serde_json::from_str(&text).map_err(|e| Error::bad_file(path, format!("invalid JSON: {e}")))
+    serde_json::from_str(&text).map_err(|cause| FileError::InvalidJson {
+        path: path.to_path_buf(),
+        cause,
+    })
 }
 
 /// Lowercase, `[a-z0-9-]` only, no leading/trailing/double dashes, at most `max` characters.
@@ -169,7 +216,10 @@ pub fn slugify(text: &str, max: usize) -> String {
 }
 
 pub fn mkdirs(path: &Path) -> Result<()> {
-    fs::create_dir_all(path).map_err(|e| Error::io(format!("creating {}", path.display()), e))
+    fs::create_dir_all(path).map_err(|cause| FileError::CreateDir {
+        path: path.to_path_buf(),
+        cause,
+    })
 }
 
 #[cfg(test)]

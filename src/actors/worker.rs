@@ -138,7 +138,7 @@ async fn execute(env: Arc<RunEnv>, bus: BusHandle, instance: String, run: RunTas
     let written = tokio::task::spawn_blocking(move || {
         crate::failpoint::write("outcome.write")
             .map_err(|e| crate::error::Error::io(format!("writing {}", path.display()), e))
-            .and_then(|_| atomic_write_json(&path, &record))
+            .and_then(|_| Ok(atomic_write_json(&path, &record)?))
     })
     .await
     .unwrap_or_else(|e| {

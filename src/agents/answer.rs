@@ -69,11 +69,20 @@ impl Parsed {
     }
 }
 
+/// Why a file name in an answer cannot be written into the layer's folder.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnsafeName {
+    #[error("empty file name")]
+    Empty,
+    #[error("outside the layer's folder (absolute or `..`)")]
+    Outside,
+}
+
 /// `name` as a path inside the layer's folder, or why it is not one.
-pub fn safe_relative(name: &str) -> Result<PathBuf, String> {
+pub fn safe_relative(name: &str) -> Result<PathBuf, UnsafeName> {
     let name = name.trim();
     if name.is_empty() {
-        return Err("empty file name".into());
+        return Err(UnsafeName::Empty);
     }
     let path = Path::new(name);
     let mut clean = PathBuf::new();
@@ -82,12 +91,12 @@ pub fn safe_relative(name: &str) -> Result<PathBuf, String> {
             Component::Normal(part) => clean.push(part),
             Component::CurDir => {}
             Component::ParentDir | Component::RootDir | Component::Prefix(_) => {
-                return Err("outside the layer's folder (absolute or `..`)".into())
+                return Err(UnsafeName::Outside)
             }
         }
     }
     if clean.as_os_str().is_empty() {
-        return Err("empty file name".into());
+        return Err(UnsafeName::Empty);
     }
     Ok(clean)
 }

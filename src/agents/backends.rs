@@ -179,7 +179,7 @@ impl BackendConfig {
         let file: ConfigFile = toml::from_str(&text)
             .map_err(|e| Error::bad_file(&path, format!("invalid config: {e}")))?;
         for (name, spec) in file.backends {
-            validate(&name, &spec).map_err(|p| Error::bad_file(&path, p))?;
+            validate(&name, &spec).map_err(|p| Error::bad_file(&path, p.to_string()))?;
             config.backends.insert(name, spec);
         }
         for (role, chain) in file.roles {
@@ -296,15 +296,31 @@ pub fn parse_overrides(args: &[String]) -> Result<BTreeMap<String, Vec<String>>>
     Ok(out)
 }
 
-fn validate(name: &str, spec: &BackendSpec) -> std::result::Result<(), String> {
+/// A backend entry of the config file that cannot be used; the entry's name is kept as data.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadBackend {
+    #[error("backends.{name}: command must name a program")]
+    NoProgram { name: String },
+    #[error("backends.{name}: timeout_s must be at least 1")]
+    ZeroTimeout { name: String },
+    #[error("backends.{name}: base_url {base_url:?} must start with http:// or https://")]
+    BadUrl { name: String, base_url: String },
+    #[error("backends.{name}: model is empty")]
+    NoModel { name: String },
+    #[error("backends.{name}: max_retries {max_retries} is more than 10")]
+    TooManyRetries { name: String, max_retries: u32 },
+}
+
+fn validate(name: &str, spec: &BackendSpec) -> std::result::Result<(), BadBackend> {
+    let name = name.to_string();
     match spec {
         BackendSpec::Builtin => Ok(()),
         BackendSpec::Cli { command, timeout_s } => {
             if command.first().is_none_or(|c| c.trim().is_empty()) {
-                return Err(format!("backends.{name}: command must name a program"));
+                return Err(BadBackend::NoProgram { name });
             }
             if *timeout_s == 0 {
-                return Err(format!("backends.{name}: timeout_s must be at least 1"));
+                return Err(BadBackend::ZeroTimeout { name });
             }
             Ok(())
         }
@@ -316,20 +332,22 @@ fn validate(name: &str, spec: &BackendSpec) -> std::result::Result<(), String> {
             ..
         } => {
             if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-                return Err(format!(
-                    "backends.{name}: base_url {base_url:?} must start with http:// or https://"
-                ));
+                return Err(BadBackend::BadUrl {
+                    name,
+                    base_url: base_url.clone(),
+                });
             }
             if model.trim().is_empty() {
-                return Err(format!("backends.{name}: model is empty"));
+                return Err(BadBackend::NoModel { name });
             }
             if *timeout_s == 0 {
-                return Err(format!("backends.{name}: timeout_s must be at least 1"));
+                return Err(BadBackend::ZeroTimeout { name });
             }
             if *max_retries > 10 {
-                return Err(format!(
-                    "backends.{name}: max_retries {max_retries} is more than 10"
-                ));
+                return Err(BadBackend::TooManyRetries {
+                    name,
+                    max_retries: *max_retries,
+                });
             }
             Ok(())
         }

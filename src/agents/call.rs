@@ -10,6 +10,39 @@ use super::record::{self, CallRecord, RecordedFile};
 use super::{cli, http};
 use crate::util::now_ts;
 
+/// Why a call gave nothing usable; the chain moves on to its next backend.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// Replaying never asks a live backend: a reproduction must not depend on the network.
+    #[error("replay: the recording has no answer to this prompt")]
+    NotRecorded { prompt_hash: String },
+    #[error("replay: the recorded call has no answer")]
+    RecordedWithoutAnswer { prompt_hash: String },
+    #[error("the built-in backend is not an agent call")]
+    Builtin,
+    #[error(transparent)]
+    Cli(#[from] cli::CliError),
+    #[error(transparent)]
+    Http(#[from] http::CallError),
+    #[error("the backend gave no answer")]
+    NoAnswer { backend: String },
+    #[error("the answer is empty")]
+    EmptyAnswer { backend: String },
+    #[error("the answer has no usable file{}", refused_note(refused))]
+    NoUsableFile {
+        backend: String,
+        refused: Vec<String>,
+    },
+}
+
+fn refused_note(refused: &[String]) -> String {
+    if refused.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", refused.join("; "))
+    }
+}
+
 /// What the call is about.
 pub struct CallInput<'a> {
     pub session: &'a Path,
@@ -63,13 +96,15 @@ fn replay_key(input: &CallInput) -> String {
 
 /// The recorded call for this prompt when replaying; replaying never asks a live backend for a
 /// prompt the recording lacks (a reproduction must not depend on the network).
-fn recorded(input: &CallInput, hash: &str) -> Result<Option<CallRecord>, String> {
+fn recorded(input: &CallInput, hash: &str) -> Result<Option<CallRecord>, AgentError> {
     let Some(dir) = input.replay else {
         return Ok(None);
     };
     record::find(dir, hash)
         .map(Some)
-        .ok_or_else(|| "replay: the recording has no answer to this prompt".to_string())
+        .ok_or_else(|| AgentError::NotRecorded {
+            prompt_hash: hash.to_string(),
+        })
 }
 
 /// The record of a call about to be made.
@@ -86,7 +121,7 @@ fn new_record(backend: &Backend, input: &CallInput) -> CallRecord {
 }
 
 /// Calls `backend` (not the built-in one); Err says why the chain should move on.
-pub fn call(backend: &Backend, input: &CallInput) -> Result<CallResult, String> {
+pub fn call(backend: &Backend, input: &CallInput) -> Result<CallResult, AgentError> {
     let started = Instant::now();
     let mut rec = new_record(backend, input);
     let hash = rec.prompt_hash.clone();
@@ -128,15 +163,14 @@ pub fn call(backend: &Backend, input: &CallInput) -> Result<CallResult, String> 
                 tokens: (rec.tokens_in, rec.tokens_out),
             })
         }
-        Ok((_, refused)) => Err(if refused.is_empty() {
-            "the answer has no usable file".to_string()
-        } else {
-            format!("the answer has no usable file ({})", refused.join("; "))
+        Ok((_, refused)) => Err(AgentError::NoUsableFile {
+            backend: backend.name.clone(),
+            refused,
         }),
         Err(e) => Err(e),
     };
     if let Err(e) = &out {
-        rec.error = Some(e.clone());
+        rec.error = Some(e.to_string());
     }
     // A call that cannot be recorded still counts; the record is evidence, not state.
     let _ = record::save(input.session, &rec);
@@ -149,9 +183,9 @@ fn run_backend(
     backend: &Backend,
     input: &CallInput,
     rec: &mut CallRecord,
-) -> Result<Files, String> {
+) -> Result<Files, AgentError> {
     match &backend.spec {
-        BackendSpec::Builtin => Err("the built-in backend is not an agent call".into()),
+        BackendSpec::Builtin => Err(AgentError::Builtin),
         BackendSpec::Cli { command, timeout_s } => {
             let timeout = Duration::from_secs(*timeout_s).min(input.time_left);
             let env = [
@@ -182,10 +216,9 @@ fn run_backend(
             max_retries,
         } => {
             let key = match api_key_env {
-                Some(var) => Some(
-                    std::env::var(var)
-                        .map_err(|_| http::CallError::MissingKey(var.clone()).to_string())?,
-                ),
+                Some(var) => {
+                    Some(std::env::var(var).map_err(|_| http::CallError::MissingKey(var.clone()))?)
+                }
                 None => None,
             };
             let answer = http::complete(&http::Request {
@@ -197,8 +230,7 @@ fn run_backend(
                 timeout: Duration::from_secs(*timeout_s).min(input.time_left),
                 max_retries: *max_retries,
                 backoff: Duration::from_millis(500),
-            })
-            .map_err(|e| e.to_string())?;
+            })?;
             rec.answer = Some(answer.text.clone());
             rec.tokens_in = answer.tokens_in;
             rec.tokens_out = answer.tokens_out;
@@ -210,7 +242,7 @@ fn run_backend(
 
 /// Asks `backend` for prose (the analyst's narrative): the answer text, and whether it came from
 /// a recording. Recorded like [`call`].
-pub fn ask(backend: &Backend, input: &CallInput) -> Result<(String, bool), String> {
+pub fn ask(backend: &Backend, input: &CallInput) -> Result<(String, bool), AgentError> {
     let started = Instant::now();
     let mut rec = new_record(backend, input);
     let hash = rec.prompt_hash.clone();
@@ -219,12 +251,12 @@ pub fn ask(backend: &Backend, input: &CallInput) -> Result<(String, bool), Strin
         Ok(Some(r)) => {
             rec.replayed = true;
             r.answer
-                .ok_or_else(|| "replay: the recorded call has no answer".to_string())
+                .ok_or(AgentError::RecordedWithoutAnswer { prompt_hash: hash })
         }
         Ok(None) => run_backend(backend, input, &mut rec).and_then(|_| {
-            rec.answer
-                .clone()
-                .ok_or_else(|| "the backend gave no answer".to_string())
+            rec.answer.clone().ok_or_else(|| AgentError::NoAnswer {
+                backend: backend.name.clone(),
+            })
         }),
     };
     rec.duration_s = started.elapsed().as_secs_f64();
@@ -233,11 +265,13 @@ pub fn ask(backend: &Backend, input: &CallInput) -> Result<(String, bool), Strin
             rec.answer = Some(text.clone());
             Ok((text, rec.replayed))
         }
-        Ok(_) => Err("the answer is empty".to_string()),
+        Ok(_) => Err(AgentError::EmptyAnswer {
+            backend: backend.name.clone(),
+        }),
         Err(e) => Err(e),
     };
     if let Err(e) = &out {
-        rec.error = Some(e.clone());
+        rec.error = Some(e.to_string());
     }
     let _ = record::save(input.session, &rec);
     out

@@ -10,6 +10,49 @@ use std::time::{Duration, SystemTime};
 use super::answer::{self, AnswerFile};
 use crate::proc::run_captured_input;
 
+/// Why a run of an agent CLI gave nothing. `outside` lists what it wrote outside its folder
+/// (undone), so the message still says so when the run itself failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error("cannot create {}: {cause}", path.display())]
+    CreateFolder {
+        path: PathBuf,
+        cause: std::io::Error,
+    },
+    #[error("cannot write {}: {cause}", path.display())]
+    WritePrompt {
+        path: PathBuf,
+        cause: std::io::Error,
+    },
+    /// The program could not be started or waited for, or ran past its time.
+    #[error("{cause}{}", outside_note(outside))]
+    Run {
+        cause: crate::proc::ProcError,
+        outside: Vec<String>,
+    },
+    #[error(
+        "{program} exited with {code:?}: {stderr_tail}{}",
+        outside_note(outside)
+    )]
+    Exited {
+        program: String,
+        code: Option<i32>,
+        stderr_tail: String,
+        outside: Vec<String>,
+    },
+}
+
+fn outside_note(outside: &[String]) -> String {
+    if outside.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; it also wrote outside its folder (undone): {}",
+            outside.join(", ")
+        )
+    }
+}
+
 /// What one run of the CLI gave.
 #[derive(Debug, Default)]
 pub struct CliRun {
@@ -35,10 +78,12 @@ pub fn run(
     session: &Path,
     env: &[(&str, &str)],
     timeout: Duration,
-) -> Result<CliRun, String> {
+) -> Result<CliRun, CliError> {
     let _ = std::fs::remove_dir_all(folder);
-    std::fs::create_dir_all(folder)
-        .map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
+    std::fs::create_dir_all(folder).map_err(|cause| CliError::CreateFolder {
+        path: folder.to_path_buf(),
+        cause,
+    })?;
     // In its folder: agents may read their own working folder only.
     let prompt_file = folder.join(PROMPT_FILE);
     let mut uses_stdin = true;
@@ -57,8 +102,10 @@ pub fn run(
         })
         .collect();
     if !uses_stdin {
-        std::fs::write(&prompt_file, prompt)
-            .map_err(|e| format!("cannot write {}: {e}", prompt_file.display()))?;
+        std::fs::write(&prompt_file, prompt).map_err(|cause| CliError::WritePrompt {
+            path: prompt_file.clone(),
+            cause,
+        })?;
     }
     let session_real = session
         .canonicalize()
@@ -72,22 +119,17 @@ pub fn run(
     // Whatever happened, what it did to the repository is undone and reported.
     let outside = undo_changes(repo, &session_real, &before, &kept);
     drop(watch);
-    let outside_note = if outside.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "; it also wrote outside its folder (undone): {}",
-            outside.join(", ")
-        )
+    let out = match result {
+        Ok(out) => out,
+        Err(cause) => return Err(CliError::Run { cause, outside }),
     };
-    let out = result.map_err(|e| format!("{e}{outside_note}"))?;
     if !out.success() {
-        return Err(format!(
-            "{} exited with {:?}: {}{outside_note}",
-            argv[0],
-            out.status,
-            crate::testing::runner::tail_lines(&out.stderr, 5)
-        ));
+        return Err(CliError::Exited {
+            program: argv[0].clone(),
+            code: out.status,
+            stderr_tail: crate::testing::runner::tail_lines(&out.stderr, 5),
+            outside,
+        });
     }
     let mut run = CliRun {
         refused: outside

@@ -10,7 +10,7 @@ use crate::util::read_json;
 pub enum ArtifactError {
     /// Unreadable or not a record (the message names the file).
     #[error("{0}")]
-    Unreadable(#[from] crate::error::Error),
+    Unreadable(#[from] crate::util::FileError),
 }
 
 /// The run records of a session, in file-name order (run-001 first), and the files that are

@@ -71,7 +71,7 @@ impl BusHandle {
     }
 
     /// Blocks until everything published so far is durable on disk.
-    pub fn sync(&self) -> Result<(), String> {
+    pub fn sync(&self) -> Result<(), writer::LogError> {
         self.writer.sync()
     }
 

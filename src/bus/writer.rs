@@ -5,6 +5,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -20,7 +21,7 @@ const MAX_BATCH: usize = 4096;
 
 enum Command {
     Append(Box<Message>),
-    Sync(Sender<Result<(), String>>),
+    Sync(Sender<Result<(), LogError>>),
     Stop,
 }
 
@@ -91,14 +92,32 @@ impl WriterHandle {
 
     /// Blocks until every message appended before this call is on disk (fsynced); an error says
     /// why a batch could not be written.
-    pub fn sync(&self) -> Result<(), String> {
+    pub fn sync(&self) -> Result<(), LogError> {
         let (tx, rx) = crossbeam_channel::bounded(1);
         self.tx
             .send(Command::Sync(tx))
-            .map_err(|_| "the message log writer has stopped".to_string())?;
-        rx.recv()
-            .map_err(|_| "the message log writer has stopped".to_string())?
+            .map_err(|_| LogError::Stopped)?;
+        rx.recv().map_err(|_| LogError::Stopped)?
     }
+}
+
+/// Why the message log is not durable. Cloned to every waiter (hence the shared io errors); once
+/// a batch is lost every later sync returns the same error.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum LogError {
+    #[error("the message log writer has stopped")]
+    Stopped,
+    #[error("cannot write {} ({unwritten} message(s) not written): {cause}", path.display())]
+    Write {
+        path: PathBuf,
+        unwritten: usize,
+        cause: Arc<std::io::Error>,
+    },
+    #[error("cannot fsync {}: {cause}", path.display())]
+    Fsync {
+        path: PathBuf,
+        cause: Arc<std::io::Error>,
+    },
 }
 
 struct LogState {
@@ -209,7 +228,7 @@ fn run(mut state: LogState, rx: Receiver<Command>) {
     let mut stop = false;
     // Sticky: once a batch is lost, every later sync says so, so the coordinator stops rather
     // than go on with a gap in the log.
-    let mut lost: Option<String> = None;
+    let mut lost: Option<LogError> = None;
     // Written (readers see it) but not yet fsynced, since when.
     let mut unsynced: Option<Instant> = None;
     // State updates not yet merged into meta.json (a view: merged lazily, in one write).
@@ -255,11 +274,11 @@ fn run(mut state: LogState, rx: Receiver<Command>) {
                     }
                 }
                 Err(e) => {
-                    let problem = format!(
-                        "cannot write {} ({} message(s) not written): {e}",
-                        state.path.display(),
-                        batch.len()
-                    );
+                    let problem = LogError::Write {
+                        path: state.path.clone(),
+                        unwritten: batch.len(),
+                        cause: Arc::new(e),
+                    };
                     eprintln!("team-testing: {problem}");
                     lost = Some(problem);
                 }
@@ -272,7 +291,10 @@ fn run(mut state: LogState, rx: Receiver<Command>) {
         if (!waiters.is_empty() || stop || waited(unsynced)) && unsynced.is_some() {
             if lost.is_none() {
                 if let Err(e) = state.sync() {
-                    let problem = format!("cannot fsync {}: {e}", state.path.display());
+                    let problem = LogError::Fsync {
+                        path: state.path.clone(),
+                        cause: Arc::new(e),
+                    };
                     eprintln!("team-testing: {problem}");
                     lost = Some(problem);
                 }
@@ -484,7 +506,7 @@ fn merge_meta(path: &Path, updates: &[MetaUpdate], through: u64) -> Result<()> {
     let before = obj.get(MERGED_THROUGH).and_then(Value::as_u64).unwrap_or(0);
     obj.insert(MERGED_THROUGH.into(), json!(before.max(through)));
     // A view rebuilt from the log's state updates: no fsync on the beat's path.
-    crate::util::replace_json(path, &meta)
+    Ok(crate::util::replace_json(path, &meta)?)
 }
 
 #[cfg(test)]

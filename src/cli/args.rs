@@ -152,7 +152,7 @@ impl SandboxArgs {
             ..Default::default()
         };
         for l in &self.limits {
-            settings.limits.set(l).map_err(Error::Usage)?;
+            settings.limits.set(l).map_err(Error::BadLimit)?;
         }
         Ok(settings)
     }

@@ -25,19 +25,60 @@ pub const ISOLATION: &str = include_str!("tt_isolation.py");
 /// The pytest plugin (`-p tt_effects`) that isolates and audits every test the executor runs.
 pub const EFFECTS_PLUGIN: &str = include_str!("tt_effects.py");
 
+/// Why the generator helper could not run or gave nothing usable.
+#[derive(Debug, thiserror::Error)]
+pub enum GenError {
+    #[error("cannot create {}: {cause}", path.display())]
+    CreateDir {
+        path: PathBuf,
+        cause: std::io::Error,
+    },
+    #[error("cannot write {}: {cause}", path.display())]
+    WriteFile {
+        path: PathBuf,
+        cause: std::io::Error,
+    },
+    #[error("{0}")]
+    Request(serde_json::Error),
+    /// It could not start, or ran past its time.
+    #[error("the test generator did not finish: {0}")]
+    DidNotFinish(crate::proc::ProcError),
+    #[error("the test generator exited with {code:?}: {stderr_tail}")]
+    Exited {
+        code: Option<i32>,
+        stderr_tail: String,
+    },
+    #[error("the test generator printed no result ({cause}): {output_tail}")]
+    NoResult {
+        cause: serde_json::Error,
+        output_tail: String,
+    },
+    /// The entry-point scan could not start or ran past its time.
+    #[error("{0}")]
+    ScanNotRun(crate::proc::ProcError),
+    /// The entry-point scan failed; its stderr is the message.
+    #[error("{stderr_tail}")]
+    ScanFailed { stderr_tail: String },
+    #[error("{0}")]
+    ScanUnreadable(serde_json::Error),
+}
+
 /// Writes the Python modules a helper or a plugin imports from its own folder.
-fn write_modules(dir: &Path, files: &[(&str, &str)]) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+fn write_modules(dir: &Path, files: &[(&str, &str)]) -> Result<(), GenError> {
+    std::fs::create_dir_all(dir).map_err(|cause| GenError::CreateDir {
+        path: dir.to_path_buf(),
+        cause,
+    })?;
     for (name, text) in files {
         let path = dir.join(name);
         crate::util::write_nofollow(&path, text.as_bytes())
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            .map_err(|cause| GenError::WriteFile { path, cause })?;
     }
     Ok(())
 }
 
 /// Writes the effects plugin into `dir` (which goes on PYTHONPATH, with `-p tt_effects`).
-pub fn write_effects_plugin(dir: &Path) -> Result<(), String> {
+pub fn write_effects_plugin(dir: &Path) -> Result<(), GenError> {
     write_modules(
         dir,
         &[
@@ -102,7 +143,7 @@ pub struct GenResult {
 }
 
 /// The generator helper and the modules it imports, into `scratch`.
-fn write_helpers(scratch: &Path) -> Result<(), String> {
+fn write_helpers(scratch: &Path) -> Result<(), GenError> {
     write_modules(
         scratch,
         &[
@@ -122,10 +163,10 @@ pub fn generate(
     req: &GenRequest,
     timeout: Duration,
     sandbox: Option<&Sandbox>,
-) -> Result<GenResult, String> {
+) -> Result<GenResult, GenError> {
     write_helpers(scratch)?;
     let helper = scratch.join("ttgen.py");
-    let input = serde_json::to_vec(req).map_err(|e| e.to_string())?;
+    let input = serde_json::to_vec(req).map_err(GenError::Request)?;
     let mut paths = vec![mirror.display().to_string()];
     if mirror.join("src").is_dir() {
         paths.push(mirror.join("src").display().to_string());
@@ -146,26 +187,23 @@ pub fn generate(
         Some(input),
         timeout,
     )
-    .map_err(|e| format!("the test generator did not finish: {e}"))?;
+    .map_err(GenError::DidNotFinish)?;
     if !out.success() {
-        return Err(format!(
-            "the test generator exited with {:?}: {}",
-            out.status,
-            tail_lines(&out.stderr, 15)
-        ));
+        return Err(GenError::Exited {
+            code: out.status,
+            stderr_tail: tail_lines(&out.stderr, 15),
+        });
     }
-    serde_json::from_str(out.stdout.trim()).map_err(|e| {
-        format!(
-            "the test generator printed no result ({e}): {}",
-            tail_lines(&format!("{}{}", out.stdout, out.stderr), 10)
-        )
+    serde_json::from_str(out.stdout.trim()).map_err(|cause| GenError::NoResult {
+        cause,
+        output_tail: tail_lines(&format!("{}{}", out.stdout, out.stderr), 10),
     })
 }
 
 /// The entry points the L3 generator would run in `repo` (console scripts, `__main__.py`,
 /// `if __name__ == "__main__"` modules), found by the helper's own rule. It reads files only: no
 /// project code runs, so a plan can ask before anything is sandboxed.
-pub fn entry_points(python: &str, repo: &Path, scratch: &Path) -> Result<Vec<String>, String> {
+pub fn entry_points(python: &str, repo: &Path, scratch: &Path) -> Result<Vec<String>, GenError> {
     write_helpers(scratch)?;
     let helper = scratch.join("ttgen.py").display().to_string();
     let root = repo.display().to_string();
@@ -174,11 +212,13 @@ pub fn entry_points(python: &str, repo: &Path, scratch: &Path) -> Result<Vec<Str
         scratch,
         Duration::from_secs(60),
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(GenError::ScanNotRun)?;
     if !out.success() {
-        return Err(tail_lines(&out.stderr, 5));
+        return Err(GenError::ScanFailed {
+            stderr_tail: tail_lines(&out.stderr, 5),
+        });
     }
-    serde_json::from_str(out.stdout.trim()).map_err(|e| e.to_string())
+    serde_json::from_str(out.stdout.trim()).map_err(GenError::ScanUnreadable)
 }
 
 /// A test function of a generated file: its decorators, `def` line and body.

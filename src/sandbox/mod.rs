@@ -33,7 +33,7 @@ use std::sync::Arc;
 use child::{ChildPlan, MountPlan, PrivateTmp, TmpBind};
 pub use probe::{capabilities, Capabilities};
 pub use roots::{python_roots, toolchain_roots};
-pub use settings::{Limits, Protections, SandboxSettings};
+pub use settings::{LimitError, Limits, Protections, SandboxSettings};
 
 /// A path under the host's /tmp that a sandbox reads or writes.
 struct TmpRoot {
@@ -372,7 +372,14 @@ pub fn run_probe(
         crate::error::Error::io(format!("preparing a sandbox in {}", root.display()), e)
     })?;
     let cwd = repo.canonicalize().unwrap_or_else(|_| repo.to_path_buf());
-    crate::proc::run_sandboxed(Some(&sandbox), argv, &cwd, &[], None, timeout)
+    Ok(crate::proc::run_sandboxed(
+        Some(&sandbox),
+        argv,
+        &cwd,
+        &[],
+        None,
+        timeout,
+    )?)
 }
 
 /// The uid_map and gid_map lines that keep the user's own ids inside the namespace.

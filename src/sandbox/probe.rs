@@ -142,8 +142,27 @@ fn without(caps: &Capabilities, change: impl FnOnce(&mut Capabilities)) -> Capab
     c
 }
 
+/// Why a probe child failed; the text goes into `Capabilities::missing`.
+#[derive(Debug, thiserror::Error)]
+enum ProbeError {
+    #[error("{0}")]
+    Setup(std::io::Error),
+    #[error("{0}")]
+    Run(crate::proc::ProcError),
+    #[error("exit {code:?}, could not write its own folder: {stderr}")]
+    CannotWrite { code: Option<i32>, stderr: String },
+    #[error("{0}")]
+    Spawn(std::io::Error),
+    #[error("the probe exited with {0}")]
+    Exited(std::process::ExitStatus),
+    #[error("the probe hung")]
+    Hung,
+    #[error("{0}")]
+    Wait(std::io::Error),
+}
+
 /// One sandboxed child that must write into its writable folder.
-fn trial(caps: &Capabilities, root: &Path, writable: &Path) -> Result<(), String> {
+fn trial(caps: &Capabilities, root: &Path, writable: &Path) -> Result<(), ProbeError> {
     let sandbox = super::Sandbox::with_capabilities(
         &super::SandboxSettings::default(),
         caps.clone(),
@@ -151,7 +170,7 @@ fn trial(caps: &Capabilities, root: &Path, writable: &Path) -> Result<(), String
         &[],
         &[writable.to_path_buf()],
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(ProbeError::Setup)?;
     let marker = writable.join("written");
     let _ = std::fs::remove_file(&marker);
     let marker_arg = marker.display().to_string();
@@ -163,13 +182,12 @@ fn trial(caps: &Capabilities, root: &Path, writable: &Path) -> Result<(), String
         None,
         Duration::from_secs(10),
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(ProbeError::Run)?;
     if !out.success() || !marker.is_file() {
-        return Err(format!(
-            "exit {:?}, could not write its own folder: {}",
-            out.status,
-            out.stderr.trim()
-        ));
+        return Err(ProbeError::CannotWrite {
+            code: out.status,
+            stderr: out.stderr.trim().to_string(),
+        });
     }
     Ok(())
 }
@@ -223,7 +241,7 @@ fn landlock_abi() -> std::io::Result<i32> {
 }
 
 /// Runs `true` in a user + network (+ mount) namespace.
-fn try_child(mounts: bool) -> Result<(), String> {
+fn try_child(mounts: bool) -> Result<(), ProbeError> {
     let plan = ChildPlan {
         userns: Some(super::id_maps()),
         netns: true,
@@ -240,19 +258,19 @@ fn try_child(mounts: bool) -> Result<(), String> {
         use std::os::unix::process::CommandExt;
         command.pre_exec(move || plan.enter());
     }
-    let mut child = command.spawn().map_err(|e| e.to_string())?;
+    let mut child = command.spawn().map_err(ProbeError::Spawn)?;
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     loop {
         match child.try_wait() {
             Ok(Some(status)) if status.success() => return Ok(()),
-            Ok(Some(status)) => return Err(format!("the probe exited with {status}")),
+            Ok(Some(status)) => return Err(ProbeError::Exited(status)),
             Ok(None) if std::time::Instant::now() > deadline => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err("the probe hung".into());
+                return Err(ProbeError::Hung);
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(ProbeError::Wait(e)),
         }
     }
 }

@@ -37,16 +37,32 @@ impl Default for Limits {
     }
 }
 
+/// A `--limit KEY=VALUE` that cannot be applied; the whole assignment is kept for the message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LimitError {
+    #[error("--limit {assignment}: expected KEY=VALUE")]
+    NotAssignment { assignment: String },
+    #[error("--limit {assignment}: {value:?} is not a whole number")]
+    NotANumber { assignment: String, value: String },
+    #[error(
+        "--limit {assignment}: unknown limit {key:?} (cpu_s, memory_mb, address_space_mb, \
+         file_size_mb, open_files, processes)"
+    )]
+    Unknown { assignment: String, key: String },
+}
+
 impl Limits {
     /// Applies `key=value` (`memory_mb=2048`); the error names the key.
-    pub fn set(&mut self, assignment: &str) -> Result<(), String> {
+    pub fn set(&mut self, assignment: &str) -> Result<(), LimitError> {
         let (key, value) = assignment
             .split_once('=')
-            .ok_or_else(|| format!("--limit {assignment}: expected KEY=VALUE"))?;
-        let value: u64 = value
-            .trim()
-            .parse()
-            .map_err(|_| format!("--limit {assignment}: {value:?} is not a whole number"))?;
+            .ok_or_else(|| LimitError::NotAssignment {
+                assignment: assignment.into(),
+            })?;
+        let value: u64 = value.trim().parse().map_err(|_| LimitError::NotANumber {
+            assignment: assignment.into(),
+            value: value.into(),
+        })?;
         let slot = match key.trim() {
             "cpu_s" => &mut self.cpu_s,
             "memory_mb" => &mut self.memory_mb,
@@ -55,10 +71,10 @@ impl Limits {
             "open_files" => &mut self.open_files,
             "processes" => &mut self.processes,
             other => {
-                return Err(format!(
-                    "--limit {assignment}: unknown limit {other:?} (cpu_s, memory_mb, \
-                     address_space_mb, file_size_mb, open_files, processes)"
-                ))
+                return Err(LimitError::Unknown {
+                    assignment: assignment.into(),
+                    key: other.into(),
+                })
             }
         };
         *slot = value;

@@ -57,10 +57,10 @@ pub fn new_id() -> String {
 pub fn post(session: &Path, request: &RoleRequest) -> Result<()> {
     let inbox = dir(session);
     mkdirs(&inbox)?;
-    atomic_write_json(
+    Ok(atomic_write_json(
         &inbox.join(format!("{}{REQUEST_SUFFIX}", request.id)),
         request,
-    )
+    )?)
 }
 
 /// Claims every request waiting, oldest first: each is renamed to `.claimed.json` before it is

@@ -143,7 +143,7 @@ impl SessionDir {
     }
 
     pub fn save_state(&self, state: &SessionState) -> Result<()> {
-        atomic_write_json(&self.session_json(), state)
+        Ok(atomic_write_json(&self.session_json(), state)?)
     }
 
     pub fn load_tasks(&self) -> Result<TaskGraph> {
@@ -164,7 +164,7 @@ impl SessionDir {
     }
 
     pub fn save_tasks(&self, graph: &TaskGraph) -> Result<()> {
-        atomic_write_json(&self.tasks_json(), graph)
+        Ok(atomic_write_json(&self.tasks_json(), graph)?)
     }
 }
 

@@ -76,7 +76,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
                 }
                 return out;
             }
-            Err(e) => tried.push(json!({"backend": backend.name, "error": e})),
+            Err(e) => tried.push(json!({"backend": backend.name, "error": e.to_string()})),
         }
     }
     let mut out = Outcome::failed(format!("every agent backend of role {role} failed"));

@@ -373,7 +373,8 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
         crate::sandbox::python_roots(&python, ctx.repo),
         &[],
     )?;
-    let result = gen::generate(&python, &mirror, &scratch, &req, timeout, sandbox.as_ref())?;
+    let result = gen::generate(&python, &mirror, &scratch, &req, timeout, sandbox.as_ref())
+        .map_err(|e| e.to_string())?;
     let no_entry_points = result.stats["entry_points"].as_u64() == Some(0);
     if layer.starts_with("L3") && no_entry_points && round.is_none() {
         return Ok(not_applicable(

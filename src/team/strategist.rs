@@ -60,7 +60,8 @@ fn numstat(ctx: &RoleContext, scope: &Scope) -> Result<BTreeMap<String, (u64, u6
         ctx.repo,
         &["--numstat", "--no-renames", base, "--"],
         time_left(ctx.deadline)?,
-    )?;
+    )
+    .map_err(|e| e.to_string())?;
     for line in diff.lines() {
         let mut parts = line.splitn(3, '\t');
         if let (Some(a), Some(r), Some(p)) = (parts.next(), parts.next(), parts.next()) {
@@ -145,7 +146,7 @@ fn change_type(f: &ChangedFile) -> String {
 pub fn run(ctx: &RoleContext) -> Outcome {
     let scope = match load_scope(ctx.session) {
         Ok(s) => s,
-        Err(e) => return Outcome::failed(e),
+        Err(e) => return Outcome::failed(e.to_string()),
     };
     (ctx.progress)(
         "context_loaded",

@@ -7,8 +7,8 @@ use std::path::Path;
 
 use quick_xml::events::BytesStart;
 
-use super::junit::{attr, open_report, walk_xml, walk_xml_from, Node};
-use super::report::{CoverageReport, FileCoverage, ReportError};
+use super::junit::{attr, open_report, walk_xml, walk_xml_from, Node, XmlProblem};
+use super::report::{CoverageReport, FileCoverage, ReportParseError};
 
 /// What one source line showed over every `<line>` that names it.
 #[derive(Default, Clone, Copy)]
@@ -16,6 +16,19 @@ struct LineAcc {
     hits: u64,
     /// (covered, total) from `condition-coverage="50% (1/2)"`.
     branches: Option<(usize, usize)>,
+}
+
+/// Why a Cobertura report cannot be read, before it is known which file it is.
+#[derive(Debug, thiserror::Error)]
+enum CoberturaProblem {
+    #[error(transparent)]
+    Xml(#[from] XmlProblem),
+    #[error("<class name=\"{class}\"> has no filename")]
+    NoFilename { class: String },
+    #[error("<line> with bad number \"{number}\"")]
+    BadNumber { number: String },
+    #[error("line {line}: bad hits \"{hits}\"")]
+    BadHits { line: u32, hits: String },
 }
 
 #[derive(Default)]
@@ -29,31 +42,31 @@ struct Parser {
 }
 
 /// Reads a Cobertura XML coverage report.
-pub fn parse_cobertura(path: &Path) -> Result<CoverageReport, ReportError> {
+pub fn parse_cobertura(path: &Path) -> Result<CoverageReport, ReportParseError> {
     let mut parser = Parser::default();
     walk_xml_from(open_report(path)?, |node| parser.node(node))
-        .map_err(|p| ReportError::new(path, p))?;
+        .map_err(|p| ReportParseError::new(path, p))?;
     checked(parser, path)
 }
 
 /// Parses Cobertura XML text; `path` only names the source in errors.
-pub fn parse_cobertura_str(text: &str, path: &Path) -> Result<CoverageReport, ReportError> {
+pub fn parse_cobertura_str(text: &str, path: &Path) -> Result<CoverageReport, ReportParseError> {
     let mut parser = Parser::default();
-    walk_xml(text, |node| parser.node(node)).map_err(|p| ReportError::new(path, p))?;
+    walk_xml(text, |node| parser.node(node)).map_err(|p| ReportParseError::new(path, p))?;
     checked(parser, path)
 }
 
-fn checked(parser: Parser, path: &Path) -> Result<CoverageReport, ReportError> {
+fn checked(parser: Parser, path: &Path) -> Result<CoverageReport, ReportParseError> {
     if !parser.saw_coverage {
         let root = parser.root.unwrap_or_default();
         let problem = format!("not a Cobertura report: no <coverage> element (root is <{root}>)");
-        return Err(ReportError::new(path, problem));
+        return Err(ReportParseError::new(path, problem));
     }
     Ok(parser.finish())
 }
 
 impl Parser {
-    fn node(&mut self, node: Node<'_>) -> Result<(), String> {
+    fn node(&mut self, node: Node<'_>) -> Result<(), CoberturaProblem> {
         match node {
             Node::Start(e) | Node::Empty(e) => self.element(&e),
             Node::End(name) if name == "class" => {
@@ -64,7 +77,7 @@ impl Parser {
         }
     }
 
-    fn element(&mut self, e: &BytesStart) -> Result<(), String> {
+    fn element(&mut self, e: &BytesStart) -> Result<(), CoberturaProblem> {
         let name = e.local_name().as_ref().to_string();
         self.root.get_or_insert_with(|| name.clone());
         match name.as_str() {
@@ -76,11 +89,10 @@ impl Parser {
         Ok(())
     }
 
-    fn open_class(&mut self, e: &BytesStart) -> Result<String, String> {
+    fn open_class(&mut self, e: &BytesStart) -> Result<String, CoberturaProblem> {
         let filename = attr(e, "filename")?.filter(|f| !f.is_empty());
         let class = attr(e, "name")?.unwrap_or_default();
-        let filename =
-            filename.ok_or_else(|| format!("<class name=\"{class}\"> has no filename"))?;
+        let filename = filename.ok_or(CoberturaProblem::NoFilename { class })?;
         if !self.files.contains_key(&filename) {
             self.order.push(filename.clone());
             self.files.insert(filename.clone(), BTreeMap::new());
@@ -89,7 +101,7 @@ impl Parser {
     }
 
     /// A `<line number hits [branch condition-coverage]>` inside the open class.
-    fn line(&mut self, e: &BytesStart) -> Result<(), String> {
+    fn line(&mut self, e: &BytesStart) -> Result<(), CoberturaProblem> {
         let Some(lines) = self.class.as_ref().and_then(|c| self.files.get_mut(c)) else {
             return Ok(());
         };
@@ -97,10 +109,9 @@ impl Parser {
         let number: u32 = number
             .trim()
             .parse()
-            .map_err(|_| format!("<line> with bad number \"{number}\""))?;
+            .map_err(|_| CoberturaProblem::BadNumber { number })?;
         let hits = attr(e, "hits")?.unwrap_or_default();
-        let hits =
-            parse_hits(&hits).ok_or_else(|| format!("line {number}: bad hits \"{hits}\""))?;
+        let hits = parse_hits(&hits).ok_or(CoberturaProblem::BadHits { line: number, hits })?;
         let branches = match attr(e, "branch")?.as_deref() {
             Some("true") => attr(e, "condition-coverage")?
                 .as_deref()

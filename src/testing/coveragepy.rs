@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::report::{CoverageReport, FileCoverage, ReportError};
+use super::report::{CoverageReport, FileCoverage, ReportParseError};
 
 const FORMATS: [u64; 2] = [2, 3];
 
@@ -37,12 +37,15 @@ struct Summary {
 }
 
 /// Reads a `coverage json` report.
-pub fn parse_coveragepy_json(path: &Path) -> Result<CoverageReport, ReportError> {
+pub fn parse_coveragepy_json(path: &Path) -> Result<CoverageReport, ReportParseError> {
     parse_coveragepy_json_str(&read(path)?, path)
 }
 
 /// Parses `coverage json` text; `path` only names the source in errors.
-pub fn parse_coveragepy_json_str(text: &str, path: &Path) -> Result<CoverageReport, ReportError> {
+pub fn parse_coveragepy_json_str(
+    text: &str,
+    path: &Path,
+) -> Result<CoverageReport, ReportParseError> {
     let report = decode(text, path)?;
     let files: Vec<FileCoverage> = report
         .files
@@ -52,7 +55,7 @@ pub fn parse_coveragepy_json_str(text: &str, path: &Path) -> Result<CoverageRepo
     // Counts that cannot be (a hand-edited or spliced report) would make coverage above 100 %.
     for f in &files {
         if f.lines_covered > f.lines_total || f.branches_covered > f.branches_total {
-            return Err(ReportError::new(
+            return Err(ReportParseError::new(
                 path,
                 format!(
                     "files.{}.summary: covered counts above the totals (lines {}/{}, branches {}/{})",
@@ -69,50 +72,57 @@ pub fn parse_coveragepy_json_str(text: &str, path: &Path) -> Result<CoverageRepo
 
 /// Line coverage as coverage.py itself reports it: 100 * totals.covered_lines /
 /// totals.num_statements (100 when there are no statements, as coverage.py says).
-pub fn totals_line_percent(path: &Path) -> Result<f64, ReportError> {
+pub fn totals_line_percent(path: &Path) -> Result<f64, ReportParseError> {
     totals_line_percent_str(&read(path)?, path)
 }
 
 /// [`totals_line_percent`] of report text.
-pub fn totals_line_percent_str(text: &str, path: &Path) -> Result<f64, ReportError> {
+pub fn totals_line_percent_str(text: &str, path: &Path) -> Result<f64, ReportParseError> {
     let totals = decode(text, path)?
         .totals
-        .ok_or_else(|| ReportError::new(path, "no totals object"))?;
+        .ok_or_else(|| ReportParseError::new(path, "no totals object"))?;
     Ok(match totals.num_statements {
         0 => 100.0,
         n => 100.0 * totals.covered_lines as f64 / n as f64,
     })
 }
 
-fn read(path: &Path) -> Result<String, ReportError> {
+fn read(path: &Path) -> Result<String, ReportParseError> {
     let bytes = crate::util::read_regular(path)
-        .map_err(|e| ReportError::new(path, format!("cannot read: {e}")))?;
-    String::from_utf8(bytes).map_err(|e| ReportError::new(path, format!("cannot read: {e}")))
+        .map_err(|e| ReportParseError::new(path, format!("cannot read: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| ReportParseError::new(path, format!("cannot read: {e}")))
 }
 
 /// JSON -> checked format -> typed report, with the failing field's path in errors.
-fn decode(text: &str, path: &Path) -> Result<Report, ReportError> {
-    let value: Value =
-        serde_json::from_str(text).map_err(|e| ReportError::new(path, format!("not JSON: {e}")))?;
-    check_format(&value).map_err(|p| ReportError::new(path, p))?;
+fn decode(text: &str, path: &Path) -> Result<Report, ReportParseError> {
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| ReportParseError::new(path, format!("not JSON: {e}")))?;
+    check_format(&value).map_err(|p| ReportParseError::new(path, p))?;
     serde_path_to_error::deserialize(value).map_err(|e| {
-        ReportError::new(
+        ReportParseError::new(
             path,
             format!("not a coverage.py JSON report: {}: {}", e.path(), e.inner()),
         )
     })
 }
 
-fn check_format(value: &Value) -> Result<(), String> {
+/// Why a JSON document is not a coverage.py report this reader knows.
+#[derive(Debug, thiserror::Error)]
+enum FormatProblem {
+    #[error("no meta.format: not a coverage.py JSON report")]
+    NoFormat,
+    #[error("unsupported coverage.py JSON meta.format {0} (this reader knows 2 and 3)")]
+    Unsupported(Value),
+}
+
+fn check_format(value: &Value) -> Result<(), FormatProblem> {
     let format = value
         .get("meta")
         .and_then(|m| m.get("format"))
-        .ok_or("no meta.format: not a coverage.py JSON report")?;
+        .ok_or(FormatProblem::NoFormat)?;
     match format.as_u64() {
         Some(n) if FORMATS.contains(&n) => Ok(()),
-        _ => Err(format!(
-            "unsupported coverage.py JSON meta.format {format} (this reader knows 2 and 3)"
-        )),
+        _ => Err(FormatProblem::Unsupported(format.clone())),
     }
 }
 
@@ -229,7 +239,7 @@ mod tests {
         assert!((p - 80.0).abs() < 1e-9, "{p}");
     }
 
-    fn parse(text: &str) -> Result<CoverageReport, ReportError> {
+    fn parse(text: &str) -> Result<CoverageReport, ReportParseError> {
         parse_coveragepy_json_str(text, Path::new("cov.json"))
     }
 

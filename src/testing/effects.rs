@@ -20,6 +20,25 @@ pub struct Effect {
     pub event: String,
 }
 
+/// Why the plugin could not be installed, or its record started or cleared.
+#[derive(Debug, thiserror::Error)]
+pub enum EffectsError {
+    #[error(transparent)]
+    Plugin(#[from] crate::gen::GenError),
+    #[error("cannot write {}: {cause}", path.display())]
+    Record {
+        path: PathBuf,
+        cause: std::io::Error,
+    },
+}
+
+fn empty_record(file: &Path) -> Result<(), EffectsError> {
+    crate::util::write_nofollow(file, b"").map_err(|cause| EffectsError::Record {
+        path: file.to_path_buf(),
+        cause,
+    })
+}
+
 /// Where the plugin is installed for one run, and where it writes.
 #[derive(Debug, Clone)]
 pub struct EffectsAudit {
@@ -33,10 +52,9 @@ pub struct EffectsAudit {
 
 impl EffectsAudit {
     /// Writes the plugin into `plugin_dir` and starts an empty record at `file`.
-    pub fn prepare(plugin_dir: &Path, file: &Path, basetemp: &Path) -> Result<Self, String> {
+    pub fn prepare(plugin_dir: &Path, file: &Path, basetemp: &Path) -> Result<Self, EffectsError> {
         crate::gen::write_effects_plugin(plugin_dir)?;
-        crate::util::write_nofollow(file, b"")
-            .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+        empty_record(file)?;
         Ok(EffectsAudit {
             plugin_dir: plugin_dir.to_path_buf(),
             file: file.to_path_buf(),
@@ -64,9 +82,8 @@ impl EffectsAudit {
     }
 
     /// Forgets what was recorded (before the next candidate is judged).
-    pub fn clear(&self) -> Result<(), String> {
-        crate::util::write_nofollow(&self.file, b"")
-            .map_err(|e| format!("cannot write {}: {e}", self.file.display()))
+    pub fn clear(&self) -> Result<(), EffectsError> {
+        empty_record(&self.file)
     }
 }
 

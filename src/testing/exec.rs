@@ -6,8 +6,7 @@ use std::io;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crate::error::Error;
-use crate::proc::{run_sandboxed, Captured};
+use crate::proc::{run_sandboxed, Captured, ProcError};
 use crate::sandbox::Sandbox;
 
 /// Why a child gave no output to read.
@@ -22,9 +21,35 @@ pub enum ExecError {
     /// The program could not be started: not installed, or not on PATH.
     #[error("{text}")]
     NotFound { program: String, text: String },
-    /// Anything else: the sandbox could not be prepared, the child could not be waited for.
-    #[error("{0}")]
-    Failed(String),
+    /// Anything else from the child: the sandbox could not be prepared, it could not be waited for.
+    #[error(transparent)]
+    Proc(ProcError),
+    /// The repository could not be copied where the runner builds and runs it.
+    #[error("cannot copy {} to {}: {cause}", from.display(), to.display())]
+    Copy {
+        from: PathBuf,
+        to: PathBuf,
+        cause: io::Error,
+    },
+    #[error("cannot stage the tests: {0}")]
+    Stage(io::Error),
+    /// A runner's own config file (nextest's profile) could not be written.
+    #[error("cannot write {}: {cause}", path.display())]
+    WriteConfig { path: PathBuf, cause: io::Error },
+    /// The crate fails to build for reasons other than the staged test files.
+    #[error("the crate does not build: {errors}")]
+    CrateDoesNotBuild { errors: String },
+    #[error("the crate still does not build after leaving out every broken test file")]
+    StillDoesNotBuild,
+    #[error("package {package} does not build: {errors}")]
+    PackageDoesNotBuild { package: String, errors: String },
+    /// pytest's collect-only run left no readable report.
+    #[error("pytest could not collect the tests (exit {code:?}): {report}\n{output_tail}")]
+    NotCollected {
+        code: Option<i32>,
+        report: crate::testing::report::ReportParseError,
+        output_tail: String,
+    },
 }
 
 /// Where and how long a run's children run.
@@ -69,17 +94,22 @@ impl Exec<'_> {
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
         run_sandboxed(self.sandbox, &args, &self.cwd, &vars, None, left).map_err(|e| match e {
-            Error::TimedOut { command, seconds } => ExecError::TimedOut {
+            ProcError::TimedOut { command, seconds } => ExecError::TimedOut {
                 command,
                 after_s: Some(seconds),
             },
-            Error::Io { ref cause, .. } if cause.kind() == io::ErrorKind::NotFound => {
+            // Any io step that finds nothing (the program, or a path the sandbox needs): not found.
+            ProcError::Sandbox { ref cause, .. }
+            | ProcError::Start { ref cause, .. }
+            | ProcError::Wait { ref cause, .. }
+                if cause.kind() == io::ErrorKind::NotFound =>
+            {
                 ExecError::NotFound {
                     program: argv.first().cloned().unwrap_or_default(),
                     text: e.to_string(),
                 }
             }
-            other => ExecError::Failed(other.to_string()),
+            other => ExecError::Proc(other),
         })
     }
 }

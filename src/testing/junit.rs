@@ -11,11 +11,30 @@ use quick_xml::escape::resolve_predefined_entity;
 use quick_xml::events::{BytesRef, BytesStart, Event};
 use quick_xml::{Reader, XmlVersion};
 
-use super::report::{ReportError, TestCase, TestStatus};
+use super::report::{ReportParseError, TestCase, TestStatus};
 
 /// Failure bodies and messages longer than this many bytes are cut.
 const TEXT_LIMIT: usize = 4096;
 const TRUNCATED: &str = "…[truncated]";
+
+/// Why an XML report cannot be read, before it is known which file it is; byte offsets and
+/// element names are kept as data.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(super) enum XmlProblem {
+    #[error("not XML: text outside any element")]
+    TextOutside,
+    #[error("empty file")]
+    Empty,
+    #[error("truncated: the document ends inside <{inside}>")]
+    EndsInside { inside: String },
+    /// quick-xml's "not closed before end of input" syntax errors: a cut-off file.
+    #[error("truncated: {syntax} (at byte {at})")]
+    CutOff { syntax: String, at: u64 },
+    #[error("malformed XML at byte {at}: {cause}")]
+    Malformed { at: u64, cause: String },
+    #[error("bad attribute in <{element}>: {cause}")]
+    BadAttribute { element: String, cause: String },
+}
 
 /// One element-level XML event, entities already resolved.
 pub(super) enum Node<'e> {
@@ -27,19 +46,19 @@ pub(super) enum Node<'e> {
 }
 
 /// Streams `text` as XML into `visit`; malformed, truncated or non-XML text is an error.
-pub(super) fn walk_xml(
+pub(super) fn walk_xml<E: From<XmlProblem>>(
     text: &str,
-    visit: impl FnMut(Node<'_>) -> Result<(), String>,
-) -> Result<(), String> {
+    visit: impl FnMut(Node<'_>) -> Result<(), E>,
+) -> Result<(), E> {
     walk_xml_from(text.as_bytes(), visit)
 }
 
 /// [`walk_xml`] over a reader: one event in memory at a time, so a report of any size is parsed
 /// in the memory of its largest single element or text.
-pub(super) fn walk_xml_from<R: BufRead>(
+pub(super) fn walk_xml_from<R: BufRead, E: From<XmlProblem>>(
     source: R,
-    mut visit: impl FnMut(Node<'_>) -> Result<(), String>,
-) -> Result<(), String> {
+    mut visit: impl FnMut(Node<'_>) -> Result<(), E>,
+) -> Result<(), E> {
     let mut reader = Reader::from_reader(source);
     let mut buf = Vec::new();
     let mut open: Vec<String> = Vec::new();
@@ -69,23 +88,23 @@ pub(super) fn walk_xml_from<R: BufRead>(
             matches!(&node, Node::Text(t) if t.trim_start_matches('\u{feff}').trim().is_empty());
         anything |= !blank;
         if open.is_empty() && matches!(&node, Node::Text(_)) && !blank {
-            return Err("not XML: text outside any element".into());
+            return Err(XmlProblem::TextOutside.into());
         }
         visit(node)?;
     }
     if !anything {
-        return Err("empty file".into());
+        return Err(XmlProblem::Empty.into());
     }
-    match open.last() {
-        Some(name) => Err(format!("truncated: the document ends inside <{name}>")),
+    match open.pop() {
+        Some(inside) => Err(XmlProblem::EndsInside { inside }.into()),
         None => Ok(()),
     }
 }
 
 /// A report file, read as it is parsed; bytes that are not UTF-8 stop it with their offset.
-pub(super) fn open_report(path: &Path) -> Result<impl BufRead, ReportError> {
+pub(super) fn open_report(path: &Path) -> Result<impl BufRead, ReportParseError> {
     let file = crate::util::open_regular(path)
-        .map_err(|e| ReportError::new(path, format!("cannot read: {e}")))?;
+        .map_err(|e| ReportParseError::new(path, format!("cannot read: {e}")))?;
     Ok(std::io::BufReader::with_capacity(
         64 * 1024,
         Utf8Checked {
@@ -142,12 +161,16 @@ impl<R: Read> Read for Utf8Checked<R> {
 }
 
 /// quick-xml's "not closed before end of input" syntax errors mean a cut-off file.
-fn xml_error(e: &quick_xml::Error, at: u64) -> String {
+fn xml_error(e: &quick_xml::Error, at: u64) -> XmlProblem {
     match e {
-        quick_xml::Error::Syntax(s) if *s != SyntaxError::InvalidBangMarkup => {
-            format!("truncated: {s} (at byte {at})")
-        }
-        _ => format!("malformed XML at byte {at}: {e}"),
+        quick_xml::Error::Syntax(s) if *s != SyntaxError::InvalidBangMarkup => XmlProblem::CutOff {
+            syntax: s.to_string(),
+            at,
+        },
+        _ => XmlProblem::Malformed {
+            at,
+            cause: e.to_string(),
+        },
     }
 }
 
@@ -161,9 +184,13 @@ fn resolve_ref<'e>(r: &BytesRef<'e>) -> Cow<'e, str> {
 }
 
 /// The value of attribute `key`, entities resolved (kept raw if one is unknown); None when absent.
-pub(super) fn attr(e: &BytesStart, key: &str) -> Result<Option<String>, String> {
-    let a = e.try_get_attribute(key);
-    let a = a.map_err(|err| format!("bad attribute in <{}>: {err}", e.name().as_ref()))?;
+pub(super) fn attr(e: &BytesStart, key: &str) -> Result<Option<String>, XmlProblem> {
+    let a = e
+        .try_get_attribute(key)
+        .map_err(|err| XmlProblem::BadAttribute {
+            element: e.name().as_ref().to_string(),
+            cause: err.to_string(),
+        })?;
     Ok(
         a.map(|a| match a.normalized_value(XmlVersion::Implicit1_0) {
             Ok(value) => value.into_owned(),
@@ -173,29 +200,29 @@ pub(super) fn attr(e: &BytesStart, key: &str) -> Result<Option<String>, String> 
 }
 
 /// Reads a JUnit XML report, streaming (memory does not grow with the file).
-pub fn parse_junit(path: &Path) -> Result<Vec<TestCase>, ReportError> {
+pub fn parse_junit(path: &Path) -> Result<Vec<TestCase>, ReportParseError> {
     let mut parser = Parser::default();
     walk_xml_from(open_report(path)?, |node| parser.node(node))
-        .map_err(|p| ReportError::new(path, p))?;
+        .map_err(|p| ReportParseError::new(path, p))?;
     parser.finish(path)
 }
 
 /// Parses JUnit XML text; `path` only names the source in errors.
-pub fn parse_junit_str(text: &str, path: &Path) -> Result<Vec<TestCase>, ReportError> {
+pub fn parse_junit_str(text: &str, path: &Path) -> Result<Vec<TestCase>, ReportParseError> {
     let mut parser = Parser::default();
-    walk_xml(text, |node| parser.node(node)).map_err(|p| ReportError::new(path, p))?;
+    walk_xml(text, |node| parser.node(node)).map_err(|p| ReportParseError::new(path, p))?;
     parser.finish(path)
 }
 
 impl Parser {
-    fn finish(mut self, path: &Path) -> Result<Vec<TestCase>, ReportError> {
+    fn finish(mut self, path: &Path) -> Result<Vec<TestCase>, ReportParseError> {
         let parser = &mut self;
         if !parser.saw_junit {
             let root = parser.root.take().unwrap_or_default();
             let problem = format!(
                 "not a JUnit report: no <testsuites>, <testsuite> or <testcase> (root is <{root}>)"
             );
-            return Err(ReportError::new(path, problem));
+            return Err(ReportParseError::new(path, problem));
         }
         if parser.pytest {
             for case in parser.cases.iter_mut().filter(|c| c.file.is_none()) {
@@ -234,7 +261,7 @@ struct Parser {
 }
 
 impl Parser {
-    fn node(&mut self, node: Node<'_>) -> Result<(), String> {
+    fn node(&mut self, node: Node<'_>) -> Result<(), XmlProblem> {
         match node {
             Node::Start(e) => self.element(&e, false),
             Node::Empty(e) => self.element(&e, true),
@@ -251,7 +278,7 @@ impl Parser {
         }
     }
 
-    fn element(&mut self, e: &BytesStart, empty: bool) -> Result<(), String> {
+    fn element(&mut self, e: &BytesStart, empty: bool) -> Result<(), XmlProblem> {
         let name = e.local_name().as_ref().to_string();
         self.root.get_or_insert_with(|| name.clone());
         match name.as_str() {
@@ -275,7 +302,7 @@ impl Parser {
     }
 
     /// A `<failure>`, `<error>` or `<skipped>` child; the first failure or error wins.
-    fn outcome(&mut self, e: &BytesStart, name: &str, empty: bool) -> Result<(), String> {
+    fn outcome(&mut self, e: &BytesStart, name: &str, empty: bool) -> Result<(), XmlProblem> {
         let Some(case) = self.open.as_mut() else {
             return Ok(());
         };
@@ -319,7 +346,7 @@ fn rank(status: TestStatus) -> u8 {
     }
 }
 
-fn new_case(e: &BytesStart) -> Result<TestCase, String> {
+fn new_case(e: &BytesStart) -> Result<TestCase, XmlProblem> {
     let trimmed = |v: Option<String>| v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
     let name = trimmed(attr(e, "name")?).unwrap_or_default();
     let classname = trimmed(attr(e, "classname")?);

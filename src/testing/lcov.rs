@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use super::report::{CoverageReport, FileCoverage, ReportError};
+use super::report::{CoverageReport, FileCoverage, ReportParseError};
 
 /// Line and branch hits gathered for one source file, over every record that names it.
 #[derive(Default)]
@@ -35,6 +35,31 @@ struct Open {
     brh: Option<usize>,
 }
 
+/// What is wrong with one line of a tracefile (its number goes into the [`ReportParseError`]).
+#[derive(Debug, thiserror::Error)]
+enum LcovProblem {
+    #[error("SF:{path} while the record for {open} (line {opened_at}) has no end_of_record")]
+    Unclosed {
+        path: String,
+        open: String,
+        opened_at: usize,
+    },
+    #[error("SF: without a path")]
+    NoPath,
+    #[error("{tag}: before any SF: record")]
+    OutsideRecord { tag: String },
+    #[error("end_of_record without an SF: record")]
+    EndOutsideRecord,
+    #[error("no file for {0}")]
+    NoFile(String),
+    #[error("DA without a hit count")]
+    NoHitCount,
+    #[error("BRDA needs 4 fields")]
+    BrdaFields,
+    #[error("{what} is not a number: {value:?}")]
+    NotANumber { what: &'static str, value: String },
+}
+
 #[derive(Default)]
 struct Reader {
     order: Vec<String>,
@@ -44,24 +69,24 @@ struct Reader {
 
 /// Reads an LCOV tracefile.
 /// Reads an LCOV tracefile a line at a time (memory does not grow with the file).
-pub fn parse_lcov(path: &Path) -> Result<CoverageReport, ReportError> {
+pub fn parse_lcov(path: &Path) -> Result<CoverageReport, ReportParseError> {
     use std::io::BufRead;
     let source = super::junit::open_report(path)?;
     let lines = source
         .lines()
-        .map(|l| l.map_err(|e| ReportError::new(path, format!("cannot read: {e}"))));
+        .map(|l| l.map_err(|e| ReportParseError::new(path, format!("cannot read: {e}"))));
     parse_lines(lines, path)
 }
 
 /// Parses LCOV text; `path` only names the source in errors.
-pub fn parse_lcov_str(text: &str, path: &Path) -> Result<CoverageReport, ReportError> {
+pub fn parse_lcov_str(text: &str, path: &Path) -> Result<CoverageReport, ReportParseError> {
     parse_lines(text.lines().map(|l| Ok(l.to_string())), path)
 }
 
 fn parse_lines(
-    lines: impl Iterator<Item = Result<String, ReportError>>,
+    lines: impl Iterator<Item = Result<String, ReportParseError>>,
     path: &Path,
-) -> Result<CoverageReport, ReportError> {
+) -> Result<CoverageReport, ReportParseError> {
     let mut reader = Reader::default();
     for (i, raw) in lines.enumerate() {
         let raw = raw?;
@@ -71,10 +96,10 @@ fn parse_lines(
         }
         reader
             .line(line, i + 1)
-            .map_err(|problem| ReportError::new(path, format!("line {}: {problem}", i + 1)))?;
+            .map_err(|problem| ReportParseError::at_line(path, i + 1, problem))?;
     }
     if let Some(open) = &reader.open {
-        return Err(ReportError::new(
+        return Err(ReportParseError::new(
             path,
             format!(
                 "truncated: the record for {} opened at line {} has no end_of_record",
@@ -83,13 +108,16 @@ fn parse_lines(
         ));
     }
     if reader.order.is_empty() {
-        return Err(ReportError::new(path, "no coverage records (no SF: line)"));
+        return Err(ReportParseError::new(
+            path,
+            "no coverage records (no SF: line)",
+        ));
     }
     Ok(reader.finish())
 }
 
 impl Reader {
-    fn line(&mut self, line: &str, line_no: usize) -> Result<(), String> {
+    fn line(&mut self, line: &str, line_no: usize) -> Result<(), LcovProblem> {
         let (tag, value) = line.split_once(':').unwrap_or((line, ""));
         match tag {
             "SF" => self.start(value, line_no),
@@ -99,15 +127,16 @@ impl Reader {
         }
     }
 
-    fn start(&mut self, value: &str, line_no: usize) -> Result<(), String> {
+    fn start(&mut self, value: &str, line_no: usize) -> Result<(), LcovProblem> {
         if let Some(open) = &self.open {
-            return Err(format!(
-                "SF:{value} while the record for {} (line {}) has no end_of_record",
-                open.path, open.start_line
-            ));
+            return Err(LcovProblem::Unclosed {
+                path: value.to_string(),
+                open: open.path.clone(),
+                opened_at: open.start_line,
+            });
         }
         if value.is_empty() {
-            return Err("SF: without a path".into());
+            return Err(LcovProblem::NoPath);
         }
         if !self.files.contains_key(value) {
             self.order.push(value.to_string());
@@ -121,15 +150,15 @@ impl Reader {
         Ok(())
     }
 
-    fn data(&mut self, tag: &str, value: &str) -> Result<(), String> {
+    fn data(&mut self, tag: &str, value: &str) -> Result<(), LcovProblem> {
         let open = self
             .open
             .as_mut()
-            .ok_or_else(|| format!("{tag}: before any SF: record"))?;
+            .ok_or_else(|| LcovProblem::OutsideRecord { tag: tag.into() })?;
         let acc = self
             .files
             .get_mut(&open.path)
-            .ok_or_else(|| format!("no file for {}", open.path))?;
+            .ok_or_else(|| LcovProblem::NoFile(open.path.clone()))?;
         match tag {
             "DA" => {
                 let (line, hits) = parse_da(value)?;
@@ -152,15 +181,12 @@ impl Reader {
         Ok(())
     }
 
-    fn end(&mut self) -> Result<(), String> {
-        let open = self
-            .open
-            .take()
-            .ok_or("end_of_record without an SF: record")?;
+    fn end(&mut self) -> Result<(), LcovProblem> {
+        let open = self.open.take().ok_or(LcovProblem::EndOutsideRecord)?;
         let acc = self
             .files
             .get_mut(&open.path)
-            .ok_or_else(|| format!("no file for {}", open.path))?;
+            .ok_or_else(|| LcovProblem::NoFile(open.path.clone()))?;
         if !open.has_da {
             acc.lf_lh = max_pair(acc.lf_lh, open.lf, open.lh);
         }
@@ -231,21 +257,18 @@ fn max_pair(
 }
 
 /// `DA:<line>,<hits>[,<checksum>]`
-fn parse_da(value: &str) -> Result<(u32, u64), String> {
+fn parse_da(value: &str) -> Result<(u32, u64), LcovProblem> {
     let mut parts = value.split(',');
     let line = number(parts.next().unwrap_or(""), "DA line number")?;
-    let hits = number(
-        parts.next().ok_or("DA without a hit count")?,
-        "DA hit count",
-    )?;
+    let hits = number(parts.next().ok_or(LcovProblem::NoHitCount)?, "DA hit count")?;
     Ok((line, hits))
 }
 
 /// `BRDA:<line>,<block>,<branch>,<taken>`; the branch may be free text with commas, taken may be `-`.
-fn parse_brda(value: &str) -> Result<((u32, String, String), u64), String> {
-    let (line, rest) = value.split_once(',').ok_or("BRDA needs 4 fields")?;
-    let (block, rest) = rest.split_once(',').ok_or("BRDA needs 4 fields")?;
-    let (branch, taken) = rest.rsplit_once(',').ok_or("BRDA needs 4 fields")?;
+fn parse_brda(value: &str) -> Result<((u32, String, String), u64), LcovProblem> {
+    let (line, rest) = value.split_once(',').ok_or(LcovProblem::BrdaFields)?;
+    let (block, rest) = rest.split_once(',').ok_or(LcovProblem::BrdaFields)?;
+    let (branch, taken) = rest.rsplit_once(',').ok_or(LcovProblem::BrdaFields)?;
     let line = number(line, "BRDA line number")?;
     let taken = match taken.trim() {
         "-" => 0,
@@ -254,11 +277,11 @@ fn parse_brda(value: &str) -> Result<((u32, String, String), u64), String> {
     Ok(((line, block.trim().to_string(), branch.to_string()), taken))
 }
 
-fn number<T: std::str::FromStr>(field: &str, what: &str) -> Result<T, String> {
-    field
-        .trim()
-        .parse()
-        .map_err(|_| format!("{what} is not a number: {:?}", field.trim()))
+fn number<T: std::str::FromStr>(field: &str, what: &'static str) -> Result<T, LcovProblem> {
+    field.trim().parse().map_err(|_| LcovProblem::NotANumber {
+        what,
+        value: field.trim().to_string(),
+    })
 }
 
 #[cfg(test)]
@@ -362,7 +385,7 @@ mod tests {
         );
     }
 
-    fn parse(text: &str) -> Result<CoverageReport, ReportError> {
+    fn parse(text: &str) -> Result<CoverageReport, ReportParseError> {
         parse_lcov_str(text, Path::new("x.lcov"))
     }
 

@@ -5,19 +5,29 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-/// A raw report that could not be read; names the file and the problem.
+/// A raw report that could not be read: the file, the line when the format has lines (LCOV, Go
+/// profiles), and the problem.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{path}: {problem}")]
-pub struct ReportError {
+#[error("{}: {}{problem}", path.display(), line.map(|n| format!("line {n}: ")).unwrap_or_default())]
+pub struct ReportParseError {
     pub path: PathBuf,
+    pub line: Option<usize>,
     pub problem: String,
 }
 
-impl ReportError {
-    pub fn new(path: &Path, problem: impl Into<String>) -> Self {
-        ReportError {
+impl ReportParseError {
+    pub fn new(path: &Path, problem: impl ToString) -> Self {
+        ReportParseError {
             path: path.to_path_buf(),
-            problem: problem.into(),
+            line: None,
+            problem: problem.to_string(),
+        }
+    }
+
+    pub fn at_line(path: &Path, line: usize, problem: impl ToString) -> Self {
+        ReportParseError {
+            line: Some(line),
+            ..ReportParseError::new(path, problem)
         }
     }
 }

@@ -32,8 +32,15 @@ struct Analysis {
     scope: Scope,
 }
 
-pub(crate) fn load_scope(session: &SessionDir) -> Result<Scope, String> {
+/// task-analysis.json could not be read (missing, unreadable or not the expected shape).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot read the change scope: {cause}")]
+pub(crate) struct ScopeError {
+    pub cause: crate::util::FileError,
+}
+
+pub(crate) fn load_scope(session: &SessionDir) -> Result<Scope, ScopeError> {
     read_json::<Analysis>(&session.analysis_json())
         .map(|a| a.scope)
-        .map_err(|e| format!("cannot read the change scope: {e}"))
+        .map_err(|cause| ScopeError { cause })
 }

@@ -36,16 +36,29 @@ pub fn hunk_ranges(diff: &str) -> Vec<(u32, u32)> {
         .collect()
 }
 
+/// Why `git diff` gave no diff.
+#[derive(Debug, thiserror::Error)]
+pub enum GitDiffError {
+    /// git could not start, or ran past its time.
+    #[error("{0}")]
+    NotRun(crate::proc::ProcError),
+    #[error("git diff failed: {stderr}")]
+    Failed { args: Vec<String>, stderr: String },
+}
+
 /// `git diff --relative <args…>` in `repo` (paths relative to it, unquoted); its stdout, or the
 /// problem. Shared by the strategist's line counts and the touched-symbol ranges.
-pub fn git_diff(repo: &Path, args: &[&str], timeout: Duration) -> Result<String, String> {
+pub fn git_diff(repo: &Path, args: &[&str], timeout: Duration) -> Result<String, GitDiffError> {
     let mut argv = vec!["git", "-c", "core.quotepath=off", "diff", "--relative"];
     argv.extend_from_slice(args);
-    let out = run_captured(&argv, repo, timeout).map_err(|e| e.to_string())?;
+    let out = run_captured(&argv, repo, timeout).map_err(GitDiffError::NotRun)?;
     if out.success() {
         Ok(out.stdout)
     } else {
-        Err(format!("git diff failed: {}", out.stderr.trim()))
+        Err(GitDiffError::Failed {
+            args: args.iter().map(|a| a.to_string()).collect(),
+            stderr: out.stderr.trim().to_string(),
+        })
     }
 }
 

@@ -18,6 +18,7 @@ impl Coordinator {
         let saved = self
             .bus
             .sync()
+            .map_err(|e| e.to_string())
             .and_then(|_| self.save_beat(save).map_err(|e| e.to_string()));
         match saved {
             Ok(()) => true,

@@ -54,7 +54,8 @@ pub(crate) fn agent_round(
         Some(20.0),
         Some(format!("{} for {} module(s)", backend.name, modules.len())),
     );
-    let called = call::call(backend, &agent_input(ctx, "generator", &prompt, &folder)?)?;
+    let called = call::call(backend, &agent_input(ctx, "generator", &prompt, &folder)?)
+        .map_err(|e| e.to_string())?;
     (ctx.progress)(
         "accept_filter",
         Some(50.0),
@@ -411,6 +412,7 @@ fn bench_audit(bench: &Path) -> Result<EffectsAudit, String> {
         &bench.join(".tt-effects.jsonl"),
         &bench.join(".tt-basetemp"),
     )
+    .map_err(|e| e.to_string())
 }
 
 /// Runs pytest (and coverage.py) on one candidate, in the sandbox.

@@ -21,7 +21,7 @@ const NOT_IMPORTABLE: [&str; 5] = [
 /// The modules in scope: the changed (or, with no change, all) Python files that are importable
 /// modules and not tests.
 pub(crate) fn modules_in_scope(ctx: &RoleContext) -> Result<Vec<ModuleRef>, String> {
-    let scope = load_scope(ctx.session)?;
+    let scope = load_scope(ctx.session).map_err(|e| e.to_string())?;
     let src_layout = !ctx.repo.join("src/__init__.py").is_file();
     let mut modules: Vec<ModuleRef> = Vec::new();
     for f in &scope.files {

@@ -98,6 +98,7 @@ pub(super) fn stopped(stop: ExecError, cargo: &str, out: &mut RunOutput) {
         ExecError::NotFound { .. } => {
             out.env_problem = Some(format!("{cargo} not found: install Rust with rustup"));
         }
-        ExecError::Failed(m) => out.env_problem = Some(m),
+        // Every other stop is the environment's: the message says which.
+        other => out.env_problem = Some(other.to_string()),
     }
 }

@@ -20,12 +20,10 @@ pub(super) fn gate(
     out.command = argv.clone();
     let mut log = String::new();
     for _round in 0..=staged.len() {
-        stage(ctx, staged).map_err(|e| {
-            ExecError::Failed(format!(
-                "cannot copy {} to {}: {e}",
-                ctx.spec.repo.display(),
-                ctx.copy.display()
-            ))
+        stage(ctx, staged).map_err(|cause| ExecError::Copy {
+            from: ctx.spec.repo.to_path_buf(),
+            to: ctx.copy.clone(),
+            cause,
         })?;
         let build = ctx.exec(&argv)?;
         if build.success() {
@@ -44,9 +42,7 @@ pub(super) fn gate(
         if ours.is_empty() || theirs > 0 {
             out.output_tail = tail_lines(&text, 60);
             let errors = first_errors(&text, ERROR_LINES);
-            return Err(ExecError::Failed(format!(
-                "the crate does not build: {errors}"
-            )));
+            return Err(ExecError::CrateDoesNotBuild { errors });
         }
         for s in &ours {
             out.load_errors.push(LoadError {
@@ -57,9 +53,7 @@ pub(super) fn gate(
         }
         staged.retain(|s| !ours.contains(s));
     }
-    Err(ExecError::Failed(
-        "the crate still does not build after leaving out every broken test file".into(),
-    ))
+    Err(ExecError::StillDoesNotBuild)
 }
 
 /// `error: could not compile `pkg` (test "tt_L1_x") due to ...` -> `test "tt_L1_x"`; also

@@ -142,8 +142,12 @@ fn nextest(ctx: &Ctx, filter: Option<String>) -> Result<(Vec<String>, Captured),
     let profile = format!(
         "[profile.\"{NEXTEST_PROFILE}\"]\nfail-fast = false\nretries = 0\n\n[profile.\"{NEXTEST_PROFILE}\".junit]\npath = \"junit.xml\"\n"
     );
-    crate::util::write_nofollow(&config, profile.as_bytes())
-        .map_err(|e| ExecError::Failed(format!("cannot write {}: {e}", config.display())))?;
+    crate::util::write_nofollow(&config, profile.as_bytes()).map_err(|cause| {
+        ExecError::WriteConfig {
+            path: config.clone(),
+            cause,
+        }
+    })?;
     // A stale report from an earlier run must not pass for this one's.
     let _ = std::fs::remove_file(nextest_junit(ctx));
     let tool_config = format!("team-testing:{}", config.display());

@@ -128,6 +128,7 @@ pub(super) fn stopped(stop: ExecError, go: &str, out: &mut RunOutput) {
                 "{go} not found: install Go (apt-get install golang-go)"
             ));
         }
-        ExecError::Failed(m) => out.env_problem = Some(m),
+        // Every other stop is the environment's: the message says which.
+        other => out.env_problem = Some(other.to_string()),
     }
 }

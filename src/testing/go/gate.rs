@@ -26,12 +26,12 @@ pub(super) fn gate(
         // Each round that fails leaves out at least one file, or ends the gate.
         while staged.iter().any(|s| s.dir == dir) {
             let spec = ctx.spec;
-            stage(spec.repo, &ctx.copy, &spec.test_dir, staged).map_err(|e| {
-                ExecError::Failed(format!(
-                    "cannot copy {} to {}: {e}",
-                    spec.repo.display(),
-                    ctx.copy.display()
-                ))
+            stage(spec.repo, &ctx.copy, &spec.test_dir, staged).map_err(|cause| {
+                ExecError::Copy {
+                    from: spec.repo.to_path_buf(),
+                    to: ctx.copy.clone(),
+                    cause,
+                }
             })?;
             let build = ctx.exec(&argv)?;
             if build.success() {
@@ -47,11 +47,10 @@ pub(super) fn gate(
                 .collect();
             if ours.is_empty() {
                 out.output_tail = tail_lines(&text, 60);
-                return Err(ExecError::Failed(format!(
-                    "package {} does not build: {}",
-                    package_arg(&dir),
-                    first_errors(&text)
-                )));
+                return Err(ExecError::PackageDoesNotBuild {
+                    package: package_arg(&dir),
+                    errors: first_errors(&text),
+                });
             }
             for s in &ours {
                 out.load_errors.push(LoadError {
@@ -64,8 +63,7 @@ pub(super) fn gate(
         }
     }
     // The copy without the files that were left out last.
-    stage(ctx.spec.repo, &ctx.copy, &ctx.spec.test_dir, staged)
-        .map_err(|e| ExecError::Failed(format!("cannot stage the tests: {e}")))
+    stage(ctx.spec.repo, &ctx.copy, &ctx.spec.test_dir, staged).map_err(ExecError::Stage)
 }
 
 /// Whether `text` names the file `name` (and not merely a file whose name ends with it).

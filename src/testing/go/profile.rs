@@ -5,15 +5,16 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::testing::report::{CoverageReport, FileCoverage, ReportError};
+use crate::testing::report::{CoverageReport, FileCoverage, ReportParseError};
 
 /// The profile at `path`, with files named relative to the module root (their import path with
 /// `module` taken off; files of other modules keep their import path).
-pub(super) fn parse_profile(path: &Path, module: &str) -> Result<CoverageReport, ReportError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ReportError::new(path, e.to_string()))?;
+pub(super) fn parse_profile(path: &Path, module: &str) -> Result<CoverageReport, ReportParseError> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| ReportParseError::new(path, e.to_string()))?;
     let mut lines = text.lines();
     if !lines.next().is_some_and(|l| l.starts_with("mode: ")) {
-        return Err(ReportError::new(
+        return Err(ReportParseError::new(
             path,
             "not a Go coverage profile (no mode: line)",
         ));
@@ -22,7 +23,7 @@ pub(super) fn parse_profile(path: &Path, module: &str) -> Result<CoverageReport,
     let mut files: BTreeMap<String, BTreeMap<u32, bool>> = BTreeMap::new();
     for (n, line) in lines.enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         let block = parse_block(line).ok_or_else(|| {
-            ReportError::new(path, format!("line {}: cannot read {line:?}", n + 2))
+            ReportParseError::at_line(path, n + 2, format!("cannot read {line:?}"))
         })?;
         if block.statements == 0 {
             continue;

@@ -94,7 +94,8 @@ impl<'a> Ctx<'a> {
             ExecError::NotFound { program, .. } => {
                 out.env_problem = Some(format!("{program} not found"));
             }
-            ExecError::Failed(problem) => out.env_problem = Some(problem),
+            // Every other stop is the environment's: the message says which.
+            other => out.env_problem = Some(other.to_string()),
         }
     }
 

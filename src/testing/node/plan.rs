@@ -7,8 +7,18 @@ use super::ctx::Ctx;
 use super::run::{Coverage, Plan};
 use crate::testing::framework::Framework;
 
+/// Why no command can be planned for the runner.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum PlanError {
+    #[error(
+        "jest needs jest-junit to report results: npm install --save-dev jest-junit  (in {})",
+        repo.display()
+    )]
+    NoJestJunit { repo: PathBuf },
+}
+
 impl Ctx<'_> {
-    pub(super) fn plan(&self, files: &[PathBuf], coverage: Coverage) -> Result<Plan, String> {
+    pub(super) fn plan(&self, files: &[PathBuf], coverage: Coverage) -> Result<Plan, PlanError> {
         let junit = self.result_file("junit", "xml").0;
         let lcov_dir = self.scratch.join("coverage");
         // A repair iteration reruns under the same run number: an old report must not pass
@@ -84,12 +94,11 @@ impl Ctx<'_> {
         junit: &Path,
         coverage: Coverage,
         lcov_dir: &Path,
-    ) -> Result<Plan, String> {
+    ) -> Result<Plan, PlanError> {
         if !self.copy.join("node_modules/jest-junit").is_dir() {
-            return Err(format!(
-                "jest needs jest-junit to report results: npm install --save-dev jest-junit  (in {})",
-                self.spec.repo.display()
-            ));
+            return Err(PlanError::NoJestJunit {
+                repo: self.spec.repo.to_path_buf(),
+            });
         }
         let mut argv = self.spec.tools.runner.clone();
         argv.extend(["--ci", "--reporters=default", "--reporters=jest-junit"].map(String::from));

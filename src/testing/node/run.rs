@@ -11,7 +11,7 @@ use crate::proc::Captured;
 use crate::testing::framework::Framework;
 use crate::testing::junit::parse_junit;
 use crate::testing::lcov::parse_lcov;
-use crate::testing::report::{CoverageReport, TestCase, TestStatus};
+use crate::testing::report::{CoverageReport, ReportParseError, TestCase, TestStatus};
 use crate::testing::runner::{tail_lines, RunOutput, RunSpec};
 
 /// Runs the layer's tests once, with coverage when the toolchain has a coverage tool.
@@ -141,7 +141,7 @@ impl Ctx<'_> {
         let plan = match self.plan(files, coverage) {
             Ok(plan) => plan,
             Err(problem) => {
-                out.env_problem = Some(problem);
+                out.env_problem = Some(problem.to_string());
                 return;
             }
         };
@@ -188,8 +188,8 @@ impl Ctx<'_> {
         &self,
         junit: &Path,
         attribution: Option<&Path>,
-    ) -> Result<Vec<TestCase>, String> {
-        let mut cases = parse_junit(junit).map_err(|e| e.to_string())?;
+    ) -> Result<Vec<TestCase>, ReportParseError> {
+        let mut cases = parse_junit(junit)?;
         match attribution {
             Some(path) => self.attribute(&mut cases, path),
             None => self.attribute_by_report(&mut cases),

@@ -10,7 +10,7 @@ use std::time::Instant;
 use super::test_files;
 use crate::proc::Captured;
 use crate::testing::coveragepy::parse_coveragepy_json;
-use crate::testing::effects::EffectsAudit;
+use crate::testing::effects::{EffectsAudit, EffectsError};
 use crate::testing::exec::{Exec, ExecError};
 use crate::testing::junit::parse_junit;
 use crate::testing::report::{TestCase, TestStatus};
@@ -79,7 +79,7 @@ fn python_env(repo: &Path, coverage_file: &Path, audit: &EffectsAudit) -> Vec<(S
 
 /// The effects plugin of a run (`tag` tells the main run from a re-run): installed beside the
 /// mirror, recording into results/, with a basetemp in `<mirror>.tmp` (writable in the sandbox).
-fn effects_audit(spec: &RunSpec, tag: &str) -> Result<EffectsAudit, String> {
+fn effects_audit(spec: &RunSpec, tag: &str) -> Result<EffectsAudit, EffectsError> {
     let copy = copy_dir(spec);
     let plugin = copy.with_extension("plugin");
     let basetemp = copy.with_extension("tmp").join(format!("pytest-{tag}"));
@@ -122,7 +122,7 @@ pub fn run(spec: &RunSpec) -> RunOutput {
     let audit = match effects_audit(spec, &spec.run_no) {
         Ok(a) => a,
         Err(e) => {
-            out.env_problem = Some(e);
+            out.env_problem = Some(e.to_string());
             return out;
         }
     };
@@ -187,12 +187,10 @@ fn collect(ctx: &Ctx, files: &[PathBuf]) -> Result<Vec<LoadError>, ExecError> {
     ]);
     argv.extend(files.iter().map(|f| s(f)));
     let run = ctx.exec(&argv)?;
-    let cases = parse_junit(&junit).map_err(|e| {
-        ExecError::Failed(format!(
-            "pytest could not collect the tests (exit {:?}): {e}\n{}",
-            run.status,
-            tail_lines(&format!("{}{}", run.stdout, run.stderr), 20)
-        ))
+    let cases = parse_junit(&junit).map_err(|report| ExecError::NotCollected {
+        code: run.status,
+        report,
+        output_tail: tail_lines(&format!("{}{}", run.stdout, run.stderr), 20),
     })?;
     Ok(cases
         .iter()
