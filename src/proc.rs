@@ -10,8 +10,6 @@ use std::time::{Duration, Instant};
 
 use dashmap::DashSet;
 
-use crate::sandbox::Sandbox;
-
 /// Why a child gave no output: it could not start, be waited for, or ran past its time.
 #[derive(Debug, thiserror::Error)]
 pub enum ProcError {
@@ -106,7 +104,7 @@ pub fn run_captured_input(
     input: Option<Vec<u8>>,
     timeout: Duration,
 ) -> Result<Captured> {
-    run_sandboxed(None, argv, cwd, env, input, timeout)
+    run_sandboxed(None::<&Unconfined>, argv, cwd, env, input, timeout)
 }
 
 /// `TEAM_TESTING_CHILD_LOG=<file>`: one JSON line per finished child (program, start, wall
@@ -134,10 +132,29 @@ fn note_child_time(program: &str, (wall_start, start): (std::time::SystemTime, I
     }
 }
 
+/// What confines a child: the sandbox sets the command up before it starts and ends whatever the
+/// child left behind. A trait so this module, below the sandbox, does not know how it is done.
+pub trait Confinement {
+    /// Sets `command` up to run confined in `cwd`, before the caller adds its own variables.
+    fn apply(&self, command: &mut Command, cwd: &Path) -> std::io::Result<()>;
+    /// Ends every process the child left inside, also those that left its process group.
+    fn kill_all(&self);
+}
+
+/// No confinement: the way helper children (git, agent CLIs) start.
+pub struct Unconfined;
+
+impl Confinement for Unconfined {
+    fn apply(&self, _: &mut Command, _: &Path) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn kill_all(&self) {}
+}
+
 /// [`run_captured_input`] inside `sandbox` (when given): the way every child that runs the
 /// target's code starts.
-pub fn run_sandboxed(
-    sandbox: Option<&Sandbox>,
+pub fn run_sandboxed<C: Confinement + ?Sized>(
+    sandbox: Option<&C>,
     argv: &[&str],
     cwd: &Path,
     env: &[(&str, &str)],

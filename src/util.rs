@@ -237,3 +237,9 @@ mod tests {
         assert!(slugify(&"a".repeat(200), 40).len() <= 40);
     }
 }
+
+/// The last `lines` lines of `text`.
+pub fn tail_lines(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}

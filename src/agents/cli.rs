@@ -127,7 +127,7 @@ pub fn run(
         return Err(CliError::Exited {
             program: argv[0].clone(),
             code: out.status,
-            stderr_tail: crate::testing::runner::tail_lines(&out.stderr, 5),
+            stderr_tail: crate::util::tail_lines(&out.stderr, 5),
             outside,
         });
     }

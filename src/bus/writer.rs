@@ -13,7 +13,6 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use serde_json::{json, Map, Value};
 
 use super::message::{format_id, parse_seq, Message, Payload, Record};
-use crate::error::{Error, Result};
 use crate::util::now_ts;
 
 /// Most messages written in one group commit.
@@ -57,7 +56,7 @@ impl Writer {
         let thread = std::thread::Builder::new()
             .name("bus-writer".into())
             .spawn(move || run(state, rx))
-            .map_err(|e| Error::io("starting the bus writer thread", e))?;
+            .map_err(LogError::io("starting the writer thread for", messages))?;
         Ok(Writer {
             handle: WriterHandle { tx },
             thread: Some(thread),
@@ -118,6 +117,29 @@ pub enum LogError {
         path: PathBuf,
         cause: Arc<std::io::Error>,
     },
+    /// Opening the log, reading it back or setting a file aside failed.
+    #[error("{what} {}: {cause}", path.display())]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        cause: Arc<std::io::Error>,
+    },
+    /// meta.json, the view merged from the log's state updates, could not be written.
+    #[error(transparent)]
+    Meta(Arc<crate::util::FileError>),
+}
+
+type Result<T, E = LogError> = std::result::Result<T, E>;
+
+impl LogError {
+    fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> LogError {
+        let path = path.to_path_buf();
+        move |cause| LogError::Io {
+            what,
+            path,
+            cause: Arc::new(cause),
+        }
+    }
 }
 
 struct LogState {
@@ -135,7 +157,7 @@ impl LogState {
         let len = self
             .file
             .metadata()
-            .map_err(|e| Error::io(format!("reading {}", self.path.display()), e))?
+            .map_err(LogError::io("reading", &self.path))?
             .len();
         if len != self.known_len {
             self.next_seq = last_seq(&mut self.file).unwrap_or(0) + 1;
@@ -207,9 +229,9 @@ impl LogState {
             return Ok(());
         }
         let updates = state_updates_after(&mut self.file, through)
-            .map_err(|e| Error::io(format!("reading {}", self.path.display()), e))?;
+            .map_err(LogError::io("reading", &self.path))?;
         self.merge_meta(&updates)
-            .map_err(|e| Error::io(format!("writing {}", self.meta_path.display()), e))
+            .map_err(LogError::io("writing", &self.meta_path))
     }
 
     fn sync(&mut self) -> std::io::Result<()> {
@@ -328,7 +350,7 @@ fn run(mut state: LogState, rx: Receiver<Command>) {
 
 /// Opens the log for appending; a torn last line (a crash mid-write) is cut off and reported.
 fn open_log(path: &Path) -> Result<(File, Vec<String>)> {
-    let io = |e| Error::io(format!("opening {}", path.display()), e);
+    let io = |e| LogError::io("opening", path)(e);
     let mut file = OpenOptions::new()
         .read(true)
         .append(true)
@@ -411,8 +433,7 @@ fn set_aside_unreadable_meta(path: &Path) -> Result<Option<String>> {
         .map(|n| path.with_file_name(format!("meta.json.corrupt-{n}")))
         .find(|p| !p.exists())
         .expect("a free name");
-    std::fs::rename(path, &aside)
-        .map_err(|e| Error::io(format!("moving {} aside", path.display()), e))?;
+    std::fs::rename(path, &aside).map_err(LogError::io("moving aside", path))?;
     Ok(Some(format!(
         "{problem}; kept as {} and rebuilt from the next state updates",
         aside.display()
@@ -506,7 +527,7 @@ fn merge_meta(path: &Path, updates: &[MetaUpdate], through: u64) -> Result<()> {
     let before = obj.get(MERGED_THROUGH).and_then(Value::as_u64).unwrap_or(0);
     obj.insert(MERGED_THROUGH.into(), json!(before.max(through)));
     // A view rebuilt from the log's state updates: no fsync on the beat's path.
-    Ok(crate::util::replace_json(path, &meta)?)
+    crate::util::replace_json(path, &meta).map_err(|e| LogError::Meta(Arc::new(e)))
 }
 
 #[cfg(test)]

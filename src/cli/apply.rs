@@ -12,7 +12,6 @@ use super::Location;
 use crate::error::Error;
 use crate::session::{self, SessionDir, LAYER_DIRS};
 use crate::testing::detect::session_framework;
-use crate::testing::framework::Framework;
 use crate::testing::runner::Runner;
 
 #[derive(Args, Debug)]
@@ -54,7 +53,7 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
     // A framework without a runner has no tests apply knows where to put.
     let runner = session_framework(&session, &state.repo)
         .ok()
-        .map(Framework::runner);
+        .map(crate::testing::runner_for);
     let layers: Vec<&str> = match &args.layer {
         None => LAYER_DIRS.to_vec(),
         Some(l) => {

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::proc::run_sandboxed;
 use crate::sandbox::Sandbox;
-use crate::testing::runner::tail_lines;
+use crate::util::tail_lines;
 
 /// The generator's findings are a session artifact: the report reads them too.
 pub use crate::artifacts::Finding;

@@ -354,7 +354,7 @@ pub fn run_probe(
     argv: &[&str],
     repo: &Path,
     timeout: std::time::Duration,
-) -> crate::error::Result<crate::proc::Captured> {
+) -> Result<crate::proc::Captured, crate::proc::ProcError> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let root = std::env::temp_dir().join(format!(
@@ -368,18 +368,12 @@ pub fn run_probe(
         &[repo.to_path_buf()],
         &[],
     )
-    .map_err(|e| {
-        crate::error::Error::io(format!("preparing a sandbox in {}", root.display()), e)
+    .map_err(|cause| crate::proc::ProcError::Sandbox {
+        program: argv.first().unwrap_or(&"").to_string(),
+        cause,
     })?;
     let cwd = repo.canonicalize().unwrap_or_else(|_| repo.to_path_buf());
-    Ok(crate::proc::run_sandboxed(
-        Some(&sandbox),
-        argv,
-        &cwd,
-        &[],
-        None,
-        timeout,
-    )?)
+    crate::proc::run_sandboxed(Some(&sandbox), argv, &cwd, &[], None, timeout)
 }
 
 /// The uid_map and gid_map lines that keep the user's own ids inside the namespace.
@@ -399,3 +393,12 @@ fn cstring(path: &Path) -> std::io::Result<CString> {
 
 #[cfg(test)]
 mod tests;
+
+impl crate::proc::Confinement for Sandbox {
+    fn apply(&self, command: &mut Command, cwd: &Path) -> std::io::Result<()> {
+        Sandbox::apply(self, command, cwd)
+    }
+    fn kill_all(&self) {
+        Sandbox::kill_all(self)
+    }
+}

@@ -1,11 +1,9 @@
 //! The test frameworks team-testing runs, parsed once from the strategy's string (which is what
-//! session files keep: `"pytest"`, `"node"`, ...), and the runner of each.
+//! session files keep: `"pytest"`, `"node"`, ...). Which runner runs each: `testing::runner_for`.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
-
-use super::runner::Runner;
 
 /// The name a strategy records when it found no framework.
 pub const UNKNOWN: &str = "unknown";
@@ -79,16 +77,6 @@ impl Framework {
                 Family::Node
             }
             Framework::Go => Family::Go,
-        }
-    }
-
-    /// The runner that runs this framework's tests.
-    pub fn runner(self) -> Box<dyn Runner> {
-        match self.family() {
-            Family::Python => Box::new(super::python::PythonRunner),
-            Family::Cargo => Box::new(super::cargo::CargoRunner),
-            Family::Node => Box::new(super::node::NodeRunner::new(self)),
-            Family::Go => Box::new(super::go::GoRunner),
         }
     }
 }

@@ -23,3 +23,17 @@ pub mod session_scope;
 pub mod symbols;
 pub mod toolchain;
 pub mod workspace;
+
+use framework::{Family, Framework};
+use runner::Runner;
+
+/// The runner that runs `framework`'s tests: one per family, each in its own folder. Here, above
+/// both, so the framework list and the runners do not import each other.
+pub fn runner_for(framework: Framework) -> Box<dyn Runner> {
+    match framework.family() {
+        Family::Python => Box::new(python::PythonRunner),
+        Family::Cargo => Box::new(cargo::CargoRunner),
+        Family::Node => Box::new(node::NodeRunner::new(framework)),
+        Family::Go => Box::new(go::GoRunner),
+    }
+}

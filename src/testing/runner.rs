@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::load_error::LoadError;
 use super::report::{CoverageReport, TestCase, TestStatus};
 use super::toolchain::Toolchain;
 use crate::sandbox::Sandbox;
@@ -82,17 +83,6 @@ pub struct RunSpec<'a> {
     pub sandbox: Option<&'a Sandbox>,
 }
 
-/// A test file that does not even load (syntax error, failed import, build error).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LoadError {
-    /// Relative to the layer's test folder.
-    pub file: String,
-    pub error: String,
-    /// Why it does not load, in the classes of a failing test (set by the executor).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verdict: Option<super::load_error::LoadVerdict>,
-}
-
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct RunOutput {
     /// The main test command, as run.
@@ -115,10 +105,4 @@ pub struct RunOutput {
     /// What tests changed outside their own temporary folders (Python: the effects plugin).
     #[serde(default)]
     pub effects: Vec<super::effects::Effect>,
-}
-
-/// The last `lines` lines of `text`.
-pub fn tail_lines(text: &str, lines: usize) -> String {
-    let all: Vec<&str> = text.lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
 }

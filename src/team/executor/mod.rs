@@ -58,7 +58,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
     };
     let test_dir = ctx.session.root.join("tests").join(layer);
     let runner = match &session_fw {
-        Ok(known) => known.runner(),
+        Ok(known) => crate::testing::runner_for(*known),
         Err(unknown) => return empty_run(ctx, layer, framework, &run_path, unknown.to_string()),
     };
     let runner = runner.as_ref();

@@ -17,8 +17,9 @@ use crate::team::util::to_map;
 use crate::team::RoleContext;
 use crate::testing::classify::{Classification, Verdict};
 use crate::testing::detect::strategist_outcome;
+use crate::testing::load_error::LoadError;
 use crate::testing::report::{CoverageReport, TestCase, TestStatus, TestTotals};
-use crate::testing::runner::{LoadError, RunOutput};
+use crate::testing::runner::RunOutput;
 use crate::testing::toolchain::Toolchain;
 use crate::util::{atomic_write_json, now_ts};
 

@@ -3,7 +3,9 @@
 use super::ctx::Ctx;
 use super::stage::{stage, Staged};
 use crate::testing::exec::ExecError;
-use crate::testing::runner::{tail_lines, LoadError, RunOutput};
+use crate::testing::load_error::LoadError;
+use crate::testing::runner::RunOutput;
+use crate::util::tail_lines;
 
 /// Located error lines kept per unloadable file.
 pub(super) const ERROR_LINES: usize = 8;

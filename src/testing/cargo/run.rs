@@ -13,7 +13,8 @@ use crate::testing::junit::parse_junit;
 use crate::testing::lcov::parse_lcov;
 use crate::testing::libtest::parse_libtest;
 use crate::testing::report::{TestCase, TestStatus};
-use crate::testing::runner::{tail_lines, RunOutput, RunSpec};
+use crate::testing::runner::{RunOutput, RunSpec};
+use crate::util::tail_lines;
 
 /// Our nextest profile, defined in a tool config file outside the copy, so a repository's own
 /// `.config/nextest.toml` is neither overwritten nor edited. Tool profiles carry the tool's prefix.

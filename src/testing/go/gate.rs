@@ -8,7 +8,9 @@ use std::collections::BTreeSet;
 use super::ctx::{package_arg, Ctx};
 use super::stage::{stage, Staged};
 use crate::testing::exec::ExecError;
-use crate::testing::runner::{tail_lines, LoadError, RunOutput};
+use crate::testing::load_error::LoadError;
+use crate::testing::runner::RunOutput;
+use crate::util::tail_lines;
 
 /// Error lines kept per unloadable file.
 const ERROR_LINES: usize = 8;

@@ -13,7 +13,8 @@ use super::profile::parse_profile;
 use super::stage::{generated_files, is_test_file, Staged};
 use crate::testing::exec::ExecError;
 use crate::testing::report::{TestCase, TestStatus};
-use crate::testing::runner::{tail_lines, RunOutput, RunSpec};
+use crate::testing::runner::{RunOutput, RunSpec};
+use crate::util::tail_lines;
 
 pub(super) fn run(spec: &RunSpec) -> RunOutput {
     let started = Instant::now();

@@ -11,7 +11,6 @@ use serde::{Deserialize, Serialize};
 
 use super::classify::{classify, Classification, Criticality, Verdict};
 use super::report::{TestCase, TestStatus};
-use super::runner::LoadError;
 
 mod declared;
 mod repo;
@@ -20,6 +19,17 @@ mod tests;
 
 use declared::*;
 use repo::*;
+
+/// A test file that does not even load (syntax error, failed import, build error).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadError {
+    /// Relative to the layer's test folder.
+    pub file: String,
+    pub error: String,
+    /// Why it does not load, in the classes of a failing test (set by the executor).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<LoadVerdict>,
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoadVerdict {

@@ -7,7 +7,8 @@ use super::ctx::Ctx;
 use super::workspace::generated_files;
 use super::LOAD_ERROR_LINES;
 use crate::testing::framework::Framework;
-use crate::testing::runner::{LoadError, RunOutput};
+use crate::testing::load_error::LoadError;
+use crate::testing::runner::RunOutput;
 
 impl Ctx<'_> {
     /// `node --check` on every generated file: unparsable files become load errors, files the

@@ -68,7 +68,7 @@ impl Runner for NodeRunner {
     }
 
     fn rerun(&self, spec: &RunSpec, case: &TestCase) -> Option<TestStatus> {
-        run::rerun(spec, self.framework, &case.id)
+        rerun::rerun(spec, self.framework, &case.id)
     }
 
     /// TypeScript stays in the session: the project's own toolchain may not compile it.

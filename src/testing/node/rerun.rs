@@ -3,10 +3,27 @@
 use std::path::PathBuf;
 
 use super::ctx::Ctx;
-use super::run::{Coverage, Plan};
+use super::run::{runner_problem, Coverage, Plan};
 use super::workspace::generated_files;
 use crate::testing::framework::Framework;
 use crate::testing::report::{TestCase, TestStatus};
+use crate::testing::runner::RunSpec;
+
+/// Runs one test again (flaky detection); its status, or None when it could not run or the
+/// test is no longer there.
+pub(super) fn rerun(spec: &RunSpec, framework: Framework, case_id: &str) -> Option<TestStatus> {
+    if runner_problem(spec, framework).is_some() {
+        return None;
+    }
+    let ctx = Ctx::prepare(spec, framework, false).ok()?;
+    let target = Target::of(&ctx, case_id);
+    let plan = ctx.rerun_plan(&target)?;
+    ctx.exec(&plan.argv, &plan.env).ok()?;
+    let cases = ctx
+        .read_cases(&plan.junit, plan.attribution.as_deref())
+        .ok()?;
+    target.status_in(&cases, case_id)
+}
 
 /// What a rerun runs, from a case id.
 pub(super) struct Target {

@@ -4,7 +4,6 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::ctx::Ctx;
-use super::rerun::Target;
 use super::NODE_COVERAGE;
 use super::TESTS_DIR;
 use crate::proc::Captured;
@@ -12,7 +11,8 @@ use crate::testing::framework::Framework;
 use crate::testing::junit::parse_junit;
 use crate::testing::lcov::parse_lcov;
 use crate::testing::report::{CoverageReport, ReportParseError, TestCase, TestStatus};
-use crate::testing::runner::{tail_lines, RunOutput, RunSpec};
+use crate::testing::runner::{RunOutput, RunSpec};
+use crate::util::tail_lines;
 
 /// Runs the layer's tests once, with coverage when the toolchain has a coverage tool.
 pub(super) fn run(spec: &RunSpec, framework: Framework) -> RunOutput {
@@ -39,22 +39,6 @@ pub(super) fn run(spec: &RunSpec, framework: Framework) -> RunOutput {
     }
     ctx.run_tests(&files, &mut out);
     finish(out, started)
-}
-
-/// Runs one test again (flaky detection); its status, or None when it could not run or the
-/// test is no longer there.
-pub(super) fn rerun(spec: &RunSpec, framework: Framework, case_id: &str) -> Option<TestStatus> {
-    if runner_problem(spec, framework).is_some() {
-        return None;
-    }
-    let ctx = Ctx::prepare(spec, framework, false).ok()?;
-    let target = Target::of(&ctx, case_id);
-    let plan = ctx.rerun_plan(&target)?;
-    ctx.exec(&plan.argv, &plan.env).ok()?;
-    let cases = ctx
-        .read_cases(&plan.junit, plan.attribution.as_deref())
-        .ok()?;
-    target.status_in(&cases, case_id)
 }
 
 pub(super) fn finish(mut out: RunOutput, started: Instant) -> RunOutput {

@@ -24,7 +24,7 @@ fn run(spec: &RunSpec) -> RunOutput {
 }
 
 fn rerun(spec: &RunSpec, case_id: &str) -> Option<TestStatus> {
-    super::run::rerun(spec, framework(spec), case_id)
+    super::rerun::rerun(spec, framework(spec), case_id)
 }
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/node-pkg");

@@ -13,8 +13,10 @@ use crate::testing::coveragepy::parse_coveragepy_json;
 use crate::testing::effects::{EffectsAudit, EffectsError};
 use crate::testing::exec::{Exec, ExecError};
 use crate::testing::junit::parse_junit;
+use crate::testing::load_error::LoadError;
 use crate::testing::report::{TestCase, TestStatus};
-use crate::testing::runner::{tail_lines, LoadError, RunOutput, RunSpec};
+use crate::testing::runner::{RunOutput, RunSpec};
+use crate::util::tail_lines;
 
 struct Ctx<'a> {
     spec: &'a RunSpec<'a>,
