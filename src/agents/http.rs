@@ -112,11 +112,17 @@ pub fn complete(req: &Request) -> Result<Answer, CallError> {
                 wait
             }
             Err(ureq::Error::Transport(t)) => {
+                // ureq reports a read or connect timeout as the socket's io error.
+                let timed_out = std::error::Error::source(&t)
+                    .and_then(|s| s.downcast_ref::<std::io::Error>())
+                    .is_some_and(|e| {
+                        matches!(
+                            e.kind(),
+                            std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+                        )
+                    });
                 let problem = t.to_string();
-                if problem.contains("timed out")
-                    || started.elapsed() >= req.timeout
-                    || Instant::now() >= deadline
-                {
+                if timed_out || started.elapsed() >= req.timeout || Instant::now() >= deadline {
                     return Err(CallError::Timeout(req.timeout.as_secs()));
                 }
                 return Err(CallError::Transport {

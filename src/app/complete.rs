@@ -4,7 +4,7 @@
 use crate::bus::{Message, Payload, Writer};
 use crate::error::{Error, Result};
 use crate::roles::{RoleSource, RoleSpec};
-use crate::session::{SessionDir, SessionStatus};
+use crate::session::{CompletionAction, SessionDir, SessionStatus};
 
 /// What the user (or `-y`, or `--completion`) chose once every task was done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,7 +42,7 @@ impl Done {
 pub fn archive(session: &SessionDir) -> Result<Done> {
     let mut state = session.load_state()?;
     state.status = SessionStatus::Archived;
-    state.completion_action = "archive".into();
+    state.completion_action = CompletionAction::Archive;
     state.pid = None;
     // The message first: meta.json (CCW's `team_msg` reads its status) follows it.
     log_completion(session, "archived", "archived")?;
@@ -57,7 +57,7 @@ pub fn archive(session: &SessionDir) -> Result<Done> {
 pub fn keep(session: &SessionDir) -> Result<Done> {
     let mut state = session.load_state()?;
     state.status = SessionStatus::Paused;
-    state.completion_action = "keep".into();
+    state.completion_action = CompletionAction::Keep;
     state.pid = None;
     // The message first: a `log --follow` ends once the status is no longer active.
     log_completion(session, "paused", "kept")?;

@@ -11,7 +11,7 @@ use crate::pipeline::scope::{self, ChangeScope};
 use crate::pipeline::select::{build_tasks, select_mode, task_analysis, Selection, MODES};
 use crate::roles::Registry;
 use crate::sandbox::SandboxSettings;
-use crate::session::{SessionDir, SessionLock, SessionState, SessionStatus};
+use crate::session::{CompletionAction, SessionDir, SessionLock, SessionState, SessionStatus};
 use crate::tasks::{Task, TaskGraph};
 use crate::util::{atomic_write_json, now_ts, today};
 
@@ -36,7 +36,7 @@ pub struct NewSession {
     pub agents: AgentChoice,
     pub sandbox: SandboxSettings,
     /// The completion action to record.
-    pub completion: String,
+    pub completion: CompletionAction,
 }
 
 /// A session just written, locked, not yet run.
@@ -158,7 +158,7 @@ pub fn create(new: &NewSession) -> Result<Created> {
         team_name: config.team_name.clone(),
         repo: scope.repo.clone(),
         base_commit: scope.base_commit.clone(),
-        completion_action: new.completion.clone(),
+        completion_action: new.completion,
         gc_rounds: Default::default(),
         max_gc_rounds: config.max_gc_rounds,
         seed: new.seed,

@@ -6,7 +6,7 @@ use super::team::{session_team, AgentChoice};
 use crate::error::{Error, Result};
 use crate::pipeline::config::TeamConfig;
 use crate::roles::Registry;
-use crate::session::{self, SessionDir, SessionLock, SessionState};
+use crate::session::{self, CompletionAction, SessionDir, SessionLock, SessionState};
 use crate::tasks::TaskGraph;
 
 /// A session opened to run again: locked, with its config, roles and graph loaded.
@@ -31,7 +31,7 @@ pub struct OpenOptions {
     /// Backends named anew (else the session keeps its chains).
     pub agents: AgentChoice,
     /// The completion action to record (`interactive`, `archive`, `keep`).
-    pub completion: String,
+    pub completion: CompletionAction,
 }
 
 /// Resolves SESSION, takes its lock, and loads everything a run needs (an archived session runs
@@ -54,7 +54,7 @@ pub fn open(root: &Path, arg: Option<&str>, options: &OpenOptions) -> Result<Ope
         state.agents = options.agents.settings(&state.repo, &registry, root)?;
         state.sandbox.secret_env = state.agents.secret_env();
     }
-    state.completion_action = options.completion.clone();
+    state.completion_action = options.completion;
     let graph = session.load_tasks()?;
     Ok(Opened {
         session,

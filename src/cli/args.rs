@@ -10,6 +10,7 @@ use crate::app::open::OpenOptions;
 use crate::app::team::AgentChoice;
 use crate::error::Error;
 use crate::sandbox::SandboxSettings;
+use crate::session::CompletionAction;
 
 /// Where sessions live: shared by every command.
 #[derive(Args, Debug, Clone)]
@@ -86,16 +87,16 @@ impl DriveArgs {
         OpenOptions {
             max_roles: self.max_roles.map(|n| n as usize),
             agents: self.agents.choice(),
-            completion: self.completion_label().into(),
+            completion: self.completion_action(),
         }
     }
 
     /// The session's stored choice of completion, for session.json.
-    pub fn completion_label(&self) -> &'static str {
+    pub fn completion_action(&self) -> CompletionAction {
         match self.completion() {
-            Completion::Interactive => "interactive",
-            Completion::Archive => "archive",
-            Completion::Keep => "keep",
+            Completion::Interactive => CompletionAction::Interactive,
+            Completion::Archive => CompletionAction::Archive,
+            Completion::Keep => CompletionAction::Keep,
         }
     }
 }

@@ -82,7 +82,7 @@ impl RunArgs {
             max_roles: self.drive.max_roles.map(|n| n as usize),
             agents: self.drive.agents.choice(),
             sandbox: self.sandbox.settings()?,
-            completion: self.drive.completion_label().into(),
+            completion: self.drive.completion_action(),
         })
     }
 }

@@ -541,8 +541,8 @@ pub fn rerun(
         meta.remove(meta::GC_ROUND);
         meta.insert(meta::RERUN_OF.into(), json!(last.id));
         meta.insert(meta::ROUNDS_FROM.into(), json!(used));
-        if let Some(failed) = outcome.data.get("failed_tests") {
-            meta.insert("failed_tests".into(), failed.clone());
+        if let Some(failed) = outcome.data.get(crate::tasks::data::FAILED_TESTS) {
+            meta.insert(crate::tasks::data::FAILED_TESTS.into(), failed.clone());
         }
         let mut task = Task {
             layer: Some(layer.clone()),

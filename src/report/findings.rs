@@ -301,11 +301,7 @@ struct GeneratorFindings {
 fn generator_findings(graph: &TaskGraph, generator: &str) -> GeneratorFindings {
     let mut out = GeneratorFindings::default();
     for t in graph.tasks.iter().filter(|t| t.owner == generator) {
-        let list = t
-            .outcome
-            .as_ref()
-            .and_then(|o| o.data.get("findings"))
-            .and_then(Value::as_array);
+        let list = t.outcome.as_ref().map(|o| o.findings());
         for f in list.into_iter().flatten() {
             let mut f = f.clone();
             if let Some(o) = f.as_object_mut() {

@@ -5,8 +5,6 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use serde_json::Value;
-
 use super::load::Run;
 use super::model::{CoverageGap, LayerReport};
 use super::numbers::round_to;
@@ -103,14 +101,8 @@ pub(super) fn coverage_gaps(
     if out.scope.is_empty() {
         // The strategist's priority files are the scope when no run named one.
         for t in graph.tasks.iter().filter(|t| t.owner == "strategist") {
-            let list = t
-                .outcome
-                .as_ref()
-                .and_then(|o| o.data.get("priority_files"))
-                .and_then(Value::as_array);
-            for p in list.into_iter().flatten().filter_map(Value::as_str) {
-                out.scope.insert(p.to_string());
-            }
+            let list = t.outcome.as_ref().map(|o| o.priority_files());
+            out.scope.extend(list.into_iter().flatten());
         }
     }
     out

@@ -12,6 +12,21 @@ use crate::pipeline::config::TeamConfig;
 use crate::session::SessionDir;
 use crate::util::{atomic_write, atomic_write_json, mkdirs};
 
+/// Why a report could not be rendered or written.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("unknown report format {0:?} (md, json or csv)")]
+    UnknownFormat(String),
+    #[error("writing the CSV rows: {0}")]
+    Csv(#[from] csv::Error),
+    #[error("writing the CSV rows: {0}")]
+    CsvFlush(std::io::Error),
+    #[error("serializing the report: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error(transparent)]
+    File(#[from] crate::util::FileError),
+}
+
 /// The columns of analysis/results.csv, in order.
 pub const CSV_HEADER: [&str; 8] = [
     "id",
@@ -39,17 +54,20 @@ impl Report {
     }
 
     /// One row per test of every run, in the column order of [`CSV_HEADER`].
-    pub fn csv(&self) -> Result<String, String> {
+    pub fn csv(&self) -> Result<String, ReportError> {
         let mut w = csv::Writer::from_writer(Vec::new());
         if self.rows.is_empty() {
             // Serialized rows write the header themselves; an empty CSV still gets one.
-            w.write_record(CSV_HEADER).map_err(|e| e.to_string())?;
+            w.write_record(CSV_HEADER)?;
         }
         for row in &self.rows {
-            w.serialize(row).map_err(|e| e.to_string())?;
+            w.serialize(row)?;
         }
-        let bytes = w.into_inner().map_err(|e| e.to_string())?;
-        String::from_utf8(bytes).map_err(|e| e.to_string())
+        let bytes = w
+            .into_inner()
+            .map_err(|e| ReportError::CsvFlush(e.into_error()))?;
+        // Written from Strings: always UTF-8.
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
 
     /// One JSON object a line per code defect.
@@ -86,13 +104,12 @@ impl Report {
 }
 
 /// Writes every file of [`ARTIFACTS`] under `<session>/analysis/`.
-pub fn write(session: &SessionDir, report: &Report) -> Result<Vec<String>, String> {
+pub fn write(session: &SessionDir, report: &Report) -> Result<Vec<String>, ReportError> {
     let dir = session.root.join("analysis");
-    mkdirs(&dir).map_err(|e| e.to_string())?;
-    let put =
-        |name: &str, bytes: &[u8]| atomic_write(&dir.join(name), bytes).map_err(|e| e.to_string());
+    mkdirs(&dir)?;
+    let put = |name: &str, bytes: &[u8]| atomic_write(&dir.join(name), bytes);
     put("quality-report.md", markdown(report).as_bytes())?;
-    atomic_write_json(&dir.join("report.json"), &report.to_json()).map_err(|e| e.to_string())?;
+    atomic_write_json(&dir.join("report.json"), &report.to_json())?;
     put("report.schema.json", REPORT_SCHEMA.as_bytes())?;
     put("results.csv", report.csv()?.as_bytes())?;
     put("issues.jsonl", report.issues_jsonl().as_bytes())?;
@@ -107,12 +124,16 @@ fn read_if(path: &Path) -> Option<String> {
 
 /// The report of `session` in `format` (md, json or csv): the file the analyst wrote when there
 /// is one, else built fresh from the session (nothing is written).
-pub fn render(session: &SessionDir, config: &TeamConfig, format: &str) -> Result<String, String> {
+pub fn render(
+    session: &SessionDir,
+    config: &TeamConfig,
+    format: &str,
+) -> Result<String, ReportError> {
     let file = match format {
         "md" | "markdown" => "quality-report.md",
         "json" => "report.json",
         "csv" => "results.csv",
-        other => return Err(format!("unknown report format {other:?} (md, json or csv)")),
+        other => return Err(ReportError::UnknownFormat(other.to_string())),
     };
     if let Some(text) = read_if(&session.root.join("analysis").join(file)) {
         return Ok(text);
@@ -120,9 +141,7 @@ pub fn render(session: &SessionDir, config: &TeamConfig, format: &str) -> Result
     let report = super::build(session, config);
     match file {
         "quality-report.md" => Ok(markdown(&report)),
-        "report.json" => serde_json::to_string_pretty(&report.to_json())
-            .map(|s| s + "\n")
-            .map_err(|e| e.to_string()),
+        "report.json" => Ok(serde_json::to_string_pretty(&report.to_json())? + "\n"),
         _ => report.csv(),
     }
 }

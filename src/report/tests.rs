@@ -61,7 +61,7 @@ fn state(id: &str, repo: &str, created_at: &str, l1_rounds: u32) -> SessionState
         team_name: "testing".into(),
         repo: repo.into(),
         base_commit: None,
-        completion_action: "auto_archive".into(),
+        completion_action: crate::session::CompletionAction::AutoArchive,
         gc_rounds: BTreeMap::from([("L1".to_string(), l1_rounds)]),
         max_gc_rounds: 3,
         seed: 1,

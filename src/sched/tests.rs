@@ -361,7 +361,7 @@ fn a_finished_run_is_completed_with_exit_code_0_and_says_how_many_tasks_complete
 #[test]
 fn a_kept_run_ends_paused_and_counts_what_was_not_applicable() {
     let mut keep = state();
-    keep.completion_action = "auto_keep".into();
+    keep.completion_action = crate::session::CompletionAction::AutoKeep;
     let mut s = scheduler_with("targeted", keep);
     complete(&mut s, &["STRATEGY-001"]);
     s.beat("t");

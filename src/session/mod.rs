@@ -7,7 +7,7 @@ mod lock;
 mod state;
 
 pub use lock::SessionLock;
-pub use state::{ActiveWorker, SessionState, SessionStatus};
+pub use state::{ActiveWorker, CompletionAction, SessionState, SessionStatus};
 
 use std::path::{Path, PathBuf};
 

@@ -55,7 +55,7 @@ pub struct SessionState {
     pub repo: PathBuf,
     #[serde(default)]
     pub base_commit: Option<String>,
-    pub completion_action: String,
+    pub completion_action: CompletionAction,
     /// Rounds used per layer code (`L1`).
     #[serde(default)]
     pub gc_rounds: BTreeMap<String, u32>,
@@ -102,14 +102,29 @@ pub struct SessionState {
     pub beat: u64,
 }
 
-/// `completion_action` that keeps a finished session paused for the user instead of completing
-/// it (the other values: `keep`, `archive`, `auto_archive`).
-pub const AUTO_KEEP: &str = "auto_keep";
+/// What happens to a session once every task is done, as session.json records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompletionAction {
+    /// Archive it in place.
+    Archive,
+    /// Leave it paused, resumable.
+    Keep,
+    /// Archived without asking (sessions of earlier versions).
+    AutoArchive,
+    /// Kept paused by the coordinator itself instead of completing: it never ends the run.
+    AutoKeep,
+    /// Ask the user (keep when nobody can be asked). Also what a name from a newer version
+    /// reads as (hence last).
+    #[default]
+    #[serde(other)]
+    Interactive,
+}
 
 impl SessionState {
     /// Whether a session whose tasks are all done stays paused (`auto_keep`).
     pub fn keeps_paused_on_completion(&self) -> bool {
-        self.completion_action == AUTO_KEEP
+        self.completion_action == CompletionAction::AutoKeep
     }
 }
 
@@ -127,4 +142,30 @@ fn default_seed() -> u64 {
 
 fn version() -> u32 {
     1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CompletionAction;
+
+    #[test]
+    fn completion_actions_keep_their_session_file_names_and_unknown_ones_ask() {
+        for (action, name) in [
+            (CompletionAction::Interactive, "interactive"),
+            (CompletionAction::Archive, "archive"),
+            (CompletionAction::Keep, "keep"),
+            (CompletionAction::AutoArchive, "auto_archive"),
+            (CompletionAction::AutoKeep, "auto_keep"),
+        ] {
+            assert_eq!(serde_json::to_value(action).unwrap(), name);
+            assert_eq!(
+                serde_json::from_value::<CompletionAction>(name.into()).unwrap(),
+                action
+            );
+        }
+        assert_eq!(
+            serde_json::from_value::<CompletionAction>("ask_twice".into()).unwrap(),
+            CompletionAction::Interactive
+        );
+    }
 }

@@ -175,6 +175,16 @@ pub mod data {
     pub const RERUN_OF: &str = "rerun_of";
     /// The run record of an executor task, relative to the session.
     pub const RUN: &str = "run";
+    /// The strategist's files to judge coverage on (a list of repository paths).
+    pub const PRIORITY_FILES: &str = "priority_files";
+    /// The test framework the strategist detected (`pytest`, `go`, `unknown`).
+    pub const FRAMEWORK: &str = "framework";
+    /// The toolchain the strategist probed (a `testing::toolchain::Toolchain`).
+    pub const TOOLCHAIN: &str = "toolchain";
+    /// The tests an executor task left failing (carried into a rerun's meta).
+    pub const FAILED_TESTS: &str = "failed_tests";
+    /// What the generator found while searching (broken contracts, import errors): a list.
+    pub const FINDINGS: &str = "findings";
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -217,6 +227,27 @@ impl Outcome {
     /// The run record an executor task wrote (data `run`), relative to the session.
     pub fn run_record(&self) -> Option<&str> {
         self.data.get(data::RUN).and_then(Value::as_str)
+    }
+
+    /// The strategist's priority files (data `priority_files`); empty when it named none.
+    pub fn priority_files(&self) -> Vec<String> {
+        self.data
+            .get(data::PRIORITY_FILES)
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default()
+    }
+
+    /// The framework name the strategist recorded (data `framework`).
+    pub fn framework_name(&self) -> Option<&str> {
+        self.data.get(data::FRAMEWORK).and_then(Value::as_str)
+    }
+
+    /// The generator's findings (data `findings`); empty when there are none.
+    pub fn findings(&self) -> &[Value] {
+        self.data
+            .get(data::FINDINGS)
+            .and_then(Value::as_array)
+            .map_or(&[], Vec::as_slice)
     }
 
     pub fn failed(summary: impl Into<String>) -> Self {

@@ -35,7 +35,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
     for backend in chain {
         let time_left = match time_left(ctx.deadline) {
             Ok(t) => t,
-            Err(e) => return Outcome::failed(e),
+            Err(e) => return Outcome::failed(e.to_string()),
         };
         (ctx.progress)("agent_call", Some(30.0), Some(backend.name.clone()));
         let input = CallInput {

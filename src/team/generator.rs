@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use super::error::{Result, RoleError};
 use super::shared::feedback::{feedback, Feedback};
 use super::shared::python_modules::modules_in_scope;
 use super::util::{sandbox_for, time_left, to_map};
@@ -42,9 +43,9 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         let result = if backend.is_builtin() {
             builtin_round(ctx, layer, round, &framework)
         } else if !is_python(&framework) {
-            Err(format!(
-                "agent backends write {name} tests only for pytest projects yet"
-            ))
+            Err(RoleError::AgentsWritePythonOnly {
+                framework: name.to_string(),
+            })
         } else {
             super::shared::agent_gen::agent_round(ctx, layer, round, &backend)
         };
@@ -63,7 +64,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
                     None,
                     Some(format!("{}: {e}", backend.name)),
                 );
-                tried.push(json!({"backend": backend.name, "error": e}));
+                tried.push(json!({"backend": backend.name, "error": e.to_string()}));
             }
         }
     }
@@ -108,7 +109,7 @@ fn builtin_round(
     layer: &str,
     round: Option<u64>,
     framework: &SessionFramework,
-) -> Result<Outcome, String> {
+) -> Result<Outcome> {
     if !is_python(framework) {
         let framework = framework::name_of(framework);
         if round.is_none() {
@@ -225,27 +226,32 @@ fn surgical_round(
     restore: u64,
     fb: &Feedback,
     dir: &Path,
-) -> Result<Outcome, String> {
+) -> Result<Outcome> {
     let from = history_dir(&ctx.session.root, layer, restore);
     if !from.is_dir() {
-        return Err(format!(
-            "surgical round: the tests of round {restore} were not kept ({})",
-            from.display()
-        ));
+        return Err(RoleError::RoundNotKept {
+            round: restore,
+            kept_in: from,
+        });
     }
-    for entry in std::fs::read_dir(dir).map_err(|e| e.to_string())?.flatten() {
+    for entry in std::fs::read_dir(dir)
+        .map_err(RoleError::io("read", dir))?
+        .flatten()
+    {
         if entry.path().extension().is_some_and(|x| x == "py") {
-            std::fs::remove_file(entry.path()).map_err(|e| e.to_string())?;
+            std::fs::remove_file(entry.path()).map_err(RoleError::io("remove", &entry.path()))?;
         }
     }
     copy_py_files(&from, dir)?;
     let mut written = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(|e| e.to_string())?.flatten() {
+    for entry in std::fs::read_dir(dir)
+        .map_err(RoleError::io("read", dir))?
+        .flatten()
+    {
         let path = entry.path();
         if path.extension().is_some_and(|x| x == "py") {
-            let text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
-            atomic_write(&path, gen::mark_xfail(&text, &fb.defects).as_bytes())
-                .map_err(|e| e.to_string())?;
+            let text = std::fs::read_to_string(&path).map_err(RoleError::io("read", &path))?;
+            atomic_write(&path, gen::mark_xfail(&text, &fb.defects).as_bytes())?;
             written.push(format!(
                 "tests/{layer}/{}",
                 entry.file_name().to_string_lossy()
@@ -277,25 +283,25 @@ fn history_dir(session: &Path, layer: &str, round: u64) -> std::path::PathBuf {
         .join(round.to_string())
 }
 
-fn copy_py_files(from: &Path, to: &Path) -> Result<(), String> {
-    mkdirs(to).map_err(|e| e.to_string())?;
+fn copy_py_files(from: &Path, to: &Path) -> Result<()> {
+    mkdirs(to)?;
     for entry in std::fs::read_dir(from)
-        .map_err(|e| format!("reading {}: {e}", from.display()))?
+        .map_err(RoleError::io("read", from))?
         .flatten()
     {
         let path = entry.path();
         if path.extension().is_some_and(|x| x == "py") {
             std::fs::copy(&path, to.join(entry.file_name()))
-                .map_err(|e| format!("copying {}: {e}", path.display()))?;
+                .map_err(RoleError::io("copy", &path))?;
         }
     }
     Ok(())
 }
 
-fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Outcome, String> {
+fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Outcome> {
     let modules = modules_in_scope(ctx)?;
     let dir = ctx.session.root.join("tests").join(layer);
-    mkdirs(&dir).map_err(|e| e.to_string())?;
+    mkdirs(&dir)?;
     // L3 tests the project's entry points, whatever modules the change touched.
     if modules.is_empty() && !layer.starts_with("L3") && round.is_none() {
         return Ok(not_applicable(
@@ -331,13 +337,13 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
         fb.avoid.extend(batch);
         budget_factor = 1.5;
     }
-    let state = ctx.session.load_state().map_err(|e| e.to_string())?;
+    let state = ctx.session.load_state()?;
     let (mirror, scratch) = gen::scratch_dirs(&ctx.session.root, layer);
-    crate::testing::workspace::mirror(ctx.repo, &mirror, &BTreeMap::new()).map_err(|e| {
-        format!(
-            "cannot mirror the repository into {}: {e}",
-            mirror.display()
-        )
+    crate::testing::workspace::mirror(ctx.repo, &mirror, &BTreeMap::new()).map_err(|cause| {
+        RoleError::Mirror {
+            into: mirror.clone(),
+            cause,
+        }
     })?;
     let left = time_left(ctx.deadline)?;
     let budget = (budget_factor * ctx.config.generator_budget_s)
@@ -373,8 +379,7 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
         crate::sandbox::python_roots(&python, ctx.repo),
         &[],
     )?;
-    let result = gen::generate(&python, &mirror, &scratch, &req, timeout, sandbox.as_ref())
-        .map_err(|e| e.to_string())?;
+    let result = gen::generate(&python, &mirror, &scratch, &req, timeout, sandbox.as_ref())?;
     let no_entry_points = result.stats["entry_points"].as_u64() == Some(0);
     if layer.starts_with("L3") && no_entry_points && round.is_none() {
         return Ok(not_applicable(
@@ -393,7 +398,7 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
         let avoid: std::collections::BTreeSet<String> = fb.avoid.iter().cloned().collect();
         let combined = gen::carry_over(&previous, &m.source, &keep, &avoid);
         let source = gen::mark_xfail(&combined, &fb.defects);
-        atomic_write(&dir.join(&m.test_file), source.as_bytes()).map_err(|e| e.to_string())?;
+        atomic_write(&dir.join(&m.test_file), source.as_bytes())?;
         written.push(format!("tests/{layer}/{}", m.test_file));
         tests += m.tests.len();
     }

@@ -3,6 +3,7 @@
 
 mod agent_role;
 pub mod analyst;
+pub mod error;
 pub mod executor;
 pub mod generator;
 mod shared;

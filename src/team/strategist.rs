@@ -7,6 +7,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
+use super::error::RoleError;
 use super::util::{time_left, to_map};
 use super::RoleContext;
 use crate::pipeline::scope::{ChangeKind, ChangedFile};
@@ -50,7 +51,7 @@ fn impact(f: &ChangedFile) -> &'static str {
 }
 
 /// Lines added/removed per path against HEAD, in one git call (binary files are left out).
-fn numstat(ctx: &RoleContext, scope: &Scope) -> Result<BTreeMap<String, (u64, u64)>, String> {
+fn numstat(ctx: &RoleContext, scope: &Scope) -> Result<BTreeMap<String, (u64, u64)>, RoleError> {
     let mut map = BTreeMap::new();
     if !scope.is_git || scope.base_commit.is_none() || scope.whole_project {
         return Ok(map);
@@ -60,8 +61,7 @@ fn numstat(ctx: &RoleContext, scope: &Scope) -> Result<BTreeMap<String, (u64, u6
         ctx.repo,
         &["--numstat", "--no-renames", base, "--"],
         time_left(ctx.deadline)?,
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     for line in diff.lines() {
         let mut parts = line.splitn(3, '\t');
         if let (Some(a), Some(r), Some(p)) = (parts.next(), parts.next(), parts.next()) {
@@ -241,7 +241,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
     }
     (ctx.progress)("strategy_written", Some(80.0), None);
     if let Err(e) = append_conventions(ctx, framework, &reason, &existing, &layout) {
-        return Outcome::failed(e);
+        return Outcome::failed(e.to_string());
     }
     let high = rows.iter().filter(|r| r.priority == Priority::High).count();
     let mut out = Outcome::completed(format!(
@@ -533,9 +533,9 @@ fn append_conventions(
     reason: &str,
     existing: &[&String],
     layout: &TestLayout,
-) -> Result<(), String> {
+) -> Result<(), RoleError> {
     let path = ctx.session.root.join("wisdom/conventions.md");
-    mkdirs(&ctx.session.root.join("wisdom")).map_err(|e| e.to_string())?;
+    mkdirs(&ctx.session.root.join("wisdom"))?;
     let mut text = std::fs::read_to_string(&path).unwrap_or_else(|_| "# Conventions\n".into());
     let header = format!("## Test framework ({})", ctx.task.id);
     if text.contains(&header) {
@@ -564,7 +564,7 @@ fn append_conventions(
     for p in existing.iter().take(20) {
         let _ = writeln!(text, "  - {p}");
     }
-    atomic_write(&path, text.as_bytes()).map_err(|e| e.to_string())
+    Ok(atomic_write(&path, text.as_bytes())?)
 }
 
 /// Where the project keeps its tests, so generated tests can follow it.

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
+use super::error::{Result, RoleError};
 use super::RoleContext;
 use crate::agents::call::CallInput;
 use crate::sandbox::Sandbox;
@@ -16,7 +17,7 @@ pub(crate) fn agent_input<'a>(
     role: &'a str,
     prompt: &'a str,
     folder: &'a Path,
-) -> Result<CallInput<'a>, String> {
+) -> Result<CallInput<'a>> {
     Ok(CallInput {
         session: &ctx.session.root,
         repo: ctx.repo,
@@ -38,7 +39,7 @@ pub(crate) fn sandbox_for(
     name: &str,
     mut read: Vec<PathBuf>,
     write: &[PathBuf],
-) -> Result<Option<Sandbox>, String> {
+) -> Result<Option<Sandbox>> {
     if !ctx.sandbox.enabled {
         return Ok(None);
     }
@@ -52,14 +53,14 @@ pub(crate) fn sandbox_for(
     read.push(ctx.session.root.clone());
     Sandbox::new(ctx.sandbox, &root, &read, write)
         .map(Some)
-        .map_err(|e| format!("cannot prepare the sandbox in {}: {e}", root.display()))
+        .map_err(|cause| RoleError::Sandbox { root, cause })
 }
 
 /// What is left of the task's time budget; an error once the deadline has passed.
-pub(crate) fn time_left(deadline: Instant) -> Result<Duration, String> {
+pub(crate) fn time_left(deadline: Instant) -> Result<Duration> {
     let left = deadline.saturating_duration_since(Instant::now());
     if left.is_zero() {
-        Err("the task's deadline has passed".into())
+        Err(RoleError::DeadlinePassed)
     } else {
         Ok(left)
     }

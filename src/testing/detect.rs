@@ -212,8 +212,7 @@ pub(crate) fn detect_framework(repo: &Path, files: &[String]) -> (Option<Framewo
 pub(crate) fn session_framework(session: &SessionDir, repo: &Path) -> SessionFramework {
     match strategist_outcome(session)
         .as_ref()
-        .and_then(|o| o.data.get("framework"))
-        .and_then(Value::as_str)
+        .and_then(|o| o.framework_name())
     {
         Some(name) => framework::from_name(name),
         None => detect_framework(repo, &walk(repo))

@@ -35,7 +35,7 @@ struct Analysis {
 /// task-analysis.json could not be read (missing, unreadable or not the expected shape).
 #[derive(Debug, thiserror::Error)]
 #[error("cannot read the change scope: {cause}")]
-pub(crate) struct ScopeError {
+pub struct ScopeError {
     pub cause: crate::util::FileError,
 }
 

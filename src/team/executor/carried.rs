@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use crate::artifacts::{self, RecordedStatus};
+use crate::team::error::{RerunProblem, RoleError};
 use crate::team::RoleContext;
 use crate::testing::report::{TestCase, TestStatus};
 use crate::testing::runner::Runner;
@@ -20,20 +21,24 @@ impl Carried {
         ctx: &RoleContext,
         runner: &dyn Runner,
         test_dir: &Path,
-    ) -> Result<Option<Carried>, String> {
+    ) -> Result<Option<Carried>, RoleError> {
         let Some(from) = ctx.task.rerun_of() else {
             return Ok(None);
         };
-        let graph = ctx.session.load_tasks().map_err(|e| e.to_string())?;
+        let graph = ctx.session.load_tasks()?;
+        let problem = |problem| RoleError::RerunSource {
+            task: from.to_string(),
+            problem,
+        };
         let outcome = graph
             .get(from)
             .and_then(|t| t.outcome.clone())
-            .ok_or_else(|| format!("rerun of {from}: it has no recorded outcome"))?;
+            .ok_or_else(|| problem(RerunProblem::NoOutcome))?;
         let run = outcome
             .run_record()
-            .ok_or_else(|| format!("rerun of {from}: no run record named in its outcome"))?;
+            .ok_or_else(|| problem(RerunProblem::NoRunRecord))?;
         let record = artifacts::read_run(&ctx.session.root.join(run))
-            .map_err(|e| format!("rerun of {from}: {e}"))?;
+            .map_err(|e| problem(RerunProblem::Unreadable(e)))?;
         let tests = record.tests();
         let not_passed: Vec<&str> = tests
             .iter()

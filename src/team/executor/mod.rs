@@ -54,7 +54,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
     );
     let (n, run_path) = match reserve_run(&results) {
         Ok(r) => r,
-        Err(e) => return Outcome::failed(e),
+        Err(e) => return Outcome::failed(e.to_string()),
     };
     let test_dir = ctx.session.root.join("tests").join(layer);
     let runner = match &session_fw {
@@ -75,7 +75,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
     }
     let sandbox = match sandbox_for(ctx, &format!("executor-{layer}"), read, &writable) {
         Ok(s) => s,
-        Err(e) => return Outcome::failed(e),
+        Err(e) => return Outcome::failed(e.to_string()),
     };
     if !runner.has_tests(&test_dir) {
         return empty_run(
@@ -96,7 +96,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
     // `rerun`: only the tests that failed in the earlier run run again; its passes are kept.
     let carried = match Carried::load(ctx, runner, &test_dir) {
         Ok(c) => c,
-        Err(e) => return Outcome::failed(e),
+        Err(e) => return Outcome::failed(e.to_string()),
     };
     let mut repairs: Vec<Repair> = Vec::new();
     // What a sandbox denial looks like in this run: writes outside `writable`, the network off.
@@ -115,7 +115,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         iteration += 1;
         let timeout = match time_left(ctx.deadline) {
             Ok(t) => t,
-            Err(e) => return Outcome::failed(e),
+            Err(e) => return Outcome::failed(e.to_string()),
         };
         let mut deselect: Vec<String> = quarantined
             .iter()
@@ -290,7 +290,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         }
     };
     if let Err(e) = save_quarantine(&quarantine_dir, &quarantined) {
-        return Outcome::failed(e);
+        return Outcome::failed(e.to_string());
     }
     (ctx.progress)("tests_done", Some(85.0), None);
     finish(
@@ -315,7 +315,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
 /// The toolchain the strategist probed, else a fresh probe.
 fn recorded_toolchain(ctx: &RoleContext, framework: &SessionFramework) -> Toolchain {
     strategist_outcome(ctx.session)
-        .and_then(|o| o.data.get("toolchain").cloned())
+        .and_then(|o| o.data.get(crate::tasks::data::TOOLCHAIN).cloned())
         .and_then(|v| serde_json::from_value::<Toolchain>(v).ok())
         .filter(|t| t.framework == framework::name_of(framework))
         .unwrap_or_else(|| toolchain::detect(ctx.repo, framework.as_ref().ok().copied()))
@@ -457,7 +457,7 @@ fn agent_repairs(
                 }
                 Err(e) => repairs.push(repair_failed(iteration, &file, e.to_string())),
             },
-            Err(e) => repairs.push(repair_failed(iteration, &file, e)),
+            Err(e) => repairs.push(repair_failed(iteration, &file, e.to_string())),
         }
     }
     repaired

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use crate::artifacts::{Quarantined, Repair, RepairAction};
+use crate::team::error::{Result, RoleError};
 use crate::testing::effects::{self, Effect};
 use crate::util::{atomic_write_json, mkdirs};
 
@@ -58,23 +59,23 @@ pub(super) fn unsafe_tests(found: &[Effect], test_dir: &Path) -> Vec<(String, bo
 }
 
 /// Moves a test file out of the layer into the quarantine folder.
-pub(super) fn move_out(test_dir: &Path, quarantine: &Path, file: &str) -> Result<(), String> {
+pub(super) fn move_out(test_dir: &Path, quarantine: &Path, file: &str) -> Result<()> {
     let from = test_dir.join(file);
     let to = quarantine.join(file);
     if let Some(parent) = to.parent() {
-        mkdirs(parent).map_err(|e| e.to_string())?;
+        mkdirs(parent)?;
     }
-    std::fs::rename(&from, &to).map_err(|e| format!("cannot quarantine {}: {e}", from.display()))
+    std::fs::rename(&from, &to).map_err(RoleError::io("quarantine", &from))
 }
 
 pub(super) fn load_quarantine(dir: &Path) -> Vec<Quarantined> {
     crate::util::read_json(&dir.join("quarantine.json")).unwrap_or_default()
 }
 
-pub(super) fn save_quarantine(dir: &Path, items: &[Quarantined]) -> Result<(), String> {
+pub(super) fn save_quarantine(dir: &Path, items: &[Quarantined]) -> Result<()> {
     if items.is_empty() {
         return Ok(());
     }
-    mkdirs(dir).map_err(|e| e.to_string())?;
-    atomic_write_json(&dir.join("quarantine.json"), items).map_err(|e| e.to_string())
+    mkdirs(dir)?;
+    Ok(atomic_write_json(&dir.join("quarantine.json"), items)?)
 }

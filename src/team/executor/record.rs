@@ -13,6 +13,7 @@ use crate::artifacts::{
     LoadVerdictRecord, Quarantined, RecordedStatus, Repair, RunRecord, TestRecord,
 };
 use crate::tasks::{data, Outcome};
+use crate::team::error::RoleError;
 use crate::team::util::to_map;
 use crate::team::RoleContext;
 use crate::testing::classify::{Classification, Verdict};
@@ -336,8 +337,7 @@ pub(super) fn coverage_detail(report: &CoverageReport, scope: &[String]) -> Cove
 /// The strategist's priority files: coverage is judged on them (whole project when there are none).
 pub(super) fn scope_files(ctx: &RoleContext) -> Vec<String> {
     strategist_outcome(ctx.session)
-        .and_then(|o| o.data.get("priority_files").cloned())
-        .and_then(|v| serde_json::from_value(v).ok())
+        .map(|o| o.priority_files())
         .unwrap_or_default()
 }
 
@@ -414,7 +414,7 @@ pub(super) fn empty_run(
 
 /// Claims the next free run number by creating run-NNN.json exclusively (parallel executors
 /// share the folder), starting after the runs already recorded.
-pub(super) fn reserve_run(results: &Path) -> Result<(usize, PathBuf), String> {
+pub(super) fn reserve_run(results: &Path) -> Result<(usize, PathBuf), RoleError> {
     let existing = std::fs::read_dir(results)
         .map(|rd| {
             rd.flatten()
@@ -427,8 +427,10 @@ pub(super) fn reserve_run(results: &Path) -> Result<(usize, PathBuf), String> {
         match OpenOptions::new().write(true).create_new(true).open(&path) {
             Ok(_) => return Ok((n, path)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(format!("cannot create {}: {e}", path.display())),
+            Err(e) => return Err(RoleError::io("create", &path)(e)),
         }
     }
-    Err(format!("no free run number in {}", results.display()))
+    Err(RoleError::NoFreeRunNumber {
+        results: results.to_path_buf(),
+    })
 }

@@ -21,6 +21,7 @@ use crate::gen::ModuleRef;
 use crate::proc::run_sandboxed;
 use crate::sandbox::Sandbox;
 use crate::tasks::Outcome;
+use crate::team::error::{Result, RoleError};
 use crate::team::util::{agent_input, sandbox_for, time_left, to_map};
 use crate::team::RoleContext;
 use crate::testing::effects::EffectsAudit;
@@ -41,10 +42,10 @@ pub(crate) fn agent_round(
     layer: &str,
     round: Option<u64>,
     backend: &Backend,
-) -> Result<Outcome, String> {
+) -> Result<Outcome> {
     let modules = modules_in_scope(ctx)?;
     if modules.is_empty() {
-        return Err("no Python module in scope to write tests for".into());
+        return Err(RoleError::NoModuleInScope);
     }
     let prompt = build_prompt(ctx, layer, &modules);
     let workspace = ctx.session.root.join("workspace");
@@ -54,8 +55,7 @@ pub(crate) fn agent_round(
         Some(20.0),
         Some(format!("{} for {} module(s)", backend.name, modules.len())),
     );
-    let called = call::call(backend, &agent_input(ctx, "generator", &prompt, &folder)?)
-        .map_err(|e| e.to_string())?;
+    let called = call::call(backend, &agent_input(ctx, "generator", &prompt, &folder)?)?;
     (ctx.progress)(
         "accept_filter",
         Some(50.0),
@@ -73,29 +73,22 @@ pub(crate) fn agent_round(
         .filter_map(|(f, v)| v.as_ref().map(|why| json!({"file": f.path, "reason": why})))
         .collect();
     if accepted.is_empty() {
-        let reasons: Vec<String> = rejected
+        let reasons = judged
             .iter()
-            .map(|r| {
-                format!(
-                    "{}: {}",
-                    r["file"].as_str().unwrap_or(""),
-                    r["reason"].as_str().unwrap_or("")
-                )
-            })
+            .filter_map(|(f, v)| v.as_ref().map(|why| format!("{}: {why}", f.path.display())))
             .collect();
-        return Err(format!(
-            "{}: no candidate passed the accept filter ({})",
-            backend.name,
-            reasons.join("; ")
-        ));
+        return Err(RoleError::NothingAccepted {
+            backend: backend.name.clone(),
+            reasons,
+        });
     }
     let dir = ctx.session.root.join("tests").join(layer);
-    mkdirs(&dir).map_err(|e| e.to_string())?;
+    mkdirs(&dir)?;
     let mut written = Vec::new();
     for f in &accepted {
         // Beside, never over, a test file the layer already has (it was judged against it).
         let name = free_name(&dir, &file_name(&f.path));
-        atomic_write(&dir.join(&name), f.content.as_bytes()).map_err(|e| e.to_string())?;
+        atomic_write(&dir.join(&name), f.content.as_bytes())?;
         written.push(format!("tests/{layer}/{name}"));
     }
     let mut out = Outcome::completed(format!(
@@ -124,10 +117,9 @@ pub(crate) fn repair_file(
     chain: &[Backend],
     file: &Path,
     failures: &str,
-) -> Result<(String, String), String> {
+) -> Result<(String, String)> {
     let name = file_name(file);
-    let content = std::fs::read_to_string(file)
-        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let content = std::fs::read_to_string(file).map_err(RoleError::io("read", file))?;
     let modules = modules_in_scope(ctx).unwrap_or_default();
     let mut p = String::new();
     let _ = writeln!(
@@ -179,7 +171,7 @@ pub(crate) fn repair_file(
             Some(why) => errors.push(format!("{}: the repaired file {why}", backend.name)),
         }
     }
-    Err(errors.join("; "))
+    Err(RoleError::NoRepair { attempts: errors })
 }
 
 /// None when `content` loads and passes 5 runs in a row in the sandbox, else why not.
@@ -337,14 +329,14 @@ fn accept_filter<'a>(
     layer: &str,
     files: &'a [AnswerFile],
     scope: &[String],
-) -> Result<Vec<(&'a AnswerFile, Option<String>)>, String> {
+) -> Result<Vec<(&'a AnswerFile, Option<String>)>> {
     let python = python_for(ctx.repo);
     let (mirror, _) = crate::gen::scratch_dirs(&ctx.session.root, layer);
-    crate::testing::workspace::mirror(ctx.repo, &mirror, &BTreeMap::new()).map_err(|e| {
-        format!(
-            "cannot mirror the repository into {}: {e}",
-            mirror.display()
-        )
+    crate::testing::workspace::mirror(ctx.repo, &mirror, &BTreeMap::new()).map_err(|cause| {
+        RoleError::Mirror {
+            into: mirror.clone(),
+            cause,
+        }
     })?;
     let bench = ctx
         .session
@@ -352,7 +344,7 @@ fn accept_filter<'a>(
         .join("workspace")
         .join(format!("accept-{layer}"));
     let _ = std::fs::remove_dir_all(&bench);
-    mkdirs(&bench).map_err(|e| e.to_string())?;
+    mkdirs(&bench)?;
     let sandbox = sandbox_for(
         ctx,
         &format!("accept-{layer}"),
@@ -379,9 +371,13 @@ fn accept_filter<'a>(
         })
         .unwrap_or_default();
     // Without a baseline every candidate would "add coverage": that is no filter.
-    let mut covered = runner.coverage_of(&existing, "baseline").ok_or_else(|| {
-        format!("cannot measure what the {layer} tests already cover (is coverage.py installed for {python}?)")
-    })?;
+    let mut covered =
+        runner
+            .coverage_of(&existing, "baseline")
+            .ok_or_else(|| RoleError::NoBaselineCoverage {
+                layer: layer.to_string(),
+                python: python.clone(),
+            })?;
     let mut out = Vec::new();
     for f in files {
         let name = file_name(&f.path);
@@ -389,8 +385,7 @@ fn accept_filter<'a>(
             Some(format!("not a pytest test file name ({name})"))
         } else {
             let path = bench.join(&name);
-            std::fs::write(&path, &f.content)
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            std::fs::write(&path, &f.content).map_err(RoleError::io("write", &path))?;
             let verdict = runner.judge(&path, &mut covered);
             let _ = std::fs::remove_file(&path);
             verdict
@@ -406,13 +401,20 @@ fn is_test_name(name: &str) -> bool {
 
 /// The effects plugin of a bench: its files inside the bench (the one folder the sandbox lets the
 /// candidate's runs write).
-fn bench_audit(bench: &Path) -> Result<EffectsAudit, String> {
-    EffectsAudit::prepare(
+fn bench_audit(bench: &Path) -> Result<EffectsAudit> {
+    Ok(EffectsAudit::prepare(
         &bench.join(".tt-plugin"),
         &bench.join(".tt-effects.jsonl"),
         &bench.join(".tt-basetemp"),
-    )
-    .map_err(|e| e.to_string())
+    )?)
+}
+
+/// Why one pytest run of a candidate gave no verdict from its output.
+enum Trial {
+    /// It changed something outside its own temporary folders (the reason to give).
+    Unsafe(String),
+    /// It could not run (time, sandbox, start).
+    NotRun(RoleError),
 }
 
 /// Runs pytest (and coverage.py) on one candidate, in the sandbox.
@@ -430,7 +432,7 @@ struct Bench<'a> {
 }
 
 impl Bench<'_> {
-    fn exec(&self, args: &[&str]) -> Result<crate::proc::Captured, String> {
+    fn exec(&self, args: &[&str]) -> Result<crate::proc::Captured> {
         let left = time_left(self.deadline)?.min(Duration::from_secs(300));
         let mut argv = vec![self.python];
         argv.extend_from_slice(args);
@@ -445,7 +447,14 @@ impl Bench<'_> {
         ];
         env.extend(self.audit.env());
         let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        run_sandboxed(self.sandbox, &argv, self.dir, &env, None, left).map_err(|e| e.to_string())
+        Ok(run_sandboxed(
+            self.sandbox,
+            &argv,
+            self.dir,
+            &env,
+            None,
+            left,
+        )?)
     }
 
     /// pytest's arguments (after `-m`): no cache, the bench as its root, the effects plugin.
@@ -505,8 +514,10 @@ impl Bench<'_> {
             let out = self.exec(&args);
             // Effects decide, not outcomes: one is enough to reject the candidate.
             match self.effects() {
-                Some(what) => Err(format!("unsafe: {what} (outside its tmp_path)")),
-                None => out,
+                Some(what) => Err(Trial::Unsafe(format!(
+                    "unsafe: {what} (outside its tmp_path)"
+                ))),
+                None => out.map_err(Trial::NotRun),
             }
         };
         match pytest(&["--collect-only"]) {
@@ -517,8 +528,8 @@ impl Bench<'_> {
                     last_line(&out.stdout, &out.stderr)
                 ))
             }
-            Err(e) if e.starts_with("unsafe:") => return Some(e),
-            Err(e) => return Some(format!("did not load: {e}")),
+            Err(Trial::Unsafe(why)) => return Some(why),
+            Err(Trial::NotRun(e)) => return Some(format!("did not load: {e}")),
         }
         let mut passes = 0;
         for _ in 0..ACCEPT_RUNS {
@@ -528,8 +539,8 @@ impl Bench<'_> {
                     return Some(format!("failed: {}", last_line(&out.stdout, &out.stderr)))
                 }
                 Ok(_) => return Some(format!("flaky: passed {passes} run(s), then failed")),
-                Err(e) if e.starts_with("unsafe:") => return Some(e),
-                Err(e) => return Some(format!("failed: {e}")),
+                Err(Trial::Unsafe(why)) => return Some(why),
+                Err(Trial::NotRun(e)) => return Some(format!("failed: {e}")),
             }
         }
         None

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use crate::gen::ModuleRef;
 use crate::pipeline::scope::ChangeKind;
+use crate::team::error::RoleError;
 use crate::team::RoleContext;
 use crate::testing::detect::test_pattern;
 use crate::testing::session_scope::load_scope;
@@ -20,8 +21,8 @@ const NOT_IMPORTABLE: [&str; 5] = [
 
 /// The modules in scope: the changed (or, with no change, all) Python files that are importable
 /// modules and not tests.
-pub(crate) fn modules_in_scope(ctx: &RoleContext) -> Result<Vec<ModuleRef>, String> {
-    let scope = load_scope(ctx.session).map_err(|e| e.to_string())?;
+pub(crate) fn modules_in_scope(ctx: &RoleContext) -> Result<Vec<ModuleRef>, RoleError> {
+    let scope = load_scope(ctx.session)?;
     let src_layout = !ctx.repo.join("src/__init__.py").is_file();
     let mut modules: Vec<ModuleRef> = Vec::new();
     for f in &scope.files {
