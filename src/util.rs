@@ -222,6 +222,12 @@ pub fn mkdirs(path: &Path) -> Result<()> {
     })
 }
 
+/// The last `lines` lines of `text`.
+pub fn tail_lines(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -236,10 +242,4 @@ mod tests {
         assert_eq!(slugify("////", 40), "task");
         assert!(slugify(&"a".repeat(200), 40).len() <= 40);
     }
-}
-
-/// The last `lines` lines of `text`.
-pub fn tail_lines(text: &str, lines: usize) -> String {
-    let all: Vec<&str> = text.lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
 }
