@@ -421,3 +421,99 @@ fn a_changed_file_no_test_loads_counts_as_uncovered() {
     );
     assert_eq!(run["coverage"], 0.0, "{run}");
 }
+
+#[test]
+fn a_layer_whose_only_failures_are_real_bugs_meets_its_gate_without_a_gc_round() {
+    let p = Project::fixture("python-buggy");
+    // A second real bug beside total_price's.
+    let pricing = std::fs::read_to_string(p.repo.join("inventory/pricing.py")).unwrap();
+    p.write(
+        "inventory/pricing.py",
+        &format!("{pricing}\n\ndef item_count(items):\n    # Deliberate bug: one short.\n    return len(items) - 1\n"),
+    );
+    let tests = p.tmp.path().join("gen/L1-unit");
+    std::fs::create_dir_all(&tests).unwrap();
+    std::fs::write(
+        tests.join("test_bugs_only.py"),
+        "import pytest\n\
+         from inventory.pricing import apply_discount, describe, item_count, total_price\n\n\
+         def test_half_off():\n    assert apply_discount(100, 50) == 50\n\n\
+         def test_no_discount():\n    assert apply_discount(80, 0) == 80\n\n\
+         def test_percent_out_of_range():\n    with pytest.raises(ValueError):\n        apply_discount(1, 101)\n\n\
+         def test_describe_every_quantity():\n    assert [describe(n) for n in (0, 1, 2)] == ['none', 'one', 'many']\n\n\
+         def test_two_items_cost_twice_the_unit_price():\n    assert total_price(2, 10) == 20\n\n\
+         def test_three_items_are_counted():\n    assert item_count(['a', 'b', 'c']) == 3\n",
+    )
+    .unwrap();
+    let roles = copy_roles(&p);
+    let out = p
+        .run_with_roles(&roles, "test pricing", "targeted")
+        .env(
+            "TT_FIXTURE_TESTS",
+            p.tmp.path().join("gen").to_str().unwrap(),
+        )
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let run = read_json(&p.session_dir(&id).join("results/run-001.json"));
+    for bug in ["test_two_items_cost_twice", "test_three_items_are_counted"] {
+        assert_eq!(
+            find_test(&run, bug)["classification"],
+            "code_defect",
+            "{run}"
+        );
+    }
+    // 4 of 6 pass: below 95 %, yet both failures are the code's, so the gate is met at once.
+    assert_eq!(run["passed"], 4, "{run}");
+    let messages = p.messages(&id);
+    let gate = messages
+        .iter()
+        .find(|m| m["type"] == "quality_gate")
+        .expect("a quality gate");
+    assert_eq!(gate["data"]["verdict"], "pass", "{gate}");
+    assert!(
+        gate["summary"]
+            .as_str()
+            .unwrap()
+            .contains("2 code defect(s) reported, not held against the tests"),
+        "{gate}"
+    );
+    assert!(
+        !messages.iter().any(|m| m["type"] == "gc_loop_trigger"),
+        "no GC round is spent on real bugs"
+    );
+    assert!(
+        !p.tasks(&id)
+            .iter()
+            .any(|t| t["id"].as_str().unwrap().contains("-fix-")),
+        "no fix tasks"
+    );
+}
+
+#[test]
+fn an_l1_gate_leaves_entry_points_out_of_coverage_and_says_so() {
+    let p = Project::fixture("python-contracts");
+    let out = p
+        .cmd(&["run", "test the geometry", "--pipeline", "targeted"])
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let run = read_json(&p.session_dir(&id).join("results/run-001.json"));
+    assert_eq!(run["layer"], "L1-unit");
+    assert_eq!(
+        run["left_out_of_gate"],
+        serde_json::json!(["shapes/__main__.py"]),
+        "{run}"
+    );
+    let task = p
+        .tasks(&id)
+        .into_iter()
+        .find(|t| t["id"] == "TESTRUN-001")
+        .unwrap();
+    assert!(
+        task["outcome"]["summary"].as_str().unwrap().contains(
+            "coverage leaves out shapes/__main__.py (entry points: only L3 reaches them)"
+        ),
+        "{task}"
+    );
+}

@@ -90,6 +90,9 @@ pub struct RunRecord {
     pub unmeasured_files: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub coverage_outside_repo: Option<Vec<String>>,
+    /// Entry-point modules an L1/L2 gate leaves out (only L3 reaches them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_out_of_gate: Option<Vec<String>>,
     /// `results/coverage-NNN.json`, relative to the session.
     #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "present")]
     pub coverage_file: Nullable<String>,

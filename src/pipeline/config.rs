@@ -84,6 +84,10 @@ pub struct TeamConfig {
     /// Attempts per task: 2 = one retry.
     pub max_attempts: u32,
     pub coverage_targets: BTreeMap<String, f64>,
+    /// Branch coverage the gate asks for next to line coverage (the sibling workflow's 70 %),
+    /// never more than the layer's own line target.
+    #[serde(default = "default_branch_target")]
+    pub branch_coverage_target: f64,
     pub gc: GcRoles,
     /// The built-in generator's search budget per layer, in seconds.
     #[serde(default = "default_generator_budget")]
@@ -95,6 +99,10 @@ pub struct TeamConfig {
     pub pipelines: BTreeMap<String, PipelineSpec>,
     #[serde(skip)]
     pub source: PathBuf,
+}
+
+fn default_branch_target() -> f64 {
+    70.0
 }
 
 fn default_generator_budget() -> f64 {

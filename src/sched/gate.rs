@@ -8,7 +8,7 @@ use super::effect::publish;
 use super::{Effect, Scheduler, COORDINATOR};
 use crate::bus::message::{GcLoopTrigger, Payload, QualityGate};
 use crate::pipeline::select::gc_fix_tasks;
-use crate::tasks::{gc_decision, layer_code, GcDecision, Outcome};
+use crate::tasks::{gc_decision, layer_code, GateInput, GcDecision, Outcome};
 
 impl Scheduler {
     /// After a TESTRUN: go on, open a GC round, or accept the layer below its gate.
@@ -29,14 +29,17 @@ impl Scheduler {
         // `deepen` with a raised target opens a fresh budget of rounds: count from its base.
         let base = task.rounds_from().unwrap_or(0) as u32;
         let config = &self.config;
-        let decision = match gc_decision(
+        let input = GateInput {
             pass_rate,
-            outcome.coverage,
-            config.pass_rate_target,
-            target,
-            used.saturating_sub(base),
-            config.max_gc_rounds,
-        ) {
+            coverage: outcome.coverage,
+            figures: outcome.gate.clone(),
+            pass_rate_target: config.pass_rate_target,
+            coverage_target: target,
+            branch_target: target.map(|t| t.min(config.branch_coverage_target)),
+            rounds_used: used.saturating_sub(base),
+            max_rounds: config.max_gc_rounds,
+        };
+        let decision = match gc_decision(&input) {
             GcDecision::Revise { reason, .. } => GcDecision::Revise {
                 round: used + 1,
                 reason,
@@ -62,9 +65,23 @@ impl Scheduler {
         match decision {
             GcDecision::Pass => {
                 gate.verdict = "pass".into();
+                let defects = outcome.gate.as_ref().map_or(0, |f| f.code_defects);
+                let note = match defects {
+                    0 => String::new(),
+                    n => format!(" ({n} code defect(s) reported, not held against the tests)"),
+                };
                 effects.push(publish(
                     COORDINATOR,
-                    format!("[coordinator] {code} gate met after {task_id}"),
+                    format!("[coordinator] {code} gate met after {task_id}{note}"),
+                    Payload::QualityGate(gate),
+                ));
+            }
+            GcDecision::Partial { note } => {
+                gate.verdict = "partial_success".into();
+                gate.warning = Some(format!("{layer}: {note}"));
+                effects.push(publish(
+                    COORDINATOR,
+                    format!("[coordinator] {code} gate met after {task_id}: {note}"),
                     Payload::QualityGate(gate),
                 ));
             }

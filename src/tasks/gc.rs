@@ -5,50 +5,120 @@ pub fn layer_code(layer: &str) -> &str {
     layer.split('-').next().unwrap_or(layer)
 }
 
+use serde::{Deserialize, Serialize};
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum GcDecision {
     /// The gate is met: go on.
     Pass,
+    /// Met as a partial success: the pass rate is at its target but below 100 %, and every
+    /// failure that counts is of low criticality (the seed's criticality-aware gate).
+    Partial { note: String },
     /// Below the gate and rounds are left: open round `round` (1-based).
     Revise { round: u32, reason: String },
     /// Below the gate but every round is used: go on with a warning.
     GiveUp { reason: String },
 }
 
-/// The seed's rule: (pass_rate >= target AND coverage >= layer target) OR rounds used up -> go on.
+/// What the gate judges of an executor's run, beyond the raw pass rate: code defects are real
+/// bugs the tests found, so they are reported and never held against the tests; test defects,
+/// environment issues and flaky tests are.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GateFigures {
+    /// Tests that count: every test that ran (flaky ones too) but those failing on a code defect.
+    pub counted: usize,
+    /// Of those, the ones that passed.
+    pub passed: usize,
+    /// Failures classified code_defect (left out of `counted`).
+    pub code_defects: usize,
+    /// Whether every failure that counts is of low criticality.
+    pub all_low: bool,
+    /// Branch coverage of the files the gate judges, when the run measured branches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch_coverage: Option<f64>,
+}
+
+impl GateFigures {
+    /// Passed over counted; 1.0 when nothing counts (every failure a code defect, or no test).
+    pub fn pass_rate(&self) -> f64 {
+        if self.counted == 0 {
+            1.0
+        } else {
+            self.passed as f64 / self.counted as f64
+        }
+    }
+}
+
+/// One run's figures and the layer's targets.
+#[derive(Debug, Clone)]
+pub struct GateInput {
+    /// The run's raw pass rate (used when the run has no `figures`: command roles, older runs).
+    pub pass_rate: f64,
+    pub coverage: Option<f64>,
+    pub figures: Option<GateFigures>,
+    pub pass_rate_target: f64,
+    pub coverage_target: Option<f64>,
+    /// Branch coverage target (the sibling workflow's 70 %), judged when branches were measured.
+    pub branch_target: Option<f64>,
+    pub rounds_used: u32,
+    pub max_rounds: u32,
+}
+
+/// The seed's rule: (pass rate >= target AND coverage >= layer target) OR rounds used up -> go
+/// on. The pass rate is the gate's (code defects left out); at or above its target but below
+/// 100 % it passes only as a partial success, when every failure that counts is low criticality.
 /// Unknown coverage (no tool) is judged on pass rate alone.
-pub fn gc_decision(
-    pass_rate: f64,
-    coverage: Option<f64>,
-    pass_rate_target: f64,
-    coverage_target: Option<f64>,
-    rounds_used: u32,
-    max_rounds: u32,
-) -> GcDecision {
+pub fn gc_decision(input: &GateInput) -> GcDecision {
+    let pass_rate = input
+        .figures
+        .as_ref()
+        .map_or(input.pass_rate, GateFigures::pass_rate);
     let mut misses = Vec::new();
-    if pass_rate < pass_rate_target {
+    let mut partial = None;
+    if pass_rate < input.pass_rate_target {
         misses.push(format!(
             "pass rate {:.1}% < {:.1}%",
             pass_rate * 100.0,
-            pass_rate_target * 100.0
+            input.pass_rate_target * 100.0
         ));
+    } else if let Some(f) = input.figures.as_ref().filter(|_| pass_rate < 1.0) {
+        if f.all_low {
+            partial = Some(format!(
+                "partial success: pass rate {:.1}%, every failure of low criticality",
+                pass_rate * 100.0
+            ));
+        } else {
+            misses.push(format!(
+                "pass rate {:.1}% with failures of medium or high criticality (below 100 % only low ones are accepted)",
+                pass_rate * 100.0
+            ));
+        }
     }
-    if let (Some(cov), Some(target)) = (coverage, coverage_target) {
+    if let (Some(cov), Some(target)) = (input.coverage, input.coverage_target) {
         if cov < target {
             misses.push(format!("coverage {cov:.1}% < {target:.0}%"));
         }
     }
+    let branch = input.figures.as_ref().and_then(|f| f.branch_coverage);
+    if let (Some(cov), Some(target)) = (branch, input.branch_target) {
+        if cov < target {
+            misses.push(format!("branch coverage {cov:.1}% < {target:.0}%"));
+        }
+    }
     if misses.is_empty() {
-        return GcDecision::Pass;
+        return match partial {
+            Some(note) => GcDecision::Partial { note },
+            None => GcDecision::Pass,
+        };
     }
     let reason = misses.join(", ");
-    if rounds_used >= max_rounds {
+    if input.rounds_used >= input.max_rounds {
         GcDecision::GiveUp {
-            reason: format!("{reason} after {rounds_used} GC rounds"),
+            reason: format!("{reason} after {} GC rounds", input.rounds_used),
         }
     } else {
         GcDecision::Revise {
-            round: rounds_used + 1,
+            round: input.rounds_used + 1,
             reason,
         }
     }
@@ -58,17 +128,37 @@ pub fn gc_decision(
 mod tests {
     use super::*;
 
+    fn input(pass_rate: f64, coverage: Option<f64>, rounds_used: u32) -> GateInput {
+        GateInput {
+            pass_rate,
+            coverage,
+            figures: None,
+            pass_rate_target: 0.95,
+            coverage_target: Some(80.0),
+            branch_target: Some(70.0),
+            rounds_used,
+            max_rounds: 3,
+        }
+    }
+
+    fn figures(counted: usize, passed: usize, code_defects: usize, all_low: bool) -> GateFigures {
+        GateFigures {
+            counted,
+            passed,
+            code_defects,
+            all_low,
+            branch_coverage: None,
+        }
+    }
+
     #[test]
     fn gate_met_passes() {
-        assert_eq!(
-            gc_decision(0.97, Some(85.0), 0.95, Some(80.0), 0, 3),
-            GcDecision::Pass
-        );
+        assert_eq!(gc_decision(&input(0.97, Some(85.0), 0)), GcDecision::Pass);
     }
 
     #[test]
     fn low_coverage_opens_round() {
-        match gc_decision(1.0, Some(50.0), 0.95, Some(80.0), 1, 3) {
+        match gc_decision(&input(1.0, Some(50.0), 1)) {
             GcDecision::Revise { round, reason } => {
                 assert_eq!(round, 2);
                 assert!(reason.contains("coverage 50.0%"));
@@ -79,17 +169,52 @@ mod tests {
 
     #[test]
     fn unknown_coverage_judged_on_pass_rate() {
-        assert_eq!(
-            gc_decision(0.96, None, 0.95, Some(80.0), 0, 3),
-            GcDecision::Pass
-        );
+        assert_eq!(gc_decision(&input(0.96, None, 0)), GcDecision::Pass);
     }
 
     #[test]
     fn rounds_used_up_gives_up() {
         assert!(matches!(
-            gc_decision(0.5, None, 0.95, Some(80.0), 3, 3),
+            gc_decision(&input(0.5, None, 3)),
             GcDecision::GiveUp { .. }
         ));
+    }
+
+    #[test]
+    fn code_defects_are_not_held_against_the_tests() {
+        // 8 tests, 2 fail on real bugs: the raw pass rate is 75 %, the gate's 100 %.
+        let mut i = input(0.75, Some(90.0), 0);
+        i.figures = Some(figures(6, 6, 2, true));
+        assert_eq!(gc_decision(&i), GcDecision::Pass);
+    }
+
+    #[test]
+    fn below_100_only_low_criticality_failures_are_a_partial_success() {
+        let mut i = input(0.97, Some(90.0), 0);
+        i.figures = Some(figures(100, 97, 0, true));
+        assert!(matches!(gc_decision(&i), GcDecision::Partial { .. }));
+        i.figures = Some(figures(100, 97, 0, false));
+        match gc_decision(&i) {
+            GcDecision::Revise { reason, .. } => {
+                assert!(reason.contains("criticality"), "{reason}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn branch_coverage_has_its_own_gate() {
+        let mut i = input(1.0, Some(90.0), 0);
+        let mut f = figures(10, 10, 0, true);
+        f.branch_coverage = Some(50.0);
+        i.figures = Some(f);
+        match gc_decision(&i) {
+            GcDecision::Revise { reason, .. } => {
+                assert_eq!(reason, "branch coverage 50.0% < 70%")
+            }
+            other => panic!("{other:?}"),
+        }
+        i.branch_target = None;
+        assert_eq!(gc_decision(&i), GcDecision::Pass);
     }
 }

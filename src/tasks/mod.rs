@@ -5,7 +5,7 @@ mod gc;
 mod graph;
 mod sched;
 
-pub use gc::{gc_decision, layer_code, GcDecision};
+pub use gc::{gc_decision, layer_code, GateFigures, GateInput, GcDecision};
 pub use graph::{Changed, GraphError, TaskGraph};
 
 use serde::{Deserialize, Serialize};
@@ -210,6 +210,9 @@ pub struct Outcome {
     /// Executor tasks: line coverage in percent; None = unknown (no coverage tool).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coverage: Option<f64>,
+    /// Executor tasks: what the quality gate judges beyond the raw pass rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<GateFigures>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -257,6 +260,7 @@ impl Outcome {
             data: Map::new(),
             pass_rate: None,
             coverage: None,
+            gate: None,
             artifacts: Vec::new(),
             started_at: None,
             finished_at: None,

@@ -12,11 +12,11 @@ use crate::artifacts::{
     self, CoverageFile, CoverageRecord, CoverageScope, Evidence, LoadErrorRecord,
     LoadVerdictRecord, Quarantined, RecordedStatus, Repair, RunRecord, TestRecord,
 };
-use crate::tasks::{data, Outcome};
+use crate::tasks::{data, GateFigures, Outcome};
 use crate::team::error::RoleError;
 use crate::team::util::to_map;
 use crate::team::RoleContext;
-use crate::testing::classify::{Classification, Verdict};
+use crate::testing::classify::{Classification, Criticality, Verdict};
 use crate::testing::detect::strategist_outcome;
 use crate::testing::load_error::LoadError;
 use crate::testing::report::{CoverageReport, TestCase, TestStatus, TestTotals};
@@ -61,7 +61,12 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
     }
     let pass_rate = totals.pass_rate().unwrap_or(0.0);
     let scope = scope_files(ctx);
-    let in_scope = |p: &str| scope.is_empty() || scope.iter().any(|s| s == p);
+    // Entry points (`__main__.py`) are L3's: an L1 or L2 gate cannot reach them.
+    let entry_points_out = !f.layer.starts_with("L3");
+    let in_scope = |p: &str| {
+        (scope.is_empty() || scope.iter().any(|s| s == p))
+            && !(entry_points_out && is_entry_point(p))
+    };
     let mut f = f;
     // Files outside the project in a coverage report are left out, and named.
     let outside = f
@@ -79,6 +84,15 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
         .coverage
         .as_ref()
         .and_then(|c| c.line_percent(in_scope));
+    let left_out: Vec<String> = f
+        .out
+        .coverage
+        .iter()
+        .flat_map(|c| &c.files)
+        .map(|file| file.path.clone())
+        .filter(|p| entry_points_out && is_entry_point(p))
+        .filter(|p| scope.is_empty() || scope.contains(p))
+        .collect();
     // A rerun's own coverage comes from the failed tests alone: the layer keeps the better figure.
     let coverage = match (&f.carried, measured) {
         (Some(c), Some(m)) => Some(c.coverage.map_or(m, |k| k.max(m))),
@@ -133,6 +147,7 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
         coverage_problem: Some(f.out.coverage_problem.clone()),
         unmeasured_files: Some(unmeasured),
         coverage_outside_repo: Some(outside),
+        left_out_of_gate: (!left_out.is_empty()).then(|| left_out.clone()),
         coverage_file: Some(f.out.coverage.as_ref().map(|_| cov_rel.clone())),
         tests: Some(tests),
         load_errors: Some(f.out.load_errors.iter().map(load_error_record).collect()),
@@ -157,6 +172,14 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
         f.layer, totals.total, totals.passed, totals.failed, totals.errors, totals.skipped, f.flaky.len(), defects, pass_rate * 100.0
     ));
     out.pass_rate = Some(pass_rate);
+    out.gate = Some(gate_figures(&f, branch));
+    if !left_out.is_empty() {
+        out.summary = format!(
+            "{}; coverage leaves out {} (entry points: only L3 reaches them)",
+            out.summary,
+            left_out.join(", ")
+        );
+    }
     if let Some(c) = &f.carried {
         out.summary = format!(
             "re-ran the tests that failed in {}, kept its {} passes; {}",
@@ -332,6 +355,54 @@ pub(super) fn coverage_detail(report: &CoverageReport, scope: &[String]) -> Cove
         scope: scope.to_vec(),
         files,
     }
+}
+
+/// What the quality gate judges: every test that ran (flaky ones as failures) but those that
+/// failed on a code defect, which are real bugs, reported and never held against the tests.
+fn gate_figures(f: &Finish, branch_coverage: Option<f64>) -> GateFigures {
+    let mut figures = GateFigures {
+        all_low: true,
+        branch_coverage,
+        ..GateFigures::default()
+    };
+    if let Some(c) = &f.carried {
+        figures.counted += c.passed.len();
+        figures.passed += c.passed.len();
+    }
+    let carried = |id: &str| {
+        f.carried
+            .as_ref()
+            .is_some_and(|k| k.passed.iter().any(|p| p == id))
+    };
+    for case in f.out.cases.iter().filter(|c| !carried(&c.id)) {
+        let verdict = f.verdicts.get(&case.id);
+        let flaky = f.flaky.contains(&case.id);
+        match case.status {
+            TestStatus::Skipped => continue,
+            TestStatus::Passed if !flaky => {
+                figures.counted += 1;
+                figures.passed += 1;
+            }
+            _ if !flaky
+                && verdict.is_some_and(|v| v.classification == Classification::CodeDefect) =>
+            {
+                figures.code_defects += 1;
+            }
+            _ => {
+                figures.counted += 1;
+                // A flaky test is the test's own problem, of low criticality; an unjudged failure
+                // is taken as serious.
+                let low = flaky || verdict.is_some_and(|v| v.criticality == Criticality::Low);
+                figures.all_low &= low;
+            }
+        }
+    }
+    figures
+}
+
+/// A module only an end-to-end test reaches: the package's `__main__.py`.
+fn is_entry_point(path: &str) -> bool {
+    path == "__main__.py" || path.ends_with("/__main__.py")
 }
 
 /// The strategist's priority files: coverage is judged on them (whole project when there are none).
