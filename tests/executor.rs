@@ -126,11 +126,16 @@ fn executor_classifies_failures_detects_flaky_tests_and_measures_coverage() {
     let own = read_json(&own);
     let expected = 100.0 * own["totals"]["covered_lines"].as_f64().unwrap()
         / own["totals"]["num_statements"].as_f64().unwrap();
-    let ours = run["coverage"].as_f64().unwrap();
+    // The project's own suite ran first (the baseline): `coverage` is both together, and the
+    // layer's tests alone are `tests_coverage`.
+    let ours = run["tests_coverage"].as_f64().unwrap();
     assert!(
         (ours - expected).abs() < 0.1,
         "ours {ours} vs coverage.py {expected}"
     );
+    let both = run["coverage"].as_f64().unwrap();
+    let baseline = run["baseline_coverage"].as_f64().unwrap();
+    assert!(both >= ours && both >= baseline, "{run}");
     let detail = read_json(&dir.join("results/coverage-001.json"));
     let pricing = detail["files"]
         .as_array()
@@ -180,6 +185,18 @@ fn missing_pytest_is_an_env_issue_blocker_with_the_install_command() {
     assert!(
         reason.contains(".venv/bin/python -m pip install pytest"),
         "{reason}"
+    );
+    // The project's own suite could not run either: said, and the pipeline went on without it.
+    let strategy = p
+        .tasks(&id)
+        .into_iter()
+        .find(|t| t["id"] == "STRATEGY-001")
+        .unwrap();
+    assert_eq!(strategy["status"], "completed");
+    let summary = strategy["outcome"]["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("env_issue: the project's own tests could not run, going on without a baseline: pytest is not available"),
+        "{summary}"
     );
 }
 
@@ -515,5 +532,96 @@ fn an_l1_gate_leaves_entry_points_out_of_coverage_and_says_so() {
             "coverage leaves out shapes/__main__.py (entry points: only L3 reaches them)"
         ),
         "{task}"
+    );
+}
+
+#[test]
+fn the_projects_own_suite_is_the_baseline_and_its_failures_are_reported_not_removed() {
+    let p = Project::fixture("python-buggy");
+    // An existing test that fails on the fixture's bug.
+    p.write(
+        "tests/test_total_own.py",
+        "from inventory.pricing import total_price\n\n\ndef test_three_cost_three_times():\n    assert total_price(3, 2) == 6\n",
+    );
+    let status_before = git_status(&p.repo, true);
+    let roles = copy_roles(&p);
+    let out = p
+        .run_with_roles(&roles, "test pricing", "targeted")
+        .env("TT_FIXTURE_TESTS", &generated("python-buggy"))
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let dir = p.session_dir(&id);
+    let baseline = read_json(&dir.join("results/baseline.json"));
+    assert_eq!(baseline["layer"], "baseline", "{baseline}");
+    assert_eq!(
+        (baseline["total"].as_u64(), baseline["passed"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert_eq!(
+        find_test(&baseline, "test_three_cost_three_times")["status"],
+        "failed"
+    );
+    assert!(baseline["coverage"].as_f64().is_some(), "{baseline}");
+    let strategy = p
+        .tasks(&id)
+        .into_iter()
+        .find(|t| t["id"] == "STRATEGY-001")
+        .unwrap();
+    let summary = strategy["outcome"]["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("baseline: the project's own 2 tests, 1 passed, 1 failing"),
+        "{summary}"
+    );
+    // The layer's gate judges the two suites together, and says so.
+    let run = read_json(&dir.join("results/run-001.json"));
+    let before = run["baseline_coverage"].as_f64().unwrap();
+    let after = run["coverage"].as_f64().unwrap();
+    assert!(after >= before, "{run}");
+    let testrun = p
+        .tasks(&id)
+        .into_iter()
+        .find(|t| t["id"] == "TESTRUN-001")
+        .unwrap();
+    assert!(
+        testrun["outcome"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains(&format!(
+                "cov {before:.1}% -> {after:.1}% with the project's own tests"
+            )),
+        "{testrun}"
+    );
+    // The report shows the baseline, the existing failure, and the layer before and after.
+    let report = p.cmd(&["report", &id, "--format", "json"]).run();
+    report.assert_code(0);
+    let report: serde_json::Value = serde_json::from_str(&report.stdout).unwrap();
+    let base = &report["baseline"];
+    assert_eq!(
+        (base["tests"].as_u64(), base["passed"].as_u64()),
+        (Some(2), Some(1)),
+        "{base}"
+    );
+    assert!(
+        base["failing_tests"][0]
+            .as_str()
+            .unwrap()
+            .contains("test_three_cost_three_times"),
+        "{base}"
+    );
+    assert_eq!(base["layers"][0]["layer"], "L1-unit", "{base}");
+    assert_eq!(base["layers"][0]["before"].as_f64(), Some(before), "{base}");
+    let md = p.cmd(&["report", &id]).run();
+    assert!(
+        md.stdout.contains("## Baseline: the Project's Own Tests"),
+        "{}",
+        md.stdout
+    );
+    // The failing existing test is still there, as it was.
+    assert!(p.repo.join("tests/test_total_own.py").is_file());
+    assert_eq!(
+        git_status(&p.repo, true),
+        status_before,
+        "the repository changed"
     );
 }

@@ -25,3 +25,29 @@ pub struct CoverageFile {
     pub branches_total: usize,
     pub branches_covered: usize,
 }
+
+impl CoverageRecord {
+    /// Per-file coverage of the files in scope (all files when the scope is empty), with the
+    /// missing lines.
+    pub fn of(report: &crate::testing::report::CoverageReport, scope: &[String]) -> CoverageRecord {
+        let files = report
+            .files
+            .iter()
+            .filter(|f| scope.is_empty() || scope.contains(&f.path))
+            .map(|f| CoverageFile {
+                path: f.path.clone(),
+                lines_total: f.lines_total,
+                lines_covered: f.lines_covered,
+                line_percent: f.line_percent(),
+                missing_lines: f.missing_lines.clone(),
+                branches_total: f.branches_total,
+                branches_covered: f.branches_covered,
+            })
+            .collect();
+        CoverageRecord {
+            format: report.format.clone(),
+            scope: scope.to_vec(),
+            files,
+        }
+    }
+}

@@ -90,6 +90,13 @@ pub struct RunRecord {
     pub unmeasured_files: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub coverage_outside_repo: Option<Vec<String>>,
+    /// Line coverage of the same files by the project's own suite alone (`results/baseline.json`);
+    /// `coverage` is then the two together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_coverage: Option<f64>,
+    /// Line coverage of the layer's tests alone, when there is a baseline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tests_coverage: Option<f64>,
     /// Entry-point modules an L1/L2 gate leaves out (only L3 reaches them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub left_out_of_gate: Option<Vec<String>>,

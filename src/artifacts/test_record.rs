@@ -5,7 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use super::nullable::null_as_default;
 
-use crate::testing::classify::{Classification, Criticality};
+use crate::testing::classify::{Classification, Criticality, Verdict};
+use crate::testing::report::{TestCase, TestStatus};
 
 /// A test's outcome as recorded: the runner's status, or `flaky` for a test that failed and
 /// then passed on a re-run.
@@ -74,4 +75,41 @@ pub struct Evidence {
     /// Why this classification.
     #[serde(deserialize_with = "null_as_default")]
     pub reason: String,
+}
+
+impl TestRecord {
+    /// A runner's case as recorded, with the classifier's verdict on a failure.
+    pub fn of(c: &TestCase, v: Option<&Verdict>, flaky: bool) -> TestRecord {
+        TestRecord {
+            id: c.id.clone(),
+            file: c.file.clone(),
+            status: if flaky {
+                RecordedStatus::Flaky
+            } else {
+                RecordedStatus::of(c.status)
+            },
+            duration_s: c.duration_s,
+            message: c.message.clone(),
+            classification: v.map(|v| v.classification),
+            criticality: v.map(|v| v.criticality),
+            evidence: v.map(|v| Evidence {
+                location: v.location.clone(),
+                error: Some(v.error.clone()),
+                excerpt: v.excerpt.clone(),
+                reason: v.reason.clone(),
+            }),
+        }
+    }
+}
+
+impl RecordedStatus {
+    /// A runner's status as recorded.
+    pub fn of(s: TestStatus) -> RecordedStatus {
+        match s {
+            TestStatus::Passed => RecordedStatus::Passed,
+            TestStatus::Failed => RecordedStatus::Failed,
+            TestStatus::Error => RecordedStatus::Error,
+            TestStatus::Skipped => RecordedStatus::Skipped,
+        }
+    }
 }

@@ -20,6 +20,41 @@ fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
+/// The project's own suite, and what each layer's tests added to it.
+fn baseline_section(md: &mut String, b: &super::model::BaselineReport) {
+    let coverage = b.coverage.map_or_else(
+        || "coverage unknown".to_string(),
+        |c| format!("{c:.1}% line coverage of the files in scope"),
+    );
+    let _ = writeln!(
+        md,
+        "## Baseline: the Project's Own Tests
+
+{} test(s), {} passed; {coverage}.
+",
+        b.tests, b.passed
+    );
+    for l in &b.layers {
+        let _ = writeln!(
+            md,
+            "- {}: coverage {:.1}% -> {:.1}%, {:+.1} points by {} new test(s)",
+            l.layer,
+            l.before,
+            l.after,
+            l.after - l.before,
+            l.new_tests
+        );
+    }
+    if !b.failing_tests.is_empty() {
+        let _ = writeln!(
+            md,
+            "\nExisting tests that fail (reported, never removed): {}",
+            b.failing_tests.join(", ")
+        );
+    }
+    md.push('\n');
+}
+
 pub fn markdown(r: &Report) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "# Quality Report — {}\n", r.session_id);
@@ -58,6 +93,10 @@ pub fn markdown(r: &Report) -> String {
         s.gc_rounds_used, s.gc_budget, s.gc_efficiency, W_GC * s.gc_efficiency,
         r.quality_score
     );
+
+    if let Some(b) = &r.baseline {
+        baseline_section(&mut md, b);
+    }
 
     // Coverage per layer.
     let _ = writeln!(

@@ -6,6 +6,7 @@
 //! files and what the sections before it computed (no writes); [`write`] writes the files,
 //! [`render`] serves the `team-testing report` command.
 
+mod baseline;
 mod findings;
 mod gaps;
 mod layers;
@@ -97,6 +98,7 @@ fn compose(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> Repo
         band: score.band,
         scored: score.scored,
         score: score.breakdown,
+        baseline: baseline::baseline(session, &layers.final_runs),
         layers: layers.layers,
         defect_patterns: found.defect_patterns,
         gc_effectiveness: layers.gc_effectiveness,

@@ -22,6 +22,9 @@ pub struct Report {
     pub scored: bool,
     pub score: ScoreBreakdown,
     pub layers: Vec<LayerReport>,
+    /// The project's own suite before any generated test, when the session ran it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<BaselineReport>,
     pub defect_patterns: Vec<DefectPattern>,
     pub gc_effectiveness: Vec<GcEffect>,
     pub coverage_gaps: Vec<CoverageGap>,
@@ -43,6 +46,28 @@ pub struct Report {
     pub pass_rate_target: f64,
     #[serde(skip)]
     pub max_gc_rounds: u32,
+}
+
+/// The project's own tests, run once before generating.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct BaselineReport {
+    pub tests: u64,
+    pub passed: u64,
+    /// Existing tests that fail: reported, never removed.
+    pub failing_tests: Vec<String>,
+    /// Line coverage of the files in scope by the project's own tests.
+    pub coverage: Option<f64>,
+    pub layers: Vec<BaselineLayer>,
+}
+
+/// One layer's coverage by the project's own tests (before) and with its tests added (after).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct BaselineLayer {
+    pub layer: String,
+    pub before: f64,
+    pub after: f64,
+    /// Tests in the layer's final run.
+    pub new_tests: u64,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]

@@ -21,6 +21,18 @@ pub const REPORT_SCHEMA: &str = r##"{
     "quality_score": {"type": "number", "minimum": 0, "maximum": 100},
     "band": {"type": "string", "enum": ["good", "needs improvement", "concerning", "not scored"]},
     "scored": {"type": "boolean"},
+    "baseline": {
+      "type": "object", "required": ["tests", "passed", "failing_tests", "coverage", "layers"],
+      "properties": {
+        "tests": {"type": "integer", "minimum": 0},
+        "passed": {"type": "integer", "minimum": 0},
+        "failing_tests": {"type": "array", "items": {"type": "string"}},
+        "coverage": {"type": ["number", "null"]},
+        "layers": {"type": "array", "items": {
+          "type": "object", "required": ["layer", "before", "after", "new_tests"]
+        }}
+      }
+    },
     "score": {
       "type": "object",
       "required": ["weights", "coverage_achievement", "test_effectiveness", "defect_detection",

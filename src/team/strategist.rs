@@ -8,6 +8,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use super::error::RoleError;
+use super::shared::baseline::{self, Baseline};
 use super::util::{time_left, to_map};
 use super::RoleContext;
 use crate::pipeline::scope::{ChangeKind, ChangedFile};
@@ -47,6 +48,40 @@ fn impact(f: &ChangedFile) -> &'static str {
         _ if !is_code(&f.path) => "non-code file: little runtime effect",
         ChangeKind::Added | ChangeKind::Untracked => "new code: untested so far",
         _ => "changed behaviour: regressions possible",
+    }
+}
+
+/// The baseline in the strategist's summary, and as its outcome data.
+fn describe_baseline(b: &Baseline) -> (String, Value) {
+    match b {
+        Baseline::NoSuite => (
+            "baseline: the project has no tests of its own".into(),
+            json!({"status": "no_suite"}),
+        ),
+        Baseline::NotSupported(fw) => (
+            format!("baseline: not run (the project's own {fw} suite is not run yet)"),
+            json!({"status": "not_supported", "framework": fw}),
+        ),
+        Baseline::CannotRun(problem) => (
+            format!("env_issue: the project's own tests could not run, going on without a baseline: {problem}"),
+            json!({"status": "env_issue", "problem": problem}),
+        ),
+        Baseline::Ran(r) => {
+            let coverage = r
+                .coverage
+                .flatten()
+                .map_or_else(|| "coverage n/a".to_string(), |c| format!("coverage {c:.1}%"));
+            let failing = r.failed.unwrap_or(0) + r.errors.unwrap_or(0);
+            (
+                format!(
+                    "baseline: the project's own {} tests, {} passed, {failing} failing; {coverage} of the files in scope",
+                    r.total,
+                    r.passed.unwrap_or(0)
+                ),
+                json!({"status": "ran", "record": "results/baseline.json", "tests": r.total,
+                       "passed": r.passed, "failing": failing, "coverage": r.coverage.flatten()}),
+            )
+        }
     }
 }
 
@@ -243,16 +278,30 @@ pub fn run(ctx: &RoleContext) -> Outcome {
     if let Err(e) = append_conventions(ctx, framework, &reason, &existing, &layout) {
         return Outcome::failed(e.to_string());
     }
+    (ctx.progress)(
+        "baseline",
+        Some(85.0),
+        Some("the project's own tests".into()),
+    );
+    let own_tests: Vec<String> = existing.iter().map(|p| p.to_string()).collect();
+    let (baseline_text, baseline_data) =
+        match baseline::run(ctx, detected, &tools, &own_tests, &priority_files) {
+            Ok(b) => describe_baseline(&b),
+            Err(e) => (
+                format!("env_issue: the project's own tests could not run: {e}"),
+                json!({"problem": e.to_string()}),
+            ),
+        };
     let high = rows.iter().filter(|r| r.priority == Priority::High).count();
     let mut out = Outcome::completed(format!(
-        "framework {framework} ({reason}); {} files in scope, {high} high priority",
+        "framework {framework} ({reason}); {} files in scope, {high} high priority; {baseline_text}",
         rows.len()
     ));
     out.data = to_map(json!({
         "framework": framework, "framework_reason": reason, "priority_files": priority_files,
         "layers": layer_data, "coverage_targets": ctx.config.coverage_targets, "risks": risks,
         "existing_tests": existing.iter().take(20).collect::<Vec<_>>(),
-        "test_layout": layout, "toolchain": tools,
+        "test_layout": layout, "toolchain": tools, "baseline": baseline_data,
         "touched": rows.iter().filter(|r| !r.symbols.is_empty())
             .map(|r| (r.file.path.clone(), json!(r.symbols))).collect::<serde_json::Map<_, _>>(),
     }));

@@ -59,6 +59,33 @@ pub trait Runner {
     fn apply_support(&self, _repo: &Path) -> crate::error::Result<Option<String>> {
         Ok(None)
     }
+
+    /// The folders under `workspace` a run of the project's own suite writes.
+    fn suite_dirs(&self, _workspace: &Path) -> Vec<PathBuf> {
+        Vec::new()
+    }
+
+    /// Runs the project's own test suite once, with coverage, in a copy of the repository (the
+    /// baseline the generated tests add to). None when this runner does not run a project's
+    /// suite yet; an output with `env_problem` when the suite could not run.
+    fn own_suite(&self, _spec: &SuiteSpec) -> Option<RunOutput> {
+        None
+    }
+}
+
+/// One run of the project's own tests.
+pub struct SuiteSpec<'a> {
+    /// The target repository (read-only: it is mirrored first).
+    pub repo: &'a Path,
+    /// The session folder; the run writes only under `results` and `workspace`.
+    pub session: &'a Path,
+    /// The project's test files, relative to the repository.
+    pub tests: &'a [String],
+    pub tools: &'a Toolchain,
+    /// `<session>/results`, where the raw reports go as `<kind>-baseline.<ext>`.
+    pub results: PathBuf,
+    pub timeout: Duration,
+    pub sandbox: Option<&'a Sandbox>,
 }
 
 /// One run of one layer's tests.

@@ -9,11 +9,12 @@ use serde_json::json;
 
 use super::carried::Carried;
 use crate::artifacts::{
-    self, CoverageFile, CoverageRecord, CoverageScope, Evidence, LoadErrorRecord,
-    LoadVerdictRecord, Quarantined, RecordedStatus, Repair, RunRecord, TestRecord,
+    self, CoverageRecord, CoverageScope, LoadErrorRecord, LoadVerdictRecord, Quarantined, Repair,
+    RunRecord, TestRecord,
 };
 use crate::tasks::{data, GateFigures, Outcome};
 use crate::team::error::RoleError;
+use crate::team::shared::baseline;
 use crate::team::util::to_map;
 use crate::team::RoleContext;
 use crate::testing::classify::{Classification, Criticality, Verdict};
@@ -79,6 +80,20 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
         Some(report) => add_unmeasured(report, &scope, ctx.repo),
         None => Vec::new(),
     };
+    // The gate judges the project's own suite and the layer's tests together.
+    let baseline = baseline::coverage(&ctx.session.root);
+    let alone = baseline.as_ref().and_then(|_| {
+        f.out
+            .coverage
+            .as_ref()
+            .and_then(|c| c.line_percent(in_scope))
+    });
+    if let (Some(report), Some(base)) = (f.out.coverage.as_mut(), &baseline) {
+        *report = baseline::combine(report, base);
+    }
+    let before = baseline
+        .as_ref()
+        .and_then(|b| baseline::line_percent(b, in_scope));
     let measured = f
         .out
         .coverage
@@ -106,7 +121,7 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
         .and_then(|c| c.branch_percent(in_scope));
     let cov_rel = format!("results/coverage-{:03}.json", f.n);
     if let Some(report) = &f.out.coverage {
-        let detail = coverage_detail(report, &scope);
+        let detail = CoverageRecord::of(report, &scope);
         if let Err(e) =
             atomic_write_json(&results.join(format!("coverage-{:03}.json", f.n)), &detail)
         {
@@ -117,7 +132,7 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
         .out
         .cases
         .iter()
-        .map(|c| test_record(c, f.verdicts.get(&c.id), f.flaky.contains(&c.id)))
+        .map(|c| TestRecord::of(c, f.verdicts.get(&c.id), f.flaky.contains(&c.id)))
         .collect();
     let mut patterns: BTreeMap<String, usize> = BTreeMap::new();
     for v in f.verdicts.values() {
@@ -148,6 +163,8 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
         unmeasured_files: Some(unmeasured),
         coverage_outside_repo: Some(outside),
         left_out_of_gate: (!left_out.is_empty()).then(|| left_out.clone()),
+        baseline_coverage: before,
+        tests_coverage: alone,
         coverage_file: Some(f.out.coverage.as_ref().map(|_| cov_rel.clone())),
         tests: Some(tests),
         load_errors: Some(f.out.load_errors.iter().map(load_error_record).collect()),
@@ -161,7 +178,13 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
     if let Err(e) = atomic_write_json(f.run_path, &record) {
         return Outcome::failed(e.to_string());
     }
-    let cov_text = coverage.map_or_else(|| "n/a".to_string(), |c| format!("{c:.1}%"));
+    let cov_text = match (before, coverage) {
+        (Some(b), Some(c)) => format!(
+            "{b:.1}% -> {c:.1}% with the project's own tests ({:+.1} points)",
+            c - b
+        ),
+        (_, c) => c.map_or_else(|| "n/a".to_string(), |c| format!("{c:.1}%")),
+    };
     let defects = f
         .verdicts
         .values()
@@ -286,37 +309,6 @@ pub(super) fn effective_files(cases: &[TestCase]) -> Vec<&str> {
     files
 }
 
-pub(super) fn test_record(c: &TestCase, v: Option<&Verdict>, flaky: bool) -> TestRecord {
-    TestRecord {
-        id: c.id.clone(),
-        file: c.file.clone(),
-        status: if flaky {
-            RecordedStatus::Flaky
-        } else {
-            recorded_status(c.status)
-        },
-        duration_s: c.duration_s,
-        message: c.message.clone(),
-        classification: v.map(|v| v.classification),
-        criticality: v.map(|v| v.criticality),
-        evidence: v.map(|v| Evidence {
-            location: v.location.clone(),
-            error: Some(v.error.clone()),
-            excerpt: v.excerpt.clone(),
-            reason: v.reason.clone(),
-        }),
-    }
-}
-
-pub(super) fn recorded_status(s: TestStatus) -> RecordedStatus {
-    match s {
-        TestStatus::Passed => RecordedStatus::Passed,
-        TestStatus::Failed => RecordedStatus::Failed,
-        TestStatus::Error => RecordedStatus::Error,
-        TestStatus::Skipped => RecordedStatus::Skipped,
-    }
-}
-
 /// A file that did not load, as the run record lists it.
 fn load_error_record(le: &LoadError) -> LoadErrorRecord {
     LoadErrorRecord {
@@ -331,29 +323,6 @@ fn load_error_record(le: &LoadError) -> LoadErrorRecord {
             reason: v.verdict.reason.clone(),
             install: v.install.clone(),
         }),
-    }
-}
-
-/// Per-file coverage of the files in scope (all files when the scope is empty), with missing lines.
-pub(super) fn coverage_detail(report: &CoverageReport, scope: &[String]) -> CoverageRecord {
-    let files = report
-        .files
-        .iter()
-        .filter(|f| scope.is_empty() || scope.contains(&f.path))
-        .map(|f| CoverageFile {
-            path: f.path.clone(),
-            lines_total: f.lines_total,
-            lines_covered: f.lines_covered,
-            line_percent: f.line_percent(),
-            missing_lines: f.missing_lines.clone(),
-            branches_total: f.branches_total,
-            branches_covered: f.branches_covered,
-        })
-        .collect();
-    CoverageRecord {
-        format: report.format.clone(),
-        scope: scope.to_vec(),
-        files,
     }
 }
 

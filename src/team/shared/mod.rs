@@ -4,5 +4,6 @@
 /// The agent-backed work of the generator (a generation round) and of the executor (repairing
 /// a test file), with the accept bench both use.
 pub(crate) mod agent_gen;
+pub(crate) mod baseline;
 pub(crate) mod feedback;
 pub(crate) mod python_modules;

@@ -2,12 +2,13 @@
 //! installed) against a mirror of the repository; `apply` puts them under `tests/team_testing`.
 
 mod apply;
+mod baseline;
 mod run;
 
 use std::path::{Path, PathBuf};
 
 use super::report::{TestCase, TestStatus};
-use super::runner::{RunOutput, RunSpec, Runner};
+use super::runner::{RunOutput, RunSpec, Runner, SuiteSpec};
 use super::toolchain::Toolchain;
 
 pub use run::node_id;
@@ -36,6 +37,17 @@ impl Runner for PythonRunner {
 
     fn run(&self, spec: &RunSpec) -> RunOutput {
         run::run(spec)
+    }
+
+    fn suite_dirs(&self, workspace: &Path) -> Vec<PathBuf> {
+        vec![
+            workspace.join(baseline::COPY),
+            workspace.join(format!("{}.tmp", baseline::COPY)),
+        ]
+    }
+
+    fn own_suite(&self, spec: &SuiteSpec) -> Option<RunOutput> {
+        Some(baseline::run(spec))
     }
 
     fn rerun(&self, spec: &RunSpec, case: &TestCase) -> Option<TestStatus> {

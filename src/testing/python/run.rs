@@ -307,7 +307,7 @@ fn coverage(ctx: &Ctx, out: &mut RunOutput) {
 }
 
 /// Tracebacks name the mirror (`../../workspace/python-L1-unit/pkg/mod.py`): show repository paths.
-fn repo_paths(mut case: TestCase, copy: &Path) -> TestCase {
+pub(super) fn repo_paths(mut case: TestCase, copy: &Path) -> TestCase {
     let abs = format!("{}/", s(copy));
     let rel = copy
         .file_name()
