@@ -370,6 +370,7 @@ async fn run_in_process(
             sandbox: &env2.sandbox,
             agents: &agents,
             role_body: &role_body,
+            plan_only: false,
         };
         run_builtin(&role_name, &ctx)
     });

@@ -57,6 +57,7 @@ pub fn dry_run(
         sandbox: &state.sandbox,
         agents: &state.agents,
         role_body: &body,
+        plan_only: true,
     };
     let out = crate::team::run_builtin("strategist", &ctx);
     let strategy_note = match out.status {

@@ -141,6 +141,7 @@ mod tests {
             sandbox: &Default::default(),
             agents: &Default::default(),
             role_body: "",
+            plan_only: false,
         };
         let out = run(&ctx);
         assert_eq!(out.status, OutcomeStatus::Completed, "{}", out.summary);

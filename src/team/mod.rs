@@ -37,6 +37,9 @@ pub struct RoleContext<'a> {
     pub agents: &'a crate::agents::backends::AgentSettings,
     /// The role's instructions (the body of roles/<role>/role.md), the system prompt of an agent.
     pub role_body: &'a str,
+    /// A dry run (`run --dry-run`): plan only, no project code runs (the strategist skips the
+    /// baseline run of the project's own suite; the real run does it).
+    pub plan_only: bool,
 }
 
 /// Runs the built-in implementation of `role`. Unknown roles fail with a clear reason.

@@ -278,20 +278,29 @@ pub fn run(ctx: &RoleContext) -> Outcome {
     if let Err(e) = append_conventions(ctx, framework, &reason, &existing, &layout) {
         return Outcome::failed(e.to_string());
     }
-    (ctx.progress)(
-        "baseline",
-        Some(85.0),
-        Some("the project's own tests".into()),
-    );
     let own_tests: Vec<String> = existing.iter().map(|p| p.to_string()).collect();
-    let (baseline_text, baseline_data) =
+    let (baseline_text, baseline_data) = if ctx.plan_only {
+        (
+            format!(
+                "baseline: the project's own {} test file(s) run with the real run, not in a dry run",
+                own_tests.len()
+            ),
+            json!({"status": "planned"}),
+        )
+    } else {
+        (ctx.progress)(
+            "baseline",
+            Some(85.0),
+            Some("the project's own tests".into()),
+        );
         match baseline::run(ctx, detected, &tools, &own_tests, &priority_files) {
             Ok(b) => describe_baseline(&b),
             Err(e) => (
                 format!("env_issue: the project's own tests could not run: {e}"),
                 json!({"problem": e.to_string()}),
             ),
-        };
+        }
+    };
     let high = rows.iter().filter(|r| r.priority == Priority::High).count();
     let mut out = Outcome::completed(format!(
         "framework {framework} ({reason}); {} files in scope, {high} high priority; {baseline_text}",
