@@ -240,6 +240,17 @@ fn a_test_that_sleeps_forever_is_killed_at_the_timeout() {
     assert!(left.stdout.is_empty(), "a test process was left behind");
 }
 
+/// The baseline record of the one session a [`run_prepared`] run made.
+fn baseline_of(p: &Project) -> serde_json::Value {
+    let sessions: Vec<_> = std::fs::read_dir(&p.sessions)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().join("session.json").is_file())
+        .collect();
+    assert_eq!(sessions.len(), 1);
+    read_json(&sessions[0].path().join("results/baseline.json"))
+}
+
 /// Runs the built-in strategist and executor on a fixture with prepared tests.
 fn run_prepared(fixture: &str) -> (Project, serde_json::Value) {
     run_prepared_with(fixture, |_| {})
@@ -301,6 +312,22 @@ fn rust_crate_runs_in_a_workspace_copy_with_libtest_counts() {
         let problem = run["coverage_problem"].as_str().unwrap_or_default();
         assert!(problem.contains("cargo-llvm-cov"), "{run}");
     }
+    // The crate's own unit test ran first, alone, as the baseline.
+    let baseline = baseline_of(&p);
+    assert_eq!(
+        (baseline["total"].as_u64(), baseline["passed"].as_u64()),
+        (Some(1), Some(1)),
+        "{baseline}"
+    );
+    assert_eq!(
+        find_test(&baseline, "rectangle_area_multiplies_the_sides")["status"],
+        "passed"
+    );
+    if llvm_cov {
+        let before = baseline["coverage"].as_f64().unwrap();
+        assert!(before > 0.0 && before < run["coverage"].as_f64().unwrap());
+        assert_eq!(run["baseline_coverage"].as_f64(), Some(before), "{run}");
+    }
     assert_repo_untouched(&p);
 }
 
@@ -323,18 +350,56 @@ fn node_package_runs_with_junit_and_coverage() {
         run["coverage"].as_f64().is_some(),
         "node measures coverage: {run}"
     );
+    // The package's own test/strings.test.js ran first as the baseline; the layer's figure
+    // is the two suites together.
+    let baseline = baseline_of(&p);
+    assert_eq!(
+        (baseline["total"].as_u64(), baseline["passed"].as_u64()),
+        (Some(2), Some(2)),
+        "{baseline}"
+    );
+    let own = find_test(&baseline, "capitalize upper-cases the first letter");
+    assert_eq!(own["file"], "test/strings.test.js", "{own}");
+    let before = baseline["coverage"].as_f64().unwrap();
+    assert_eq!(run["baseline_coverage"].as_f64(), Some(before), "{run}");
+    assert!(run["coverage"].as_f64().unwrap() >= before, "{run}");
     assert_repo_untouched(&p);
 }
 
 #[test]
 fn go_module_runs_with_test_events_a_compile_gate_and_profile_coverage() {
-    let (p, run) = run_prepared("go-calc");
+    let (p, run) = run_prepared_with("go-calc", |p| {
+        p.write(
+            "own_test.go",
+            "package calc\n\nimport \"testing\"\n\nfunc TestAddOwn(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"2+3\")\n\t}\n}\n",
+        );
+        git(&p.repo, &["add", "."]);
+        git(&p.repo, &["commit", "-q", "-m", "own test"]);
+    });
+    // The module's own test ran first, alone, as the baseline.
+    let baseline = baseline_of(&p);
+    assert_eq!(
+        (baseline["total"].as_u64(), baseline["passed"].as_u64()),
+        (Some(1), Some(1)),
+        "{baseline}"
+    );
+    assert_eq!(
+        find_test(&baseline, "TestAddOwn")["file"],
+        "own_test.go",
+        "{baseline}"
+    );
+    assert!(baseline["coverage"].as_f64().unwrap() > 0.0, "{baseline}");
     assert_eq!(run["framework"], "go");
-    // calc_test.go: 2 pass; average_test.go: 1 passes, 1 finds the bug.
+    // calc_test.go: 2 pass; average_test.go: 1 passes, 1 finds the bug; go runs a package's
+    // tests together, so the module's own test runs (and passes) with them.
     assert_eq!(
         (run["passed"].as_u64(), run["failed"].as_u64()),
-        (Some(3), Some(1)),
+        (Some(4), Some(1)),
         "{run}"
+    );
+    assert_eq!(
+        run["baseline_coverage"].as_f64(),
+        baseline["coverage"].as_f64()
     );
     let pass = find_test(&run, "TestClampKeepsValuesInRange");
     assert_eq!(

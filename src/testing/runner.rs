@@ -88,6 +88,29 @@ pub struct SuiteSpec<'a> {
     pub sandbox: Option<&'a Sandbox>,
 }
 
+impl<'a> SuiteSpec<'a> {
+    /// The same run as a layer run named `baseline` with no generated tests (`no_tests` is a
+    /// folder that holds none), for runners whose layer run also runs the project's tests.
+    pub fn as_run(&self, no_tests: PathBuf) -> RunSpec<'a> {
+        RunSpec {
+            repo: self.repo,
+            session: self.session,
+            layer: BASELINE,
+            test_dir: no_tests,
+            tools: self.tools,
+            results: self.results.clone(),
+            run_no: BASELINE.into(),
+            timeout: self.timeout,
+            deselect: &[],
+            sandbox: self.sandbox,
+        }
+    }
+}
+
+/// The layer name and run number of a run of the project's own suite (its files are
+/// `results/<kind>-baseline.<ext>`).
+pub const BASELINE: &str = "baseline";
+
 /// One run of one layer's tests.
 pub struct RunSpec<'a> {
     /// The target repository (read-only: runners never write into it).

@@ -16,7 +16,7 @@ use crate::testing::toolchain::Toolchain;
 use crate::util::{atomic_write_json, mkdirs, now_ts, read_json};
 
 /// The run record's layer and the file names' tag.
-pub(crate) const BASELINE: &str = "baseline";
+pub(crate) use crate::testing::runner::BASELINE;
 
 /// What running the project's own suite came to.
 pub(crate) enum Baseline {
@@ -46,12 +46,7 @@ pub(crate) fn run(
             Baseline::NotSupported("unknown".into())
         });
     };
-    // A polyglot repository's other tests are not this runner's.
-    let tests: Vec<String> = tests
-        .iter()
-        .filter(|t| framework.family() != Family::Python || t.ends_with(".py"))
-        .cloned()
-        .collect();
+    let tests = own_tests(ctx.repo, framework.family(), tests);
     if tests.is_empty() {
         return Ok(Baseline::NoSuite);
     }
@@ -130,6 +125,32 @@ pub(crate) fn run(
     };
     atomic_write_json(&results.join(format!("{BASELINE}.json")), &record)?;
     Ok(Baseline::Ran(Box::new(record)))
+}
+
+/// The project's test files this family's runner runs: a polyglot repository's other tests are
+/// not its own, and a crate's unit tests live in its sources (`#[test]` inside `src/`).
+fn own_tests(repo: &Path, family: Family, tests: &[String]) -> Vec<String> {
+    let mut own: Vec<String> = tests
+        .iter()
+        .filter(|t| match family {
+            Family::Python => t.ends_with(".py"),
+            Family::Cargo => t.ends_with(".rs"),
+            Family::Go => t.ends_with("_test.go"),
+            Family::Node => [".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx"]
+                .iter()
+                .any(|ext| t.ends_with(ext)),
+        })
+        .cloned()
+        .collect();
+    if family == Family::Cargo {
+        let sources = crate::testing::detect::walk(repo).into_iter().filter(|p| {
+            p.ends_with(".rs")
+                && !own.contains(p)
+                && std::fs::read_to_string(repo.join(p)).is_ok_and(|text| text.contains("#[test]"))
+        });
+        own.extend(sources.collect::<Vec<_>>());
+    }
+    own
 }
 
 /// The baseline's coverage detail, when the session has one.

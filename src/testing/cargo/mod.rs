@@ -14,7 +14,7 @@ mod tests;
 use std::path::{Path, PathBuf};
 
 use super::report::{TestCase, TestStatus};
-use super::runner::{RunOutput, RunSpec, Runner};
+use super::runner::{RunOutput, RunSpec, Runner, SuiteSpec, BASELINE};
 
 /// Prefix of every staged test target, so they never clash with the crate's own tests.
 pub const STAGED_PREFIX: &str = "tt_";
@@ -39,6 +39,17 @@ impl Runner for CargoRunner {
 
     fn rerun(&self, spec: &RunSpec, case: &TestCase) -> Option<TestStatus> {
         run::rerun(spec, &case.id)
+    }
+
+    fn suite_dirs(&self, workspace: &Path) -> Vec<PathBuf> {
+        self.workspace_dirs(workspace, BASELINE)
+    }
+
+    /// A layer run with no generated tests: `cargo test` (or nextest, or the coverage tool) in
+    /// a copy of the crate runs the crate's own unit, integration and doc tests.
+    fn own_suite(&self, spec: &SuiteSpec) -> Option<RunOutput> {
+        let none = spec.session.join("workspace").join("cargo-baseline-none");
+        Some(run::run(&spec.as_run(none)))
     }
 
     /// libtest's `--skip` matches substrings.

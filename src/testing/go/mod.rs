@@ -18,7 +18,7 @@ mod tests;
 use std::path::{Path, PathBuf};
 
 use super::report::{TestCase, TestStatus};
-use super::runner::{RunOutput, RunSpec, Runner};
+use super::runner::{RunOutput, RunSpec, Runner, SuiteSpec, BASELINE};
 
 pub struct GoRunner;
 
@@ -40,6 +40,19 @@ impl Runner for GoRunner {
 
     fn rerun(&self, spec: &RunSpec, case: &TestCase) -> Option<TestStatus> {
         run::rerun(spec, case)
+    }
+
+    fn suite_dirs(&self, workspace: &Path) -> Vec<PathBuf> {
+        self.workspace_dirs(workspace, BASELINE)
+    }
+
+    fn own_suite(&self, spec: &SuiteSpec) -> Option<RunOutput> {
+        let none = spec.session.join("workspace").join("go-baseline-none");
+        let run = spec.as_run(none);
+        if !spec.tools.runner_available {
+            return Some(run::run(&run)); // says go is missing
+        }
+        Some(run::baseline(&run, spec.tests))
     }
 
     /// Next to the code of its package, as in the copy.

@@ -10,7 +10,7 @@ use super::events::{leaves, parse_events, GoTest};
 use super::gate::gate;
 use super::package::module_path;
 use super::profile::parse_profile;
-use super::stage::{generated_files, is_test_file, Staged};
+use super::stage::{generated_files, is_test_file, stage, Staged};
 use crate::testing::exec::ExecError;
 use crate::testing::report::{TestCase, TestStatus};
 use crate::testing::runner::{RunOutput, RunSpec};
@@ -44,8 +44,46 @@ pub(super) fn run(spec: &RunSpec) -> RunOutput {
             out.coverage_problem = Some("no loadable test files".into());
             return Ok(());
         }
-        run_tests(&ctx, &module, &staged, &mut out)
+        let dirs: BTreeSet<&str> = staged.iter().map(|s| s.dir.as_str()).collect();
+        run_tests(&ctx, &module, &staged, &dirs, &mut out)
     });
+    if let Err(stop) = result {
+        stopped(stop, &ctx.go, &mut out);
+    }
+    if out.coverage.is_none() && out.coverage_problem.is_none() {
+        out.coverage_problem = Some(spec.tools.coverage_reason.clone());
+    }
+    out.duration_s = started.elapsed().as_secs_f64();
+    out
+}
+
+/// The project's own tests (`tests`, module-relative `*_test.go` files): `go test` over the
+/// packages that hold them, in a fresh copy of the module, with coverage as a layer run has it.
+pub(super) fn baseline(spec: &RunSpec, tests: &[String]) -> RunOutput {
+    let started = Instant::now();
+    let mut out = RunOutput::default();
+    let Some(module) = module_path(spec.repo) else {
+        out.env_problem = Some(format!(
+            "{} declares no module: go test needs a module",
+            spec.repo.join("go.mod").display()
+        ));
+        return out;
+    };
+    let ctx = Ctx::new(spec, started + spec.timeout);
+    let _ = std::fs::create_dir_all(&spec.results);
+    let result = stage(spec.repo, &ctx.copy, &spec.test_dir, &[])
+        .map_err(|cause| ExecError::Copy {
+            from: spec.repo.to_path_buf(),
+            to: ctx.copy.clone(),
+            cause,
+        })
+        .and_then(|()| {
+            let dirs: BTreeSet<&str> = tests
+                .iter()
+                .map(|t| t.rsplit_once('/').map_or("", |(dir, _)| dir))
+                .collect();
+            run_tests(&ctx, &module, &[], &dirs, &mut out)
+        });
     if let Err(stop) = result {
         stopped(stop, &ctx.go, &mut out);
     }
@@ -60,9 +98,9 @@ fn run_tests(
     ctx: &Ctx,
     module: &str,
     staged: &[Staged],
+    dirs: &BTreeSet<&str>,
     out: &mut RunOutput,
 ) -> Result<(), ExecError> {
-    let dirs: BTreeSet<&str> = staged.iter().map(|s| s.dir.as_str()).collect();
     let measure = ctx.spec.tools.coverage_tool.is_some();
     let (profile, profile_rel) = ctx.result_file("go-cover", "out");
     // A stale profile must not pass for this run's when go dies before writing its own.
@@ -80,7 +118,7 @@ fn run_tests(
     let parsed = parse_events(&run.stdout);
     let transcript = ctx.readable(&format!("{}{}", parsed.transcript, run.stderr), staged);
     out.output_tail = tail_lines(&transcript, 60);
-    let index = TestIndex::of(ctx, staged, &dirs);
+    let index = TestIndex::of(ctx, staged, dirs);
     let stopped_by = transcript
         .lines()
         .find(|l| l.starts_with("panic: "))

@@ -112,9 +112,11 @@ impl<'a> Ctx<'a> {
         (self.spec.results.join(&name), format!("results/{name}"))
     }
 
-    /// A generated file's path relative to the layer's test folder.
+    /// A generated file's path relative to the layer's test folder (one of the project's own
+    /// tests: relative to the package).
     pub(super) fn rel(&self, path: &Path) -> String {
         path.strip_prefix(&self.layer_dir)
+            .or_else(|_| path.strip_prefix(&self.copy))
             .unwrap_or(path)
             .to_string_lossy()
             .into_owned()

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use super::framework::Framework;
 use super::report::{TestCase, TestStatus};
-use super::runner::{RunOutput, RunSpec, Runner};
+use super::runner::{RunOutput, RunSpec, Runner, SuiteSpec, BASELINE};
 
 /// Extensions of generated test files.
 const TEST_EXTS: [&str; 4] = ["js", "mjs", "cjs", "ts"];
@@ -69,6 +69,19 @@ impl Runner for NodeRunner {
 
     fn rerun(&self, spec: &RunSpec, case: &TestCase) -> Option<TestStatus> {
         rerun::rerun(spec, self.framework, &case.id)
+    }
+
+    fn suite_dirs(&self, workspace: &Path) -> Vec<PathBuf> {
+        self.workspace_dirs(workspace, BASELINE)
+    }
+
+    fn own_suite(&self, spec: &SuiteSpec) -> Option<RunOutput> {
+        let none = spec.session.join("workspace").join("node-baseline-none");
+        Some(run::baseline(
+            &spec.as_run(none),
+            self.framework,
+            spec.tests,
+        ))
     }
 
     /// TypeScript stays in the session: the project's own toolchain may not compile it.

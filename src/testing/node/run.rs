@@ -41,6 +41,31 @@ pub(super) fn run(spec: &RunSpec, framework: Framework) -> RunOutput {
     finish(out, started)
 }
 
+/// The project's own test files (`tests`, package-relative), run in a fresh copy of the package
+/// by the project's framework, with coverage as a layer run measures it.
+pub(super) fn baseline(spec: &RunSpec, framework: Framework, tests: &[String]) -> RunOutput {
+    let started = Instant::now();
+    let mut out = RunOutput::default();
+    if let Some(problem) = runner_problem(spec, framework) {
+        out.env_problem = Some(problem);
+        return out;
+    }
+    let ctx = match Ctx::prepare(spec, framework, true) {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            out.env_problem = Some(format!("cannot prepare the package copy: {e}"));
+            return out;
+        }
+    };
+    let files: Vec<PathBuf> = tests
+        .iter()
+        .map(|t| ctx.copy.join(t))
+        .filter(|f| f.is_file())
+        .collect();
+    ctx.run_tests(&files, &mut out);
+    finish(out, started)
+}
+
 pub(super) fn finish(mut out: RunOutput, started: Instant) -> RunOutput {
     out.duration_s = started.elapsed().as_secs_f64();
     out
