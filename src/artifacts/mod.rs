@@ -10,6 +10,7 @@
 mod coverage;
 mod finding;
 mod load_error;
+mod mutation;
 mod nullable;
 mod quarantine;
 mod reader;
@@ -20,6 +21,7 @@ mod test_record;
 pub use coverage::{CoverageFile, CoverageRecord};
 pub use finding::{Finding, FindingCategory};
 pub use load_error::{LoadErrorRecord, LoadVerdictRecord};
+pub use mutation::{LayerMutation, MutationRecord, SuiteScore, Survivor, MUTATION_FILE};
 pub use quarantine::Quarantined;
 pub use reader::{is_run_file, read_run, runs, ArtifactError, SessionResults};
 pub use repair::{Repair, RepairAction};

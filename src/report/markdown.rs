@@ -55,6 +55,62 @@ fn baseline_section(md: &mut String, b: &super::model::BaselineReport) {
     md.push('\n');
 }
 
+/// The mutation analysis: how many mutants each suite kills, and what minimization dropped.
+fn mutation_section(md: &mut String, m: &crate::artifacts::MutationRecord) {
+    let own = m.baseline.as_ref().map_or(String::new(), |b| {
+        format!(
+            "; the project's own {} test(s) alone {:.1}%",
+            b.tests, b.score
+        )
+    });
+    let _ = writeln!(
+        md,
+        "## Mutation Analysis
+
+{} mutant(s) of {} module(s) (operators, constants, returns swapped; {} reached by no test). Mutation score {:.1}% with the project's tests and the kept generated ones; the {} kept generated test(s) alone {:.1}%{own}.{}
+",
+        m.mutants,
+        m.modules.len(),
+        m.no_coverage,
+        m.combined.score,
+        m.generated.tests,
+        m.generated.score,
+        if m.exhausted {
+            " The time budget ended first: the figures cover the mutants that ran."
+        } else {
+            ""
+        }
+    );
+    for l in &m.layers {
+        let _ = writeln!(
+            md,
+            "- {}: {} -> {} test(s) after minimization ({} dropped: they added no line, arc or killed mutant); score {:.1}% -> {:.1}% alone, {:.1}% -> {:.1}% with the project's tests",
+            l.layer,
+            l.before.tests,
+            l.after.tests,
+            l.dropped.len(),
+            l.before.score,
+            l.after.score,
+            l.combined_before,
+            l.combined_after
+        );
+    }
+    if !m.survivors.is_empty() {
+        let mut shown: Vec<String> = m
+            .survivors
+            .iter()
+            .map(|s| format!("{} ({})", s.location, s.operator))
+            .collect();
+        shown.dedup();
+        let _ = writeln!(
+            md,
+            "\nSurviving mutants (no test notices the change): {}",
+            shown.join(", ")
+        );
+    }
+    md.push('\n');
+}
+
 pub fn markdown(r: &Report) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "# Quality Report — {}\n", r.session_id);
@@ -96,6 +152,9 @@ pub fn markdown(r: &Report) -> String {
 
     if let Some(b) = &r.baseline {
         baseline_section(&mut md, b);
+    }
+    if let Some(m) = &r.mutation {
+        mutation_section(&mut md, m);
     }
 
     // Coverage per layer.

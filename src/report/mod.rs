@@ -99,6 +99,7 @@ fn compose(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> Repo
         scored: score.scored,
         score: score.breakdown,
         baseline: baseline::baseline(session, &layers.final_runs),
+        mutation: crate::util::read_json(&session.root.join(crate::artifacts::MUTATION_FILE)).ok(),
         layers: layers.layers,
         defect_patterns: found.defect_patterns,
         gc_effectiveness: layers.gc_effectiveness,

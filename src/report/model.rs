@@ -25,6 +25,9 @@ pub struct Report {
     /// The project's own suite before any generated test, when the session ran it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<BaselineReport>,
+    /// The mutation analysis of the Python suites (`results/mutation.json`), when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mutation: Option<crate::artifacts::MutationRecord>,
     pub defect_patterns: Vec<DefectPattern>,
     pub gc_effectiveness: Vec<GcEffect>,
     pub coverage_gaps: Vec<CoverageGap>,

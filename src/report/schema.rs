@@ -33,6 +33,25 @@ pub const REPORT_SCHEMA: &str = r##"{
         }}
       }
     },
+    "mutation": {
+      "type": "object",
+      "required": ["modules", "mutants", "no_coverage", "generated", "combined", "layers", "survivors"],
+      "properties": {
+        "modules": {"type": "array", "items": {"type": "string"}},
+        "mutants": {"type": "integer", "minimum": 0},
+        "no_coverage": {"type": "integer", "minimum": 0},
+        "baseline": {"type": ["object", "null"], "required": ["tests", "killed", "score"]},
+        "generated": {"type": "object", "required": ["tests", "killed", "score"],
+          "properties": {"score": {"type": "number", "minimum": 0, "maximum": 100}}},
+        "combined": {"type": "object", "required": ["tests", "killed", "score"],
+          "properties": {"score": {"type": "number", "minimum": 0, "maximum": 100}}},
+        "layers": {"type": "array", "items": {
+          "type": "object",
+          "required": ["layer", "before", "after", "combined_before", "combined_after", "dropped"]
+        }},
+        "survivors": {"type": "array", "items": {"type": "object", "required": ["location", "operator"]}}
+      }
+    },
     "score": {
       "type": "object",
       "required": ["weights", "coverage_achievement", "test_effectiveness", "defect_detection",

@@ -3,6 +3,7 @@
 //! issues.jsonl. A session with missing or partial results still gets a report of what exists,
 //! with a Missing section.
 
+use super::shared::mutation::{self, Mutation};
 use super::util::to_map;
 use super::RoleContext;
 use crate::report;
@@ -10,6 +11,25 @@ use crate::tasks::Outcome;
 
 pub fn run(ctx: &RoleContext) -> Outcome {
     (ctx.progress)("context_loaded", Some(10.0), None);
+    (ctx.progress)(
+        "mutation_analysis",
+        Some(20.0),
+        Some("the Python suites against mutants of the code".into()),
+    );
+    let mutation = match mutation::run(ctx) {
+        Ok(Mutation::Done(r)) => {
+            let dropped: usize = r.layers.iter().map(|l| l.dropped.len()).sum();
+            let own = r.baseline.as_ref().map_or(String::new(), |b| {
+                format!(", the project's own {:.1}%", b.score)
+            });
+            format!(
+                "mutation score {:.1}% of {} mutants (generated {:.1}%{own}); {dropped} test(s) dropped by minimization",
+                r.combined.score, r.mutants, r.generated.score
+            )
+        }
+        Ok(Mutation::NotRun(why)) => format!("mutation analysis not run: {why}"),
+        Err(e) => format!("mutation analysis failed: {e}"),
+    };
     let rep = report::build(ctx.session, ctx.config);
     (ctx.progress)(
         "analysis_done",
@@ -52,6 +72,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
     if !rep.missing.is_empty() {
         summary.push_str(&format!("; {} missing item(s)", rep.missing.len()));
     }
+    summary.push_str(&format!("; {mutation}"));
     let mut out = Outcome::completed(summary);
     out.data = to_map(rep.outcome_data());
     out.artifacts = artifacts;

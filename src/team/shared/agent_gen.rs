@@ -279,7 +279,11 @@ fn build_prompt(ctx: &RoleContext, layer: &str, modules: &[ModuleRef]) -> String
         );
     }
     if !fb.missing.is_empty() {
-        p.push_str("Lines the last run did not cover:\n");
+        p.push_str(if fb.missing_from_baseline {
+            "Lines the project's own tests do not cover (they cover the rest; aim here, a test that covers nothing new is dropped):\n"
+        } else {
+            "Lines the last run did not cover:\n"
+        });
         for (file, lines) in &fb.missing {
             let _ = writeln!(p, "- {file}: {}", ranges(lines));
         }

@@ -16,6 +16,8 @@ pub(crate) struct Feedback {
     pub(crate) avoid: Vec<String>,
     pub(crate) defects: BTreeMap<String, String>,
     pub(crate) missing: BTreeMap<String, Vec<u32>>,
+    /// `missing` is what the project's own suite leaves uncovered (no run of the layer yet).
+    pub(crate) missing_from_baseline: bool,
     /// (generator round the run judged, pass rate) of every run of the layer, in order.
     pub(crate) history: Vec<(u64, f64)>,
     /// How many failing tests share the most common error kind.
@@ -41,6 +43,11 @@ pub(crate) fn feedback(session: &Path, layer: &str) -> Feedback {
         .filter_map(|r| Some((judged_round(&r.task_id), r.pass_rate?)))
         .collect();
     let Some(run) = layer_runs.last() else {
+        // The first round aims at the gaps the project's own tests leave.
+        if let Some(cov) = super::baseline::coverage(session) {
+            fb.missing = missing_lines(cov);
+            fb.missing_from_baseline = !fb.missing.is_empty();
+        }
         return fb;
     };
     let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
@@ -98,13 +105,18 @@ pub(crate) fn feedback(session: &Path, layer: &str) -> Feedback {
         .coverage_file()
         .and_then(|rel| read_json::<CoverageRecord>(&session.join(rel)).ok())
     {
-        for f in cov.files {
-            if !f.missing_lines.is_empty() {
-                fb.missing.insert(f.path, f.missing_lines);
-            }
-        }
+        fb.missing = missing_lines(cov);
     }
     fb
+}
+
+/// The lines a coverage record leaves uncovered, per file.
+fn missing_lines(cov: CoverageRecord) -> BTreeMap<String, Vec<u32>> {
+    cov.files
+        .into_iter()
+        .filter(|f| !f.missing_lines.is_empty())
+        .map(|f| (f.path, f.missing_lines))
+        .collect()
 }
 
 #[cfg(test)]

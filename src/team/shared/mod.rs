@@ -6,4 +6,5 @@
 pub(crate) mod agent_gen;
 pub(crate) mod baseline;
 pub(crate) mod feedback;
+pub(crate) mod mutation;
 pub(crate) mod python_modules;

@@ -3,6 +3,7 @@
 
 mod apply;
 mod baseline;
+pub mod mutation;
 mod run;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,467 @@
+//! Mutation analysis and minimization of the session's Python suites, done by the analyst before
+//! the report. The project's own tests and each layer's generated tests run against the same
+//! mutants of the modules in scope (sandboxed, in a mirror, within a budget); a generated test
+//! that adds no line, arc or killed mutant beyond the project's tests and the tests kept before it
+//! is dropped (greedy set cover, as Pynguin minimizes), so the combined suite kills the same
+//! mutants and covers the same lines with fewer tests. Failing tests (findings) are always kept.
+//! The figures go to `results/mutation.json`; the unminimized files stay in
+//! `workspace/unminimized/<layer>/`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::artifacts::{
+    self, CoverageRecord, LayerMutation, MutationRecord, SuiteScore, Survivor, MUTATION_FILE,
+};
+use crate::team::error::RoleError;
+use crate::team::util::{sandbox_for, time_left};
+use crate::team::RoleContext;
+use crate::testing::framework::{Family, Framework};
+use crate::testing::python::mutation::{analyse, SuiteMutations, SuiteRun};
+use crate::util::{atomic_write_json, mkdirs, read_json};
+
+/// The whole analysis's time, at most (and at most half of what the task has left).
+const BUDGET: Duration = Duration::from_secs(90);
+/// One mutant's run of the tests that reach it; a mutant that makes them hang is killed.
+const PER_MUTANT: Duration = Duration::from_secs(10);
+/// Mutants per session, sampled with the session's seed.
+const MAX_MUTANTS: usize = 300;
+
+/// What the analysis came to.
+pub(crate) enum Mutation {
+    Done(Box<MutationRecord>),
+    /// Why it did not run.
+    NotRun(String),
+}
+
+/// A mutant's identity across suites: (repository-relative file, mutation point).
+type Key = (String, usize);
+
+/// What a test covers or kills, as one set for set cover.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Element {
+    Line(String, u32),
+    Arc(String, i64, i64),
+    Kill(Key),
+}
+
+pub(crate) fn run(ctx: &RoleContext) -> Result<Mutation, RoleError> {
+    let started = Instant::now();
+    let session = &ctx.session.root;
+    let results = artifacts::runs(session);
+    let mut layers: Vec<(String, PathBuf)> = Vec::new();
+    let mut modules: BTreeSet<String> = BTreeSet::new();
+    let mut framework = None;
+    for layer in ["L1-unit", "L2-integration", "L3-e2e"] {
+        let Some(run) = results.of_layer(layer).last() else {
+            continue;
+        };
+        let Some(fw) = Framework::parse(&run.framework).filter(|f| f.family() == Family::Python)
+        else {
+            continue;
+        };
+        framework = Some(fw);
+        let dir = session.join("tests").join(layer);
+        if crate::testing::python::test_files(&dir).is_empty() {
+            continue;
+        }
+        if let Some(cov) = run
+            .coverage_file()
+            .and_then(|rel| read_json::<CoverageRecord>(&session.join(rel)).ok())
+        {
+            modules.extend(cov.files.into_iter().map(|f| f.path).filter(|p| mutable(p)));
+        }
+        layers.push((layer.to_string(), dir));
+    }
+    let Some(framework) = framework else {
+        return Ok(Mutation::NotRun("no Python layer ran".into()));
+    };
+    if layers.is_empty() || modules.is_empty() {
+        return Ok(Mutation::NotRun(
+            "no generated Python tests with measured modules".into(),
+        ));
+    }
+    if !ctx.sandbox.enabled {
+        return Ok(Mutation::NotRun(
+            "mutation analysis needs the sandbox: a mutant can turn harmless code into code that writes anywhere".into(),
+        ));
+    }
+    let tools = crate::testing::toolchain::detect(ctx.repo, Some(framework));
+    if tools.coverage_tool.as_deref() != Some("coverage.py") {
+        return Ok(Mutation::NotRun(format!(
+            "coverage.py is needed: {}",
+            tools.coverage_reason
+        )));
+    }
+    let workspace = session.join("workspace");
+    let mirror = workspace.join("mutation");
+    let scratch = workspace.join("mutation.tmp");
+    crate::testing::workspace::mirror(ctx.repo, &mirror, &BTreeMap::new()).map_err(|cause| {
+        RoleError::Mirror {
+            into: mirror.clone(),
+            cause,
+        }
+    })?;
+    mkdirs(&scratch)?;
+    let empty_ini = scratch.join("pytest.ini");
+    crate::util::write_nofollow(&empty_ini, b"[pytest]\n")
+        .map_err(RoleError::io("write", &empty_ini))?;
+    let sandbox = sandbox_for(
+        ctx,
+        "mutation",
+        crate::sandbox::python_roots(&tools.interpreter, ctx.repo),
+        &[mirror.clone(), scratch.clone()],
+    )?;
+    let module_paths: Vec<PathBuf> = modules.iter().map(|m| mirror.join(m)).collect();
+    let mut pythonpath = vec![mirror.clone()];
+    if mirror.join("src").is_dir() {
+        pythonpath.push(mirror.join("src"));
+    }
+    let seed = ctx.session.load_state().map(|s| s.seed).unwrap_or(1);
+    let budget = BUDGET.min(time_left(ctx.deadline)?.mul_f64(0.5));
+    let baseline_files = baseline_test_files(session);
+    let suites = layers.len() + usize::from(!baseline_files.is_empty());
+    let share = budget.div_f64(suites as f64);
+    let s = |p: &Path| p.to_string_lossy().into_owned();
+    let suite = |name: String, cwd: PathBuf, options: Vec<String>, files: Vec<String>| SuiteRun {
+        name,
+        python: &tools.interpreter,
+        scratch: &scratch,
+        cwd,
+        pythonpath: pythonpath.clone(),
+        options,
+        files,
+        modules: &module_paths,
+        seed,
+        budget: share,
+        per_mutant: PER_MUTANT,
+        max_mutants: MAX_MUTANTS,
+        sandbox: sandbox.as_ref(),
+    };
+    let mut problems = Vec::new();
+    let base = if baseline_files.is_empty() {
+        None
+    } else {
+        let options = vec![
+            "-p".into(),
+            "no:cacheprovider".into(),
+            format!("--rootdir={}", s(&mirror)),
+            format!("--basetemp={}", s(&scratch.join("pytest-baseline"))),
+        ];
+        match analyse(&suite(
+            "baseline".into(),
+            mirror.clone(),
+            options,
+            baseline_files,
+        )) {
+            Ok(m) => Some(m),
+            Err(e) => {
+                problems.push(e.to_string());
+                None
+            }
+        }
+    };
+    let mut generated = Vec::new();
+    for (layer, dir) in &layers {
+        let files = crate::testing::python::test_files(dir)
+            .iter()
+            .filter_map(|f| f.strip_prefix(dir).ok().map(|r| s(r)))
+            .collect();
+        let options = vec![
+            "-p".into(),
+            "no:cacheprovider".into(),
+            "-c".into(),
+            s(&empty_ini),
+            format!("--rootdir={}", s(dir)),
+            format!("--basetemp={}", s(&scratch.join(format!("pytest-{layer}")))),
+        ];
+        match analyse(&suite(layer.clone(), dir.clone(), options, files)) {
+            Ok(m) => generated.push((layer.clone(), dir.clone(), m)),
+            Err(e) => problems.push(e.to_string()),
+        }
+    }
+    if generated.is_empty() {
+        return Ok(Mutation::NotRun(problems.join("; ")));
+    }
+    let rel = |file: &str| -> String {
+        Path::new(file)
+            .strip_prefix(&mirror)
+            .map(|p| s(p))
+            .unwrap_or_else(|_| file.to_string())
+    };
+    let mut record = combine(base.as_ref(), &generated, &rel);
+    record.modules = modules.into_iter().collect();
+    record.problems.extend(problems);
+    for layer in &record.layers {
+        let dir = &generated
+            .iter()
+            .find(|(l, _, _)| *l == layer.layer)
+            .expect("a layer of the record")
+            .1;
+        drop_tests(session, &layer.layer, dir, &layer.dropped)?;
+    }
+    record.duration_s = started.elapsed().as_secs_f64();
+    atomic_write_json(&session.join(MUTATION_FILE), &record)?;
+    Ok(Mutation::Done(Box::new(record)))
+}
+
+/// A module worth mutating: Python code that is not a test or an entry point.
+fn mutable(path: &str) -> bool {
+    path.ends_with(".py")
+        && crate::testing::detect::test_pattern(path).is_none()
+        && !path.ends_with("__main__.py")
+        && !path.ends_with("conftest.py")
+}
+
+/// The project's own test files, as the baseline run found them.
+fn baseline_test_files(session: &Path) -> Vec<String> {
+    let Ok(record) = read_json::<artifacts::RunRecord>(&session.join("results/baseline.json"))
+    else {
+        return Vec::new();
+    };
+    let files: BTreeSet<String> = record
+        .tests()
+        .iter()
+        .filter_map(|t| t.file.clone())
+        .filter(|f| f.ends_with(".py"))
+        .collect();
+    files.into_iter().collect()
+}
+
+/// Scores and minimization from the raw results; `rel` makes a mirror path repository-relative.
+fn combine(
+    base: Option<&SuiteMutations>,
+    generated: &[(String, PathBuf, SuiteMutations)],
+    rel: &dyn Fn(&str) -> String,
+) -> MutationRecord {
+    // The mutants every suite ran (one with an error in any suite is left out of every score).
+    let keys = |m: &SuiteMutations| -> BTreeSet<Key> {
+        m.mutants
+            .iter()
+            .filter(|x| x.status != "error")
+            .map(|x| (rel(&x.file), x.index))
+            .collect()
+    };
+    let mut evaluated = keys(&generated[0].2);
+    for m in base.into_iter().chain(generated.iter().map(|(_, _, m)| m)) {
+        evaluated = evaluated.intersection(&keys(m)).cloned().collect();
+    }
+    let total = evaluated.len();
+    let kills = |m: &SuiteMutations| -> BTreeMap<String, BTreeSet<Key>> {
+        let mut by_test: BTreeMap<String, BTreeSet<Key>> = BTreeMap::new();
+        for x in &m.mutants {
+            let key = (rel(&x.file), x.index);
+            if evaluated.contains(&key) {
+                for t in &x.killed_by {
+                    by_test.entry(t.clone()).or_default().insert(key.clone());
+                }
+            }
+        }
+        by_test
+    };
+    let elements = |m: &SuiteMutations, test: &str, killed: &BTreeMap<String, BTreeSet<Key>>| {
+        let mut set = BTreeSet::new();
+        if let Some(reach) = m.tests.get(test) {
+            for (file, r) in &reach.reached {
+                let file = rel(file);
+                set.extend(r.lines.iter().map(|l| Element::Line(file.clone(), *l)));
+                set.extend(
+                    r.arcs
+                        .iter()
+                        .map(|(a, b)| Element::Arc(file.clone(), *a, *b)),
+                );
+            }
+        }
+        if let Some(k) = killed.get(test) {
+            set.extend(k.iter().cloned().map(Element::Kill));
+        }
+        set
+    };
+    let passing = |m: &SuiteMutations| -> Vec<String> {
+        m.tests
+            .iter()
+            .filter(|(_, t)| t.outcome == "passed")
+            .map(|(id, _)| id.clone())
+            .collect()
+    };
+    let killed_set = |killed: &BTreeMap<String, BTreeSet<Key>>, tests: &[String]| {
+        tests
+            .iter()
+            .filter_map(|t| killed.get(t))
+            .flatten()
+            .cloned()
+            .collect::<BTreeSet<Key>>()
+    };
+    let mut record = MutationRecord {
+        mutants: total,
+        ..MutationRecord::default()
+    };
+    let (base_kills, base_covered) = match base {
+        Some(b) => {
+            let killed = kills(b);
+            let tests = passing(b);
+            let mut covered = BTreeSet::new();
+            for t in &tests {
+                covered.extend(elements(b, t, &killed));
+            }
+            let k = killed_set(&killed, &tests);
+            record.baseline = Some(SuiteScore::of(tests.len(), k.len(), total));
+            (k, covered)
+        }
+        None => (BTreeSet::new(), BTreeSet::new()),
+    };
+    let mut all_kept_kills: BTreeSet<Key> = BTreeSet::new();
+    let mut kept_tests = 0;
+    for (layer, _, m) in generated {
+        let killed = kills(m);
+        let tests = passing(m);
+        let candidates: Vec<(String, BTreeSet<Element>)> = tests
+            .iter()
+            .map(|t| (t.clone(), elements(m, t, &killed)))
+            .collect();
+        let kept = set_cover(&base_covered, &candidates);
+        let before = killed_set(&killed, &tests);
+        let after = killed_set(&killed, &kept);
+        let union = |k: &BTreeSet<Key>| base_kills.union(k).count();
+        let score = |n: usize| SuiteScore::of(0, n, total).score;
+        record.layers.push(LayerMutation {
+            layer: layer.clone(),
+            before: SuiteScore::of(tests.len(), before.len(), total),
+            after: SuiteScore::of(kept.len(), after.len(), total),
+            combined_before: score(union(&before)),
+            combined_after: score(union(&after)),
+            dropped: tests
+                .iter()
+                .filter(|t| !kept.contains(t))
+                .cloned()
+                .collect(),
+        });
+        kept_tests += kept.len();
+        all_kept_kills.extend(after);
+    }
+    record.generated = SuiteScore::of(kept_tests, all_kept_kills.len(), total);
+    let everything: BTreeSet<Key> = base_kills.union(&all_kept_kills).cloned().collect();
+    record.combined = SuiteScore::of(
+        kept_tests + record.baseline.as_ref().map_or(0, |b| b.tests),
+        everything.len(),
+        total,
+    );
+    let mut seen = BTreeSet::new();
+    for x in &generated[0].2.mutants {
+        let key = (rel(&x.file), x.index);
+        if !evaluated.contains(&key) || everything.contains(&key) || !seen.insert(key.clone()) {
+            continue;
+        }
+        if x.status == "no_coverage" {
+            record.no_coverage += 1;
+        }
+        if record.survivors.len() < 20 {
+            record.survivors.push(Survivor {
+                location: format!("{}:{}", key.0, x.line),
+                operator: x.operator.clone(),
+            });
+        }
+    }
+    record.exhausted = base.is_some_and(|b| b.exhausted) || generated.iter().any(|g| g.2.exhausted);
+    for m in base.into_iter().chain(generated.iter().map(|(_, _, m)| m)) {
+        record.problems.extend(m.problems.iter().cloned());
+    }
+    record
+}
+
+/// Greedy set cover: the tests, in the order they add the most not yet covered, until none adds
+/// anything beyond `covered`. Ties go to the earlier test, so the result is deterministic.
+fn set_cover(covered: &BTreeSet<Element>, tests: &[(String, BTreeSet<Element>)]) -> Vec<String> {
+    let mut covered = covered.clone();
+    let mut left: Vec<&(String, BTreeSet<Element>)> = tests.iter().collect();
+    let mut kept = Vec::new();
+    loop {
+        let best = left
+            .iter()
+            .enumerate()
+            .map(|(i, (_, els))| (els.difference(&covered).count(), i))
+            .max_by_key(|&(gain, i)| (gain, std::cmp::Reverse(i)));
+        let Some((gain, i)) = best.filter(|&(gain, _)| gain > 0) else {
+            break;
+        };
+        let _ = gain;
+        let (id, els) = left.remove(i);
+        covered.extend(els.iter().cloned());
+        kept.push(id.clone());
+    }
+    kept
+}
+
+/// Removes the dropped tests (top-level functions, `file.py::name`) from the layer's files, after
+/// keeping the unminimized files in `workspace/unminimized/<layer>/`.
+fn drop_tests(
+    session: &Path,
+    layer: &str,
+    dir: &Path,
+    dropped: &[String],
+) -> Result<(), RoleError> {
+    let mut by_file: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    for id in dropped {
+        let parts: Vec<&str> = id.split("::").collect();
+        if let [file, name] = parts.as_slice() {
+            // A parametrized case is one of several: its function stays.
+            if !name.contains('[') {
+                by_file.entry(file).or_default().insert(name.to_string());
+            }
+        }
+    }
+    if by_file.is_empty() {
+        return Ok(());
+    }
+    let keep = session.join("workspace/unminimized").join(layer);
+    mkdirs(&keep)?;
+    for (file, names) in by_file {
+        let path = dir.join(file);
+        let source = std::fs::read_to_string(&path).map_err(RoleError::io("read", &path))?;
+        let copy = keep.join(file);
+        if let Some(parent) = copy.parent() {
+            mkdirs(parent)?;
+        }
+        crate::util::write_nofollow(&copy, source.as_bytes())
+            .map_err(RoleError::io("write", &copy))?;
+        let (minimized, _) = crate::gen::remove_tests(&source, &names);
+        let tests_left = minimized.lines().any(|l| {
+            l.starts_with("def test")
+                || l.starts_with("async def test")
+                || l.starts_with("class Test")
+        });
+        if tests_left {
+            crate::util::atomic_write(&path, minimized.as_bytes())?;
+        } else {
+            std::fs::remove_file(&path).map_err(RoleError::io("remove", &path))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(n: u32) -> Element {
+        Element::Line("m.py".into(), n)
+    }
+
+    #[test]
+    fn set_cover_keeps_the_fewest_tests_that_cover_everything_beyond_the_baseline() {
+        let base: BTreeSet<Element> = [line(1)].into();
+        let tests = vec![
+            ("a".to_string(), [line(1)].into()),
+            ("b".to_string(), [line(2)].into()),
+            ("c".to_string(), [line(2), line(3)].into()),
+            (
+                "d".to_string(),
+                [line(3), Element::Kill(("m.py".into(), 4))].into(),
+            ),
+        ];
+        // c adds two, then d adds the kill; a adds nothing beyond the baseline, b nothing beyond c.
+        assert_eq!(set_cover(&base, &tests), vec!["c", "d"]);
+        assert!(set_cover(&base, &tests[..1]).is_empty());
+    }
+}

@@ -1,0 +1,127 @@
+//! Mutation analysis and minimization: the analyst runs the project's own tests and each layer's
+//! generated tests against the same mutants, drops generated tests that add nothing, and the
+//! report carries the scores.
+
+use crate::common::*;
+
+#[test]
+fn the_report_has_mutation_scores_and_minimization_keeps_the_combined_score_with_fewer_tests() {
+    let p = Project::fixture("python-calc");
+    let out = p
+        .cmd(&["run", "test the calculator", "--pipeline", "standard"])
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let dir = p.session_dir(&id);
+    let analyst = p
+        .tasks(&id)
+        .into_iter()
+        .find(|t| t["id"] == "TESTANA-001")
+        .unwrap();
+    let summary = analyst["outcome"]["summary"].as_str().unwrap();
+    assert!(summary.contains("mutation score "), "{summary}");
+
+    let report = p.cmd(&["report", &id, "--format", "json"]).run();
+    report.assert_code(0);
+    let report: serde_json::Value = serde_json::from_str(&report.stdout).unwrap();
+    let m = &report["mutation"];
+    let mutants = m["mutants"].as_u64().unwrap();
+    assert!(mutants >= 5, "{m}");
+    assert!(
+        m["modules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f == "calc/ops.py"),
+        "{m}"
+    );
+    // The project's own tests/test_ops.py has a score of its own, below the combined one.
+    let own = m["baseline"]["score"].as_f64().unwrap();
+    let combined = m["combined"]["score"].as_f64().unwrap();
+    assert!(own > 0.0 && own < combined, "{m}");
+    assert!(m["generated"]["score"].as_f64().unwrap() > 0.0, "{m}");
+
+    let mut dropped_somewhere = false;
+    for layer in m["layers"].as_array().unwrap() {
+        let name = layer["layer"].as_str().unwrap();
+        let (before, after) = (
+            layer["before"]["tests"].as_u64().unwrap(),
+            layer["after"]["tests"].as_u64().unwrap(),
+        );
+        let dropped = layer["dropped"].as_array().unwrap();
+        assert_eq!(before - after, dropped.len() as u64, "{layer}");
+        // Minimization keeps every kill and line of the combined suite.
+        let (cb, ca) = (
+            layer["combined_before"].as_f64().unwrap(),
+            layer["combined_after"].as_f64().unwrap(),
+        );
+        assert!(ca >= cb - 2.0, "{layer}");
+        for id in dropped {
+            dropped_somewhere = true;
+            let (file, test) = id.as_str().unwrap().split_once("::").unwrap();
+            let kept = dir.join("tests").join(name).join(file);
+            if let Ok(text) = std::fs::read_to_string(&kept) {
+                assert!(
+                    !text.contains(&format!("def {test}(")),
+                    "{test} still in {file}"
+                );
+            }
+            let original = dir.join("workspace/unminimized").join(name).join(file);
+            let text = std::fs::read_to_string(&original).unwrap();
+            assert!(
+                text.contains(&format!("def {test}(")),
+                "{test} not kept aside"
+            );
+        }
+    }
+    assert!(
+        dropped_somewhere,
+        "the fixture's two layers overlap, so some test adds nothing: {m}"
+    );
+    let md = std::fs::read_to_string(dir.join("analysis/quality-report.md")).unwrap();
+    assert!(md.contains("## Mutation Analysis"), "{md}");
+
+    // The minimized suites still pass under plain pytest after apply, and the project's own
+    // tests are untouched.
+    p.cmd(&["apply", &id]).run().assert_code(0);
+    let pytest = std::process::Command::new("python3")
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"])
+        .current_dir(&p.repo)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("pytest is installed");
+    assert!(
+        pytest.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&pytest.stdout),
+        String::from_utf8_lossy(&pytest.stderr)
+    );
+    assert_eq!(git_status(&p.repo, false), "?? tests/team_testing/");
+}
+
+#[test]
+fn without_the_sandbox_no_mutant_runs_and_the_summary_says_why() {
+    let p = Project::fixture("python-calc");
+    let out = p
+        .cmd(&[
+            "run",
+            "test the calculator",
+            "--pipeline",
+            "standard",
+            "--unsafe-no-sandbox",
+        ])
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let analyst = p
+        .tasks(&id)
+        .into_iter()
+        .find(|t| t["id"] == "TESTANA-001")
+        .unwrap();
+    let summary = analyst["outcome"]["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("mutation analysis not run: mutation analysis needs the sandbox"),
+        "{summary}"
+    );
+    assert!(!p.session_dir(&id).join("results/mutation.json").exists());
+}
