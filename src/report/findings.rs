@@ -65,7 +65,7 @@ pub(super) fn findings(
         defect_patterns,
         failures,
         findings: Findings {
-            code_defects: records.code_defects.into_values().collect(),
+            code_defects: one_per_cause(records.code_defects),
             contract_findings: generated.contract_findings,
             side_effects: generated.side_effects,
             skipped_examples: generated.skipped_examples,
@@ -211,6 +211,9 @@ fn test_records(runs: &[Run]) -> TestRecords {
                         task_id: r.task_id.clone(),
                         round: r.round,
                         criticality: criticality_of(t),
+                        criticality_rule: criticality_rule(t),
+                        hits: 1,
+                        same_cause: Vec::new(),
                         message: t.message.clone(),
                         evidence: serde_json::to_value(&t.evidence).unwrap_or_default(),
                     },
@@ -232,6 +235,55 @@ fn test_records(runs: &[Run]) -> TestRecords {
         }
     }
     out
+}
+
+/// One code defect per cause: failing tests whose exception has the same type and was raised at
+/// the same code location are one defect, shown by its shortest test, with the count of tests
+/// that hit it. Failures without a location (or assertion failures, whose location is the
+/// test's own line) stay one per test.
+fn one_per_cause(defects: BTreeMap<String, CodeDefect>) -> Vec<CodeDefect> {
+    let mut causes: BTreeMap<(String, String), Vec<CodeDefect>> = BTreeMap::new();
+    for (id, d) in defects {
+        let location = d.evidence["location"].as_str().unwrap_or("").to_string();
+        let error = d.evidence["error"].as_str().unwrap_or("").to_string();
+        let key = if location.is_empty() {
+            (id, String::new())
+        } else {
+            (location, error)
+        };
+        causes.entry(key).or_default().push(d);
+    }
+    causes
+        .into_values()
+        .map(|mut group| {
+            group.sort_by(|a, b| a.test.len().cmp(&b.test.len()).then(a.test.cmp(&b.test)));
+            let mut first = group.remove(0);
+            first.hits = group.len() + 1;
+            first.same_cause = group.into_iter().map(|d| d.test).collect();
+            first
+        })
+        .collect()
+}
+
+/// The seed's criticality rules, as the report states the one that decided.
+fn criticality_rule(t: &TestRecord) -> Option<String> {
+    let raised_in_code = t
+        .evidence
+        .as_ref()
+        .is_some_and(|e| e.reason.starts_with("the code under test raised"));
+    let rule = match t.criticality?.as_str() {
+        "high" if raised_in_code => {
+            "high: the code crashes on input its tests call its public API with"
+        }
+        "high" => {
+            "high: the code returns a wrong result on input its tests call its public API with"
+        }
+        "medium" => {
+            "medium: the code drifts from a contract it states (a docstring, an annotation)"
+        }
+        _ => "low: cosmetic (a message, a format), or a failure only some runs show",
+    };
+    Some(rule.into())
 }
 
 /// The criticality of a judged test, as the report words it.
@@ -276,6 +328,12 @@ fn load_error_findings(
                     task_id: finding.task_id.clone(),
                     round,
                     criticality: v.criticality.map(|c| c.as_str().to_string()),
+                    criticality_rule: Some(
+                        "high: the project's own code does not load, so nothing of it can run"
+                            .into(),
+                    ),
+                    hits: 1,
+                    same_cause: Vec::new(),
                     message: Some(finding.reason.clone()),
                     evidence: json!({"location": finding.location, "error": v.error,
                                      "excerpt": v.excerpt, "kind": "load_error"}),
@@ -296,6 +354,42 @@ struct GeneratorFindings {
     skipped_examples: Vec<Value>,
     /// What the sandbox stopped (env_issue in sessions older than sandbox_denied).
     blocked: Vec<Value>,
+}
+
+/// A contract finding joins the one of the same function, kind and exception type: the
+/// shortest call shows it, `hits` counts the calls.
+fn add_contract_finding(list: &mut Vec<Value>, mut f: Value) {
+    let exception = |v: &Value| -> String {
+        let actual = v["actual"].as_str().unwrap_or("");
+        actual
+            .split([':', '('])
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    };
+    let cause = |v: &Value| {
+        (
+            v["module"].clone(),
+            v["function"].clone(),
+            v["kind"].clone(),
+            exception(v),
+        )
+    };
+    let call_len = |v: &Value| v["call"].as_str().map_or(usize::MAX, str::len);
+    match list.iter_mut().find(|x| cause(x) == cause(&f)) {
+        Some(same) => {
+            let hits = same["hits"].as_u64().unwrap_or(1) + 1;
+            if call_len(&f) < call_len(same) {
+                *same = f;
+            }
+            same["hits"] = json!(hits);
+        }
+        None => {
+            f["hits"] = json!(1);
+            list.push(f);
+        }
+    }
 }
 
 fn generator_findings(graph: &TaskGraph, generator: &str) -> GeneratorFindings {
@@ -320,7 +414,12 @@ fn generator_findings(graph: &TaskGraph, generator: &str) -> GeneratorFindings {
                 FindingCategory::SkippedExample => &mut out.skipped_examples,
                 FindingCategory::Contract => &mut out.contract_findings,
             };
-            if !list.iter().any(|x| key(x) == key(&f)) {
+            if matches!(
+                FindingCategory::of_kind(f["kind"].as_str().unwrap_or("")),
+                FindingCategory::Contract
+            ) {
+                add_contract_finding(list, f);
+            } else if !list.iter().any(|x| key(x) == key(&f)) {
                 list.push(f);
             }
         }

@@ -311,14 +311,26 @@ pub fn markdown(r: &Report) -> String {
     } else {
         for d in &r.findings.code_defects {
             let e = &d.evidence;
+            let hits = if d.hits > 1 {
+                format!(
+                    "\n  - hit by {} tests (one location, one exception type); also: {}",
+                    d.hits,
+                    d.same_cause.join(", ")
+                )
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 md,
-                "- **{}** ({}, {}, round {}, criticality {})\n  - location: {}\n  - error: {}\n  - reason: {}\n  - excerpt: `{}`",
+                "- **{}** ({}, {}, round {}, criticality {}){hits}\n  - location: {}\n  - error: {}\n  - reason: {}\n  - excerpt: `{}`",
                 d.test,
                 d.layer,
                 d.task_id,
                 d.round,
-                d.criticality.as_deref().unwrap_or("-"),
+                d.criticality_rule
+                    .as_deref()
+                    .or(d.criticality.as_deref())
+                    .unwrap_or("-"),
                 e["location"].as_str().unwrap_or("-"),
                 e["error"].as_str().unwrap_or("-"),
                 e["reason"].as_str().unwrap_or("-"),
@@ -331,18 +343,19 @@ pub fn markdown(r: &Report) -> String {
     if r.findings.contract_findings.is_empty() {
         md.push_str("None.\n\n");
     } else {
-        md.push_str("| Module | Function | Kind | Call | Expected | Actual | Test |\n|---|---|---|---|---|---|---|\n");
+        md.push_str("One row per function, kind and exception type: the shortest call shows it, Calls counts the calls that hit it.\n\n| Module | Function | Kind | Call | Expected | Actual | Calls | Test |\n|---|---|---|---|---|---|---|---|\n");
         for f in &r.findings.contract_findings {
             let g = |k: &str| cell(f[k].as_str().unwrap_or("-"));
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | `{}` | {} | {} | {} |",
+                "| {} | {} | {} | `{}` | {} | {} | {} | {} |",
                 g("module"),
                 g("function"),
                 g("kind"),
                 g("call"),
                 g("expected"),
                 g("actual"),
+                f["hits"].as_u64().unwrap_or(1),
                 g("test")
             );
         }

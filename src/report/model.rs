@@ -200,12 +200,21 @@ pub struct LoadErrorFinding {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct CodeDefect {
+    /// The test that shows it: of the tests that hit the same cause, the shortest (generated
+    /// tests are named after their call, so the shortest name is the shortest call).
     pub test: String,
     pub layer: String,
     pub file: Option<String>,
     pub task_id: String,
     pub round: u32,
     pub criticality: Option<String>,
+    /// The rule that decided the criticality, in words.
+    pub criticality_rule: Option<String>,
+    /// How many failing tests hit this cause (one code location and one exception type).
+    pub hits: usize,
+    /// The other tests that hit it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub same_cause: Vec<String>,
     pub message: Option<String>,
     pub evidence: Value,
 }

@@ -245,13 +245,16 @@ fn findings_keep_load_errors_still_quarantined_and_each_generator_finding_once()
         .collect();
     assert_eq!(loads, vec!["test_bad.py"]);
     // The test's code defect and the file that does not load because of the project's code.
-    let defects: Vec<&str> = f
+    let mut defects: Vec<&str> = f
         .findings
         .code_defects
         .iter()
         .map(|d| d.test.as_str())
         .collect();
-    assert_eq!(defects, vec!["test_bad.py", "t1"]);
+    defects.sort();
+    assert_eq!(defects, vec!["t1", "test_bad.py"]);
+    // The two calls that raised the same exception in the same function are one finding.
+    assert_eq!(f.findings.contract_findings[0]["hits"], 2);
     assert_eq!(
         (
             f.findings.contract_findings.len(),
@@ -461,5 +464,62 @@ fn added_roles_list_dynamic_tasks_with_artifacts_relative_to_the_session() {
     assert_eq!(
         roles[0].artifacts,
         vec!["audit/report.md", "/elsewhere/notes.md"]
+    );
+}
+
+#[test]
+fn code_defects_with_one_location_and_exception_are_one_shown_by_the_shortest_test() {
+    let failing = |id: &str, location: &str, error: &str| {
+        json!({"id": id, "file": "test_x.py", "status": "failed", "classification": "code_defect",
+               "criticality": "high",
+               "evidence": {"location": location, "error": error, "excerpt": "",
+                            "reason": format!("the code under test raised {error}")}})
+    };
+    let one = run(
+        "TESTRUN-001",
+        0.25,
+        60.0,
+        None,
+        vec![
+            failing(
+                "test_x.py::test_last_word_of_long_text",
+                "pkg/text.py:3",
+                "IndexError",
+            ),
+            failing("test_x.py::test_last_word_0", "pkg/text.py:3", "IndexError"),
+            failing(
+                "test_x.py::test_last_word_of_spaces",
+                "pkg/text.py:3",
+                "IndexError",
+            ),
+            failing(
+                "test_x.py::test_ratio",
+                "pkg/text.py:9",
+                "ZeroDivisionError",
+            ),
+        ],
+        vec![],
+        json!([]),
+    );
+    let runs = [record(
+        "results/run-001.json",
+        "TESTRUN-001",
+        "L1-unit",
+        0,
+        one,
+    )];
+    let f = findings(&runs, &TaskGraph::new(vec![]), "generator", &[&runs[0]]);
+    let defects = &f.findings.code_defects;
+    assert_eq!(defects.len(), 2);
+    let index = defects
+        .iter()
+        .find(|d| d.evidence["error"] == "IndexError")
+        .unwrap();
+    assert_eq!(index.test, "test_x.py::test_last_word_0");
+    assert_eq!(index.hits, 3);
+    assert_eq!(index.same_cause.len(), 2);
+    assert_eq!(
+        index.criticality_rule.as_deref(),
+        Some("high: the code crashes on input its tests call its public API with")
     );
 }
