@@ -682,6 +682,32 @@ fn the_projects_own_suite_is_the_baseline_and_its_failures_are_reported_not_remo
         "{}",
         md.stdout
     );
+    // Per file, before and after: in the report, in status, and in the run's summary.
+    let file = base["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["file"] == "inventory/pricing.py")
+        .unwrap_or_else(|| panic!("{base}"));
+    assert!(
+        file["after"].as_f64().unwrap() >= file["before"].as_f64().unwrap(),
+        "{file}"
+    );
+    let status = p.cmd(&["status", &id]).run();
+    assert!(
+        status
+            .stdout
+            .contains("Coverage (the project's own tests -> with the generated ones):")
+            && status.stdout.contains("    inventory/pricing.py: "),
+        "{}",
+        status.stdout
+    );
+    assert!(
+        out.stdout.contains("L1-unit: pass ")
+            && out.stdout.contains("with the project's own tests"),
+        "{}",
+        out.stdout
+    );
     // The failing existing test is still there, as it was.
     assert!(p.repo.join("tests/test_total_own.py").is_file());
     assert_eq!(

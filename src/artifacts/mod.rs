@@ -8,6 +8,7 @@
 //! ones take their default), so records written by earlier versions still load.
 
 mod coverage;
+mod coverage_change;
 mod finding;
 mod load_error;
 mod mutation;
@@ -19,6 +20,7 @@ mod run_record;
 mod test_record;
 
 pub use coverage::{CoverageFile, CoverageRecord};
+pub use coverage_change::{coverage_change, CoverageChange, FileChange, LayerChange};
 pub use finding::{Finding, FindingCategory};
 pub use load_error::{LoadErrorRecord, LoadVerdictRecord};
 pub use mutation::{LayerMutation, MutationRecord, SuiteScore, Survivor, MUTATION_FILE};

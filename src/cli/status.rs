@@ -41,6 +41,7 @@ pub fn status(args: StatusArgs) -> anyhow::Result<i32> {
             .collect();
         let out = json!({
             "session_id": session.id,
+            "coverage_change": crate::artifacts::coverage_change(&session.root),
             "status": state.status,
             "pipeline_mode": state.pipeline_mode,
             "gc_rounds": state.gc_rounds,
@@ -129,7 +130,11 @@ pub fn render(
             )
         })
         .collect();
-    out.push_str(&format!("{c} GC Rounds: {}\n\n", rounds.join(", ")));
+    out.push_str(&format!("{c} GC Rounds: {}\n", rounds.join(", ")));
+    if let Some(change) = crate::artifacts::coverage_change(&session.root) {
+        out.push_str(&coverage_lines(&change));
+    }
+    out.push('\n');
     out.push_str(&format!("{c} Pipeline Graph:\n"));
     let width = graph.tasks.iter().map(|t| t.id.len()).max().unwrap_or(0) + 1;
     for t in &graph.tasks {
@@ -184,6 +189,33 @@ pub fn render(
         next_commands(session, state, graph)
     ));
     Ok(out)
+}
+
+/// Coverage before -> after: the project's own tests, then with the generated ones, per layer
+/// and per file.
+fn coverage_lines(change: &crate::artifacts::CoverageChange) -> String {
+    let c = "[coordinator]";
+    let pct = |p: Option<f64>| p.map_or("-".to_string(), |p| format!("{p:.1}%"));
+    let mut out = format!("{c} Coverage (the project's own tests -> with the generated ones):\n");
+    for l in &change.layers {
+        out.push_str(&format!(
+            "  {}: {:.1}% -> {:.1}%, {:+.1} points by {} new test(s)\n",
+            l.layer,
+            l.before,
+            l.after,
+            l.points(),
+            l.new_tests
+        ));
+    }
+    for f in &change.files {
+        out.push_str(&format!(
+            "    {}: {} -> {}\n",
+            f.file,
+            pct(f.before),
+            pct(f.after)
+        ));
+    }
+    out
 }
 
 /// What the user can run next: `resume` only while tasks are left; once every task is done,

@@ -29,13 +29,26 @@ pub fn print_summary(session: &SessionDir, end: &RunEnd) -> Result<()> {
             println!("  scope: the whole project, because {why}");
         }
     }
+    let change = crate::artifacts::coverage_change(&session.root);
     for (layer, v) in layers.as_object().into_iter().flatten() {
         if let Some(why) = v["not_applicable"].as_str() {
             println!("  {layer}: not applicable: {why}");
             continue;
         }
+        let before = change
+            .iter()
+            .flat_map(|c| &c.layers)
+            .find(|l| l.layer == *layer)
+            .map_or(String::new(), |l| {
+                format!(
+                    " ({:.1}% -> {:.1}% with the project's own tests, {:+.1} points)",
+                    l.before,
+                    l.after,
+                    l.points()
+                )
+            });
         println!(
-            "  {layer}: pass {} cov {} (GC rounds {})",
+            "  {layer}: pass {} cov {}{before} (GC rounds {})",
             v["pass_rate"]
                 .as_f64()
                 .map(|p| format!("{:.1}%", p * 100.0))

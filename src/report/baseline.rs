@@ -32,5 +32,8 @@ pub(super) fn baseline(session: &SessionDir, final_runs: &[&Run]) -> Option<Base
         failing_tests,
         coverage: record.coverage(),
         layers,
+        files: crate::artifacts::coverage_change(&session.root)
+            .map(|c| c.files)
+            .unwrap_or_default(),
     })
 }

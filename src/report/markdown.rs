@@ -45,6 +45,21 @@ fn baseline_section(md: &mut String, b: &super::model::BaselineReport) {
             l.new_tests
         );
     }
+    if !b.files.is_empty() {
+        let pct = |p: Option<f64>| p.map_or("-".to_string(), |p| format!("{p:.1}%"));
+        md.push_str(
+            "\n| File | The project's own tests | With the generated tests |\n|---|---|---|\n",
+        );
+        for f in &b.files {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} |",
+                cell(&f.file),
+                pct(f.before),
+                pct(f.after)
+            );
+        }
+    }
     if !b.failing_tests.is_empty() {
         let _ = writeln!(
             md,

@@ -61,6 +61,8 @@ pub struct BaselineReport {
     /// Line coverage of the files in scope by the project's own tests.
     pub coverage: Option<f64>,
     pub layers: Vec<BaselineLayer>,
+    /// Each file in scope: the project's own tests' coverage, and with the generated ones.
+    pub files: Vec<crate::artifacts::FileChange>,
 }
 
 /// One layer's coverage by the project's own tests (before) and with its tests added (after).

@@ -30,6 +30,11 @@ pub const REPORT_SCHEMA: &str = r##"{
         "coverage": {"type": ["number", "null"]},
         "layers": {"type": "array", "items": {
           "type": "object", "required": ["layer", "before", "after", "new_tests"]
+        }},
+        "files": {"type": "array", "items": {
+          "type": "object", "required": ["file", "before", "after"],
+          "properties": {"file": {"type": "string"}, "before": {"type": ["number", "null"]},
+                         "after": {"type": ["number", "null"]}}
         }}
       }
     },

@@ -166,7 +166,7 @@ pub(crate) fn run(ctx: &RoleContext) -> Result<Mutation, RoleError> {
     for (layer, dir) in &layers {
         let files = crate::testing::python::test_files(dir)
             .iter()
-            .filter_map(|f| f.strip_prefix(dir).ok().map(|r| s(r)))
+            .filter_map(|f| f.strip_prefix(dir).ok().map(&s))
             .collect();
         let options = vec![
             "-p".into(),
@@ -187,7 +187,7 @@ pub(crate) fn run(ctx: &RoleContext) -> Result<Mutation, RoleError> {
     let rel = |file: &str| -> String {
         Path::new(file)
             .strip_prefix(&mirror)
-            .map(|p| s(p))
+            .map(&s)
             .unwrap_or_else(|_| file.to_string())
     };
     let mut record = combine(base.as_ref(), &generated, &rel);
