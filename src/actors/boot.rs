@@ -40,6 +40,8 @@ pub fn launch(
     quiet_stdout: bool,
     observer: Option<Observer>,
 ) -> Result<RunEnd> {
+    let total = graph.len();
+    let done = graph.tasks.iter().filter(|t| t.status.is_done()).count();
     let writer = Writer::open(&env.session.messages(), &env.session.meta_json())?;
     for repair in &writer.repairs {
         eprintln!("team-testing: warning: {repair}");
@@ -65,7 +67,7 @@ pub fn launch(
                 }),
             ));
         }
-        let view = ProgressView::new(quiet_stdout).start();
+        let view = ProgressView::new(quiet_stdout, total, done).start();
         bus.subscribe(view.recipient());
         if let Some(observer) = observer {
             bus.subscribe(Watch(observer).start().recipient());

@@ -21,11 +21,17 @@ pub struct StatusArgs {
     /// Machine-readable output.
     #[arg(long)]
     pub json: bool,
+    /// Follow a running session until it ends: a live view on a terminal, plain lines elsewhere.
+    #[arg(long, conflicts_with = "json")]
+    pub watch: bool,
 }
 
 pub fn status(args: StatusArgs) -> anyhow::Result<i32> {
     let root = args.location.root();
     let session = session::resolve(&root, args.session.as_deref())?;
+    if args.watch {
+        return watch(&session);
+    }
     let state = session.load_state()?;
     let graph = session.load_tasks()?;
     if args.json {
@@ -56,6 +62,66 @@ pub fn status(args: StatusArgs) -> anyhow::Result<i32> {
         return Ok(0);
     }
     print!("{}", render(&session, &state, &graph)?);
+    Ok(0)
+}
+
+/// `status --watch`: follows the session's log with the live view of `run` (plain lines off a
+/// terminal) until no coordinator is left to write, then prints the status.
+fn watch(session: &SessionDir) -> anyhow::Result<i32> {
+    use crate::actors::progress::{live_allowed, plain_line, Board, LiveView};
+    use std::io::{IsTerminal, Write};
+    use std::time::{Duration, Instant};
+
+    let graph = session.load_tasks()?;
+    let live = std::io::stdout().is_terminal() && live_allowed();
+    let mut board = Board::new(graph.len(), 0);
+    let mut follower = Follower::new(&session.messages(), 0, 0, &[&session.root])?;
+    // What happened before: replayed into the board (with each message's own time), not printed.
+    let (history, _) = follower.poll_new()?;
+    let now = Instant::now();
+    let utc = chrono::Utc::now();
+    for r in &history {
+        let Some(m) = r.to_message() else { continue };
+        let ago = crate::util::parse_ts(&r.ts)
+            .map(|t| {
+                (utc - t.with_timezone(&chrono::Utc))
+                    .to_std()
+                    .unwrap_or_default()
+            })
+            .unwrap_or_default();
+        board.apply(&m, now.checked_sub(ago).unwrap_or(now));
+    }
+    board.done = done(&graph);
+    let view = live.then(|| LiveView::new(indicatif::ProgressDrawTarget::stdout()));
+    loop {
+        let running = crate::session::SessionLock::holder(&session.lock_file()).is_some();
+        let (records, _) = follower.poll_new()?;
+        for r in &records {
+            let Some(m) = r.to_message() else { continue };
+            if matches!(m.payload, crate::bus::Payload::StateUpdate(_)) {
+                continue;
+            }
+            board.apply(&m, Instant::now());
+            if view.is_none() {
+                let mut out = std::io::stdout().lock();
+                writeln!(out, "{}", plain_line(&m))?;
+                out.flush()?;
+            }
+        }
+        if let Some(v) = &view {
+            v.draw(&board, Instant::now());
+        }
+        if !running && records.is_empty() {
+            break;
+        }
+        follower.wait(Duration::from_millis(500));
+    }
+    if let Some(v) = &view {
+        v.finish();
+    }
+    let state = session.load_state()?;
+    let graph = session.load_tasks()?;
+    print!("{}", render(session, &state, &graph)?);
     Ok(0)
 }
 
