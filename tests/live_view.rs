@@ -27,6 +27,16 @@ fn in_terminal(p: &Project, args: &[&str]) -> Screens {
 
 /// [`in_terminal`] with more environment variables.
 fn in_terminal_with(p: &Project, args: &[&str], env: &[(&str, &str)]) -> Screens {
+    in_terminal_until(p, args, env, |_| false)
+}
+
+/// [`in_terminal_with`], typing Ctrl-C once a screen satisfies `interrupt`.
+fn in_terminal_until(
+    p: &Project,
+    args: &[&str],
+    env: &[(&str, &str)],
+    interrupt: impl Fn(&str) -> bool,
+) -> Screens {
     let pty = native_pty_system()
         .openpty(PtySize {
             rows: ROWS,
@@ -48,6 +58,8 @@ fn in_terminal_with(p: &Project, args: &[&str], env: &[(&str, &str)]) -> Screens
     let mut child = pty.slave.spawn_command(cmd).expect("the binary starts");
     drop(pty.slave);
     let mut reader = pty.master.try_clone_reader().unwrap();
+    let mut keys = pty.master.take_writer().unwrap();
+    let mut interrupted = false;
     let parser = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 10_000)));
     let feed = parser.clone();
     let pump = std::thread::spawn(move || {
@@ -63,6 +75,12 @@ fn in_terminal_with(p: &Project, args: &[&str], env: &[(&str, &str)]) -> Screens
     let started = Instant::now();
     let status = loop {
         seen.push(rows(parser.lock().unwrap().screen()));
+        if !interrupted && interrupt(seen.last().unwrap()) {
+            use std::io::Write;
+            keys.write_all(b"\x03").unwrap();
+            keys.flush().unwrap();
+            interrupted = true;
+        }
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
@@ -72,6 +90,7 @@ fn in_terminal_with(p: &Project, args: &[&str], env: &[(&str, &str)]) -> Screens
         );
         std::thread::sleep(Duration::from_millis(100));
     };
+    drop(keys);
     drop(pty.master);
     let _ = pump.join();
     let last = Arc::try_unwrap(parser).ok().unwrap().into_inner().unwrap();
@@ -215,4 +234,19 @@ fn status_watch_follows_a_running_session_and_ends_with_it() {
     let end = rows(screens.last.screen());
     assert!(end.contains("Testing Pipeline Status"), "{end}");
     assert!(end.contains("Progress: 6/6 (100%)"), "{end}");
+}
+
+#[test]
+fn ctrl_c_in_the_live_view_pauses_the_session() {
+    let p = Project::fixture("python-calc");
+    let screens = in_terminal_until(
+        &p,
+        &["run", "test the calculator", "--pipeline", "standard", "-y"],
+        &[],
+        |screen| screen.contains("> generator") || screen.contains("> executor"),
+    );
+    assert_eq!(screens.exit, 130);
+    let sessions: Vec<_> = std::fs::read_dir(&p.sessions).unwrap().flatten().collect();
+    let state = read_json(&sessions[0].path().join("session.json"));
+    assert_eq!(state["status"], "paused", "{state}");
 }
