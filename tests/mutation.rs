@@ -125,3 +125,53 @@ fn without_the_sandbox_no_mutant_runs_and_the_summary_says_why() {
     );
     assert!(!p.session_dir(&id).join("results/mutation.json").exists());
 }
+
+#[test]
+fn on_a_project_with_its_own_suite_every_kept_generated_test_adds_what_that_suite_misses() {
+    let p = Project::fixture("python-partial");
+    let own_before = std::fs::read(p.repo.join("tests/test_cart.py")).unwrap();
+    let out = p
+        .cmd(&["run", "test the cart", "--pipeline", "standard"])
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let report = p.cmd(&["report", &id, "--format", "json"]).run();
+    report.assert_code(0);
+    let report: serde_json::Value = serde_json::from_str(&report.stdout).unwrap();
+    // The baseline: the project's 3 tests cover a little more than half of the cart.
+    let base = &report["baseline"];
+    assert_eq!(base["tests"], 3, "{base}");
+    let cart = base["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["file"] == "shop/cart.py")
+        .unwrap_or_else(|| panic!("{base}"));
+    let (before, after) = (
+        cart["before"].as_f64().unwrap(),
+        cart["after"].as_f64().unwrap(),
+    );
+    assert!((50.0..=65.0).contains(&before), "{cart}");
+    assert!(after > before, "{cart}");
+    // Every generated test kept adds a line, an arc or a killed mutant the project's suite
+    // (and the tests kept before it) miss; the others were dropped.
+    let layers = report["mutation"]["layers"].as_array().unwrap();
+    assert!(!layers.is_empty());
+    for layer in layers {
+        let kept = layer["kept"].as_array().unwrap();
+        assert!(!kept.is_empty(), "{layer}");
+        for k in kept {
+            let adds = ["new_lines", "new_arcs", "new_kills"]
+                .iter()
+                .map(|f| k[f].as_u64().unwrap())
+                .sum::<u64>();
+            assert!(adds > 0, "{k}");
+        }
+    }
+    // The project's own tests are untouched.
+    assert_eq!(
+        std::fs::read(p.repo.join("tests/test_cart.py")).unwrap(),
+        own_before
+    );
+    assert_eq!(git_status(&p.repo, false), "");
+}

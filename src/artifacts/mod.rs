@@ -23,7 +23,7 @@ pub use coverage::{CoverageFile, CoverageRecord};
 pub use coverage_change::{coverage_change, CoverageChange, FileChange, LayerChange};
 pub use finding::{Finding, FindingCategory};
 pub use load_error::{LoadErrorRecord, LoadVerdictRecord};
-pub use mutation::{LayerMutation, MutationRecord, SuiteScore, Survivor, MUTATION_FILE};
+pub use mutation::{KeptTest, LayerMutation, MutationRecord, SuiteScore, Survivor, MUTATION_FILE};
 pub use quarantine::Quarantined;
 pub use reader::{is_run_file, read_run, runs, ArtifactError, SessionResults};
 pub use repair::{Repair, RepairAction};

@@ -54,6 +54,18 @@ pub struct LayerMutation {
     /// Passing tests dropped because they add no line, arc or killed mutant beyond the project's
     /// tests and the kept ones (`file::name`).
     pub dropped: Vec<String>,
+    /// Each kept passing test with what it adds beyond the project's tests and the tests kept
+    /// before it, in the order minimization kept them.
+    pub kept: Vec<KeptTest>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct KeptTest {
+    pub test: String,
+    pub new_lines: usize,
+    pub new_arcs: usize,
+    pub new_kills: usize,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

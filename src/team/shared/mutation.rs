@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::artifacts::{
-    self, CoverageRecord, LayerMutation, MutationRecord, SuiteScore, Survivor, MUTATION_FILE,
+    self, CoverageRecord, KeptTest, LayerMutation, MutationRecord, SuiteScore, Survivor,
+    MUTATION_FILE,
 };
 use crate::team::error::RoleError;
 use crate::team::util::{sandbox_for, time_left};
@@ -320,7 +321,8 @@ fn combine(
             .iter()
             .map(|t| (t.clone(), elements(m, t, &killed)))
             .collect();
-        let kept = set_cover(&base_covered, &candidates);
+        let gains = set_cover(&base_covered, &candidates);
+        let kept: Vec<String> = gains.iter().map(|k| k.test.clone()).collect();
         let before = killed_set(&killed, &tests);
         let after = killed_set(&killed, &kept);
         let union = |k: &BTreeSet<Key>| base_kills.union(k).count();
@@ -336,6 +338,7 @@ fn combine(
                 .filter(|t| !kept.contains(t))
                 .cloned()
                 .collect(),
+            kept: gains,
         });
         kept_tests += kept.len();
         all_kept_kills.extend(after);
@@ -372,7 +375,7 @@ fn combine(
 
 /// Greedy set cover: the tests, in the order they add the most not yet covered, until none adds
 /// anything beyond `covered`. Ties go to the earlier test, so the result is deterministic.
-fn set_cover(covered: &BTreeSet<Element>, tests: &[(String, BTreeSet<Element>)]) -> Vec<String> {
+fn set_cover(covered: &BTreeSet<Element>, tests: &[(String, BTreeSet<Element>)]) -> Vec<KeptTest> {
     let mut covered = covered.clone();
     let mut left: Vec<&(String, BTreeSet<Element>)> = tests.iter().collect();
     let mut kept = Vec::new();
@@ -382,13 +385,23 @@ fn set_cover(covered: &BTreeSet<Element>, tests: &[(String, BTreeSet<Element>)])
             .enumerate()
             .map(|(i, (_, els))| (els.difference(&covered).count(), i))
             .max_by_key(|&(gain, i)| (gain, std::cmp::Reverse(i)));
-        let Some((gain, i)) = best.filter(|&(gain, _)| gain > 0) else {
+        let Some((_, i)) = best.filter(|&(gain, _)| gain > 0) else {
             break;
         };
-        let _ = gain;
         let (id, els) = left.remove(i);
+        let mut gain = KeptTest {
+            test: id.clone(),
+            ..KeptTest::default()
+        };
+        for e in els.difference(&covered) {
+            match e {
+                Element::Line(..) => gain.new_lines += 1,
+                Element::Arc(..) => gain.new_arcs += 1,
+                Element::Kill(_) => gain.new_kills += 1,
+            }
+        }
         covered.extend(els.iter().cloned());
-        kept.push(id.clone());
+        kept.push(gain);
     }
     kept
 }
@@ -461,7 +474,10 @@ mod tests {
             ),
         ];
         // c adds two, then d adds the kill; a adds nothing beyond the baseline, b nothing beyond c.
-        assert_eq!(set_cover(&base, &tests), vec!["c", "d"]);
+        let kept = set_cover(&base, &tests);
+        let names: Vec<&str> = kept.iter().map(|k| k.test.as_str()).collect();
+        assert_eq!(names, vec!["c", "d"]);
+        assert_eq!((kept[1].new_lines, kept[1].new_kills), (0, 1));
         assert!(set_cover(&base, &tests[..1]).is_empty());
     }
 }
