@@ -175,3 +175,67 @@ fn on_a_project_with_its_own_suite_every_kept_generated_test_adds_what_that_suit
     );
     assert_eq!(git_status(&p.repo, false), "");
 }
+
+#[test]
+fn a_code_defect_points_at_its_likely_line_by_fault_localisation() {
+    let p = Project::fixture("python-buggy");
+    let roles = copy_roles(&p);
+    let mut config =
+        read_json(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("specs/team-config.json"));
+    config["max_gc_rounds"] = 0.into();
+    let spec = p.tmp.path().join("one-round.json");
+    std::fs::write(&spec, config.to_string()).unwrap();
+    let out = p
+        .run_with_roles(&roles, "test pricing", "standard")
+        .arg("--spec")
+        .arg(spec.to_str().unwrap())
+        .env("TT_FIXTURE_TESTS", &generated("python-buggy"))
+        .run();
+    let id = out.session_id();
+    let dir = p.session_dir(&id);
+    let md = std::fs::read_to_string(dir.join("analysis/fault-localisation.md"))
+        .unwrap_or_else(|e| panic!("{e}: {}{}", out.stdout, out.stderr));
+    assert!(
+        md.contains("test_two_items_cost_twice_the_unit_price"),
+        "{md}"
+    );
+    // total_price ignores the quantity on its one line: the failing test's top suspect.
+    let found = read_json(&dir.join("results/fault-localisation.json"));
+    let total = found["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| {
+            t["test"]
+                .as_str()
+                .unwrap()
+                .ends_with("test_two_items_cost_twice_the_unit_price")
+        })
+        .unwrap_or_else(|| panic!("{found}"));
+    assert_eq!(
+        total["suspects"][0]["location"], "inventory/pricing.py:7",
+        "{total}"
+    );
+    assert_eq!(total["suspects"][0]["code"], "return unit_price", "{total}");
+    // The report's code defect says where.
+    let report = p.cmd(&["report", &id, "--format", "json"]).run();
+    let report: serde_json::Value = serde_json::from_str(&report.stdout).unwrap();
+    let defect = report["findings"]["code_defects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| {
+            d["test"]
+                .as_str()
+                .unwrap()
+                .contains("test_two_items_cost_twice_the_unit_price")
+        })
+        .unwrap_or_else(|| panic!("{report}"));
+    assert!(
+        defect["suspects"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("inventory/pricing.py:7 "),
+        "{defect}"
+    );
+}

@@ -214,6 +214,7 @@ fn test_records(runs: &[Run]) -> TestRecords {
                         criticality_rule: criticality_rule(t),
                         hits: 1,
                         same_cause: Vec::new(),
+                        suspects: Vec::new(),
                         message: t.message.clone(),
                         evidence: serde_json::to_value(&t.evidence).unwrap_or_default(),
                     },
@@ -263,6 +264,27 @@ fn one_per_cause(defects: BTreeMap<String, CodeDefect>) -> Vec<CodeDefect> {
             first
         })
         .collect()
+}
+
+/// Each code defect's likely location from the session's fault localisation, when it ran: the
+/// top three lines of the defect's test (or of another test with the same cause).
+pub(super) fn add_suspects(defects: &mut [CodeDefect], session: &std::path::Path) {
+    let Ok(found) = crate::util::read_json::<crate::artifacts::LocalisationRecord>(
+        &session.join(crate::artifacts::LOCALISATION_FILE),
+    ) else {
+        return;
+    };
+    for d in defects.iter_mut() {
+        let tests: Vec<&String> = std::iter::once(&d.test).chain(&d.same_cause).collect();
+        if let Some(t) = found.tests.iter().find(|t| tests.contains(&&t.test)) {
+            d.suspects = t
+                .suspects
+                .iter()
+                .take(3)
+                .map(|s| format!("{} ({:.2})", s.location, s.score))
+                .collect();
+        }
+    }
 }
 
 /// The seed's criticality rules, as the report states the one that decided.
@@ -334,6 +356,7 @@ fn load_error_findings(
                     ),
                     hits: 1,
                     same_cause: Vec::new(),
+                    suspects: Vec::new(),
                     message: Some(finding.reason.clone()),
                     evidence: json!({"location": finding.location, "error": v.error,
                                      "excerpt": v.excerpt, "kind": "load_error"}),

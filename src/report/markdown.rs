@@ -326,6 +326,14 @@ pub fn markdown(r: &Report) -> String {
     } else {
         for d in &r.findings.code_defects {
             let e = &d.evidence;
+            let suspects = if d.suspects.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "\n  - likely at (fault localisation): {}",
+                    d.suspects.join(", ")
+                )
+            };
             let hits = if d.hits > 1 {
                 format!(
                     "\n  - hit by {} tests (one location, one exception type); also: {}",
@@ -337,7 +345,7 @@ pub fn markdown(r: &Report) -> String {
             };
             let _ = writeln!(
                 md,
-                "- **{}** ({}, {}, round {}, criticality {}){hits}\n  - location: {}\n  - error: {}\n  - reason: {}\n  - excerpt: `{}`",
+                "- **{}** ({}, {}, round {}, criticality {}){hits}{suspects}\n  - location: {}\n  - error: {}\n  - reason: {}\n  - excerpt: `{}`",
                 d.test,
                 d.layer,
                 d.task_id,

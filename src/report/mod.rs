@@ -62,12 +62,13 @@ fn compose(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> Repo
     let state = loaded.state.as_ref();
     let max_rounds = state.map_or(config.max_gc_rounds, |s| s.max_gc_rounds);
     let layers = layers::layers(&loaded.runs, &loaded.graph, state, config);
-    let found = findings::findings(
+    let mut found = findings::findings(
         &loaded.runs,
         &loaded.graph,
         &config.gc.generator,
         &layers.final_runs,
     );
+    findings::add_suspects(&mut found.findings.code_defects, &session.root);
     let gaps = gaps::coverage_gaps(
         &session.root,
         &loaded.runs,

@@ -217,6 +217,9 @@ pub struct CodeDefect {
     /// The other tests that hit it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub same_cause: Vec<String>,
+    /// Where the defect most likely is (fault localisation): `file:line`, most suspicious first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suspects: Vec<String>,
     pub message: Option<String>,
     pub evidence: Value,
 }

@@ -6,5 +6,6 @@
 pub(crate) mod agent_gen;
 pub(crate) mod baseline;
 pub(crate) mod feedback;
+pub(crate) mod localise;
 pub(crate) mod mutation;
 pub(crate) mod python_modules;

@@ -204,7 +204,43 @@ pub(crate) fn run(ctx: &RoleContext) -> Result<Mutation, RoleError> {
     }
     record.duration_s = started.elapsed().as_secs_f64();
     atomic_write_json(&session.join(MUTATION_FILE), &record)?;
+    let mut traces: Vec<(String, &SuiteMutations)> = Vec::new();
+    if let Some(b) = &base {
+        traces.push(("baseline".into(), b));
+    }
+    traces.extend(generated.iter().map(|(l, _, m)| (l.clone(), m)));
+    localisation(session, &results, &traces, &rel, &mirror)?;
     Ok(Mutation::Done(Box::new(record)))
+}
+
+/// Writes the fault localisation of the failing tests the traces hold (none: nothing written).
+fn localisation(
+    session: &Path,
+    results: &artifacts::SessionResults,
+    traces: &[(String, &SuiteMutations)],
+    rel: &dyn Fn(&str) -> String,
+    mirror: &Path,
+) -> Result<(), RoleError> {
+    let mut raised = BTreeMap::new();
+    let baseline = read_json::<artifacts::RunRecord>(&session.join("results/baseline.json")).ok();
+    let records = results.runs.iter().map(|(_, r)| r).chain(baseline.as_ref());
+    for t in records.flat_map(|r| r.tests()) {
+        if let Some(at) = t.evidence.as_ref().and_then(|e| e.location.clone()) {
+            raised.insert(t.id.clone(), at);
+        }
+    }
+    let found = super::localise::localise(traces, &raised, rel, mirror);
+    if found.is_empty() {
+        return Ok(());
+    }
+    let md = session.join("analysis/fault-localisation.md");
+    mkdirs(&session.join("analysis"))?;
+    crate::util::atomic_write(&md, super::localise::markdown(&found).as_bytes())?;
+    atomic_write_json(
+        &session.join(artifacts::LOCALISATION_FILE),
+        &artifacts::LocalisationRecord { tests: found },
+    )?;
+    Ok(())
 }
 
 /// A module worth mutating: Python code that is not a test or an entry point.

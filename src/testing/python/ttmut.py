@@ -179,6 +179,9 @@ class _Recorder:
         previous = self.outcomes.get(report.nodeid)
         if failed:
             self.outcomes[report.nodeid] = "failed"
+        elif hasattr(report, "wasxfail") and report.skipped:
+            # An expected failure (a defect kept as xfail) failed as it was expected to.
+            self.outcomes[report.nodeid] = "xfailed"
         elif report.when == "call" and previous is None:
             self.outcomes[report.nodeid] = "skipped" if report.skipped else "passed"
         elif report.skipped and previous is None:
