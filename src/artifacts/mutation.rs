@@ -57,6 +57,9 @@ pub struct LayerMutation {
     /// Each kept passing test with what it adds beyond the project's tests and the tests kept
     /// before it, in the order minimization kept them.
     pub kept: Vec<KeptTest>,
+    /// Passing tests kept without judging: their reach cannot be measured in process (L3, or a
+    /// test that runs the program in a child).
+    pub unmeasured: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -357,8 +357,19 @@ fn combine(
             .iter()
             .map(|t| (t.clone(), elements(m, t, &killed)))
             .collect();
-        let gains = set_cover(&base_covered, &candidates);
-        let kept: Vec<String> = gains.iter().map(|k| k.test.clone()).collect();
+        // Only what was measured can be judged redundant: a test that reaches no line in process
+        // (an end-to-end test runs the program in a child) stays, and so does all of L3.
+        let (measured, unmeasured): (Vec<_>, Vec<_>) =
+            candidates.into_iter().partition(|(_, els)| {
+                layer != "L3-e2e" && els.iter().any(|e| matches!(e, Element::Line(..)))
+            });
+        let gains = set_cover(&base_covered, &measured);
+        let unmeasured: Vec<String> = unmeasured.into_iter().map(|(t, _)| t).collect();
+        let kept: Vec<String> = gains
+            .iter()
+            .map(|k| k.test.clone())
+            .chain(unmeasured.iter().cloned())
+            .collect();
         let before = killed_set(&killed, &tests);
         let after = killed_set(&killed, &kept);
         let union = |k: &BTreeSet<Key>| base_kills.union(k).count();
@@ -375,6 +386,7 @@ fn combine(
                 .cloned()
                 .collect(),
             kept: gains,
+            unmeasured,
         });
         kept_tests += kept.len();
         all_kept_kills.extend(after);
@@ -472,8 +484,11 @@ fn drop_tests(
         if let Some(parent) = copy.parent() {
             mkdirs(parent)?;
         }
-        crate::util::write_nofollow(&copy, source.as_bytes())
-            .map_err(RoleError::io("write", &copy))?;
+        // A later analyst (after deepen) minimizes again: the first copy is the unminimized one.
+        if !copy.exists() {
+            crate::util::write_nofollow(&copy, source.as_bytes())
+                .map_err(RoleError::io("write", &copy))?;
+        }
         let (minimized, _) = crate::gen::remove_tests(&source, &names);
         let tests_left = minimized.lines().any(|l| {
             l.starts_with("def test")
