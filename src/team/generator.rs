@@ -110,6 +110,10 @@ fn builtin_round(
     round: Option<u64>,
     framework: &SessionFramework,
 ) -> Result<Outcome> {
+    if let Some(f) = framework.as_ref().ok().filter(|f| f.family() == Family::Node) {
+        let na = |reason: &str, what: &str| not_applicable(ctx, layer, reason, what);
+        return super::js_generator::js_round(ctx, layer, round, *f, na);
+    }
     if !is_python(framework) {
         let framework = framework::name_of(framework);
         if round.is_none() {
@@ -140,6 +144,9 @@ pub fn foreseen_not_applicable(ctx: &RoleContext, layer: &str) -> Option<String>
         return None;
     }
     let framework = session_framework(ctx.session, ctx.repo);
+    if matches!(framework, Ok(f) if f.family() == Family::Node) {
+        return super::js_generator::foreseen_not_applicable(ctx, layer);
+    }
     if !is_python(&framework) {
         let name = framework::name_of(&framework);
         return Some(format!("no built-in generator for {name} yet"));

@@ -6,6 +6,7 @@ pub mod analyst;
 pub mod error;
 pub mod executor;
 pub mod generator;
+mod js_generator;
 mod shared;
 pub mod strategist;
 pub(crate) mod util;
