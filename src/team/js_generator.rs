@@ -115,7 +115,7 @@ pub(crate) fn js_round(
             call_timeout_s: ctx.config.generator_call_timeout_s,
             target_percent: ctx.config.coverage_target(layer).unwrap_or(80.0),
             missing: fb.missing.clone(),
-            avoid: fb.avoid.clone(),
+            avoid: fb.avoid.iter().map(|a| js::unescape_xml(a)).collect(),
         },
         framework: framework.as_str().to_string(),
     };
@@ -145,7 +145,7 @@ pub(crate) fn js_round(
         }
         return Ok(empty(layer, round, format!("{layer}: {NO_ENTRY_POINTS}")));
     }
-    let drop: BTreeSet<String> = fb.avoid.iter().cloned().collect();
+    let drop: BTreeSet<String> = fb.avoid.iter().map(|a| js::unescape_xml(a)).collect();
     let mut written = Vec::new();
     let mut tests = 0;
     for m in result.modules.iter().filter(|m| !m.source.is_empty()) {

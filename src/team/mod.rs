@@ -56,3 +56,11 @@ pub fn run_builtin(role: &str, ctx: &RoleContext) -> Outcome {
         _ => agent_role::run(ctx),
     }
 }
+
+/// The tests of a layer whose last run found code defects, with the evidence, by test name.
+pub fn defect_reasons(
+    session: &std::path::Path,
+    layer: &str,
+) -> std::collections::BTreeMap<String, String> {
+    shared::feedback::feedback(session, layer).defects
+}

@@ -434,16 +434,18 @@ async function runProgram(req, env, abs, url, timeoutMs) {
   try {
     // The program is a list of statements, the last an expression whose value is observed;
     // `__step` records the value of every statement that asks for it.
-    fn = new Function('__env', '__step', `"use strict"; const { ${names.join(', ')} } = __env; return (async () => {\n${req.body}\n})();`);
+    fn = new Function('__env', '__step', '__observe', `"use strict"; const { ${names.join(', ')} } = __env; return (async () => {\n${req.body}\n})();`);
   } catch (e) {
     out.syntax = String(e.message);
     return out;
   }
   const steps = [];
   const step = (v) => { steps.push(render(v)); return v; };
+  let observed = false;
+  const observe = () => { observed = true; };
   let timer;
   try {
-    const ran = fn(env, step);
+    const ran = fn(env, step, observe);
     const value = await Promise.race([ran, new Promise((_, rej) => { timer = setTimeout(() => rej(Object.assign(new Error('timeout'), { ttTimeout: true })), timeoutMs); })]);
     out.ok = true;
     out.type = typeName(value);
@@ -454,6 +456,8 @@ async function runProgram(req, env, abs, url, timeoutMs) {
   } catch (e) {
     if (e && e.ttTimeout) { out.timeout = true; return out; }
     out.ok = false;
+    // An error before the observed expression is the sequence's, not the call's.
+    out.setupThrew = !observed;
     out.threw = {
       name: e && e.constructor ? e.constructor.name : typeof e,
       message: e && typeof e.message === 'string' ? e.message : String(e),
@@ -911,7 +915,7 @@ class Search {
       return this.addTest({ name, body, fn, async: !!opts.async });
     }
     const t = outcome.threw;
-    if (!t || t.blocked) return false;
+    if (!t || t.blocked || outcome.setupThrew) return false;
     // An error the engine raised (not one the code throws on purpose, whose message it spells out).
     const engine = t.builtin && t.inModule && !this.text.includes(t.message.slice(0, 24));
     if (engine) {
@@ -940,7 +944,7 @@ class Search {
 
   /** A program for the worker: setup statements, then the observed expression. */
   program(setup, expr) {
-    return [...setup, `return (${expr});`].join('\n');
+    return [...setup, '__observe();', `return (${expr});`].join('\n');
   }
 
   async examples(items) {
