@@ -32,7 +32,12 @@ pub(crate) fn modules_in_scope(ctx: &RoleContext) -> Result<Vec<ModuleRef>> {
         .filter(|f| ctx.repo.join(&f.path).is_file())
         .map(|f| f.path.clone())
         .collect();
-    Ok(js::modules(&files))
+    // Programs (package.json `bin`) run when loaded: L3 runs them, L1 and L2 do not import them.
+    let bins = js::bin_files(ctx.repo);
+    Ok(js::modules(&files)
+        .into_iter()
+        .filter(|m| !bins.contains(&m.file))
+        .collect())
 }
 
 /// Why the layer has nothing to do before any search (a dry run's plan), or None.

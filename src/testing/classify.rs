@@ -132,10 +132,12 @@ pub fn classify(case: &TestCase, is_test_file: impl Fn(&str) -> bool) -> Verdict
     // Raised in the test (or while loading it): an assertion judged the code; anything else
     // means the test itself is broken. pytest's `Failed` (DID NOT RAISE, pytest.fail) and a Rust
     // panic are how assertions fail there.
+    // jest's matchers fail with a plain Error whose message starts `expect(received)`.
     let assertion = error.contains("AssertionError")
         || error.contains("Failed")
         || error == "panic"
-        || error == "failure";
+        || error == "failure"
+        || text.contains("expect(received)");
     let broken = text.contains("collection failure")
         || TEST_ERRORS.iter().any(|e| error.contains(e))
         || (!assertion && text.contains("is not defined"));
@@ -343,6 +345,16 @@ mod tests {
         assert_eq!(v.criticality, Criticality::High);
         assert_eq!(v.location.as_deref(), Some("test_bug.py:4"));
         assert_eq!(v.excerpt, "E       assert 10 == 20");
+    }
+
+    #[test]
+    fn a_failing_jest_matcher_is_a_code_defect() {
+        let c = case(
+            "expect(received).toBe(expected) // Object.is equality",
+            "Error: expect(received).toBe(expected) // Object.is equality\n\nExpected: \"$19.99\"\nReceived: \"$199.90\"\n    at Object.toBe (tt-tests/L1-unit/buggy.test.js:6:31)",
+        );
+        let v = classify(&c, |f: &str| f.contains(".test."));
+        assert_eq!(v.classification, Classification::CodeDefect, "{v:?}");
     }
 
     #[test]

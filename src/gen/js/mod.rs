@@ -92,6 +92,22 @@ pub fn modules(files: &[String]) -> Vec<ModuleRef> {
     out
 }
 
+/// The files package.json names as `bin` (repository-relative).
+pub fn bin_files(repo: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(repo.join("package.json")).unwrap_or_default();
+    let pkg: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    let clean = |s: &str| s.trim_start_matches("./").to_string();
+    match &pkg["bin"] {
+        serde_json::Value::String(s) => vec![clean(s)],
+        serde_json::Value::Object(map) => map
+            .values()
+            .filter_map(|v| v.as_str())
+            .map(clean)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// Runs the helper with `node` in `mirror`; `scratch` holds the helper file. The whole run is
 /// bounded by `timeout`.
 pub fn generate(

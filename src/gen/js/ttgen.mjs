@@ -71,6 +71,8 @@ function installGuard(report) {
   for (const name of ['connect', 'createConnection', 'createServer']) {
     net[name] = function (...args) { throw block(`net.${name}(${first(args)})`); };
   }
+  // Ending the process would end the worker: the call is stopped instead.
+  if (!process.env.TTGEN_GUARD) process.exit = (code) => { throw block(`process.exit(${code ?? ''})`); };
   require('node:module').syncBuiltinESMExports();
 }
 
@@ -718,7 +720,7 @@ class Inputs {
         const el = kind.split(':')[1] || 'any';
         const t = el.toLowerCase();
         if (t === 'string') return ['[]', '["a", "b", "c"]', '["hello", "world"]', '[""]', ...this.produced.array];
-        if (t === 'number') return ['[]', '[1, 2, 3]', '[3, 1, 2]', '[-1, 0, 1]', '[5]', ...this.produced.array];
+        if (t === 'number') return ['[]', '[1, 2, 3]', '[3, 1, 2]', '[-1, 0, 1]', '[5]', '[1.5, 2]', ...this.produced.array];
         return ['[]', '[1, 2, 3]', '["a", "b"]', '[0]', '[3, 1, 2]', ...this.produced.array];
       }
       case 'object': return ['{}', '{ a: 1 }', '{ name: "x", value: 2 }', ...this.produced.object];

@@ -52,6 +52,19 @@ impl NodeRunner {
 }
 
 impl Runner for NodeRunner {
+    /// A node_modules that is a link (a workspace's or a shared install) is read where it is.
+    fn read_roots(
+        &self,
+        _tools: &crate::testing::toolchain::Toolchain,
+        repo: &Path,
+    ) -> Vec<PathBuf> {
+        let modules = repo.join("node_modules");
+        match modules.canonicalize() {
+            Ok(real) if modules.symlink_metadata().is_ok_and(|m| m.is_symlink()) => vec![real],
+            _ => Vec::new(),
+        }
+    }
+
     fn has_tests(&self, test_dir: &Path) -> bool {
         !workspace::generated_files(test_dir).is_empty()
     }
