@@ -183,7 +183,14 @@ fn must_hold(p: &Project, plain: &[&str], applied: &str, runner: &[&str]) {
 
     // The same seed gives byte-identical files.
     let again = p
-        .cmd(&["run", "test it again", "--pipeline", "targeted", "--seed", "7"])
+        .cmd(&[
+            "run",
+            "test it again",
+            "--pipeline",
+            "targeted",
+            "--seed",
+            "7",
+        ])
         .run();
     again.assert_code(0);
     assert_eq!(
@@ -210,7 +217,8 @@ fn an_esm_package_gets_node_test_files_that_pass_after_apply() {
         "test/team_testing",
         &strs(&node_test("test/team_testing/")),
     );
-    let applied = std::fs::read_to_string(p.repo.join("test/team_testing/buggy.l1.test.js")).unwrap();
+    let applied =
+        std::fs::read_to_string(p.repo.join("test/team_testing/buggy.l1.test.js")).unwrap();
     assert!(applied.contains("import { formatPrice, initials } from \"../../src/buggy.js\";"));
     assert!(applied.contains("{ todo: \"code_defect"), "{applied}");
 }
@@ -236,9 +244,17 @@ fn a_commonjs_package_gets_require_based_tests_and_its_bin_is_run_under_l3() {
         .run();
     out.assert_code(0);
     let e2e = generated_files(&p, &out.session_id(), "L3-e2e");
-    let source = e2e.get("entry_points.test.js").unwrap_or_else(|| panic!("{e2e:?}"));
-    assert!(source.contains("run(\"bin/cli.js\", [\"--help\"])"), "{source}");
-    assert!(source.contains("assert.equal(result.status, 2);"), "{source}");
+    let source = e2e
+        .get("entry_points.test.js")
+        .unwrap_or_else(|| panic!("{e2e:?}"));
+    assert!(
+        source.contains("run(\"bin/cli.js\", [\"--help\"])"),
+        "{source}"
+    );
+    assert!(
+        source.contains("assert.equal(result.status, 2);"),
+        "{source}"
+    );
 }
 
 #[test]

@@ -110,7 +110,11 @@ fn builtin_round(
     round: Option<u64>,
     framework: &SessionFramework,
 ) -> Result<Outcome> {
-    if let Some(f) = framework.as_ref().ok().filter(|f| f.family() == Family::Node) {
+    if let Some(f) = framework
+        .as_ref()
+        .ok()
+        .filter(|f| f.family() == Family::Node)
+    {
         let na = |reason: &str, what: &str| not_applicable(ctx, layer, reason, what);
         return super::js_generator::js_round(ctx, layer, round, *f, na);
     }

@@ -193,13 +193,21 @@ fn innermost_frame(text: &str) -> Option<(String, u32, String)> {
     if found.is_none() {
         found = go_frame(text);
     }
-    // JavaScript stacks list the innermost frame first: "at fn (file:///x/strings.js:12:5)".
+    // JavaScript stacks list the innermost frame first: "at fn (file:///x/strings.js:12:5)",
+    // or in vitest's reports "❯ fn src/strings.js:12:5".
     if found.is_none() {
         found = text
             .lines()
             .map(str::trim)
-            .filter(|l| l.starts_with("at "))
-            .find_map(js_frame);
+            .filter_map(|l| {
+                if l.starts_with("at ") {
+                    Some(l.to_string())
+                } else {
+                    l.strip_prefix("❯ ")
+                        .map(|rest| format!("at {}", rest.rsplit(' ').next().unwrap_or(rest)))
+                }
+            })
+            .find_map(|l| js_frame(&l));
     }
     found.map(|(f, l, e)| {
         let e = if e.is_empty() {
@@ -355,6 +363,17 @@ mod tests {
         );
         let v = classify(&c, |f: &str| f.contains(".test."));
         assert_eq!(v.classification, Classification::CodeDefect, "{v:?}");
+    }
+
+    #[test]
+    fn vitest_frames_locate_an_error_in_the_code() {
+        let c = case(
+            "Cannot read properties of undefined (reading 'toUpperCase')",
+            "TypeError: Cannot read properties of undefined (reading 'toUpperCase')\n ❯ src/buggy.js:25:28\n ❯ initials src/buggy.js:25:6\n ❯ tt-tests/x/buggy.test.js:15:28",
+        );
+        let v = classify(&c, |f: &str| f.contains(".test."));
+        assert_eq!(v.classification, Classification::CodeDefect, "{v:?}");
+        assert_eq!(v.location.as_deref(), Some("src/buggy.js:25"));
     }
 
     #[test]

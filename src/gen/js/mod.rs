@@ -53,7 +53,14 @@ pub fn is_module(path: &str) -> bool {
     let in_tests = dirs[..dirs.len() - 1].iter().any(|d| {
         matches!(
             *d,
-            "test" | "tests" | "__tests__" | "node_modules" | "tt-tests" | "dist" | "build" | "coverage"
+            "test"
+                | "tests"
+                | "__tests__"
+                | "node_modules"
+                | "tt-tests"
+                | "dist"
+                | "build"
+                | "coverage"
         ) || d.starts_with('.')
     });
     MODULE_EXTS.iter().any(|x| name.ends_with(x))
@@ -99,11 +106,9 @@ pub fn bin_files(repo: &Path) -> Vec<String> {
     let clean = |s: &str| s.trim_start_matches("./").to_string();
     match &pkg["bin"] {
         serde_json::Value::String(s) => vec![clean(s)],
-        serde_json::Value::Object(map) => map
-            .values()
-            .filter_map(|v| v.as_str())
-            .map(clean)
-            .collect(),
+        serde_json::Value::Object(map) => {
+            map.values().filter_map(|v| v.as_str()).map(clean).collect()
+        }
         _ => Vec::new(),
     }
 }
@@ -295,7 +300,11 @@ pub fn mark_expected_failures(
         let quoted = serde_json::to_string(&name).unwrap_or_default();
         let reason_text = reason.replace('\n', " ");
         let reason_json = serde_json::to_string(&reason_text).unwrap_or_default();
-        let call = if line.starts_with("  it(") { "it" } else { "test" };
+        let call = if line.starts_with("  it(") {
+            "it"
+        } else {
+            "test"
+        };
         let after = &line[format!("  {call}(").len() + quoted.len()..];
         out.push_str(&format!("  // {}\n", reason_text.replace("*/", "* /")));
         let marked = match framework {
@@ -361,7 +370,10 @@ pub fn carry_over(
         .filter(|(name, _)| {
             defect_reason(keep, name).is_some()
                 && !new_names.contains(name)
-                && !drop.iter().map(|d| unescape_xml(d)).any(|d| d == *name || d.ends_with(&format!(" > {name}")))
+                && !drop
+                    .iter()
+                    .map(|d| unescape_xml(d))
+                    .any(|d| d == *name || d.ends_with(&format!(" > {name}")))
         })
         .map(|(_, text)| text)
         .collect();
@@ -427,12 +439,21 @@ mod tests {
             node.contains("  test(\"f(\\\"\\\") does not throw [bbbbbb]\", { todo: \"code_defect found by team-testing at src/m.js:3: TypeError\" }, () => {"),
             "{node}"
         );
-        assert!(node.contains("  // code_defect found by team-testing"), "{node}");
+        assert!(
+            node.contains("  // code_defect found by team-testing"),
+            "{node}"
+        );
         assert!(node.contains("  test(\"f(1) [aaaaaa]\", () => {"), "{node}");
         let jest = mark_expected_failures(FILE, &defects, Framework::Jest);
-        assert!(jest.contains("  test.failing(\"f(\\\"\\\") does not throw"), "{jest}");
+        assert!(
+            jest.contains("  test.failing(\"f(\\\"\\\") does not throw"),
+            "{jest}"
+        );
         let vitest = mark_expected_failures(FILE, &defects, Framework::Vitest);
-        assert!(vitest.contains("  test.fails(\"f(\\\"\\\") does not throw"), "{vitest}");
+        assert!(
+            vitest.contains("  test.fails(\"f(\\\"\\\") does not throw"),
+            "{vitest}"
+        );
         // Marking twice changes nothing more.
         assert_eq!(
             mark_expected_failures(&jest, &defects, Framework::Jest),

@@ -95,11 +95,12 @@ impl Runner for NodeRunner {
             .iter()
             .find_map(|x| name.strip_suffix(x).map(|s| (s, *x)))?;
         let ext = ext.strip_prefix(".test").unwrap_or(ext);
-        let short = layer.split('-').next().unwrap_or(layer).to_ascii_lowercase();
-        Some(
-            Path::new(self.apply_manifest_dir())
-                .join(format!("{stem}.{short}.test{ext}")),
-        )
+        let short = layer
+            .split('-')
+            .next()
+            .unwrap_or(layer)
+            .to_ascii_lowercase();
+        Some(Path::new(self.apply_manifest_dir()).join(format!("{stem}.{short}.test{ext}")))
     }
 
     fn apply_manifest_dir(&self) -> &'static str {
