@@ -436,7 +436,7 @@ async function runProgram(req, env, abs, url, timeoutMs) {
   try {
     // The program is a list of statements, the last an expression whose value is observed;
     // `__step` records the value of every statement that asks for it.
-    fn = new Function('__env', '__step', '__observe', `"use strict"; const { ${names.join(', ')} } = __env; return (async () => {\n${req.body}\n})();`);
+    fn = new Function('__env', '__step', '__observe', '__result', `"use strict"; const { ${names.join(', ')} } = __env; return (async () => {\n${req.body}\n})();`);
   } catch (e) {
     out.syntax = String(e.message);
     return out;
@@ -445,21 +445,24 @@ async function runProgram(req, env, abs, url, timeoutMs) {
   const step = (v) => { steps.push(render(v)); return v; };
   let observed = false;
   const observe = () => { observed = true; };
+  let promised = false;
+  const result = (v) => { promised = !!v && typeof v.then === 'function'; return v; };
   let timer;
   try {
-    const ran = fn(env, step, observe);
+    const ran = fn(env, step, observe, result);
     const value = await Promise.race([ran, new Promise((_, rej) => { timer = setTimeout(() => rej(Object.assign(new Error('timeout'), { ttTimeout: true })), timeoutMs); })]);
     out.ok = true;
     out.type = typeName(value);
     out.render = render(value);
     out.cls = value && typeof value === 'object' ? value.constructor?.name ?? null : null;
-    out.promise = !!req.async;
+    out.promise = promised;
     out.length = typeof value === 'string' || Array.isArray(value) ? value.length : null;
   } catch (e) {
     if (e && e.ttTimeout) { out.timeout = true; return out; }
     out.ok = false;
     // An error before the observed expression is the sequence's, not the call's.
     out.setupThrew = !observed;
+    out.promise = promised;
     out.threw = {
       name: e && e.constructor ? e.constructor.name : typeof e,
       message: e && typeof e.message === 'string' ? e.message : String(e),
@@ -889,6 +892,8 @@ class Search {
 
   /** Turns an outcome into a test (or a finding). Returns whether something was kept. */
   record(fn, setup, expr, outcome, opts = {}) {
+    // A call that returned a promise is awaited, declared async or not.
+    opts = { ...opts, async: !!(opts.async || outcome.promise) };
     const body = [...setup];
     const aw = opts.async ? 'await ' : '';
     const ret = this.doc(fn).returns;
@@ -946,7 +951,7 @@ class Search {
 
   /** A program for the worker: setup statements, then the observed expression. */
   program(setup, expr) {
-    return [...setup, '__observe();', `return (${expr});`].join('\n');
+    return [...setup, '__observe();', `return __result(${expr});`].join('\n');
   }
 
   async examples(items) {
@@ -1036,15 +1041,42 @@ class Search {
     return { setup: [], expr: `${c.target}(${args.join(', ')})`, welltyped: this.welltyped(docName, c.params, args), async: c.async };
   }
 
-  weight(c) {
-    if (!this.missing.size) return 1;
-    return 1;
+  /** Names of the functions and methods that hold the lines the last run missed. */
+  missedFunctions() {
+    const names = new Set();
+    const lines = this.text.split('\n');
+    const decl = /(?:function\s*\*?\s*([A-Za-z_$][\w$]*)|^\s*(?:static\s+|async\s+|get\s+|set\s+)*([A-Za-z_$][\w$]*)\s*\([^)]*\)\s*(?::[^{]*)?\{|(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=|(?:exports|module\.exports)\.([A-Za-z_$][\w$]*)\s*=)/;
+    for (const line of this.missing) {
+      for (let i = Math.min(line, lines.length) - 1; i >= 0; i--) {
+        const m = decl.exec(lines[i]);
+        if (m && !['if', 'for', 'while', 'switch', 'catch'].includes(m[1] || m[2] || m[3] || m[4])) {
+          names.add(m[1] || m[2] || m[3] || m[4]);
+          break;
+        }
+      }
+    }
+    return names;
+  }
+
+  /** A revision round picks the callables holding missed lines three times as often. */
+  weighted(callables) {
+    if (!this.missing.size) return callables;
+    const missed = this.missedFunctions();
+    const out = [];
+    for (const c of callables) {
+      const short = (c.method || c.getter || c.fn).split('.').pop();
+      const n = missed.has(short) || (c.ctor && missed.has('constructor')) ? 3 : 1;
+      for (let i = 0; i < n; i++) out.push(c);
+    }
+    return out;
   }
 
   async l1(items) {
-    const callables = this.callables(items);
+    const callables = this.weighted(this.callables(items));
+    // A revision round searches longer: the easy lines are covered already.
+    const factor = this.missing.size ? 2 : 1;
     let stale = 0;
-    while (callables.length && this.tried < MAX_CANDIDATES && stale < STAGNATION && Date.now() < this.deadline) {
+    while (callables.length && this.tried < MAX_CANDIDATES * factor && stale < STAGNATION * factor && Date.now() < this.deadline) {
       const c = this.tried < callables.length * 2 ? callables[this.tried % callables.length] : this.rand.pick(callables);
       this.tried++;
       if ((this.hangs[c.fn] || 0) >= 2) { stale++; continue; }
