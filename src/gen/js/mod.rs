@@ -461,6 +461,66 @@ mod tests {
         );
     }
 
+    /// A hang, a crash and a promise that never settles each cost one call; every value asserted
+    /// is the value of its own call (the generated file passes under node --test).
+    #[test]
+    fn hangs_and_crashes_cost_one_call_and_never_mix_up_results() {
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(repo.path().join("src")).unwrap();
+        std::fs::write(repo.path().join("package.json"), "{\"type\":\"module\"}\n").unwrap();
+        std::fs::write(
+            repo.path().join("src/h.js"),
+            "/** @param {number} n */\nexport function spin(n) { while (n > 0) {} return 1; }\n\
+             export function crash(x) { if (x === 0) process.abort(); return x; }\n\
+             export async function never(x) { if (x === 1) await new Promise(() => {}); return 2; }\n\
+             export function ok(a, b) { return a + b; }\n",
+        )
+        .unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        let req = JsGenRequest {
+            base: GenRequest {
+                modules: vec![ModuleRef {
+                    module: "h".into(),
+                    file: "src/h.js".into(),
+                }],
+                layer: "L1-unit".into(),
+                seed: 1,
+                budget_s: 60.0,
+                call_timeout_s: 0.5,
+                target_percent: 100.0,
+                missing: BTreeMap::new(),
+                avoid: vec![],
+            },
+            framework: "node".into(),
+        };
+        let out = generate(
+            "node",
+            repo.path(),
+            scratch.path(),
+            &req,
+            Duration::from_secs(120),
+            None,
+        )
+        .unwrap();
+        let m = &out.modules[0];
+        assert!(m.source.contains("ok("), "{}", m.source);
+        assert!(out.stats["modules"]["h"]["worker_restarts"].as_u64() >= Some(1));
+        let dir = repo.path().join("tt-tests/L1-unit");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(&m.test_file), &m.source).unwrap();
+        let run = std::process::Command::new("node")
+            .args(["--test", "tt-tests/L1-unit/"])
+            .current_dir(repo.path())
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "{}\n{}",
+            m.source,
+            String::from_utf8_lossy(&run.stdout)
+        );
+    }
+
     #[test]
     fn defect_tests_of_the_last_round_are_carried_over() {
         let new = "import { f } from '../../src/m.js';\n\ndescribe(\"m\", () => {\n  test(\"f(2) [cccccc]\", () => {\n    assert.equal(f(2), 3);\n  });\n});\n";

@@ -13,7 +13,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { createRequire, register } from 'node:module';
+import * as nodeModule from 'node:module';
 import { pathToFileURL, fileURLToPath } from 'node:url';
 import { createHash } from 'node:crypto';
 
@@ -27,7 +27,7 @@ const HELPER = fileURLToPath(import.meta.url);
 // Effects: writes, processes and network are blocked and reported, never performed.
 
 function installGuard(report) {
-  const require = createRequire(import.meta.url);
+  const require = nodeModule.createRequire(import.meta.url);
   const fsm = require('node:fs');
   const fsp = require('node:fs/promises');
   const cp = require('node:child_process');
@@ -155,12 +155,13 @@ function blank(text) {
 
 function registerTypeScript(root) {
   const data = { root: pathToFileURL(path.join(root, 'package.json')).href };
-  register(`data:text/javascript,${encodeURIComponent(TS_LOADER)}`, { parentURL: import.meta.url, data });
+  if (typeof nodeModule.register !== 'function') throw new Error(`TypeScript needs node >= 20.6 (module.register); this is ${process.version}`);
+  nodeModule.register(`data:text/javascript,${encodeURIComponent(TS_LOADER)}`, { parentURL: import.meta.url, data });
 }
 
 function findTypeScript(root) {
   try {
-    return createRequire(path.join(root, 'package.json')).resolve('typescript');
+    return nodeModule.createRequire(path.join(root, 'package.json')).resolve('typescript');
   } catch {
     return null;
   }
@@ -244,9 +245,11 @@ async function worker(file, kind, root) {
   const effects = [];
   installGuard((what) => effects.push(what));
   if (kind === 'ts') registerTypeScript(root);
-  const { Session } = await import('node:inspector/promises');
-  const session = new Session();
-  session.connect();
+  // node:inspector's callback API (node >= 18; the promise one came in 19).
+  const { Session } = await import('node:inspector');
+  const raw = new Session();
+  raw.connect();
+  const session = { post: (method, params) => new Promise((resolve, reject) => raw.post(method, params || {}, (err, res) => (err ? reject(err) : resolve(res)))) };
   await session.post('Profiler.enable');
   await session.post('Profiler.startPreciseCoverage', { callCount: true, detailed: true });
   const abs = path.resolve(root, file);
@@ -256,7 +259,7 @@ async function worker(file, kind, root) {
   let loadError = null;
   try {
     if (kind === 'cjs') {
-      exports = createRequire(abs)(abs);
+      exports = nodeModule.createRequire(abs)(abs);
     } else {
       exports = await import(url);
     }
@@ -488,33 +491,46 @@ class Runner {
   }
 
   async start() {
-    this.child = spawn(process.execPath, [HELPER, '--worker', this.file, this.kind, process.cwd()], {
+    const child = spawn(process.execPath, [HELPER, '--worker', this.file, this.kind, process.cwd()], {
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { ...process.env, NODE_OPTIONS: '' },
     });
-    this.child.stdin.on('error', () => {});
-    this.buffer = '';
+    // Every handler is bound to its own child: a killed worker's last events never reach the
+    // one that replaced it.
+    this.child = child;
+    this.dead = false;
     this.waiting = null;
     this.stderr = '';
-    this.child.stdout.setEncoding('utf8');
-    this.child.stderr.setEncoding('utf8');
-    this.child.stderr.on('data', (d) => { this.stderr = (this.stderr + d).slice(-4000); });
-    this.child.stdout.on('data', (d) => {
-      this.buffer += d;
+    let buffer = '';
+    child.stdin.on('error', () => {});
+    child.stdout.setEncoding('utf8');
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (d) => { if (this.child === child) this.stderr = (this.stderr + d).slice(-4000); });
+    child.stdout.on('data', (d) => {
+      if (this.child !== child) return;
+      buffer += d;
       let nl;
-      while ((nl = this.buffer.indexOf('\n')) >= 0) {
-        const line = this.buffer.slice(0, nl);
-        this.buffer = this.buffer.slice(nl + 1);
-        if (this.waiting) { const w = this.waiting; this.waiting = null; w(JSON.parse(line)); }
+      while ((nl = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        let msg;
+        try { msg = JSON.parse(line); } catch { continue; }
+        if (this.waiting && (msg.ready || msg.id === this.expect)) {
+          const w = this.waiting; this.waiting = null; w(msg);
+        }
       }
     });
-    this.child.on('exit', () => {
+    child.on('exit', () => {
+      if (this.child !== child) return;
       this.dead = true;
       if (this.waiting) { const w = this.waiting; this.waiting = null; w({ crashed: true, stderr: this.stderr }); }
     });
-    this.dead = false;
+    this.expect = null;
     const hello = await this.wait(Math.max(20_000, this.timeoutMs * 5));
-    if (hello.crashed || hello.timeout) return { loadError: `the module could not be loaded: ${tail(this.stderr)}`, exports: null, covered: [] };
+    if (hello.crashed || hello.timeout) {
+      this.stop();
+      return { loadError: `the module could not be loaded: ${tail(this.stderr)}`, exports: null, covered: [] };
+    }
     return hello;
   }
 
@@ -530,11 +546,15 @@ class Runner {
   async call(body, opts = {}) {
     if (!this.child || this.dead) {
       this.restarts++;
-      await this.start();
+      const hello = await this.start();
+      if (hello.loadError) return { crashed: true, covered: [], effects: [] };
     }
     const id = this.nextId++;
-    this.child.stdin.write(`${JSON.stringify({ id, body, twice: opts.twice !== false, async: opts.async, timeout_ms: this.timeoutMs })}\n`);
-    const res = await this.wait(this.timeoutMs * 2 + 2000);
+    this.expect = id;
+    const twice = opts.twice !== false;
+    this.child.stdin.write(`${JSON.stringify({ id, body, twice, async: opts.async, timeout_ms: this.timeoutMs })}\n`);
+    // The worker bounds an awaited promise itself; a synchronous loop only the kill ends.
+    const res = await this.wait(this.timeoutMs * (twice ? 2 : 1) + 500);
     if (res.timeout || res.crashed) {
       this.stop();
       return { timeout: !!res.timeout, crashed: !!res.crashed, covered: [], effects: [] };
@@ -601,7 +621,7 @@ function docs(text, isTs, tsPath) {
   }
   if (isTs && tsPath) {
     try {
-      const ts = createRequire(tsPath)(tsPath);
+      const ts = nodeModule.createRequire(tsPath)(tsPath);
       const sf = ts.createSourceFile('x.ts', text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
       const add = (name, node) => {
         const d = { params: {}, returns: node.type ? node.type.getText(sf) : null, examples: [] };

@@ -69,8 +69,12 @@ pub(crate) fn feedback(session: &Path, layer: &str) -> Feedback {
                     .map_or("", |e| e.excerpt.as_str())
                     .lines()
                     .next()
-                    .unwrap_or("")
-                    .trim_start_matches(['E', ' ']);
+                    .unwrap_or("");
+                // pytest's `E   ` prefix, not the E of a JavaScript `Expected …`.
+                let evidence = evidence.trim_start();
+                let evidence = evidence
+                    .strip_prefix("E ")
+                    .map_or(evidence, str::trim_start);
                 let at = t
                     .evidence
                     .as_ref()
