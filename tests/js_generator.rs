@@ -348,3 +348,49 @@ fn a_call_with_side_effects_is_blocked_reported_and_never_a_test() {
     // Nothing was written in the repository.
     assert_eq!(git_status(&p.repo, false), "");
 }
+
+/// A GC round aims at the lines the run missed and keeps the defect-finding tests as node's
+/// expected failures (`{ todo }`) with the evidence; the round's run then has no failure left.
+#[test]
+fn a_gc_round_keeps_the_defect_tests_as_expected_failures() {
+    let p = project("js-esm", false);
+    let out = p
+        .cmd(&[
+            "run",
+            "test it",
+            "--pipeline",
+            "targeted",
+            "--seed",
+            "7",
+            "--target",
+            "L1=100",
+            "--max-rounds",
+            "1",
+        ])
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let round = p
+        .tasks(&id)
+        .into_iter()
+        .find(|t| t["id"] == "TESTGEN-L1-fix-1")
+        .expect("a GC round");
+    assert!(
+        round["outcome"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("2 code-defect test(s) kept as expected failures"),
+        "{round}"
+    );
+    let buggy = &generated_files(&p, &id, "L1-unit")["buggy.test.js"];
+    assert_eq!(
+        buggy
+            .matches("{ todo: \"code_defect found by team-testing at ")
+            .count(),
+        2,
+        "{buggy}"
+    );
+    let run = read_json(&p.session_dir(&id).join("results/run-002.json"));
+    assert_eq!(run["failed"], 0, "{run}");
+    assert_eq!(run["skipped"], 2, "{run}");
+}
