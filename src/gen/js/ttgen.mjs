@@ -1453,9 +1453,11 @@ async function searchModule(spec, req, pkg, rand, deadline, tsPath) {
   if (hello.loadError) {
     search.runner.stop();
     const missing = /Cannot find (module|package)/.test(hello.loadError);
+    const effect = /team-testing blocked an effect/.test(hello.loadError);
     entry.import_error = hello.loadError;
-    entry.import_error_kind = missing ? 'env_issue' : 'code_defect';
-    return { entry, findings: [] };
+    entry.import_error_kind = missing ? 'env_issue' : effect ? 'side_effect' : 'code_defect';
+    const findings = effect ? [{ module: spec.module, function: spec.module, kind: 'side_effect', call: `import ${spec.file}`, expected: 'no effect outside its temporary folder', actual: hello.loadError, test: null }] : [];
+    return { entry, findings };
   }
   search.gain(hello.covered, true);
   const items = hello.exports || [];
