@@ -155,7 +155,7 @@ function blank(text) {
 
 function registerTypeScript(root) {
   const data = { root: pathToFileURL(path.join(root, 'package.json')).href };
-  if (typeof nodeModule.register !== 'function') throw new Error(`TypeScript needs node >= 20.6 (module.register); this is ${process.version}`);
+  if (typeof nodeModule.register !== 'function') throw new Error(`TypeScript needs node's module.register (node 18.19 or 20.6 and later); this is ${process.version}`);
   nodeModule.register(`data:text/javascript,${encodeURIComponent(TS_LOADER)}`, { parentURL: import.meta.url, data });
 }
 
