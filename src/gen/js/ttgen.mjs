@@ -177,6 +177,7 @@ function isPlainObject(v) {
 }
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+const RESERVED = new Set(['describe', 'test', 'it', 'expect', 'assert', 'require', 'module', 'exports', 'register', 'createRequire', 'obj', 'value']);
 
 function render(v, depth = 0) {
   if (depth > 6) return null;
@@ -396,7 +397,9 @@ function describeExports(exports, kind) {
   for (const name of names) {
     const v = env[name];
     if (name === 'defaultExport' && names.some((n) => n !== 'defaultExport' && env[n] === v)) continue;
-    if (name === '__esModule') continue;
+    // Names the test file itself binds (the framework's, node's module scope): not importable
+    // beside them.
+    if (name === '__esModule' || RESERVED.has(name)) continue;
     if (isClass(v)) {
       const cls = { kind: 'class', name, params: params(v), methods: [], getters: [], statics: [] };
       const proto = v.prototype;
