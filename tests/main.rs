@@ -12,6 +12,7 @@ mod first_hour;
 mod fuzz;
 mod generator;
 mod hostile;
+mod js_generator;
 mod live_view;
 mod mutation;
 mod pipelines;

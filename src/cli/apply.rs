@@ -80,7 +80,21 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
         Some(runner) => plan(&session, &state.repo, runner.as_ref(), &layers),
         None => Vec::new(),
     };
-    let (plan, refused) = refuse_unsafe(&session, planned);
+    let (mut plan, refused) = refuse_unsafe(&session, planned);
+    if let Some(runner) = &runner {
+        for (from, _, content) in &mut plan {
+            let layer = from
+                .parent()
+                .and_then(Path::file_name)
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let text = String::from_utf8_lossy(content).into_owned();
+            let changed = runner.apply_content(&session.root, &layer, &text);
+            if changed != text {
+                *content = changed.into_bytes();
+            }
+        }
+    }
     for line in &refused {
         println!("refused: {line}");
     }

@@ -13,6 +13,8 @@ use crate::proc::run_sandboxed;
 use crate::sandbox::Sandbox;
 use crate::util::tail_lines;
 
+pub mod js;
+
 /// The generator's findings are a session artifact: the report reads them too.
 pub use crate::artifacts::Finding;
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::error::{Result, RoleError};
-use super::shared::feedback::{feedback, Feedback};
+use super::shared::feedback::{feedback, first_round, Feedback};
 use super::shared::python_modules::modules_in_scope;
 use super::util::{sandbox_for, time_left, to_map};
 use super::RoleContext;
@@ -110,6 +110,14 @@ fn builtin_round(
     round: Option<u64>,
     framework: &SessionFramework,
 ) -> Result<Outcome> {
+    if let Some(f) = framework
+        .as_ref()
+        .ok()
+        .filter(|f| f.family() == Family::Node)
+    {
+        let na = |reason: &str, what: &str| not_applicable(ctx, layer, reason, what);
+        return super::js_generator::js_round(ctx, layer, round, *f, na);
+    }
     if !is_python(framework) {
         let framework = framework::name_of(framework);
         if round.is_none() {
@@ -140,6 +148,9 @@ pub fn foreseen_not_applicable(ctx: &RoleContext, layer: &str) -> Option<String>
         return None;
     }
     let framework = session_framework(ctx.session, ctx.repo);
+    if matches!(framework, Ok(f) if f.family() == Family::Node) {
+        return super::js_generator::foreseen_not_applicable(ctx, layer);
+    }
     if !is_python(&framework) {
         let name = framework::name_of(&framework);
         return Some(format!("no built-in generator for {name} yet"));
@@ -324,7 +335,7 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
     let mut fb = if round.is_some() {
         feedback(&ctx.session.root, layer)
     } else {
-        Feedback::default()
+        first_round(&ctx.session.root)
     };
     let strategy = round.map_or(Strategy::Conservative, |r| pick_strategy(r, &fb));
     if let (Strategy::Surgical { restore }, Some(r)) = (strategy, round) {

@@ -6,6 +6,7 @@ pub mod analyst;
 pub mod error;
 pub mod executor;
 pub mod generator;
+mod js_generator;
 mod shared;
 pub mod strategist;
 pub(crate) mod util;
@@ -54,4 +55,12 @@ pub fn run_builtin(role: &str, ctx: &RoleContext) -> Outcome {
         // A dynamic role with agent backends: its role file is the agent's instructions.
         _ => agent_role::run(ctx),
     }
+}
+
+/// The tests of a layer whose last run found code defects, with the evidence, by test name.
+pub fn defect_reasons(
+    session: &std::path::Path,
+    layer: &str,
+) -> std::collections::BTreeMap<String, String> {
+    shared::feedback::feedback(session, layer).defects
 }

@@ -132,10 +132,12 @@ pub fn classify(case: &TestCase, is_test_file: impl Fn(&str) -> bool) -> Verdict
     // Raised in the test (or while loading it): an assertion judged the code; anything else
     // means the test itself is broken. pytest's `Failed` (DID NOT RAISE, pytest.fail) and a Rust
     // panic are how assertions fail there.
+    // jest's matchers fail with a plain Error whose message starts `expect(received)`.
     let assertion = error.contains("AssertionError")
         || error.contains("Failed")
         || error == "panic"
-        || error == "failure";
+        || error == "failure"
+        || text.contains("expect(received)");
     let broken = text.contains("collection failure")
         || TEST_ERRORS.iter().any(|e| error.contains(e))
         || (!assertion && text.contains("is not defined"));
@@ -191,13 +193,21 @@ fn innermost_frame(text: &str) -> Option<(String, u32, String)> {
     if found.is_none() {
         found = go_frame(text);
     }
-    // JavaScript stacks list the innermost frame first: "at fn (file:///x/strings.js:12:5)".
+    // JavaScript stacks list the innermost frame first: "at fn (file:///x/strings.js:12:5)",
+    // or in vitest's reports "❯ fn src/strings.js:12:5".
     if found.is_none() {
         found = text
             .lines()
             .map(str::trim)
-            .filter(|l| l.starts_with("at "))
-            .find_map(js_frame);
+            .filter_map(|l| {
+                if l.starts_with("at ") {
+                    Some(l.to_string())
+                } else {
+                    l.strip_prefix("❯ ")
+                        .map(|rest| format!("at {}", rest.rsplit(' ').next().unwrap_or(rest)))
+                }
+            })
+            .find_map(|l| js_frame(&l));
     }
     found.map(|(f, l, e)| {
         let e = if e.is_empty() {
@@ -343,6 +353,27 @@ mod tests {
         assert_eq!(v.criticality, Criticality::High);
         assert_eq!(v.location.as_deref(), Some("test_bug.py:4"));
         assert_eq!(v.excerpt, "E       assert 10 == 20");
+    }
+
+    #[test]
+    fn a_failing_jest_matcher_is_a_code_defect() {
+        let c = case(
+            "expect(received).toBe(expected) // Object.is equality",
+            "Error: expect(received).toBe(expected) // Object.is equality\n\nExpected: \"$19.99\"\nReceived: \"$199.90\"\n    at Object.toBe (tt-tests/L1-unit/buggy.test.js:6:31)",
+        );
+        let v = classify(&c, |f: &str| f.contains(".test."));
+        assert_eq!(v.classification, Classification::CodeDefect, "{v:?}");
+    }
+
+    #[test]
+    fn vitest_frames_locate_an_error_in_the_code() {
+        let c = case(
+            "Cannot read properties of undefined (reading 'toUpperCase')",
+            "TypeError: Cannot read properties of undefined (reading 'toUpperCase')\n ❯ src/buggy.js:25:28\n ❯ initials src/buggy.js:25:6\n ❯ tt-tests/x/buggy.test.js:15:28",
+        );
+        let v = classify(&c, |f: &str| f.contains(".test."));
+        assert_eq!(v.classification, Classification::CodeDefect, "{v:?}");
+        assert_eq!(v.location.as_deref(), Some("src/buggy.js:25"));
     }
 
     #[test]

@@ -258,6 +258,9 @@ struct Parser {
     open: Option<TestCase>,
     /// Body of the `<failure>`/`<error>`/`<skipped>` that set the open case's status.
     body: Option<String>,
+    /// The open case is node's `todo` (`<skipped type="todo">`): its failure does not count,
+    /// as node's own summary says.
+    todo: bool,
 }
 
 impl Parser {
@@ -289,6 +292,7 @@ impl Parser {
             "testcase" => {
                 self.saw_junit = true;
                 let case = new_case(e)?;
+                self.todo = false;
                 if empty {
                     self.cases.push(case);
                 } else {
@@ -311,7 +315,10 @@ impl Parser {
             "error" => TestStatus::Error,
             _ => TestStatus::Skipped,
         };
-        if rank(status) <= rank(case.status) {
+        let todo = name == "skipped" && attr(e, "type")?.as_deref() == Some("todo");
+        if todo {
+            self.todo = true;
+        } else if self.todo || rank(status) <= rank(case.status) {
             return Ok(());
         }
         case.status = status;
@@ -441,6 +448,17 @@ mod tests {
             ids,
             ["tiny::tests::pos", "tiny::tests::neg", "tiny::it::zero"]
         );
+    }
+
+    /// node 20 reports a failing `todo` test with both `<skipped type="todo">` and `<failure>`;
+    /// node does not count it as a failure, and neither do we.
+    #[test]
+    fn a_failing_node_todo_test_is_skipped() {
+        let xml = "<testsuites><testsuite name=\"s\"><testcase name=\"t\" classname=\"test\"><skipped type=\"todo\" message=\"code_defect\"/><failure type=\"testCodeFailure\" message=\"boom\">boom</failure></testcase><testcase name=\"u\" classname=\"test\"><failure message=\"x\">x</failure></testcase></testsuite></testsuites>";
+        let cases = parse_junit_str(xml, Path::new("r.xml")).unwrap();
+        assert_eq!(cases[0].status, TestStatus::Skipped);
+        assert_eq!(cases[0].message.as_deref(), Some("code_defect"));
+        assert_eq!(cases[1].status, TestStatus::Failed);
     }
 
     #[test]

@@ -54,6 +54,12 @@ pub trait Runner {
     /// The folder, relative to the repository, where `apply` keeps the record of what it wrote.
     fn apply_manifest_dir(&self) -> &'static str;
 
+    /// The text `apply` writes for a session's test file (`session` is the session's root):
+    /// the file as it is, unless the runner's framework needs it changed.
+    fn apply_content(&self, _session: &Path, _layer: &str, text: &str) -> String {
+        text.to_string()
+    }
+
     /// What the applied tests need beside them, written once they are in place; returns how to
     /// run them, when there is something to say.
     fn apply_support(&self, _repo: &Path) -> crate::error::Result<Option<String>> {

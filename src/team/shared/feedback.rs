@@ -34,6 +34,17 @@ pub(crate) fn judged_round(task_id: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// What a layer's first round aims at: the lines the project's own tests leave uncovered (none
+/// when the session has no baseline coverage).
+pub(crate) fn first_round(session: &Path) -> Feedback {
+    let mut fb = Feedback::default();
+    if let Some(cov) = super::baseline::coverage(session) {
+        fb.missing = missing_lines(cov);
+        fb.missing_from_baseline = !fb.missing.is_empty();
+    }
+    fb
+}
+
 pub(crate) fn feedback(session: &Path, layer: &str) -> Feedback {
     let mut fb = Feedback::default();
     let results = artifacts::runs(session);
@@ -44,11 +55,10 @@ pub(crate) fn feedback(session: &Path, layer: &str) -> Feedback {
         .collect();
     let Some(run) = layer_runs.last() else {
         // The first round aims at the gaps the project's own tests leave.
-        if let Some(cov) = super::baseline::coverage(session) {
-            fb.missing = missing_lines(cov);
-            fb.missing_from_baseline = !fb.missing.is_empty();
-        }
-        return fb;
+        return Feedback {
+            history: fb.history,
+            ..first_round(session)
+        };
     };
     let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
     for t in run.tests().iter().filter(|t| t.status.is_failing()) {
@@ -76,8 +86,12 @@ pub(crate) fn feedback(session: &Path, layer: &str) -> Feedback {
                     .map_or("", |e| e.excerpt.as_str())
                     .lines()
                     .next()
-                    .unwrap_or("")
-                    .trim_start_matches(['E', ' ']);
+                    .unwrap_or("");
+                // pytest's `E   ` prefix, not the E of a JavaScript `Expected …`.
+                let evidence = evidence.trim_start();
+                let evidence = evidence
+                    .strip_prefix("E ")
+                    .map_or(evidence, str::trim_start);
                 let at = t
                     .evidence
                     .as_ref()

@@ -52,6 +52,19 @@ impl NodeRunner {
 }
 
 impl Runner for NodeRunner {
+    /// A node_modules that is a link (a workspace's or a shared install) is read where it is.
+    fn read_roots(
+        &self,
+        _tools: &crate::testing::toolchain::Toolchain,
+        repo: &Path,
+    ) -> Vec<PathBuf> {
+        let modules = repo.join("node_modules");
+        match modules.canonicalize() {
+            Ok(real) if modules.symlink_metadata().is_ok_and(|m| m.is_symlink()) => vec![real],
+            _ => Vec::new(),
+        }
+    }
+
     fn has_tests(&self, test_dir: &Path) -> bool {
         !workspace::generated_files(test_dir).is_empty()
     }
@@ -84,15 +97,37 @@ impl Runner for NodeRunner {
         ))
     }
 
-    /// TypeScript stays in the session: the project's own toolchain may not compile it.
+    /// Where the framework finds them: `test/team_testing/` for node:test and mocha,
+    /// `__tests__/team_testing/` for jest and vitest, two folders below the package root as in
+    /// the package copy, so their relative imports hold. Layers share the folder: the file name
+    /// carries the layer (`strings.l1.test.js`). TypeScript stays in the session: the project's
+    /// own toolchain may not compile it.
     fn apply_path(&self, _repo: &Path, layer: &str, file: &Path) -> Option<PathBuf> {
         let name = file.file_name()?.to_string_lossy();
-        (name.ends_with(".js") || name.ends_with(".mjs"))
-            .then(|| Path::new(TESTS_DIR).join(layer).join(&*name))
+        let (stem, ext) = [".test.js", ".test.mjs", ".test.cjs", ".js", ".mjs", ".cjs"]
+            .iter()
+            .find_map(|x| name.strip_suffix(x).map(|s| (s, *x)))?;
+        let ext = ext.strip_prefix(".test").unwrap_or(ext);
+        let short = layer
+            .split('-')
+            .next()
+            .unwrap_or(layer)
+            .to_ascii_lowercase();
+        Some(Path::new(self.apply_manifest_dir()).join(format!("{stem}.{short}.test{ext}")))
     }
 
     fn apply_manifest_dir(&self) -> &'static str {
-        TESTS_DIR
+        match self.framework {
+            Framework::Jest | Framework::Vitest => "__tests__/team_testing",
+            _ => "test/team_testing",
+        }
+    }
+
+    /// Tests that found code defects become the framework's expected failures, so the
+    /// project's own run passes while the defects stay visible.
+    fn apply_content(&self, session: &Path, layer: &str, text: &str) -> String {
+        let defects = crate::team::defect_reasons(session, layer);
+        crate::gen::js::mark_expected_failures(text, &defects, self.framework)
     }
 }
 

@@ -168,9 +168,17 @@ impl Ctx<'_> {
             lcov = Some(lcov_dir.join("lcov.info"));
         }
         argv.extend(files.iter().cloned());
+        // vitest instantiates WebAssembly, and V8 reserves about 10 GiB of address space per
+        // Wasm memory for its trap handler: two of them pass the sandbox's address-space limit.
+        let mut env = Vec::new();
+        if self.spec.sandbox.is_some() && node_has_flag(&self.node(), WASM_FLAG) {
+            let inherited = std::env::var("NODE_OPTIONS").unwrap_or_default();
+            let options = format!("{inherited} {WASM_FLAG}");
+            env.push(("NODE_OPTIONS".to_string(), options.trim().to_string()));
+        }
         Plan {
             argv,
-            env: Vec::new(),
+            env,
             junit: junit.to_path_buf(),
             attribution: None,
             lcov,
@@ -226,4 +234,29 @@ impl Ctx<'_> {
         serde_json::from_str::<serde_json::Value>(&text)
             .is_ok_and(|v| v.get("type").and_then(|t| t.as_str()) == Some("module"))
     }
+}
+
+/// The node flag that keeps Wasm memories from reserving guard regions (node >= 20.15).
+const WASM_FLAG: &str = "--disable-wasm-trap-handler";
+
+/// Whether `node` accepts `flag` (asked once per node and flag).
+fn node_has_flag(node: &str, flag: &str) -> bool {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static SEEN: OnceLock<Mutex<HashMap<(String, String), bool>>> = OnceLock::new();
+    let seen = SEEN.get_or_init(Default::default);
+    let key = (node.to_string(), flag.to_string());
+    if let Some(&known) = seen.lock().ok().and_then(|m| m.get(&key).copied()).as_ref() {
+        return known;
+    }
+    let ok = crate::proc::run_captured(
+        &[node, flag, "-e", "0"],
+        &std::env::temp_dir(),
+        std::time::Duration::from_secs(20),
+    )
+    .is_ok_and(|o| o.success());
+    if let Ok(mut m) = seen.lock() {
+        m.insert(key, ok);
+    }
+    ok
 }

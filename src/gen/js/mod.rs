@@ -1,0 +1,538 @@
+//! The built-in offline test generator for JavaScript and TypeScript: `ttgen.mjs`, shipped inside
+//! the binary and run with the project's own `node` in a mirror of the repository, the
+//! counterpart of `ttgen.py`. This side picks the modules, prepares the request, runs the helper
+//! with a timeout, and edits the files it wrote between rounds (expected failures for the tests
+//! that found code defects, carried over from round to round).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::{GenError, GenRequest, GenResult, ModuleRef};
+use crate::proc::run_sandboxed;
+use crate::sandbox::Sandbox;
+use crate::testing::framework::Framework;
+use crate::util::tail_lines;
+
+/// The helper, written into the session when used.
+pub const HELPER: &str = include_str!("ttgen.mjs");
+
+/// Extensions of modules the generator tests.
+const MODULE_EXTS: [&str; 5] = [".js", ".mjs", ".cjs", ".ts", ".mts"];
+
+/// Files that configure tools rather than hold code under test.
+const CONFIG_PREFIXES: [&str; 10] = [
+    "jest.config.",
+    "vitest.config.",
+    "vite.config.",
+    "babel.config.",
+    "webpack.config.",
+    "rollup.config.",
+    "eslint.config.",
+    ".eslintrc",
+    ".mocharc",
+    "tsconfig",
+];
+
+/// The request the helper reads: the Python generator's, plus the framework to write for.
+#[derive(Debug, Clone, Serialize)]
+pub struct JsGenRequest {
+    #[serde(flatten)]
+    pub base: GenRequest,
+    /// `node`, `jest`, `vitest` or `mocha`.
+    pub framework: String,
+}
+
+/// Whether `path` (repository-relative) is a JavaScript or TypeScript module under test: not a
+/// test, a declaration file, a tool's config, or anything in a test or dependency folder.
+pub fn is_module(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let dirs: Vec<&str> = path.split('/').collect();
+    let in_tests = dirs[..dirs.len() - 1].iter().any(|d| {
+        matches!(
+            *d,
+            "test"
+                | "tests"
+                | "__tests__"
+                | "node_modules"
+                | "tt-tests"
+                | "dist"
+                | "build"
+                | "coverage"
+        ) || d.starts_with('.')
+    });
+    MODULE_EXTS.iter().any(|x| name.ends_with(x))
+        && !name.ends_with(".d.ts")
+        && !name.contains(".test.")
+        && !name.contains(".spec.")
+        && !CONFIG_PREFIXES.iter().any(|p| name.starts_with(p))
+        && !in_tests
+}
+
+/// `src/strings.js` -> `strings`; `lib/a/b.ts` -> `a/b`: the name a test file and its suite carry.
+pub fn module_name(path: &str) -> String {
+    let stem = MODULE_EXTS
+        .iter()
+        .find_map(|x| path.strip_suffix(x))
+        .unwrap_or(path);
+    let stem = stem
+        .strip_prefix("src/")
+        .or_else(|| stem.strip_prefix("lib/"))
+        .unwrap_or(stem);
+    stem.to_string()
+}
+
+/// The modules among `files` (repository-relative paths), one per path, sorted.
+pub fn modules(files: &[String]) -> Vec<ModuleRef> {
+    let mut out: Vec<ModuleRef> = files
+        .iter()
+        .filter(|f| is_module(f))
+        .map(|f| ModuleRef {
+            module: module_name(f),
+            file: f.clone(),
+        })
+        .collect();
+    out.sort_by(|a, b| a.file.cmp(&b.file));
+    out.dedup_by(|a, b| a.module == b.module);
+    out
+}
+
+/// The files package.json names as `bin` (repository-relative).
+pub fn bin_files(repo: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(repo.join("package.json")).unwrap_or_default();
+    let pkg: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    let clean = |s: &str| s.trim_start_matches("./").to_string();
+    match &pkg["bin"] {
+        serde_json::Value::String(s) => vec![clean(s)],
+        serde_json::Value::Object(map) => {
+            map.values().filter_map(|v| v.as_str()).map(clean).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Runs the helper with `node` in `mirror`; `scratch` holds the helper file. The whole run is
+/// bounded by `timeout`.
+pub fn generate(
+    node: &str,
+    mirror: &Path,
+    scratch: &Path,
+    req: &JsGenRequest,
+    timeout: Duration,
+    sandbox: Option<&Sandbox>,
+) -> Result<GenResult, GenError> {
+    std::fs::create_dir_all(scratch).map_err(|cause| GenError::CreateDir {
+        path: scratch.to_path_buf(),
+        cause,
+    })?;
+    let helper = scratch.join("ttgen.mjs");
+    crate::util::write_nofollow(&helper, HELPER.as_bytes()).map_err(|cause| {
+        GenError::WriteFile {
+            path: helper.clone(),
+            cause,
+        }
+    })?;
+    let input = serde_json::to_vec(req).map_err(GenError::Request)?;
+    let helper_arg = helper.display().to_string();
+    // The project's NODE_OPTIONS (loaders, inspectors) are not the generator's.
+    let env = [("NODE_OPTIONS", ""), ("NO_COLOR", "1")];
+    let out = run_sandboxed(
+        sandbox,
+        &[node, &helper_arg],
+        mirror,
+        &env,
+        Some(input),
+        timeout,
+    )
+    .map_err(GenError::DidNotFinish)?;
+    if !out.success() {
+        return Err(GenError::Exited {
+            code: out.status,
+            stderr_tail: tail_lines(&out.stderr, 15),
+        });
+    }
+    serde_json::from_str(out.stdout.trim()).map_err(|cause| GenError::NoResult {
+        cause,
+        output_tail: tail_lines(&format!("{}{}", out.stdout, out.stderr), 10),
+    })
+}
+
+/// The entry points L3 would run in `repo` (package.json `bin`, a `main` that reads its
+/// arguments), found by the helper's own rule. It reads files only.
+pub fn entry_points(node: &str, repo: &Path, scratch: &Path) -> Result<Vec<String>, GenError> {
+    std::fs::create_dir_all(scratch).map_err(|cause| GenError::CreateDir {
+        path: scratch.to_path_buf(),
+        cause,
+    })?;
+    let helper = scratch.join("ttgen.mjs");
+    crate::util::write_nofollow(&helper, HELPER.as_bytes()).map_err(|cause| {
+        GenError::WriteFile {
+            path: helper.clone(),
+            cause,
+        }
+    })?;
+    let helper = helper.display().to_string();
+    let root = repo.display().to_string();
+    let out = crate::proc::run_captured(
+        &[node, &helper, "--entry-points", &root],
+        scratch,
+        Duration::from_secs(60),
+    )
+    .map_err(GenError::ScanNotRun)?;
+    if !out.success() {
+        return Err(GenError::ScanFailed {
+            stderr_tail: tail_lines(&out.stderr, 5),
+        });
+    }
+    serde_json::from_str(out.stdout.trim()).map_err(GenError::ScanUnreadable)
+}
+
+/// Folders the helper reads outside the repository: node's own installation, and the real
+/// place of a node_modules that is a link.
+pub fn read_roots(node: &str, repo: &Path) -> Vec<PathBuf> {
+    let mut roots = Vec::new();
+    let found = if node.contains('/') {
+        Some(PathBuf::from(node))
+    } else {
+        std::env::var_os("PATH").and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|p| p.join(node))
+                .find(|p| p.is_file())
+        })
+    };
+    if let Some(prefix) = found
+        .and_then(|p| p.canonicalize().ok())
+        .and_then(|p| p.parent().and_then(Path::parent).map(Path::to_path_buf))
+    {
+        roots.push(prefix);
+    }
+    if let Ok(real) = repo.join("node_modules").canonicalize() {
+        roots.push(real);
+    }
+    roots
+}
+
+/// Links the repository's node_modules into the mirror (the mirror copies no dependencies):
+/// TypeScript and the module's own imports resolve as in the repository.
+pub fn link_node_modules(repo: &Path, mirror: &Path) -> std::io::Result<()> {
+    let Ok(real) = repo.join("node_modules").canonicalize() else {
+        return Ok(());
+    };
+    let link = mirror.join("node_modules");
+    if link.symlink_metadata().is_ok() {
+        if std::fs::read_link(&link).ok().as_deref() == Some(real.as_path()) {
+            return Ok(());
+        }
+        std::fs::remove_file(&link)?;
+    }
+    std::os::unix::fs::symlink(real, link)
+}
+
+/// The line that opens a test of a generated file, and the test's name: `  test("name", ...`.
+fn opening(line: &str) -> Option<String> {
+    let rest = line
+        .strip_prefix("  test(")
+        .or_else(|| line.strip_prefix("  it("))?;
+    let name_end = json_string_end(rest)?;
+    serde_json::from_str(&rest[..name_end]).ok()
+}
+
+/// The end of the JSON string literal `text` starts with.
+fn json_string_end(text: &str) -> Option<usize> {
+    let mut chars = text.char_indices();
+    if chars.next()?.1 != '"' {
+        return None;
+    }
+    let mut escaped = false;
+    for (i, c) in chars {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '"' => return Some(i + 1),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Whether a defect map names this test: by its id's last part (`suite > name`) or its name.
+fn defect_reason<'a>(defects: &'a BTreeMap<String, String>, name: &str) -> Option<&'a str> {
+    defects
+        .iter()
+        .find(|(k, _)| {
+            let k = unescape_xml(k);
+            k == name || k.rsplit(" > ").next() == Some(name)
+        })
+        .map(|(_, v)| v.as_str())
+}
+
+/// A test name as a JUnit report may still carry it (`initials(&quot;&quot;)`).
+pub fn unescape_xml(text: &str) -> String {
+    text.replace("&quot;", "\"")
+        .replace("&apos;", "'")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
+/// Marks the tests that found code defects as the framework's expected failure, with the
+/// evidence: node's `{ todo }`, jest's `test.failing`, vitest's `test.fails`, a skip with the
+/// evidence for mocha (which has none). A test already marked stays as it is.
+pub fn mark_expected_failures(
+    source: &str,
+    defects: &BTreeMap<String, String>,
+    framework: Framework,
+) -> String {
+    let mut out = String::with_capacity(source.len() + 200);
+    for line in source.lines() {
+        let Some(name) = opening(line) else {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        };
+        let Some(reason) = defect_reason(defects, &name) else {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        };
+        let quoted = serde_json::to_string(&name).unwrap_or_default();
+        let reason_text = reason.replace('\n', " ");
+        let reason_json = serde_json::to_string(&reason_text).unwrap_or_default();
+        let call = if line.starts_with("  it(") {
+            "it"
+        } else {
+            "test"
+        };
+        let after = &line[format!("  {call}(").len() + quoted.len()..];
+        out.push_str(&format!("  // {}\n", reason_text.replace("*/", "* /")));
+        let marked = match framework {
+            Framework::Jest => format!("  {call}.failing({quoted}{after}"),
+            Framework::Vitest => format!("  {call}.fails({quoted}{after}"),
+            Framework::Mocha => format!("  {call}.skip({quoted}{after}"),
+            _ => format!("  {call}({quoted}, {{ todo: {reason_json} }}{after}"),
+        };
+        out.push_str(&marked);
+        out.push('\n');
+    }
+    out
+}
+
+/// The test blocks of a generated file: (name, text from the opening line to its `  });`).
+fn test_blocks(source: &str) -> Vec<(String, String)> {
+    let mut blocks = Vec::new();
+    let mut current: Option<(String, String)> = None;
+    let mut comment = String::new();
+    for line in source.lines() {
+        let opened = line
+            .strip_prefix("  test")
+            .or_else(|| line.strip_prefix("  it"))
+            .filter(|r| r.starts_with('(') || r.starts_with('.'))
+            .and_then(|r| r.split_once('('))
+            .and_then(|(_, r)| json_string_end(r).map(|e| r[..e].to_string()))
+            .and_then(|q| serde_json::from_str::<String>(&q).ok());
+        if current.is_none() {
+            if let Some(name) = opened {
+                current = Some((name, std::mem::take(&mut comment) + line + "\n"));
+                continue;
+            }
+            if line.starts_with("  //") {
+                comment.push_str(line);
+                comment.push('\n');
+            } else {
+                comment.clear();
+            }
+            continue;
+        }
+        if let Some((_, text)) = current.as_mut() {
+            text.push_str(line);
+            text.push('\n');
+        }
+        if line == "  });" {
+            blocks.extend(current.take());
+        }
+    }
+    blocks
+}
+
+/// Tests of the previous round that must survive a regeneration (they found code defects) and
+/// that the new file lacks, added at the end of its suite; nothing in `drop` is carried.
+pub fn carry_over(
+    old: &str,
+    new: &str,
+    keep: &BTreeMap<String, String>,
+    drop: &BTreeSet<String>,
+) -> String {
+    let new_names: BTreeSet<String> = test_blocks(new).into_iter().map(|(n, _)| n).collect();
+    let carried: Vec<String> = test_blocks(old)
+        .into_iter()
+        .filter(|(name, _)| {
+            defect_reason(keep, name).is_some()
+                && !new_names.contains(name)
+                && !drop
+                    .iter()
+                    .map(|d| unescape_xml(d))
+                    .any(|d| d == *name || d.ends_with(&format!(" > {name}")))
+        })
+        .map(|(_, text)| text)
+        .collect();
+    let Some(end) = new.rfind("\n});") else {
+        return new.to_string();
+    };
+    if carried.is_empty() {
+        return new.to_string();
+    }
+    let mut out = new[..end].to_string();
+    for block in carried {
+        out.push_str("\n\n");
+        out.push_str(block.trim_end());
+    }
+    out.push_str(&new[end..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = "import { f } from '../../src/m.js';\n\ndescribe(\"m\", () => {\n  test(\"f(1) [aaaaaa]\", () => {\n    assert.equal(f(1), 2);\n  });\n\n  test(\"f(\\\"\\\") does not throw [bbbbbb]\", () => {\n    assert.equal(typeof (f(\"\")), \"string\");\n  });\n});\n";
+
+    #[test]
+    fn modules_are_code_files_outside_test_and_dependency_folders() {
+        let files: Vec<String> = [
+            "src/strings.js",
+            "src/strings.test.js",
+            "test/helper.js",
+            "jest.config.js",
+            "types.d.ts",
+            "lib/a/b.ts",
+            "bin/cli.mjs",
+            "node_modules/x/index.js",
+            "README.md",
+        ]
+        .map(String::from)
+        .to_vec();
+        let names: Vec<(String, String)> = modules(&files)
+            .into_iter()
+            .map(|m| (m.module, m.file))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("bin/cli".to_string(), "bin/cli.mjs".to_string()),
+                ("a/b".into(), "lib/a/b.ts".into()),
+                ("strings".into(), "src/strings.js".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn defect_tests_take_each_frameworks_expected_failure_form() {
+        let mut defects = BTreeMap::new();
+        defects.insert(
+            "m > f(\"\") does not throw [bbbbbb]".to_string(),
+            "code_defect found by team-testing at src/m.js:3: TypeError".to_string(),
+        );
+        let node = mark_expected_failures(FILE, &defects, Framework::NodeTest);
+        assert!(
+            node.contains("  test(\"f(\\\"\\\") does not throw [bbbbbb]\", { todo: \"code_defect found by team-testing at src/m.js:3: TypeError\" }, () => {"),
+            "{node}"
+        );
+        assert!(
+            node.contains("  // code_defect found by team-testing"),
+            "{node}"
+        );
+        assert!(node.contains("  test(\"f(1) [aaaaaa]\", () => {"), "{node}");
+        let jest = mark_expected_failures(FILE, &defects, Framework::Jest);
+        assert!(
+            jest.contains("  test.failing(\"f(\\\"\\\") does not throw"),
+            "{jest}"
+        );
+        let vitest = mark_expected_failures(FILE, &defects, Framework::Vitest);
+        assert!(
+            vitest.contains("  test.fails(\"f(\\\"\\\") does not throw"),
+            "{vitest}"
+        );
+        // Marking twice changes nothing more.
+        assert_eq!(
+            mark_expected_failures(&jest, &defects, Framework::Jest),
+            jest
+        );
+    }
+
+    /// A hang, a crash and a promise that never settles each cost one call; every value asserted
+    /// is the value of its own call (the generated file passes under node --test).
+    #[test]
+    fn hangs_and_crashes_cost_one_call_and_never_mix_up_results() {
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(repo.path().join("src")).unwrap();
+        std::fs::write(repo.path().join("package.json"), "{\"type\":\"module\"}\n").unwrap();
+        std::fs::write(
+            repo.path().join("src/h.js"),
+            "/** @param {number} n */\nexport function spin(n) { while (n > 0) {} return 1; }\n\
+             export function crash(x) { if (x === 0) process.abort(); return x; }\n\
+             export async function never(x) { if (x === 1) await new Promise(() => {}); return 2; }\n\
+             export function ok(a, b) { return a + b; }\n",
+        )
+        .unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        let req = JsGenRequest {
+            base: GenRequest {
+                modules: vec![ModuleRef {
+                    module: "h".into(),
+                    file: "src/h.js".into(),
+                }],
+                layer: "L1-unit".into(),
+                seed: 1,
+                budget_s: 60.0,
+                call_timeout_s: 0.5,
+                target_percent: 100.0,
+                missing: BTreeMap::new(),
+                avoid: vec![],
+            },
+            framework: "node".into(),
+        };
+        let out = generate(
+            "node",
+            repo.path(),
+            scratch.path(),
+            &req,
+            Duration::from_secs(120),
+            None,
+        )
+        .unwrap();
+        let m = &out.modules[0];
+        assert!(m.source.contains("ok("), "{}", m.source);
+        assert!(out.stats["modules"]["h"]["worker_restarts"].as_u64() >= Some(1));
+        let dir = repo.path().join("tt-tests/L1-unit");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(&m.test_file), &m.source).unwrap();
+        let run = std::process::Command::new("node")
+            .args(["--test", "tt-tests/L1-unit/"])
+            .current_dir(repo.path())
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "{}\n{}",
+            m.source,
+            String::from_utf8_lossy(&run.stdout)
+        );
+    }
+
+    #[test]
+    fn defect_tests_of_the_last_round_are_carried_over() {
+        let new = "import { f } from '../../src/m.js';\n\ndescribe(\"m\", () => {\n  test(\"f(2) [cccccc]\", () => {\n    assert.equal(f(2), 3);\n  });\n});\n";
+        let mut keep = BTreeMap::new();
+        keep.insert(
+            "m > f(\"\") does not throw [bbbbbb]".to_string(),
+            "why".to_string(),
+        );
+        let out = carry_over(FILE, new, &keep, &BTreeSet::new());
+        assert!(out.contains("f(2) [cccccc]"), "{out}");
+        assert!(out.contains("does not throw [bbbbbb]"), "{out}");
+        assert!(!out.contains("f(1) [aaaaaa]"), "{out}");
+        assert!(out.ends_with("  });\n});\n"), "{out}");
+    }
+}

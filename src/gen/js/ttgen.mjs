@@ -1,0 +1,1537 @@
+// team-testing's offline test generator for JavaScript and TypeScript: the counterpart of ttgen.py.
+// It runs with the project's own node in a mirror of the repository and talks JSON on
+// stdin/stdout. The search is feedback-directed and seeded: candidate calls are built from types
+// (JSDoc or TypeScript), parameter names and defaults, literals of the source and @example
+// blocks, each runs in a worker process with a timeout under V8 precise block coverage, and a
+// call is kept when it reaches code no earlier call reached. Kept calls become readable tests in
+// the project's framework (node:test, jest, vitest, mocha).
+//
+// Modes: no argument (the generator), `--worker <file> <kind>` (runs calls for the generator),
+// `--entry-points <root>` (lists L3's entry points, reading files only), and with TTGEN_GUARD set
+// in the environment, a preload (`--import`) that blocks and reports effects of an entry point.
+
+import { spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as nodeModule from 'node:module';
+import { pathToFileURL, fileURLToPath } from 'node:url';
+import { createHash } from 'node:crypto';
+
+const MAX_CANDIDATES = 300; // per module: the search's real bound (keeps results reproducible)
+const STAGNATION = 90; // candidates in a row that add nothing: the module is done
+const MAX_RENDER = 300; // longer values are asserted by type and length, not spelled out
+const EFFECT_MARK = 'TTGEN-EFFECT ';
+const HELPER = fileURLToPath(import.meta.url);
+
+// ---------------------------------------------------------------------------------------------
+// Effects: writes, processes and network are blocked and reported, never performed.
+
+function installGuard(report) {
+  const require = nodeModule.createRequire(import.meta.url);
+  const fsm = require('node:fs');
+  const fsp = require('node:fs/promises');
+  const cp = require('node:child_process');
+  const net = require('node:net');
+  const block = (what) => {
+    report(what);
+    const e = new Error(`team-testing blocked an effect: ${what}`);
+    e.code = 'TTGEN_BLOCKED';
+    return e;
+  };
+  const writes = ['writeFile', 'appendFile', 'mkdir', 'mkdtemp', 'rm', 'rmdir', 'unlink', 'rename',
+    'copyFile', 'cp', 'symlink', 'link', 'truncate', 'chmod', 'chown', 'utimes', 'createWriteStream'];
+  const first = (args) => (typeof args[0] === 'string' ? args[0] : String(args[0]));
+  for (const name of writes) {
+    for (const variant of [name, `${name}Sync`]) {
+      if (typeof fsm[variant] === 'function') {
+        fsm[variant] = function (...args) { throw block(`fs.${variant}(${first(args)})`); };
+      }
+    }
+    if (typeof fsp[name] === 'function') {
+      fsp[name] = async function (...args) { throw block(`fs/promises.${name}(${first(args)})`); };
+    }
+  }
+  const writing = (flags) => typeof flags === 'string' && /[wa+]/.test(flags);
+  const open = fsm.open, openSync = fsm.openSync, popen = fsp.open;
+  fsm.open = function (p, flags, ...rest) {
+    if (writing(flags)) throw block(`fs.open(${p}, ${flags})`);
+    return open.call(this, p, flags, ...rest);
+  };
+  fsm.openSync = function (p, flags, ...rest) {
+    if (writing(flags)) throw block(`fs.openSync(${p}, ${flags})`);
+    return openSync.call(this, p, flags, ...rest);
+  };
+  fsp.open = async function (p, flags, ...rest) {
+    if (writing(flags)) throw block(`fs/promises.open(${p}, ${flags})`);
+    return popen.call(this, p, flags, ...rest);
+  };
+  for (const name of ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork']) {
+    cp[name] = function (...args) { throw block(`child_process.${name}(${first(args)})`); };
+  }
+  for (const name of ['connect', 'createConnection', 'createServer']) {
+    net[name] = function (...args) { throw block(`net.${name}(${first(args)})`); };
+  }
+  // Ending the process would end the worker: the call is stopped instead.
+  if (!process.env.TTGEN_GUARD) process.exit = (code) => { throw block(`process.exit(${code ?? ''})`); };
+  require('node:module').syncBuiltinESMExports();
+}
+
+// ---------------------------------------------------------------------------------------------
+// TypeScript: the project's own typescript blanks out the types, keeping every position, so
+// coverage offsets are offsets into the .ts file itself.
+
+/** Source of a loader hook module; `data.ts` is the path of the project's typescript. */
+export const TS_LOADER = String.raw`
+import { createRequire } from 'node:module';
+import { readFileSync, existsSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+let ts;
+export function initialize(data) { ts = createRequire(data.root)('typescript'); }
+export async function resolve(spec, context, next) {
+  try { return await next(spec, context); } catch (e) {
+    if (!context.parentURL || !/^\.\.?\//.test(spec)) throw e;
+    const base = new URL(spec, context.parentURL);
+    for (const alt of [base.href.replace(/\.js$/, '.ts'), base.href + '.ts', base.href + '/index.ts']) {
+      if (existsSync(fileURLToPath(alt))) return { url: alt, shortCircuit: true, format: 'module' };
+    }
+    throw e;
+  }
+}
+export async function load(url, context, next) {
+  if (!/\.(ts|mts)$/.test(url)) return next(url, context);
+  const text = readFileSync(fileURLToPath(url), 'utf8');
+  return { format: 'module', source: blank(text), shortCircuit: true };
+}
+function blank(text) {
+  const sf = ts.createSourceFile('x.ts', text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const out = text.split('');
+  const wipe = (s, e) => { for (let i = s; i < e; i++) if (out[i] !== '\n') out[i] = ' '; };
+  const back = (pos, ch) => { let i = pos - 1; while (i >= 0 && /\s/.test(text[i])) i--; return text[i] === ch ? i : -1; };
+  const K = ts.SyntaxKind;
+  const typeOnly = new Set([K.InterfaceDeclaration, K.TypeAliasDeclaration]);
+  const visit = (node) => {
+    if (typeOnly.has(node.kind) || (node.modifiers || []).some((m) => m.kind === K.DeclareKeyword)) {
+      wipe(node.getStart(sf), node.end); return;
+    }
+    if ((ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node)) && !node.body) { wipe(node.getStart(sf), node.end); return; }
+    if ((ts.isImportDeclaration(node) && node.importClause && node.importClause.isTypeOnly) ||
+        (ts.isExportDeclaration(node) && node.isTypeOnly)) { wipe(node.getStart(sf), node.end); return; }
+    for (const m of node.modifiers || []) {
+      if ([K.PublicKeyword, K.PrivateKeyword, K.ProtectedKeyword, K.ReadonlyKeyword, K.AbstractKeyword, K.OverrideKeyword].includes(m.kind)) wipe(m.getStart(sf), m.end);
+    }
+    if (node.type && (ts.isParameter(node) || ts.isVariableDeclaration(node) || ts.isPropertyDeclaration(node) ||
+        ts.isFunctionLike(node))) {
+      const colon = back(node.type.getStart(sf), ':');
+      if (colon >= 0) wipe(colon, node.type.end);
+    }
+    if (node.questionToken && (ts.isParameter(node) || ts.isPropertyDeclaration(node))) wipe(node.questionToken.getStart(sf), node.questionToken.end);
+    if (node.exclamationToken) wipe(node.exclamationToken.getStart(sf), node.exclamationToken.end);
+    if (node.typeParameters && node.typeParameters.length) {
+      const lt = back(node.typeParameters[0].getStart(sf), '<');
+      let gt = node.typeParameters.end; while (gt < text.length && text[gt] !== '>') gt++;
+      if (lt >= 0) wipe(lt, gt + 1);
+    }
+    if ((ts.isCallExpression(node) || ts.isNewExpression(node)) && node.typeArguments && node.typeArguments.length) {
+      const lt = back(node.typeArguments[0].getStart(sf), '<');
+      let gt = node.typeArguments.end; while (gt < text.length && text[gt] !== '>') gt++;
+      if (lt >= 0) wipe(lt, gt + 1);
+    }
+    if (ts.isAsExpression(node) || (ts.SyntaxKind.SatisfiesExpression && node.kind === ts.SyntaxKind.SatisfiesExpression)) {
+      wipe(node.expression.end, node.end);
+      ts.forEachChild(node.expression, visit); visitSelf(node.expression); return;
+    }
+    if (ts.isNonNullExpression(node)) wipe(node.end - 1, node.end);
+    if (ts.isHeritageClause(node) && node.token === K.ImplementsKeyword) { wipe(node.getStart(sf), node.end); return; }
+    if (ts.isEnumDeclaration(node) || ts.isModuleDeclaration(node) || (ts.isParameter(node) && (node.modifiers || []).length)) {
+      throw new Error('TypeScript construct that needs a compiler (enum, namespace or parameter property) at offset ' + node.pos);
+    }
+    ts.forEachChild(node, visit);
+  };
+  const visitSelf = (node) => { if (ts.isNonNullExpression(node)) wipe(node.end - 1, node.end); };
+  ts.forEachChild(sf, visit);
+  return out.join('');
+}
+`;
+
+function registerTypeScript(root) {
+  const data = { root: pathToFileURL(path.join(root, 'package.json')).href };
+  if (typeof nodeModule.register !== 'function') throw new Error(`TypeScript needs node's module.register (node 18.19 or 20.6 and later); this is ${process.version}`);
+  nodeModule.register(`data:text/javascript,${encodeURIComponent(TS_LOADER)}`, { parentURL: import.meta.url, data });
+}
+
+function findTypeScript(root) {
+  try {
+    return nodeModule.createRequire(path.join(root, 'package.json')).resolve('typescript');
+  } catch {
+    return null;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values: a deterministic rendering as JavaScript source, or null when a value has none.
+
+function isPlainObject(v) {
+  if (v === null || typeof v !== 'object') return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+const RESERVED = new Set(['describe', 'test', 'it', 'expect', 'assert', 'require', 'module', 'exports', 'register', 'createRequire', 'obj', 'value']);
+
+function render(v, depth = 0) {
+  if (depth > 6) return null;
+  switch (typeof v) {
+    case 'undefined': return 'undefined';
+    case 'boolean': return String(v);
+    case 'number':
+      if (Number.isNaN(v)) return 'NaN';
+      if (Object.is(v, -0)) return '-0';
+      if (!Number.isFinite(v)) return v > 0 ? 'Infinity' : '-Infinity';
+      return String(v);
+    case 'bigint': return `${v}n`;
+    case 'string': return JSON.stringify(v);
+    case 'object': {
+      if (v === null) return 'null';
+      if (Array.isArray(v)) {
+        const parts = [];
+        for (let i = 0; i < v.length; i++) {
+          if (!(i in v)) return null;
+          const r = render(v[i], depth + 1);
+          if (r === null) return null;
+          parts.push(r);
+        }
+        return `[${parts.join(', ')}]`;
+      }
+      if (!isPlainObject(v)) return null;
+      if (Object.getOwnPropertySymbols(v).length) return null;
+      const parts = [];
+      for (const k of Object.keys(v)) {
+        const d = Object.getOwnPropertyDescriptor(v, k);
+        if (!('value' in d)) return null;
+        const r = render(d.value, depth + 1);
+        if (r === null) return null;
+        parts.push(`${IDENT.test(k) ? k : JSON.stringify(k)}: ${r}`);
+      }
+      return parts.length ? `{ ${parts.join(', ')} }` : '{}';
+    }
+    default: return null;
+  }
+}
+
+function typeName(v) {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  return typeof v;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Coverage: V8 precise block coverage painted onto the module's bytes.
+
+function paint(fnCoverage, size) {
+  const counts = new Int32Array(size).fill(-1);
+  for (const fn of fnCoverage) {
+    for (const r of fn.ranges) {
+      const end = Math.min(r.endOffset, size);
+      for (let i = r.startOffset; i < end; i++) counts[i] = r.count;
+    }
+  }
+  return counts;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The worker: loads one module, runs the calls the generator sends, one JSON line each way.
+
+async function worker(file, kind, root) {
+  const effects = [];
+  installGuard((what) => effects.push(what));
+  if (kind === 'ts') registerTypeScript(root);
+  // node:inspector's callback API (node >= 18; the promise one came in 19).
+  const { Session } = await import('node:inspector');
+  const raw = new Session();
+  raw.connect();
+  const session = { post: (method, params) => new Promise((resolve, reject) => raw.post(method, params || {}, (err, res) => (err ? reject(err) : resolve(res)))) };
+  await session.post('Profiler.enable');
+  await session.post('Profiler.startPreciseCoverage', { callCount: true, detailed: true });
+  const abs = path.resolve(root, file);
+  const url = pathToFileURL(abs).href;
+  const text = fs.readFileSync(abs, 'utf8');
+  let exports;
+  let loadError = null;
+  try {
+    if (kind === 'cjs') {
+      exports = nodeModule.createRequire(abs)(abs);
+    } else {
+      exports = await import(url);
+    }
+  } catch (e) {
+    loadError = `${e && e.name}: ${e && e.message}`;
+  }
+  const take = async () => {
+    const { result } = await session.post('Profiler.takePreciseCoverage');
+    const script = result.find((s) => s.url === url || s.url === abs);
+    if (!script) return [];
+    const counts = paint(script.functions, text.length);
+    const covered = [];
+    let start = -1;
+    for (let i = 0; i <= counts.length; i++) {
+      const on = i < counts.length && counts[i] > 0;
+      if (on && start < 0) start = i;
+      if (!on && start >= 0) { covered.push([start, i]); start = -1; }
+    }
+    return covered;
+  };
+  const send = (obj) => process.stdout.write(`${JSON.stringify(obj)}\n`);
+  send({ ready: true, loadError, exports: loadError ? null : describeExports(exports, kind), covered: await take(), effects: effects.splice(0) });
+  const env = exportsEnv(exports, kind);
+  // A second run of a call under another clock and other random numbers: what differs between the
+  // two is never asserted.
+  const RealDate = Date;
+  const realRandom = Math.random;
+  const skew = (on) => {
+    if (!on) { globalThis.Date = RealDate; Math.random = realRandom; return; }
+    const shift = 86_400_000 * 3 + 12_345;
+    class ShiftedDate extends RealDate {
+      constructor(...a) { if (a.length === 0) super(RealDate.now() + shift); else super(...a); }
+      static now() { return RealDate.now() + shift; }
+    }
+    globalThis.Date = ShiftedDate;
+    let s = 0x2545f491;
+    Math.random = () => { s ^= s << 13; s ^= s >>> 17; s ^= s << 5; return ((s >>> 0) % 1_000_000) / 1_000_000; };
+  };
+  let buffer = '';
+  process.stdin.setEncoding('utf8');
+  for await (const chunk of process.stdin) {
+    buffer += chunk;
+    let nl;
+    while ((nl = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      if (!line.trim()) continue;
+      const req = JSON.parse(line);
+      const first = await runProgram(req, env, abs, url, req.timeout_ms);
+      first.effects = effects.splice(0);
+      first.covered = await take();
+      if (req.twice && !first.timeout) {
+        skew(true);
+        const second = await runProgram(req, env, abs, url, req.timeout_ms);
+        skew(false);
+        effects.splice(0);
+        await take();
+        first.stable = second.render === first.render && second.threw?.message === first.threw?.message &&
+          JSON.stringify(second.steps) === JSON.stringify(first.steps);
+      }
+      send(first);
+    }
+  }
+}
+
+function exportsEnv(exports, kind) {
+  if (!exports) return {};
+  // `default` is no name a test can bind: it becomes `defaultExport`.
+  const env = {};
+  if (kind === 'cjs') {
+    if (typeof exports === 'function') env.defaultExport = exports;
+    for (const k of Object.keys(exports)) env[k] = exports[k];
+    return env;
+  }
+  for (const k of Object.keys(exports)) env[k === 'default' ? 'defaultExport' : k] = exports[k];
+  return env;
+}
+
+function isClass(f) {
+  return typeof f === 'function' && /^class\b/.test(Function.prototype.toString.call(f));
+}
+
+/** Parameter names and default texts of a function, from its source. */
+function params(f) {
+  let src;
+  try { src = Function.prototype.toString.call(f); } catch { return []; }
+  if (isClass(f)) {
+    const m = /constructor\s*\(/.exec(src);
+    if (!m) return [];
+    src = src.slice(m.index + m[0].length - 1);
+  } else {
+    const arrow = /^(?:async\s+)?([A-Za-z_$][\w$]*)\s*=>/.exec(src);
+    if (arrow) return [{ name: arrow[1], dflt: null, rest: false }];
+  }
+  const open = src.indexOf('(');
+  if (open < 0) return [];
+  let depth = 0, i = open, inStr = null;
+  for (; i < src.length; i++) {
+    const c = src[i];
+    if (inStr) { if (c === '\\') i++; else if (c === inStr) inStr = null; continue; }
+    if (c === '"' || c === "'" || c === '`') inStr = c;
+    else if ('([{'.includes(c)) depth++;
+    else if (')]}'.includes(c)) { depth--; if (depth === 0) break; }
+  }
+  const inner = src.slice(open + 1, i);
+  const parts = [];
+  let cur = '';
+  depth = 0; inStr = null;
+  for (let j = 0; j < inner.length; j++) {
+    const c = inner[j];
+    if (inStr) { cur += c; if (c === '\\') { cur += inner[++j] ?? ''; } else if (c === inStr) inStr = null; continue; }
+    if (c === '"' || c === "'" || c === '`') inStr = c;
+    if ('([{'.includes(c)) depth++;
+    if (')]}'.includes(c)) depth--;
+    if (c === ',' && depth === 0) { parts.push(cur); cur = ''; continue; }
+    cur += c;
+  }
+  if (cur.trim()) parts.push(cur);
+  return parts.map((p) => {
+    p = p.replace(/\/\*[\s\S]*?\*\//g, '').trim();
+    const rest = p.startsWith('...');
+    if (rest) p = p.slice(3);
+    const eq = p.indexOf('=');
+    const name = (eq >= 0 ? p.slice(0, eq) : p).trim();
+    const dflt = eq >= 0 ? p.slice(eq + 1).trim() : null;
+    return { name: IDENT.test(name) ? name : (name.startsWith('{') ? 'options' : name.startsWith('[') ? 'items' : 'arg'), dflt, rest, destructured: !IDENT.test(name) ? name[0] : null };
+  });
+}
+
+function describeExports(exports, kind) {
+  const env = exportsEnv(exports, kind);
+  const items = [];
+  const names = Object.keys(env).sort();
+  for (const name of names) {
+    const v = env[name];
+    if (name === 'defaultExport' && names.some((n) => n !== 'defaultExport' && env[n] === v)) continue;
+    // Names the test file itself binds (the framework's, node's module scope): not importable
+    // beside them.
+    if (name === '__esModule' || RESERVED.has(name)) continue;
+    if (isClass(v)) {
+      const cls = { kind: 'class', name, params: params(v), methods: [], getters: [], statics: [] };
+      const proto = v.prototype;
+      for (const m of Object.getOwnPropertyNames(proto).sort()) {
+        if (m === 'constructor') continue;
+        const d = Object.getOwnPropertyDescriptor(proto, m);
+        if (d.get) cls.getters.push(m);
+        else if (typeof d.value === 'function') cls.methods.push({ name: m, params: params(d.value), async: d.value.constructor.name === 'AsyncFunction' });
+      }
+      for (const m of Object.getOwnPropertyNames(v).sort()) {
+        if (['length', 'name', 'prototype'].includes(m)) continue;
+        const d = Object.getOwnPropertyDescriptor(v, m);
+        if (typeof d.value === 'function') cls.statics.push({ name: m, params: params(d.value), async: d.value.constructor.name === 'AsyncFunction' });
+      }
+      items.push(cls);
+    } else if (typeof v === 'function') {
+      items.push({ kind: 'function', name, params: params(v), async: v.constructor.name === 'AsyncFunction' });
+    } else if (isPlainObject(v)) {
+      for (const m of Object.keys(v).sort()) {
+        if (typeof v[m] === 'function' && !isClass(v[m])) {
+          items.push({ kind: 'function', name: `${name}.${m}`, params: params(v[m]), async: v[m].constructor.name === 'AsyncFunction' });
+        }
+      }
+    }
+  }
+  return items;
+}
+
+/** Whether a stack's top frame is in the module's own file. */
+function thrownIn(err, abs, url) {
+  const stack = String(err && err.stack || '');
+  const frame = stack.split('\n').find((l) => /^\s+at /.test(l));
+  return !!frame && (frame.includes(url) || frame.includes(abs));
+}
+
+async function runProgram(req, env, abs, url, timeoutMs) {
+  const names = Object.keys(env).filter((n) => IDENT.test(n));
+  const out = { id: req.id, steps: [] };
+  let fn;
+  try {
+    // The program is a list of statements, the last an expression whose value is observed;
+    // `__step` records the value of every statement that asks for it.
+    fn = new Function('__env', '__step', '__observe', '__result', `"use strict"; const { ${names.join(', ')} } = __env; return (async () => {\n${req.body}\n})();`);
+  } catch (e) {
+    out.syntax = String(e.message);
+    return out;
+  }
+  const steps = [];
+  const step = (v) => { steps.push(render(v)); return v; };
+  let observed = false;
+  const observe = () => { observed = true; };
+  let promised = false;
+  const result = (v) => { promised = !!v && typeof v.then === 'function'; return v; };
+  let timer;
+  try {
+    const ran = fn(env, step, observe, result);
+    const value = await Promise.race([ran, new Promise((_, rej) => { timer = setTimeout(() => rej(Object.assign(new Error('timeout'), { ttTimeout: true })), timeoutMs); })]);
+    out.ok = true;
+    out.type = typeName(value);
+    out.render = render(value);
+    out.cls = value && typeof value === 'object' ? value.constructor?.name ?? null : null;
+    out.promise = promised;
+    out.length = typeof value === 'string' || Array.isArray(value) ? value.length : null;
+  } catch (e) {
+    if (e && e.ttTimeout) { out.timeout = true; return out; }
+    out.ok = false;
+    // An error before the observed expression is the sequence's, not the call's.
+    out.setupThrew = !observed;
+    out.promise = promised;
+    out.threw = {
+      name: e && e.constructor ? e.constructor.name : typeof e,
+      message: e && typeof e.message === 'string' ? e.message : String(e),
+      inModule: thrownIn(e, abs, url),
+      builtin: e instanceof TypeError || e instanceof ReferenceError || e instanceof RangeError || e instanceof SyntaxError,
+      blocked: e && e.code === 'TTGEN_BLOCKED',
+      isError: e instanceof Error,
+    };
+  } finally {
+    clearTimeout(timer);
+  }
+  out.steps = steps;
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The generator side: a pool of workers, one per module, restarted after a hang or a crash.
+
+class Runner {
+  constructor(file, kind, timeoutMs) {
+    this.file = file; this.kind = kind; this.timeoutMs = timeoutMs; this.child = null; this.nextId = 1;
+    this.restarts = 0;
+  }
+
+  async start() {
+    const child = spawn(process.execPath, [HELPER, '--worker', this.file, this.kind, process.cwd()], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, NODE_OPTIONS: '' },
+    });
+    // Every handler is bound to its own child: a killed worker's last events never reach the
+    // one that replaced it.
+    this.child = child;
+    this.dead = false;
+    this.waiting = null;
+    this.stderr = '';
+    let buffer = '';
+    child.stdin.on('error', () => {});
+    child.stdout.setEncoding('utf8');
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (d) => { if (this.child === child) this.stderr = (this.stderr + d).slice(-4000); });
+    child.stdout.on('data', (d) => {
+      if (this.child !== child) return;
+      buffer += d;
+      let nl;
+      while ((nl = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        let msg;
+        try { msg = JSON.parse(line); } catch { continue; }
+        if (this.waiting && (msg.ready || msg.id === this.expect)) {
+          const w = this.waiting; this.waiting = null; w(msg);
+        }
+      }
+    });
+    child.on('exit', () => {
+      if (this.child !== child) return;
+      this.dead = true;
+      if (this.waiting) { const w = this.waiting; this.waiting = null; w({ crashed: true, stderr: this.stderr }); }
+    });
+    this.expect = null;
+    const hello = await this.wait(Math.max(20_000, this.timeoutMs * 5));
+    if (hello.crashed || hello.timeout) {
+      this.stop();
+      return { loadError: `the module could not be loaded: ${tail(this.stderr)}`, exports: null, covered: [] };
+    }
+    return hello;
+  }
+
+  wait(ms) {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        if (this.waiting) { this.waiting = null; resolve({ timeout: true }); }
+      }, ms);
+      this.waiting = (v) => { clearTimeout(timer); resolve(v); };
+    });
+  }
+
+  async call(body, opts = {}) {
+    if (!this.child || this.dead) {
+      this.restarts++;
+      const hello = await this.start();
+      if (hello.loadError) return { crashed: true, covered: [], effects: [] };
+    }
+    const id = this.nextId++;
+    this.expect = id;
+    const twice = opts.twice !== false;
+    this.child.stdin.write(`${JSON.stringify({ id, body, twice, async: opts.async, timeout_ms: this.timeoutMs })}\n`);
+    // The worker bounds an awaited promise itself; a synchronous loop only the kill ends.
+    const res = await this.wait(this.timeoutMs * (twice ? 2 : 1) + 500);
+    if (res.timeout || res.crashed) {
+      this.stop();
+      return { timeout: !!res.timeout, crashed: !!res.crashed, covered: [], effects: [] };
+    }
+    return res;
+  }
+
+  stop() {
+    if (this.child && !this.dead) this.child.kill('SIGKILL');
+    this.dead = true;
+  }
+}
+
+function tail(text, n = 6) {
+  return String(text).trim().split('\n').slice(-n).join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Seeded randomness.
+
+function rng(seed) {
+  let s = (Number(seed) >>> 0) ^ 0x9e3779b9;
+  const next = () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return {
+    next,
+    int: (n) => Math.floor(next() * n),
+    pick: (xs) => xs[Math.floor(next() * xs.length)],
+  };
+}
+
+function hash(text, n = 6) {
+  return createHash('sha256').update(text).digest('hex').slice(0, n);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Static facts from the source: JSDoc (types, @returns, @example), TypeScript types, literals.
+
+function docs(text, isTs, tsPath) {
+  const out = Object.create(null); // name -> [{ params, returns, examples: [[expr, want]] }]
+  const re = /\/\*\*([\s\S]*?)\*\/\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?(?:static\s+)?(?:function\s*\*?\s*([A-Za-z_$][\w$]*)|(?:get\s+)?([A-Za-z_$][\w$]*)\s*\(|(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=|class\s+([A-Za-z_$][\w$]*)|(?:exports|module\.exports)\.([A-Za-z_$][\w$]*)\s*=)/g;
+  let m;
+  while ((m = re.exec(text))) {
+    const name = m[2] || m[3] || m[4] || m[5] || m[6];
+    if (!name || ['if', 'for', 'while', 'switch', 'return'].includes(name)) continue;
+    const body = m[1].split('\n').map((l) => l.replace(/^\s*\*\s?/, '')).join('\n');
+    const d = { params: {}, returns: null, examples: [] };
+    for (const p of body.matchAll(/@param\s+\{([^}]+)\}\s+\[?([A-Za-z_$][\w$]*)/g)) d.params[p[2]] = p[1].trim();
+    const r = /@returns?\s+\{([^}]+)\}/.exec(body);
+    if (r) d.returns = r[1].trim();
+    const ex = body.split(/@example/).slice(1);
+    for (const block of ex) {
+      for (const line of block.split('@')[0].split('\n')) {
+        const mm = /^\s*(.+?);?\s*\/\/\s*=>\s*(.+?)\s*$/.exec(line);
+        if (mm) d.examples.push([mm[1].trim(), mm[2].trim()]);
+      }
+    }
+    (out[name] ||= []).push(d);
+  }
+  if (isTs && tsPath) {
+    try {
+      const ts = nodeModule.createRequire(tsPath)(tsPath);
+      const sf = ts.createSourceFile('x.ts', text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+      const add = (name, node) => {
+        const d = { params: {}, returns: node.type ? node.type.getText(sf) : null, examples: [] };
+        for (const p of node.parameters || []) {
+          if (p.type && ts.isIdentifier(p.name)) d.params[p.name.text] = p.type.getText(sf) + (p.questionToken ? '|undefined' : '');
+        }
+        const prev = out[name]?.[0];
+        if (prev) {
+          for (const [k, v] of Object.entries(d.params)) if (!prev.params[k]) prev.params[k] = v;
+          if (!prev.returns) prev.returns = d.returns;
+        } else out[name] = [d];
+      };
+      const visit = (node) => {
+        if ((ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node) || ts.isConstructorDeclaration(node)) && (node.name || ts.isConstructorDeclaration(node))) {
+          add(ts.isConstructorDeclaration(node) ? 'constructor' : node.name.getText(sf), node);
+        }
+        if (ts.isVariableDeclaration(node) && node.initializer && (ts.isArrowFunction(node.initializer) || ts.isFunctionExpression(node.initializer))) {
+          add(node.name.getText(sf), node.initializer);
+        }
+        ts.forEachChild(node, visit);
+      };
+      visit(sf);
+    } catch { /* no types: names and literals only */ }
+  }
+  return out;
+}
+
+function literals(text) {
+  const strings = new Set();
+  const numbers = new Set();
+  const stripped = text.replace(/^\s*(import|export)\b.*from\s+['"][^'"]*['"].*$/gm, '').replace(/require\(\s*['"][^'"]*['"]\s*\)/g, '');
+  for (const m of stripped.matchAll(/'((?:[^'\\\n]|\\.){0,40})'|"((?:[^"\\\n]|\\.){0,40})"/g)) {
+    const s = m[1] ?? m[2];
+    if (!/\\/.test(s) && !/^(use strict|node:.*)$/.test(s)) strings.add(s);
+  }
+  for (const m of stripped.matchAll(/(?<![\w$.])(-?\d+(?:\.\d+)?)(?![\w$])/g)) {
+    const n = Number(m[1]);
+    if (Number.isFinite(n) && Math.abs(n) < 1e6) numbers.add(n);
+  }
+  return { strings: [...strings].sort().slice(0, 30), numbers: [...numbers].sort((a, b) => a - b).slice(0, 30) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inputs.
+
+const STRINGY = /^(s|str|string|text|name|word|title|label|prefix|suffix|sep|separator|input|value|line|message|msg|key|id|slug|email|url|query|char|ch|pattern|format|template|lang|locale|code)$/i;
+const NUMBERY = /^(n|num|number|count|size|index|idx|i|j|k|max|min|limit|width|height|x|y|a|b|amount|price|qty|quantity|total|len|length|step|start|end|from|to|depth|level|times|digits|precision|rate|percent|seconds|ms|age|year|offset)$/i;
+const LISTY = /^(items|list|arr|array|values|xs|ys|nums|numbers|words|strings|elements|entries|rows|parts)$/i;
+const OBJY = /^(opts|options|config|settings|obj|object|record|data|props|params|map|dict)$/i;
+const FUNCY = /^(callback|cb|fn|func|f|predicate|pred|mapper|map_fn|reducer|compare|comparator|cmp|handler|iteratee|test|transform|visitor)$/i;
+
+function callableFor(name) {
+  const n = name.toLowerCase();
+  if (/compar|cmp/.test(n)) return ['(a, b) => a - b', '(a, b) => (a < b ? -1 : a > b ? 1 : 0)'];
+  if (/reduc/.test(n)) return ['(acc, x) => acc + x'];
+  if (/pred|test|filter/.test(n)) return ['(x) => Boolean(x)', '(x) => typeof x === \'number\' && x > 1'];
+  if (/map|transform/.test(n)) return ['(x) => x', '(x) => String(x).toUpperCase()'];
+  return ['(x) => x', '() => 1'];
+}
+
+class Inputs {
+  constructor(rand, lits) {
+    this.rand = rand;
+    this.lits = lits;
+    this.produced = { string: [], number: [], array: [], object: [] };
+  }
+
+  /** Kinds a declared type allows: string, number, boolean, array, object, function, null, undefined, any. */
+  kinds(type, name, dflt) {
+    if (type) {
+      const t = type.replace(/\s/g, '');
+      const kinds = new Set();
+      const parts = t.startsWith('?') ? [t.slice(1), 'null'] : t.split('|');
+      for (let p of parts) {
+        p = p.replace(/^\(|\)$/g, '');
+        if (p.startsWith('?')) { kinds.add('null'); p = p.slice(1); }
+        if (p.endsWith('=')) { kinds.add('undefined'); p = p.slice(0, -1); }
+        const lower = p.toLowerCase();
+        if (lower === 'string' || /^['"]/.test(p)) kinds.add('string');
+        else if (lower === 'number' || /^-?\d/.test(p)) kinds.add('number');
+        else if (lower === 'boolean' || lower === 'true' || lower === 'false') kinds.add('boolean');
+        else if (p.endsWith('[]') || /^(array|readonlyarray)</i.test(p) || lower === 'array') kinds.add(`array:${p.replace(/\[\]$/, '').replace(/^(Readonly)?Array<(.*)>$/i, '$2')}`);
+        else if (lower === 'function' || p.includes('=>')) kinds.add('function');
+        else if (lower === 'null') kinds.add('null');
+        else if (lower === 'undefined' || lower === 'void') kinds.add('undefined');
+        else if (lower === 'object' || p.startsWith('{') || /^record</i.test(p)) kinds.add('object');
+        else kinds.add('any');
+      }
+      if (dflt !== null && dflt !== undefined) kinds.add('undefined');
+      return [...kinds];
+    }
+    const kinds = [];
+    if (FUNCY.test(name)) kinds.push('function');
+    else if (STRINGY.test(name)) kinds.push('string');
+    else if (NUMBERY.test(name)) kinds.push('number');
+    else if (LISTY.test(name)) kinds.push('array:any');
+    else if (OBJY.test(name)) kinds.push('object');
+    else if (/^(is|has|should|can|flag|enabled|strict|verbose)/i.test(name)) kinds.push('boolean');
+    if (dflt !== null && dflt !== undefined) {
+      const d = dflt.trim();
+      if (/^['"`]/.test(d)) kinds.push('string');
+      else if (/^-?\d/.test(d)) kinds.push('number');
+      else if (/^(true|false)$/.test(d)) kinds.push('boolean');
+      else if (d.startsWith('[')) kinds.push('array:any');
+      else if (d.startsWith('{')) kinds.push('object');
+      kinds.push('undefined');
+    }
+    return kinds.length ? [...new Set(kinds)] : ['any'];
+  }
+
+  /** Candidate values (as source) for one kind. */
+  values(kind, name) {
+    const L = this.lits;
+    switch (kind.split(':')[0]) {
+      case 'string': return ['""', ...L.strings.map((s) => JSON.stringify(s)), '"hello world"', '"Hello, World!"', '"a"', '"  padded  "', '"ünïcödé"', ...this.produced.string];
+      case 'number': return ['0', '-1', '1', '2', '3', '7', '10', '42', '1.5', '100', 'NaN', ...L.numbers.map(String), ...this.produced.number];
+      case 'boolean': return ['true', 'false'];
+      case 'array': {
+        const el = kind.split(':')[1] || 'any';
+        const t = el.toLowerCase();
+        if (t === 'string') return ['[]', '["a", "b", "c"]', '["hello", "world"]', '[""]', ...this.produced.array];
+        if (t === 'number') return ['[]', '[1, 2, 3]', '[3, 1, 2]', '[-1, 0, 1]', '[5]', '[1.5, 2]', ...this.produced.array];
+        return ['[]', '[1, 2, 3]', '["a", "b"]', '[0]', '[3, 1, 2]', ...this.produced.array];
+      }
+      case 'object': return ['{}', '{ a: 1 }', '{ name: "x", value: 2 }', ...this.produced.object];
+      case 'function': return callableFor(name);
+      case 'null': return ['null'];
+      case 'undefined': return ['undefined'];
+      default: return ['""', '"abc"', '0', '1', '-1', '[]', '[1, 2]', '{}', 'null', 'undefined', 'true', ...L.strings.slice(0, 5).map((s) => JSON.stringify(s)), ...L.numbers.slice(0, 5).map(String)];
+    }
+  }
+
+  draw(param, type) {
+    const kinds = this.kinds(type, param.name, param.dflt);
+    const kind = this.rand.pick(kinds);
+    return this.rand.pick(this.values(kind, param.name));
+  }
+
+  /** Whether a value (as source) fits the declared type. */
+  fits(src, type, name, dflt) {
+    if (!type) return false;
+    const kinds = this.kinds(type, name, dflt);
+    if (kinds.includes('any')) return true;
+    let v;
+    try { v = new Function(`return (${src});`)(); } catch { return false; }
+    const t = typeName(v);
+    return kinds.some((k) => {
+      const base = k.split(':')[0];
+      if (base === 'array') return t === 'array';
+      if (base === 'number') return t === 'number' && !Number.isNaN(v);
+      return base === t;
+    });
+  }
+
+  remember(render, type) {
+    if (render === null || render.length > 80) return;
+    const bucket = this.produced[type];
+    if (bucket && !bucket.includes(render) && bucket.length < 12) bucket.push(render);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The search over one module.
+
+function moduleKind(file, pkg) {
+  if (/\.(ts|mts)$/.test(file)) return 'ts';
+  if (file.endsWith('.mjs')) return 'esm';
+  if (file.endsWith('.cjs')) return 'cjs';
+  return pkg.type === 'module' ? 'esm' : 'cjs';
+}
+
+function lineStarts(text) {
+  const starts = [0];
+  for (let i = 0; i < text.length; i++) if (text[i] === '\n') starts.push(i + 1);
+  return starts;
+}
+
+function codeLines(text) {
+  const lines = text.split('\n');
+  const out = new Set();
+  let inComment = false;
+  lines.forEach((l, i) => {
+    const t = l.trim();
+    if (inComment) { if (t.includes('*/')) inComment = false; return; }
+    if (t.startsWith('/*')) { if (!t.includes('*/')) inComment = true; return; }
+    if (!t || t.startsWith('//') || /^[}\])]*;?$/.test(t) || /^(import|export)\s.*from\s/.test(t) || /^['"]use strict['"];?$/.test(t)) return;
+    out.add(i + 1);
+  });
+  return out;
+}
+
+class Search {
+  constructor(spec, req, pkg, rand, deadline, tsPath) {
+    this.spec = spec; this.req = req; this.pkg = pkg; this.rand = rand; this.deadline = deadline;
+    this.kind = moduleKind(spec.file, pkg);
+    this.text = fs.readFileSync(spec.file, 'utf8');
+    this.docs = docs(this.text, this.kind === 'ts', tsPath);
+    this.inputs = new Inputs(rand, literals(this.text));
+    this.covered = new Uint8Array(this.text.length);
+    this.starts = lineStarts(this.text);
+    this.code = codeLines(this.text);
+    this.tests = []; // { name, body: [lines], fn, kind: 'value'|'throws'|'rejects'|'contract'|'type' }
+    this.findings = [];
+    this.seen = new Set();
+    this.tried = 0;
+    this.hangs = {};
+    this.avoid = new Set(req.avoid || []);
+    this.missing = new Set((req.missing || {})[spec.file] || []);
+    this.instances = {}; // class -> [construction source]
+    this.runner = new Runner(spec.file, this.kind, Math.round((req.call_timeout_s || 2) * 1000));
+  }
+
+  lineOf(offset) {
+    let lo = 0, hi = this.starts.length - 1;
+    while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (this.starts[mid] <= offset) lo = mid; else hi = mid - 1; }
+    return lo + 1;
+  }
+
+  /** Newly covered code bytes of a call (non-whitespace), and whether they reach missing lines. */
+  gain(covered, commit) {
+    let fresh = 0, aimed = 0;
+    for (const [s, e] of covered) {
+      for (let i = s; i < e && i < this.covered.length; i++) {
+        if (!this.covered[i] && !/\s/.test(this.text[i])) {
+          fresh++;
+          if (this.missing.size && this.missing.has(this.lineOf(i))) aimed++;
+          if (commit) this.covered[i] = 1;
+        }
+      }
+    }
+    return { fresh, aimed };
+  }
+
+  coveredLines() {
+    const lines = new Set();
+    for (let i = 0; i < this.covered.length; i++) if (this.covered[i]) lines.add(this.lineOf(i));
+    return [...this.code].filter((l) => lines.has(l));
+  }
+
+  doc(name) {
+    const short = name.includes('.') ? name.split('.').pop() : name;
+    return (this.docs[short] || [])[0] || { params: {}, returns: null, examples: [] };
+  }
+
+  args(fn, paramsList) {
+    const d = this.doc(fn);
+    const out = [];
+    const list = paramsList.filter((p) => !p.rest);
+    for (const p of list) out.push(this.inputs.draw(p, d.params[p.name]));
+    // Trailing undefined arguments say nothing the shorter call does not.
+    while (out.length && out[out.length - 1] === 'undefined') out.pop();
+    return out;
+  }
+
+  welltyped(fn, paramsList, args) {
+    const d = this.doc(fn);
+    const list = paramsList.filter((p) => !p.rest);
+    if (!list.length || list.some((p) => !d.params[p.name])) return false;
+    return list.every((p, i) => this.inputs.fits(args[i] ?? 'undefined', d.params[p.name], p.name, p.dflt));
+  }
+
+  testName(label, body) {
+    const owner = body.map(show).find((l) => l.startsWith('const obj = '));
+    if (owner && /^(await )?obj\./.test(label)) label = label.replace('obj.', `${owner.slice(12, -1)}.`);
+    const base = label.length > 70 ? `${label.slice(0, 67)}...` : label;
+    return `${base} [${hash(body.join('\n'))}]`;
+  }
+
+  addTest(t) {
+    const full = `${this.describeName()} > ${t.name}`;
+    if (this.avoid.has(full) || this.avoid.has(t.name)) return false;
+    if (this.tests.some((x) => x.name === t.name)) return false;
+    this.tests.push(t);
+    return true;
+  }
+
+  describeName() { return this.spec.module; }
+
+  finding(fn, kind, call, expected, actual, test = null) {
+    this.findings.push({ module: this.spec.module, function: `${this.spec.module}.${fn}`, kind, call, expected: String(expected), actual: String(actual), test });
+  }
+
+  sideEffect(fn, call, effects) {
+    const f = `${this.spec.module}.${fn}`;
+    if (this.findings.some((x) => x.function === f && x.kind === 'side_effect')) return;
+    this.finding(fn, 'side_effect', call, 'no effect outside its temporary folder', effects.slice(0, 3).join('; '));
+  }
+
+  /** Turns an outcome into a test (or a finding). Returns whether something was kept. */
+  record(fn, setup, expr, outcome, opts = {}) {
+    // A call that returned a promise is awaited, declared async or not.
+    opts = { ...opts, async: !!(opts.async || outcome.promise) };
+    const body = [...setup];
+    const aw = opts.async ? 'await ' : '';
+    const ret = this.doc(fn).returns;
+    if (outcome.ok) {
+      if (opts.welltyped && ret) {
+        const want = retKind(ret);
+        if (want && !kindMatches(want, outcome.type)) {
+          body.push({ kind: 'type', expr: `${aw}${expr}`, want });
+          const name = this.testName(`${expr} returns ${want}`, [...setup, expr, 'type']);
+          if (this.addTest({ name, body, fn, async: !!opts.async })) {
+            this.finding(fn, 'return_type', expr, `a ${ret} (JSDoc/TypeScript return type)`, `${outcome.type} ${outcome.render ?? ''}`.trim(), `${this.describeName()} > ${name}`);
+          }
+          return true;
+        }
+      }
+      if (outcome.stable && outcome.render !== null && outcome.render.length <= MAX_RENDER) {
+        body.push({ kind: 'equal', expr: `${aw}${expr}`, want: outcome.render });
+      } else if (outcome.stable && (outcome.type === 'string' || outcome.type === 'array') && outcome.length !== null) {
+        body.push({ kind: 'length', expr: `${aw}${expr}`, want: outcome.length });
+      } else if (outcome.cls && outcome.cls !== 'Object' && IDENT.test(outcome.cls) && this.exportsNames.has(outcome.cls)) {
+        body.push({ kind: 'instance', expr: `${aw}${expr}`, want: outcome.cls });
+      } else {
+        body.push({ kind: 'type', expr: `${aw}${expr}`, want: outcome.type });
+      }
+      const name = this.testName(expr, body.map(show));
+      return this.addTest({ name, body, fn, async: !!opts.async });
+    }
+    const t = outcome.threw;
+    if (!t || t.blocked || outcome.setupThrew) return false;
+    // An error the engine raised (not one the code throws on purpose, whose message it spells out).
+    const engine = t.builtin && t.inModule && !this.text.includes(t.message.slice(0, 24));
+    if (engine) {
+      if (opts.welltyped) {
+        // A built-in error from the module's own code on input its types allow: a defect.
+        const want = ret ? retKind(ret) : null;
+        body.push(want ? { kind: 'type', expr: `${aw}${expr}`, want } : { kind: 'nothrow', expr, async: !!opts.async });
+        const name = this.testName(`${expr} does not throw`, [...setup, expr, 'nothrow']);
+        if (this.addTest({ name, body, fn, async: !!opts.async })) {
+          this.finding(fn, 'builtin_exception', expr, want ? `a ${ret}` : 'no exception', `${t.name}: ${t.message}`, `${this.describeName()} > ${name}`);
+        }
+        return true;
+      }
+      return false; // ill-typed input: the input's fault, not the code's
+    }
+    if (!t.inModule || !t.isError || !outcome.stable) return false;
+    body.push({ kind: opts.async ? 'rejects' : 'throws', expr, name: t.name, message: t.message });
+    const name = this.testName(`${expr} throws`, body.map(show));
+    return this.addTest({ name, body, fn, async: !!opts.async });
+  }
+
+  async run(body, opts) {
+    const out = await this.runner.call(body, opts);
+    return out;
+  }
+
+  /** A program for the worker: setup statements, then the observed expression. */
+  program(setup, expr) {
+    return [...setup, '__observe();', `return __result(${expr});`].join('\n');
+  }
+
+  async examples(items) {
+    for (const item of items) {
+      const names = item.kind === 'class' ? [item.name, ...item.methods.map((m) => m.name), ...item.statics.map((m) => m.name)] : [item.name];
+      for (const n of names) {
+        for (const [src, want] of this.doc(n).examples) {
+          const key = `example ${src}`;
+          if (this.seen.has(key)) continue;
+          this.seen.add(key);
+          const asyncish = /\bawait\b/.test(src);
+          const got = await this.run(this.program([], src), { async: asyncish });
+          if (got.timeout || got.crashed) continue;
+          if (got.effects?.length) { this.sideEffect(n, src, got.effects); continue; }
+          const wanted = await this.run(this.program([], want), { twice: false });
+          if (!wanted.ok || wanted.render === null) {
+            this.finding(n, 'skipped_example', src, want, 'skipped: the expected value is not a plain value');
+            continue;
+          }
+          this.gain(got.covered, true);
+          const body = [{ kind: 'equal', expr: src, want: wanted.render }];
+          const name = this.testName(`@example ${src}`, [src, want]);
+          if (!this.addTest({ name, body, fn: n, async: asyncish })) continue;
+          if (!got.ok || got.render !== wanted.render) {
+            const actual = got.ok ? got.render ?? got.type : `${got.threw?.name}: ${got.threw?.message}`;
+            this.finding(n, 'example', src, want, actual, `${this.describeName()} > ${name}`);
+          }
+        }
+      }
+    }
+  }
+
+  async constructors(items) {
+    for (const item of items.filter((i) => i.kind === 'class')) {
+      this.instances[item.name] = [];
+      const ctorDoc = this.docs.constructor?.[0];
+      for (let k = 0; k < 8 && this.instances[item.name].length < 3; k++) {
+        const args = [];
+        for (const p of item.params.filter((x) => !x.rest)) {
+          args.push(this.inputs.draw(p, ctorDoc?.params?.[p.name] ?? this.doc(item.name).params[p.name]));
+        }
+        while (args.length && args[args.length - 1] === 'undefined') args.pop();
+        const expr = `new ${item.name}(${args.join(', ')})`;
+        if (this.instances[item.name].includes(expr)) continue;
+        const out = await this.run(this.program([], expr), { twice: false });
+        if (out.effects?.length) { this.sideEffect(item.name, expr, out.effects); continue; }
+        if (out.ok) {
+          this.instances[item.name].push(expr);
+          this.gain(out.covered, true);
+        }
+      }
+    }
+  }
+
+  /** Callables of the module: functions, static methods, and methods on constructed instances. */
+  callables(items) {
+    const out = [];
+    for (const item of items) {
+      if (item.kind === 'function') out.push({ fn: item.name, target: item.name, params: item.params, async: item.async });
+      if (item.kind === 'class') {
+        out.push({ fn: item.name, ctor: true, cls: item.name, params: item.params });
+        for (const m of item.statics) out.push({ fn: `${item.name}.${m.name}`, doc: m.name, target: `${item.name}.${m.name}`, params: m.params, async: m.async });
+        for (const m of item.methods) out.push({ fn: `${item.name}.${m.name}`, doc: m.name, cls: item.name, method: m.name, params: m.params, async: m.async });
+        for (const g of item.getters) out.push({ fn: `${item.name}.${g}`, doc: g, cls: item.name, getter: g, params: [] });
+      }
+    }
+    return out;
+  }
+
+  /** One candidate: (setup statements, expression, well-typed?) for a callable. */
+  candidate(c) {
+    const docName = c.doc || c.fn;
+    if (c.ctor) {
+      const args = this.args(c.cls === c.fn ? 'constructor' : docName, c.params);
+      const d = this.docs.constructor ? 'constructor' : c.cls;
+      return { setup: [], expr: `new ${c.cls}(${args.join(', ')})`, welltyped: this.welltyped(d, c.params, args), async: false };
+    }
+    if (c.cls) {
+      const owners = this.instances[c.cls] || [];
+      if (!owners.length) return null;
+      const setup = [`const obj = ${this.rand.pick(owners)};`];
+      if (c.getter) return { setup, expr: `obj.${c.getter}`, welltyped: false, async: false };
+      const args = this.args(docName, c.params);
+      return { setup, expr: `obj.${c.method}(${args.join(', ')})`, welltyped: this.welltyped(docName, c.params, args), async: c.async };
+    }
+    const args = this.args(docName, c.params);
+    return { setup: [], expr: `${c.target}(${args.join(', ')})`, welltyped: this.welltyped(docName, c.params, args), async: c.async };
+  }
+
+  /** Names of the functions and methods that hold the lines the last run missed. */
+  missedFunctions() {
+    const names = new Set();
+    const lines = this.text.split('\n');
+    const decl = /(?:function\s*\*?\s*([A-Za-z_$][\w$]*)|^\s*(?:static\s+|async\s+|get\s+|set\s+)*([A-Za-z_$][\w$]*)\s*\([^)]*\)\s*(?::[^{]*)?\{|(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=|(?:exports|module\.exports)\.([A-Za-z_$][\w$]*)\s*=)/;
+    for (const line of this.missing) {
+      for (let i = Math.min(line, lines.length) - 1; i >= 0; i--) {
+        const m = decl.exec(lines[i]);
+        if (m && !['if', 'for', 'while', 'switch', 'catch'].includes(m[1] || m[2] || m[3] || m[4])) {
+          names.add(m[1] || m[2] || m[3] || m[4]);
+          break;
+        }
+      }
+    }
+    return names;
+  }
+
+  /** A revision round picks the callables holding missed lines three times as often. */
+  weighted(callables) {
+    if (!this.missing.size) return callables;
+    const missed = this.missedFunctions();
+    const out = [];
+    for (const c of callables) {
+      const short = (c.method || c.getter || c.fn).split('.').pop();
+      const n = missed.has(short) || (c.ctor && missed.has('constructor')) ? 3 : 1;
+      for (let i = 0; i < n; i++) out.push(c);
+    }
+    return out;
+  }
+
+  async l1(items) {
+    const callables = this.weighted(this.callables(items));
+    // A revision round searches longer: the easy lines are covered already.
+    const factor = this.missing.size ? 2 : 1;
+    let stale = 0;
+    while (callables.length && this.tried < MAX_CANDIDATES * factor && stale < STAGNATION * factor && Date.now() < this.deadline) {
+      const c = this.tried < callables.length * 2 ? callables[this.tried % callables.length] : this.rand.pick(callables);
+      this.tried++;
+      if ((this.hangs[c.fn] || 0) >= 2) { stale++; continue; }
+      const cand = this.candidate(c);
+      if (!cand) { stale++; continue; }
+      const key = [...cand.setup, cand.expr].join('\n');
+      if (this.seen.has(key)) { stale++; continue; }
+      this.seen.add(key);
+      const out = await this.run(this.program(cand.setup, cand.expr), { async: cand.async });
+      if (out.timeout || out.crashed) { this.hangs[c.fn] = (this.hangs[c.fn] || 0) + 1; stale++; continue; }
+      if (out.effects?.length) { this.sideEffect(c.fn, [...cand.setup, cand.expr].join(' '), out.effects); stale++; continue; }
+      if (out.ok) this.inputs.remember(out.render, out.type);
+      const { fresh } = this.gain(out.covered, false);
+      // A contract broken on well-typed input is always worth a test; otherwise new code only.
+      const contract = cand.welltyped && ((out.threw?.builtin && out.threw?.inModule && !this.text.includes(out.threw.message.slice(0, 24))) ||
+        (out.ok && this.doc(c.doc || c.fn).returns && !kindMatches(retKind(this.doc(c.doc || c.fn).returns), out.type)));
+      // Every callable gets a test of its own (a re-exporting module reaches no code of its own).
+      const first = out.ok && !this.tests.some((t) => t.fn === c.fn);
+      if (!fresh && !first && !(contract && !this.findings.some((f) => f.function === `${this.spec.module}.${c.fn}` && f.kind !== 'side_effect'))) { stale++; continue; }
+      if (this.record(c.fn, cand.setup, cand.expr, out, { welltyped: cand.welltyped, async: cand.async })) {
+        this.gain(out.covered, true);
+        stale = 0;
+      } else stale++;
+    }
+  }
+
+  async l2(items) {
+    const classes = items.filter((i) => i.kind === 'class' && (this.instances[i.name] || []).length && (i.methods.length || i.getters.length));
+    const functions = this.callables(items).filter((c) => !c.cls && !c.ctor);
+    let stale = 0;
+    while ((classes.length || functions.length) && this.tried < MAX_CANDIDATES && stale < STAGNATION && Date.now() < this.deadline) {
+      this.tried++;
+      let setup, expr, fn, async = false;
+      if (classes.length && (!functions.length || this.rand.next() < 0.7)) {
+        const cls = this.rand.pick(classes);
+        fn = cls.name;
+        setup = [`const obj = ${this.rand.pick(this.instances[cls.name])};`];
+        const n = 1 + this.rand.int(3);
+        for (let k = 0; k < n && cls.methods.length; k++) {
+          const m = this.rand.pick(cls.methods);
+          const args = this.args(m.name, m.params);
+          setup.push(`${m.async ? 'await ' : ''}obj.${m.name}(${args.join(', ')});`);
+        }
+        const observe = cls.getters.length && this.rand.next() < 0.5 ? null : this.rand.pick(cls.methods);
+        if (observe) {
+          expr = `obj.${observe.name}(${this.args(observe.name, observe.params).join(', ')})`;
+          async = observe.async;
+        } else expr = `obj.${this.rand.pick(cls.getters)}`;
+      } else {
+        const inner = this.rand.pick(functions), outer = this.rand.pick(functions);
+        if (!outer.params.length) { stale++; continue; }
+        const innerArgs = this.args(inner.doc || inner.fn, inner.params);
+        setup = [`const value = ${inner.async ? 'await ' : ''}${inner.target}(${innerArgs.join(', ')});`];
+        const outerArgs = this.args(outer.doc || outer.fn, outer.params);
+        outerArgs[0] = 'value';
+        expr = `${outer.target}(${outerArgs.join(', ')})`;
+        fn = outer.fn; async = outer.async;
+      }
+      const key = [...setup, expr].join('\n');
+      if (this.seen.has(key)) { stale++; continue; }
+      this.seen.add(key);
+      const out = await this.run(this.program(setup, expr), { async });
+      if (out.timeout || out.crashed) { stale++; continue; }
+      if (out.effects?.length) { this.sideEffect(fn, key, out.effects); stale++; continue; }
+      if (!out.ok && !(out.threw && out.threw.inModule && !out.threw.builtin)) { stale++; continue; }
+      const { fresh } = this.gain(out.covered, false);
+      // Sequences keep what reaches new code, and a few that only combine known behaviour.
+      if (!fresh && this.tests.length >= 4) { stale++; continue; }
+      if (this.record(fn, setup, expr, out, { async })) { this.gain(out.covered, true); stale = 0; } else stale++;
+    }
+  }
+}
+
+function retKind(ret) {
+  if (!ret) return null;
+  let t = ret.replace(/\s/g, '');
+  const m = /^Promise<(.*)>$/.exec(t);
+  if (m) t = m[1];
+  if (t.includes('|') || t.startsWith('?')) return null;
+  const l = t.toLowerCase();
+  if (l === 'string') return 'string';
+  if (l === 'number') return 'number';
+  if (l === 'boolean') return 'boolean';
+  if (t.endsWith('[]') || /^array/i.test(t)) return 'array';
+  if (l === 'void' || l === 'undefined') return 'undefined';
+  return null;
+}
+
+function kindMatches(want, got) {
+  return !want || want === got;
+}
+
+function show(step) {
+  return typeof step === 'string' ? step : JSON.stringify(step);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rendering tests in the project's framework.
+
+function style(framework, kind, pkg, file) {
+  // Test files follow the module system of the package; TypeScript and vitest tests are ESM.
+  const esm = framework === 'vitest' || kind === 'ts' || kind === 'esm' && (pkg.type === 'module' || file.endsWith('.mjs'));
+  const cjsPkg = pkg.type !== 'module';
+  let ext = '.test.js';
+  if (esm && cjsPkg && framework !== 'vitest') ext = '.test.mjs';
+  if (!esm && !cjsPkg) ext = '.test.cjs';
+  return { esm, ext, framework: framework || 'node' };
+}
+
+function testFileName(module, st) {
+  return `${module.replace(/[^A-Za-z0-9_]+/g, '_')}${st.ext}`;
+}
+
+function assertion(step, st, indent) {
+  const jestLike = st.framework === 'jest' || st.framework === 'vitest';
+  if (typeof step === 'string') return [indent + step];
+  const { kind, expr, want } = step;
+  switch (kind) {
+    case 'equal':
+      if (jestLike) return [`${indent}expect(${expr}).${/^[[{]/.test(want) ? 'toStrictEqual' : 'toBe'}(${want});`];
+      return [`${indent}assert.${/^[[{]/.test(want) ? 'deepEqual' : 'equal'}(${expr}, ${want});`];
+    case 'length':
+      return jestLike ? [`${indent}expect(${expr}).toHaveLength(${want});`] : [`${indent}assert.equal((${expr}).length, ${want});`];
+    case 'instance':
+      return jestLike ? [`${indent}expect(${expr}).toBeInstanceOf(${want});`] : [`${indent}assert.ok((${expr}) instanceof ${want});`];
+    case 'type': {
+      if (want === 'array') return jestLike ? [`${indent}expect(Array.isArray(${expr})).toBe(true);`] : [`${indent}assert.ok(Array.isArray(${expr}));`];
+      if (want === 'null') return jestLike ? [`${indent}expect(${expr}).toBeNull();`] : [`${indent}assert.equal(${expr}, null);`];
+      return jestLike ? [`${indent}expect(typeof (${expr})).toBe(${JSON.stringify(want)});`] : [`${indent}assert.equal(typeof (${expr}), ${JSON.stringify(want)});`];
+    }
+    case 'nothrow':
+      if (step.async) return jestLike ? [`${indent}await expect(${expr}).resolves.not.toThrow();`] : [`${indent}await assert.doesNotReject(${expr});`];
+      return jestLike ? [`${indent}expect(() => ${expr}).not.toThrow();`] : [`${indent}assert.doesNotThrow(() => ${expr});`];
+    case 'throws': {
+      const msg = JSON.stringify(step.message);
+      if (jestLike) return [`${indent}expect(() => ${expr}).toThrow(${msg});`];
+      return [`${indent}assert.throws(() => ${expr}, { name: ${JSON.stringify(step.name)}, message: ${msg} });`];
+    }
+    case 'rejects': {
+      const msg = JSON.stringify(step.message);
+      if (jestLike) return [`${indent}await expect(${expr}).rejects.toThrow(${msg});`];
+      return [`${indent}await assert.rejects(${expr}, { name: ${JSON.stringify(step.name)}, message: ${msg} });`];
+    }
+    default: return [];
+  }
+}
+
+function header(st, spec, names, layer, seed, tsLoader) {
+  const rel = `../../${spec.file}`;
+  const lines = [`// Generated by team-testing (${layer}, seed ${seed}) for ${spec.file}. Edit freely; rerun to regenerate.`];
+  const fw = st.framework;
+  const importNames = names.filter((n) => n !== 'defaultExport');
+  const hasDefault = names.includes('defaultExport');
+  if (st.esm) {
+    if (fw === 'vitest') lines.push(`import { describe, it as test, expect } from 'vitest';`);
+    else if (fw === 'jest') lines.push(`import { describe, test, expect } from '@jest/globals';`);
+    else if (fw === 'mocha') lines.push(`import assert from 'node:assert/strict';`);
+    else lines.push(`import { describe, test } from 'node:test';`, `import assert from 'node:assert/strict';`);
+    if (tsLoader) {
+      lines.push(`import { register } from 'node:module';`);
+      lines.push('', '// The module is TypeScript: the project\'s own typescript blanks its types out (positions kept).');
+      lines.push(`register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(TS_LOADER)}), { parentURL: import.meta.url, data: { root: new URL('../../package.json', import.meta.url).href } });`);
+      const parts = [...importNames];
+      if (hasDefault) parts.unshift('default: defaultExport');
+      lines.push(`const { ${parts.join(', ')} } = await import(${JSON.stringify(rel)});`);
+    } else if (spec.kind === 'cjs') {
+      lines.push(`import { createRequire } from 'node:module';`);
+      lines.push(`const require = createRequire(import.meta.url);`);
+      lines.push(...cjsImport(rel, importNames, hasDefault));
+    } else {
+      const parts = [];
+      if (hasDefault) parts.push('defaultExport');
+      if (importNames.length) parts.push(`{ ${importNames.join(', ')} }`);
+      lines.push(parts.length ? `import ${parts.join(', ')} from ${JSON.stringify(rel)};` : `import ${JSON.stringify(rel)};`);
+    }
+  } else {
+    if (fw === 'node') lines.push(`const { describe, test } = require('node:test');`, `const assert = require('node:assert/strict');`);
+    else if (fw === 'mocha') lines.push(`const assert = require('node:assert/strict');`);
+    lines.push(...cjsImport(rel, importNames, hasDefault));
+  }
+  return lines;
+}
+
+function cjsImport(rel, names, hasDefault) {
+  const lines = [];
+  if (hasDefault) lines.push(`const defaultExport = require(${JSON.stringify(rel)});`);
+  if (names.length) lines.push(`const { ${names.join(', ')} } = require(${JSON.stringify(rel)});`);
+  return lines;
+}
+
+function renderFile(search, layer, seed, framework) {
+  const st = style(framework, search.kind, search.pkg, search.spec.file);
+  const used = new Set();
+  const all = search.tests.map((t) => t.body.map(show).join('\n')).join('\n');
+  for (const n of search.exportNames) {
+    const ident = n;
+    if (new RegExp(`(?<![\\w$.])${ident.replace(/\$/g, '\\$')}(?![\\w$])`).test(all)) used.add(n);
+  }
+  const names = [...used].sort();
+  const spec = { ...search.spec, kind: search.kind };
+  const lines = header(st, spec, names, layer, seed, search.kind === 'ts' && (framework || 'node') === 'node');
+  const testFn = st.framework === 'mocha' ? 'it' : 'test';
+  lines.push('', `describe(${JSON.stringify(search.describeName())}, () => {`);
+  const tests = [...search.tests].sort((a, b) => (a.fn < b.fn ? -1 : a.fn > b.fn ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  tests.forEach((t, i) => {
+    if (i) lines.push('');
+    const isAsync = t.async || t.body.some((s) => typeof s === 'string' ? /\bawait\b/.test(s) : /\bawait\b/.test(s.expr) || s.kind === 'rejects' || (s.kind === 'nothrow' && s.async));
+    lines.push(`  ${testFn}(${JSON.stringify(t.name)}, ${isAsync ? 'async ' : ''}() => {`);
+    for (const step of t.body) lines.push(...assertion(step, st, '    '));
+    lines.push('  });');
+  });
+  lines.push('});', '');
+  return { text: lines.join('\n'), file: testFileName(search.spec.module, st) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// L3: the package's bin entries and `node <main>`.
+
+function entryPoints(root) {
+  let pkg = {};
+  try { pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')); } catch { return []; }
+  const out = [];
+  const add = (name, file) => {
+    if (typeof file !== 'string') return;
+    const rel = path.normalize(file).replace(/^\.\//, '');
+    if (fs.existsSync(path.join(root, rel)) && !out.some((e) => e.file === rel)) out.push({ name, file: rel });
+  };
+  if (typeof pkg.bin === 'string') add(pkg.name || 'bin', pkg.bin);
+  else if (pkg.bin && typeof pkg.bin === 'object') for (const k of Object.keys(pkg.bin).sort()) add(k, pkg.bin[k]);
+  if (typeof pkg.main === 'string') {
+    const text = (() => { try { return fs.readFileSync(path.join(root, pkg.main), 'utf8'); } catch { return ''; } })();
+    // A library's main only defines things; one that reads its arguments is a program.
+    if (/process\.argv/.test(text)) add('main', pkg.main);
+  }
+  return out;
+}
+
+function runEntry(entry, args, timeoutMs, tmp) {
+  const r = spawnSync(process.execPath, ['--import', pathToFileURL(HELPER).href, path.resolve(entry.file), ...args], {
+    cwd: tmp, encoding: 'utf8', timeout: timeoutMs, env: { ...process.env, TTGEN_GUARD: '1', NODE_OPTIONS: '' },
+  });
+  const effects = [];
+  const stderr = String(r.stderr || '').split('\n').filter((l) => {
+    if (l.startsWith(EFFECT_MARK)) { effects.push(l.slice(EFFECT_MARK.length)); return false; }
+    return true;
+  }).join('\n');
+  return { status: r.status, stdout: String(r.stdout || ''), stderr, effects, timedOut: !!r.error };
+}
+
+function e2e(req, pkg, framework) {
+  const entries = entryPoints(process.cwd());
+  const st = style(framework, pkg.type === 'module' ? 'esm' : 'cjs', pkg, 'x.js');
+  const tests = [];
+  const findings = [];
+  const tmp = fs.mkdtempSync(path.join(process.env.TMPDIR || '/tmp', 'ttgen-e2e-'));
+  const machine = [process.cwd(), tmp, process.env.HOME || '/nonexistent'].filter(Boolean);
+  for (const entry of entries) {
+    const text = fs.readFileSync(entry.file, 'utf8');
+    const flags = [...new Set([...text.matchAll(/['"](--?[a-z][\w-]*)['"]/g)].map((m) => m[1]))].sort().slice(0, 6);
+    const words = literals(text).strings.filter((s) => /^[\w.-]{1,20}$/.test(s)).slice(0, 4);
+    const argSets = [[], ['--help'], ['--version'], ...flags.map((f) => [f]), ...words.map((w) => [w]), ['hello', 'world']];
+    const seen = new Set();
+    for (const args of argSets) {
+      const key = JSON.stringify(args);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const a = runEntry(entry, args, (req.call_timeout_s || 2) * 5000, tmp);
+      if (a.timedOut) continue;
+      if (a.effects.length) {
+        findings.push({ module: entry.file, function: entry.file, kind: 'side_effect', call: `node ${entry.file} ${args.join(' ')}`.trim(), expected: 'no effect outside its temporary folder', actual: a.effects.slice(0, 3).join('; '), test: null });
+        continue;
+      }
+      const b = runEntry(entry, args, (req.call_timeout_s || 2) * 5000, tmp);
+      const stable = a.stdout === b.stdout && a.status === b.status && !machine.some((m) => a.stdout.includes(m));
+      if (a.status !== b.status) continue;
+      const outKey = `${a.status}\n${a.stdout}`;
+      if (tests.some((t) => t.outKey === outKey)) continue;
+      tests.push({ entry, args, status: a.status, stdout: stable && a.stdout.length <= 2000 ? a.stdout : null, outKey, name: `node ${entry.file}${args.length ? ' ' + args.join(' ') : ''} exits ${a.status}` });
+    }
+  }
+  fs.rmSync(tmp, { recursive: true, force: true });
+  if (!tests.length) return { modules: [], findings, entries: entries.length };
+  const jestLike = st.framework === 'jest' || st.framework === 'vitest';
+  const lines = [`// Generated by team-testing (${req.layer}, seed ${req.seed}): the package's entry points, run as a user would.`];
+  if (st.esm) {
+    if (st.framework === 'vitest') lines.push(`import { describe, it as test, expect } from 'vitest';`);
+    else if (st.framework === 'jest') lines.push(`import { describe, test, expect } from '@jest/globals';`);
+    else lines.push(`import { describe, test } from 'node:test';`, `import assert from 'node:assert/strict';`);
+    lines.push(`import { spawnSync } from 'node:child_process';`, `import { mkdtempSync, rmSync } from 'node:fs';`, `import { tmpdir } from 'node:os';`, `import { join } from 'node:path';`, `import { fileURLToPath } from 'node:url';`, '');
+    lines.push(`const root = fileURLToPath(new URL('../../', import.meta.url));`);
+  } else {
+    if (st.framework === 'node') lines.push(`const { describe, test } = require('node:test');`, `const assert = require('node:assert/strict');`);
+    lines.push(`const { spawnSync } = require('node:child_process');`, `const { mkdtempSync, rmSync } = require('node:fs');`, `const { tmpdir } = require('node:os');`, `const { join } = require('node:path');`, '');
+    lines.push(`const root = join(__dirname, '..', '..');`);
+  }
+  lines.push('', '/** Runs an entry point in a temporary folder of its own, which it removes afterwards. */',
+    'function run(file, args) {',
+    `  const cwd = mkdtempSync(join(tmpdir(), 'tt-e2e-'));`,
+    '  try {',
+    `    return spawnSync(process.execPath, [join(root, file), ...args], { cwd, encoding: 'utf8', timeout: 20000 });`,
+    '  } finally {',
+    '    rmSync(cwd, { recursive: true, force: true });',
+    '  }',
+    '}', '', `describe('entry points', () => {`);
+  const names = [];
+  tests.forEach((t, i) => {
+    if (i) lines.push('');
+    const name = `${t.name} [${hash(t.outKey)}]`;
+    names.push(name);
+    lines.push(`  ${st.framework === 'mocha' ? 'it' : 'test'}(${JSON.stringify(name)}, () => {`);
+    lines.push(`    const result = run(${JSON.stringify(t.entry.file)}, ${JSON.stringify(t.args)});`);
+    if (jestLike) {
+      lines.push(`    expect(result.status).toBe(${t.status});`);
+      if (t.stdout !== null) lines.push(`    expect(result.stdout).toBe(${JSON.stringify(t.stdout)});`);
+    } else {
+      lines.push(`    assert.equal(result.status, ${t.status});`);
+      if (t.stdout !== null) lines.push(`    assert.equal(result.stdout, ${JSON.stringify(t.stdout)});`);
+    }
+    lines.push('  });');
+  });
+  lines.push('});', '');
+  return {
+    modules: [{ module: 'entry_points', file: entries.map((e) => e.file).join(', '), test_file: `entry_points${st.ext}`, source: lines.join('\n'), tests: names, lines_total: 0, lines_covered: 0 }],
+    findings,
+    entries: entries.length,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main.
+
+async function readStdin() {
+  let text = '';
+  process.stdin.setEncoding('utf8');
+  for await (const chunk of process.stdin) text += chunk;
+  return text;
+}
+
+async function searchModule(spec, req, pkg, rand, deadline, tsPath) {
+  const search = new Search(spec, req, pkg, rand, deadline, tsPath);
+  const framework = req.framework || 'node';
+  const entry = { module: spec.module, file: spec.file, test_file: '', source: '', tests: [], lines_total: search.code.size, lines_covered: 0 };
+  if (search.kind === 'ts' && !tsPath) {
+    entry.import_error = 'TypeScript needs the project\'s own compiler: npm install --save-dev typescript';
+    entry.import_error_kind = 'env_issue';
+    return { entry, findings: [{ module: spec.module, function: spec.module, kind: 'env_issue', call: `import ${spec.file}`, expected: 'typescript in node_modules', actual: 'npm install --save-dev typescript', test: null }] };
+  }
+  if (search.kind === 'ts' && framework === 'jest') {
+    entry.import_error = 'jest runs no TypeScript without a transform: npm install --save-dev ts-jest (or use vitest)';
+    entry.import_error_kind = 'env_issue';
+    return { entry, findings: [] };
+  }
+  const hello = await search.runner.start();
+  if (hello.loadError) {
+    search.runner.stop();
+    const missing = /Cannot find (module|package)/.test(hello.loadError);
+    const effect = /team-testing blocked an effect/.test(hello.loadError);
+    entry.import_error = hello.loadError;
+    entry.import_error_kind = missing ? 'env_issue' : effect ? 'side_effect' : 'code_defect';
+    const findings = effect ? [{ module: spec.module, function: spec.module, kind: 'side_effect', call: `import ${spec.file}`, expected: 'no effect outside its temporary folder', actual: hello.loadError, test: null }] : [];
+    return { entry, findings };
+  }
+  search.gain(hello.covered, true);
+  const items = hello.exports || [];
+  search.exportNames = new Set(items.map((i) => i.name.split('.')[0]));
+  search.exportsNames = search.exportNames;
+  if (req.layer.startsWith('L2')) {
+    await search.constructors(items);
+    await search.l2(items);
+  } else {
+    await search.examples(items);
+    await search.constructors(items);
+    await search.l1(items);
+  }
+  search.runner.stop();
+  const lines = search.coveredLines();
+  entry.lines_covered = lines.length;
+  if (search.tests.length) {
+    const { text, file } = renderFile(search, req.layer, req.seed, framework);
+    entry.source = text;
+    entry.test_file = file;
+    entry.tests = search.tests.map((t) => `${search.describeName()} > ${t.name}`);
+  }
+  return { entry, findings: search.findings, tried: search.tried, restarts: search.runner.restarts };
+}
+
+async function main() {
+  const req = JSON.parse(await readStdin());
+  const started = Date.now();
+  let pkg = {};
+  try { pkg = JSON.parse(fs.readFileSync('package.json', 'utf8')); } catch { /* defaults */ }
+  const framework = req.framework || 'node';
+  const result = { modules: [], findings: [], stats: { generator: 'ttgen.mjs', node: process.version } };
+  if (req.layer.startsWith('L3')) {
+    const out = e2e(req, pkg, framework);
+    result.modules = out.modules;
+    result.findings = out.findings;
+    result.stats.entry_points = out.entries;
+  } else {
+    const tsPath = findTypeScript(process.cwd());
+    const budget = (req.budget_s || 30) * 1000;
+    const perModule = {};
+    for (let i = 0; i < req.modules.length; i++) {
+      const spec = req.modules[i];
+      const t0 = Date.now();
+      const left = started + budget - t0;
+      const share = Math.max(1000, left / (req.modules.length - i));
+      const rand = rng((Number(req.seed) >>> 0) ^ parseInt(hash(spec.module, 8), 16));
+      const out = await searchModule(spec, req, pkg, rand, t0 + share, tsPath);
+      result.modules.push(out.entry);
+      result.findings.push(...out.findings);
+      perModule[spec.module] = { seconds: (Date.now() - t0) / 1000, candidates: out.tried ?? 0, lines_total: out.entry.lines_total, lines_covered: out.entry.lines_covered, worker_restarts: out.restarts ?? 0 };
+    }
+    result.stats.modules = perModule;
+  }
+  result.stats.seconds = (Date.now() - started) / 1000;
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+if (process.env.TTGEN_GUARD === '1' && !process.argv.includes('--worker')) {
+  // Preloaded into an entry point under L3: effects are blocked and reported on stderr.
+  installGuard((what) => process.stderr.write(`${EFFECT_MARK}${what}\n`));
+} else if (process.argv[2] === '--worker') {
+  worker(process.argv[3], process.argv[4], process.argv[5]).catch((e) => {
+    process.stderr.write(String(e && e.stack || e));
+    process.exit(3);
+  });
+} else if (process.argv[2] === '--entry-points') {
+  process.stdout.write(`${JSON.stringify(entryPoints(process.argv[3] || process.cwd()).map((e) => e.file))}\n`);
+} else if (process.argv[1] && path.resolve(process.argv[1]) === HELPER) {
+  main().catch((e) => {
+    process.stderr.write(String(e && e.stack || e));
+    process.exit(2);
+  });
+}

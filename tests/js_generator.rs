@@ -1,0 +1,396 @@
+//! The built-in JavaScript/TypeScript generator (src/gen/js) on real Node packages, with the
+//! real node, jest and vitest: ESM, CommonJS, TypeScript, a jest project and a vitest project.
+//! Each fixture has plain modules and `buggy`, whose `formatPrice` breaks its @example and whose
+//! `initials` crashes on an empty string.
+//!
+//! jest, vitest, jest-junit, @vitest/coverage-v8 and typescript come from one shared install,
+//! tests/fixtures/js-deps (`npm ci` there; .ci/run does it), linked into each copy.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::*;
+
+/// The shared node_modules, or a panic saying how to install it.
+fn shared_deps() -> PathBuf {
+    let deps = fixtures().join("js-deps/node_modules");
+    assert!(
+        deps.join(".bin/jest").exists() && deps.join("typescript").is_dir(),
+        "the JS fixtures' packages are missing: run `npm ci` in tests/fixtures/js-deps (.ci/run does)"
+    );
+    deps
+}
+
+/// A fixture copy; packages with dependencies get the shared node_modules linked in (each
+/// fixture's .gitignore leaves it out of git).
+fn project(name: &str, with_deps: bool) -> Project {
+    let p = Project::fixture(name);
+    if with_deps {
+        std::os::unix::fs::symlink(shared_deps(), p.repo.join("node_modules")).unwrap();
+    }
+    p
+}
+
+/// Every generated test file of a layer, by name.
+fn generated_files(p: &Project, id: &str, layer: &str) -> BTreeMap<String, String> {
+    let dir = p.session_dir(id).join("tests").join(layer);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return BTreeMap::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| e.path().is_file())
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read_to_string(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// (name, body) of every test of a generated file.
+fn test_bodies(source: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut open = false;
+    for line in source.lines() {
+        if line.starts_with("  test") || line.starts_with("  it") {
+            out.push((line.to_string(), String::new()));
+            open = true;
+        } else if line == "  });" {
+            open = false;
+        } else if open {
+            if let Some(last) = out.last_mut() {
+                last.1.push_str(line);
+                last.1.push('\n');
+            }
+        }
+    }
+    out
+}
+
+fn generator_outcome(p: &Project, id: &str, layer: &str) -> Value {
+    p.tasks(id)
+        .into_iter()
+        .find(|t| t["owner"] == "generator" && t["layer"] == layer)
+        .unwrap_or_else(|| panic!("no {layer} generator task"))["outcome"]
+        .clone()
+}
+
+/// What must hold for every fixture. `plain` are the plain modules' files, `runner` the
+/// project's own command run on the applied folder.
+fn must_hold(p: &Project, plain: &[&str], applied: &str, runner: &[&str]) {
+    let out = p
+        .cmd(&[
+            "run",
+            "test the package",
+            "--pipeline",
+            "standard",
+            "-y",
+            "--seed",
+            "7",
+        ])
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+
+    // L1 line coverage of the plain modules, as the executor measured it.
+    let coverage = read_json(&p.session_dir(&id).join("results/coverage-001.json"));
+    let files = coverage["files"].as_array().unwrap();
+    let (mut total, mut covered) = (0, 0);
+    for f in files
+        .iter()
+        .filter(|f| plain.contains(&f["path"].as_str().unwrap()))
+    {
+        total += f["lines_total"].as_u64().unwrap();
+        covered += f["lines_covered"].as_u64().unwrap();
+    }
+    assert!(total > 0, "no coverage of {plain:?}: {coverage}");
+    let percent = 100.0 * covered as f64 / total as f64;
+    assert!(
+        percent >= 90.0,
+        "L1 line coverage of the plain modules {percent:.1}%: {coverage}"
+    );
+
+    // Both seeded bugs are code-defect findings with evidence: the generator's contracts, and
+    // the executor's classification of the tests that show them.
+    let findings = generator_outcome(p, &id, "L1-unit")["data"]["findings"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let found = |function: &str, kind: &str| {
+        findings.iter().any(|f| {
+            f["function"] == format!("buggy.{function}")
+                && f["kind"] == kind
+                && f["actual"].as_str().is_some_and(|a| !a.is_empty())
+        })
+    };
+    assert!(found("formatPrice", "example"), "{findings:#?}");
+    assert!(found("initials", "builtin_exception"), "{findings:#?}");
+    let run = read_json(&p.session_dir(&id).join("results/run-001.json"));
+    let defects: Vec<String> = run["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["classification"] == "code_defect")
+        .map(|t| t["id"].as_str().unwrap().to_string())
+        .collect();
+    for bug in ["formatPrice(1999)", "initials("] {
+        assert!(
+            defects.iter().any(|d| d.contains(bug)),
+            "{bug} is not a code defect: {defects:?}\n{run}"
+        );
+    }
+
+    // No test is assertion-free.
+    let mut l1 = BTreeMap::new();
+    for layer in ["L1-unit", "L2-integration"] {
+        let files = generated_files(p, &id, layer);
+        assert!(!files.is_empty(), "{layer} has tests");
+        for (file, source) in &files {
+            for (name, body) in test_bodies(source) {
+                assert!(
+                    body.contains("assert.") || body.contains("expect("),
+                    "{layer}/{file}: {name} asserts nothing:\n{body}"
+                );
+            }
+        }
+        if layer == "L1-unit" {
+            l1 = files;
+        }
+    }
+
+    // After `apply`, the project's own runner finds them and they pass; the defect tests are
+    // its expected failures.
+    p.cmd(&["apply", &id]).run().assert_code(0);
+    assert!(p.repo.join(applied).is_dir(), "nothing in {applied}");
+    let ran = Command::new(runner[0])
+        .args(&runner[1..])
+        .current_dir(&p.repo)
+        .env("CI", "1")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the runner starts");
+    assert!(
+        ran.status.success(),
+        "{runner:?} failed:\n{}{}",
+        String::from_utf8_lossy(&ran.stdout),
+        String::from_utf8_lossy(&ran.stderr)
+    );
+
+    // The same seed gives byte-identical files.
+    let again = p
+        .cmd(&[
+            "run",
+            "test it again",
+            "--pipeline",
+            "targeted",
+            "--seed",
+            "7",
+        ])
+        .run();
+    again.assert_code(0);
+    assert_eq!(
+        generated_files(p, &again.session_id(), "L1-unit"),
+        l1,
+        "same seed, same files"
+    );
+}
+
+fn node_test(dir: &str) -> Vec<String> {
+    vec!["node".into(), "--test".into(), dir.into()]
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+#[test]
+fn an_esm_package_gets_node_test_files_that_pass_after_apply() {
+    let p = project("js-esm", false);
+    must_hold(
+        &p,
+        &["src/strings.js", "src/stack.js"],
+        "test/team_testing",
+        &strs(&node_test("test/team_testing/")),
+    );
+    let applied =
+        std::fs::read_to_string(p.repo.join("test/team_testing/buggy.l1.test.js")).unwrap();
+    assert!(applied.contains("import { formatPrice, initials } from \"../../src/buggy.js\";"));
+    assert!(applied.contains("{ todo: \"code_defect"), "{applied}");
+}
+
+#[test]
+fn a_commonjs_package_gets_require_based_tests_and_its_bin_is_run_under_l3() {
+    let p = project("js-cjs", false);
+    must_hold(
+        &p,
+        &["lib/strings.js", "lib/money.js", "lib/index.js"],
+        "test/team_testing",
+        &strs(&node_test("test/team_testing/")),
+    );
+    let applied =
+        std::fs::read_to_string(p.repo.join("test/team_testing/money.l1.test.js")).unwrap();
+    assert!(
+        applied.contains("require(\"../../lib/money.js\")"),
+        "{applied}"
+    );
+    // L3: the package's bin, run as a user would.
+    let out = p
+        .cmd(&["run", "test the cli", "--pipeline", "comprehensive", "-y"])
+        .run();
+    out.assert_code(0);
+    let e2e = generated_files(&p, &out.session_id(), "L3-e2e");
+    let source = e2e
+        .get("entry_points.test.js")
+        .unwrap_or_else(|| panic!("{e2e:?}"));
+    assert!(
+        source.contains("run(\"bin/cli.js\", [\"--help\"])"),
+        "{source}"
+    );
+    assert!(
+        source.contains("assert.equal(result.status, 2);"),
+        "{source}"
+    );
+}
+
+#[test]
+fn a_typescript_package_is_tested_through_its_own_typescript() {
+    let p = project("js-ts", true);
+    must_hold(
+        &p,
+        &["src/strings.ts", "src/counter.ts"],
+        "test/team_testing",
+        &strs(&node_test("test/team_testing/")),
+    );
+}
+
+#[test]
+fn a_typescript_package_without_typescript_is_an_env_issue_naming_the_install() {
+    let p = project("js-ts", false);
+    let out = p
+        .cmd(&["run", "test it", "--pipeline", "targeted", "--seed", "7"])
+        .run();
+    let id = out.session_id();
+    let gen = generator_outcome(&p, &id, "L1-unit");
+    let errors = gen["data"]["import_errors"].to_string();
+    assert!(
+        errors.contains("npm install --save-dev typescript") && errors.contains("env_issue"),
+        "{gen}"
+    );
+}
+
+#[test]
+fn a_jest_project_gets_jest_tests_that_pass_after_apply() {
+    let p = project("js-jest", true);
+    let jest = p.repo.join("node_modules/.bin/jest");
+    let jest = jest.to_str().unwrap();
+    must_hold(
+        &p,
+        &["src/strings.js", "src/money.js"],
+        "__tests__/team_testing",
+        &[jest, "--ci", "__tests__/team_testing"],
+    );
+    let applied =
+        std::fs::read_to_string(p.repo.join("__tests__/team_testing/buggy.l1.test.js")).unwrap();
+    assert!(applied.contains("test.failing("), "{applied}");
+}
+
+#[test]
+fn a_vitest_project_gets_vitest_tests_that_pass_after_apply() {
+    let p = project("js-vitest", true);
+    let vitest = p.repo.join("node_modules/.bin/vitest");
+    let vitest = vitest.to_str().unwrap();
+    must_hold(
+        &p,
+        &["src/strings.js", "src/stack.js"],
+        "__tests__/team_testing",
+        &[vitest, "run", "__tests__/team_testing"],
+    );
+    let applied =
+        std::fs::read_to_string(p.repo.join("__tests__/team_testing/buggy.l1.test.js")).unwrap();
+    assert!(applied.contains("from 'vitest'"), "{applied}");
+    assert!(applied.contains("test.fails("), "{applied}");
+}
+
+/// The helper alone: a call that writes outside its temporary folder is blocked, reported,
+/// and never written as a test.
+#[test]
+fn a_call_with_side_effects_is_blocked_reported_and_never_a_test() {
+    let p = Project::fixture("js-esm");
+    p.write(
+        "src/effects.js",
+        "import { writeFileSync } from 'node:fs';\n\n/**\n * @param {string} name\n * @returns {string}\n */\nexport function save(name) {\n  writeFileSync(name, 'x');\n  return name;\n}\n\nexport function pure(n) {\n  return n + 1;\n}\n",
+    );
+    git(&p.repo, &["add", "."]);
+    git(&p.repo, &["commit", "-q", "-m", "effects"]);
+    let out = p
+        .cmd(&["run", "test it", "--pipeline", "targeted", "--seed", "3"])
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let findings = generator_outcome(&p, &id, "L1-unit")["data"]["findings"].clone();
+    assert!(
+        findings
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["function"] == "effects.save" && f["kind"] == "side_effect"),
+        "{findings}"
+    );
+    let files = generated_files(&p, &id, "L1-unit");
+    let effects = files.get("effects.test.js").cloned().unwrap_or_default();
+    assert!(!effects.contains("save("), "{effects}");
+    assert!(effects.contains("pure("), "{effects}");
+    // Nothing was written in the repository.
+    assert_eq!(git_status(&p.repo, false), "");
+}
+
+/// A GC round aims at the lines the run missed and keeps the defect-finding tests as node's
+/// expected failures (`{ todo }`) with the evidence; the round's run then has no failure left.
+#[test]
+fn a_gc_round_keeps_the_defect_tests_as_expected_failures() {
+    let p = project("js-esm", false);
+    let out = p
+        .cmd(&[
+            "run",
+            "test it",
+            "--pipeline",
+            "targeted",
+            "--seed",
+            "7",
+            "--target",
+            "L1=100",
+            "--max-rounds",
+            "1",
+        ])
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let round = p
+        .tasks(&id)
+        .into_iter()
+        .find(|t| t["id"] == "TESTGEN-L1-fix-1")
+        .expect("a GC round");
+    assert!(
+        round["outcome"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("2 code-defect test(s) kept as expected failures"),
+        "{round}"
+    );
+    let buggy = &generated_files(&p, &id, "L1-unit")["buggy.test.js"];
+    assert_eq!(
+        buggy
+            .matches("{ todo: \"code_defect found by team-testing at ")
+            .count(),
+        2,
+        "{buggy}"
+    );
+    let run = read_json(&p.session_dir(&id).join("results/run-002.json"));
+    assert_eq!(run["failed"], 0, "{run}");
+    assert_eq!(run["skipped"], 2, "{run}");
+}
