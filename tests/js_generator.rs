@@ -394,3 +394,101 @@ fn a_gc_round_keeps_the_defect_tests_as_expected_failures() {
     assert_eq!(run["failed"], 0, "{run}");
     assert_eq!(run["skipped"], 2, "{run}");
 }
+
+/// A jest project whose config puts its tests elsewhere: `apply` follows `roots` and
+/// `testMatch`, and jest, run with no path, finds the tests and they pass.
+#[test]
+fn apply_follows_the_projects_jest_config() {
+    let p = project("js-jest", true);
+    let mut pkg: Value =
+        serde_json::from_str(&std::fs::read_to_string(p.repo.join("package.json")).unwrap())
+            .unwrap();
+    pkg["jest"] = serde_json::json!({"roots": ["<rootDir>/src"], "testMatch": ["**/*.spec.js"]});
+    std::fs::write(p.repo.join("package.json"), pkg.to_string()).unwrap();
+    git(&p.repo, &["commit", "-qam", "jest config"]);
+    let out = p
+        .cmd(&[
+            "run",
+            "test the package",
+            "--pipeline",
+            "targeted",
+            "-y",
+            "--seed",
+            "7",
+        ])
+        .run();
+    out.assert_code(0);
+    p.cmd(&["apply", &out.session_id()]).run().assert_code(0);
+    let applied = p.repo.join("src/team_testing/strings.l1.spec.js");
+    assert!(applied.is_file(), "not applied where jest looks");
+    assert!(!p.repo.join("__tests__").exists());
+    let jest = p.repo.join("node_modules/.bin/jest");
+    let ran = Command::new(jest)
+        .arg("--ci")
+        .current_dir(&p.repo)
+        .env("CI", "1")
+        .output()
+        .expect("jest starts");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&ran.stdout),
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    assert!(ran.status.success(), "{text}");
+    assert!(
+        text.contains("src/team_testing/strings.l1.spec.js"),
+        "{text}"
+    );
+}
+
+/// A vitest project whose config includes only `spec/**/*.spec.js`: the executor still runs the
+/// generated tests (a config of its own widens `include` in the copy), `apply` puts them where
+/// the project's config looks, and `vitest run` with no filter finds them and they pass.
+#[test]
+fn apply_and_the_executor_follow_the_projects_vitest_include() {
+    let p = project("js-vitest", true);
+    p.write(
+        "vitest.config.mjs",
+        "import { defineConfig } from 'vitest/config';\nexport default defineConfig({ test: { include: ['spec/**/*.spec.js'] } });\n",
+    );
+    git(&p.repo, &["add", "vitest.config.mjs"]);
+    git(&p.repo, &["commit", "-qm", "vitest config"]);
+    let out = p
+        .cmd(&[
+            "run",
+            "test the package",
+            "--pipeline",
+            "targeted",
+            "-y",
+            "--seed",
+            "7",
+        ])
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let run = read_json(&p.session_dir(&id).join("results/run-001.json"));
+    assert!(run["passed"].as_u64().unwrap() > 0, "{run}");
+    p.cmd(&["apply", &id]).run().assert_code(0);
+    assert!(p
+        .repo
+        .join("spec/team_testing/strings.l1.spec.js")
+        .is_file());
+    let vitest = p.repo.join("node_modules/.bin/vitest");
+    let ran = Command::new(vitest)
+        .arg("run")
+        .current_dir(&p.repo)
+        .env("CI", "1")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("vitest starts");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&ran.stdout),
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    assert!(ran.status.success(), "{text}");
+    assert!(
+        text.contains("spec/team_testing/strings.l1.spec.js"),
+        "{text}"
+    );
+}

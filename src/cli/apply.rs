@@ -35,7 +35,7 @@ pub struct ApplyArgs {
 /// it applies, so that a later apply may replace its own unchanged files but never one it did not
 /// create or one edited since.
 fn manifest_path(repo: &Path, runner: &dyn Runner) -> PathBuf {
-    repo.join(runner.apply_manifest_dir())
+    repo.join(runner.apply_manifest_dir(repo))
         .join(".team-testing-applied.json")
 }
 

@@ -52,7 +52,7 @@ pub trait Runner {
     fn apply_path(&self, repo: &Path, layer: &str, file: &Path) -> Option<PathBuf>;
 
     /// The folder, relative to the repository, where `apply` keeps the record of what it wrote.
-    fn apply_manifest_dir(&self) -> &'static str;
+    fn apply_manifest_dir(&self, repo: &Path) -> PathBuf;
 
     /// The text `apply` writes for a session's test file (`session` is the session's root):
     /// the file as it is, unless the runner's framework needs it changed.

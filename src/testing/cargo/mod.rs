@@ -64,8 +64,8 @@ impl Runner for CargoRunner {
             .then(|| Path::new("tests").join(format!("{STAGED_PREFIX}{code}_{name}")))
     }
 
-    fn apply_manifest_dir(&self) -> &'static str {
-        "tests"
+    fn apply_manifest_dir(&self, _repo: &Path) -> PathBuf {
+        PathBuf::from("tests")
     }
 }
 

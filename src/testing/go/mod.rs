@@ -67,7 +67,7 @@ impl Runner for GoRunner {
     }
 
     /// The go tool ignores `testdata`: the record of what apply wrote stays out of builds.
-    fn apply_manifest_dir(&self) -> &'static str {
-        "testdata"
+    fn apply_manifest_dir(&self, _repo: &Path) -> PathBuf {
+        PathBuf::from("testdata")
     }
 }

@@ -12,6 +12,7 @@
 //! gate (`node --check` per file; a file that does not parse is a load error and stays out),
 //! then one test run writing JUnit (and LCOV when coverage is measured) under `results/`.
 
+mod apply_dir;
 mod attribute;
 mod ctx;
 mod gate;
@@ -98,11 +99,12 @@ impl Runner for NodeRunner {
     }
 
     /// Where the framework finds them: `test/team_testing/` for node:test and mocha,
-    /// `__tests__/team_testing/` for jest and vitest, two folders below the package root as in
-    /// the package copy, so their relative imports hold. Layers share the folder: the file name
+    /// `__tests__/team_testing/` for jest and vitest unless the project's jest or vitest config
+    /// says otherwise (see apply_dir.rs), two folders below the package root as in the package
+    /// copy, so their relative imports hold. Layers share the folder: the file name
     /// carries the layer (`strings.l1.test.js`). TypeScript stays in the session: the project's
     /// own toolchain may not compile it.
-    fn apply_path(&self, _repo: &Path, layer: &str, file: &Path) -> Option<PathBuf> {
+    fn apply_path(&self, repo: &Path, layer: &str, file: &Path) -> Option<PathBuf> {
         let name = file.file_name()?.to_string_lossy();
         let (stem, ext) = [".test.js", ".test.mjs", ".test.cjs", ".js", ".mjs", ".cjs"]
             .iter()
@@ -113,14 +115,12 @@ impl Runner for NodeRunner {
             .next()
             .unwrap_or(layer)
             .to_ascii_lowercase();
-        Some(Path::new(self.apply_manifest_dir()).join(format!("{stem}.{short}.test{ext}")))
+        let (dir, word) = apply_dir::tests_dir(repo, self.framework);
+        Some(Path::new(&dir).join(format!("{stem}.{short}.{word}{ext}")))
     }
 
-    fn apply_manifest_dir(&self) -> &'static str {
-        match self.framework {
-            Framework::Jest | Framework::Vitest => "__tests__/team_testing",
-            _ => "test/team_testing",
-        }
+    fn apply_manifest_dir(&self, repo: &Path) -> PathBuf {
+        PathBuf::from(apply_dir::tests_dir(repo, self.framework).0)
     }
 
     /// Tests that found code defects become the framework's expected failures, so the

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::ctx::Ctx;
 use super::run::{Coverage, Plan};
+use super::TESTS_DIR;
 use crate::testing::framework::Framework;
 
 /// Why no command can be planned for the runner.
@@ -108,8 +109,18 @@ impl Ctx<'_> {
             argv.push(format!("--coverageDirectory={}", lcov_dir.display()));
             lcov = Some(lcov_dir.join("lcov.info"));
         }
-        // Array options (--reporters, --coverageReporters) swallow the plain words after them:
-        // a boolean flag right before the files ends them.
+        // Our tests live in tt-tests/, where a project's own `roots` or `testMatch` may not look:
+        // then the whole copy is the root and our folder's scripts are the tests.
+        if super::apply_dir::has_jest_config(&self.copy) {
+            argv.extend([
+                "--roots".to_string(),
+                self.copy.display().to_string(),
+                "--testMatch".to_string(),
+                format!("**/{TESTS_DIR}/**/*.?(c|m)[jt]s?(x)"),
+            ]);
+        }
+        // Array options (--reporters, --coverageReporters, --roots, --testMatch) swallow the plain
+        // words after them: a boolean flag right before the files ends them.
         argv.push("--runTestsByPath".into());
         argv.extend(files.iter().cloned());
         let mut env = vec![
@@ -140,6 +151,54 @@ impl Ctx<'_> {
         })
     }
 
+    fn has_vite_config(&self) -> bool {
+        ["vitest.config", "vite.config"].iter().any(|stem| {
+            ["ts", "mts", "js", "mjs", "cjs"]
+                .iter()
+                .any(|ext| self.copy.join(format!("{stem}.{ext}")).is_file())
+        })
+    }
+
+    /// Whether the project's vitest is at least `major.minor` (from its package.json).
+    fn vitest_at_least(&self, major: u64, minor: u64) -> bool {
+        let manifest = self.copy.join("node_modules/vitest/package.json");
+        let Ok(v) = crate::util::read_json::<serde_json::Value>(&manifest) else {
+            return false;
+        };
+        let mut parts = v["version"]
+            .as_str()
+            .unwrap_or("0")
+            .split(['.', '-'])
+            .map(|p| p.parse::<u64>().unwrap_or(0));
+        let (a, b) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+        (a, b) >= (major, minor)
+    }
+
+    /// A project config with its own `include` would leave our tt-tests/ out (vitest has no
+    /// CLI option for it): a config of ours beside it in the copy takes the project's and only
+    /// widens `include`. None when the project's config says nothing of `include`.
+    fn vitest_config_override(&self) -> Option<PathBuf> {
+        let project = ["vitest.config", "vite.config"].iter().find_map(|stem| {
+            ["ts", "mts", "js", "mjs", "cjs"]
+                .iter()
+                .map(|ext| format!("{stem}.{ext}"))
+                .find(|name| self.copy.join(name).is_file())
+        })?;
+        let text = std::fs::read_to_string(self.copy.join(&project)).ok()?;
+        if !text.contains("include") {
+            return None;
+        }
+        let ours = self.copy.join("vitest.team-testing.config.mjs");
+        let body = format!(
+            "import {{ mergeConfig }} from 'vitest/config';\n\
+             import project from './{project}';\n\
+             const base = typeof project === 'function' ? await project({{ mode: 'test', command: 'serve' }}) : project;\n\
+             export default mergeConfig(base, {{ test: {{ include: ['{TESTS_DIR}/**/*.{{test,spec}}.?(c|m)[jt]s?(x)'] }} }});\n"
+        );
+        crate::util::write_nofollow(&ours, body.as_bytes()).ok()?;
+        Some(ours)
+    }
+
     pub(super) fn vitest(
         &self,
         files: &[String],
@@ -166,6 +225,14 @@ impl Ctx<'_> {
                 lcov_dir.display()
             ));
             lcov = Some(lcov_dir.join("lcov.info"));
+        }
+        if let Some(config) = self.vitest_config_override() {
+            argv.push(format!("--config={}", config.display()));
+        }
+        // vite bundles a config file into node_modules/.vite-temp, which the sandbox keeps
+        // read-only (node_modules is the project's); vitest 3.1+ can load it in memory instead.
+        if self.has_vite_config() && self.vitest_at_least(3, 1) {
+            argv.push("--configLoader=runner".into());
         }
         argv.extend(files.iter().cloned());
         // vitest instantiates WebAssembly, and V8 reserves about 10 GiB of address space per

@@ -73,8 +73,8 @@ impl Runner for PythonRunner {
         })
     }
 
-    fn apply_manifest_dir(&self) -> &'static str {
-        APPLY_DIR
+    fn apply_manifest_dir(&self, _repo: &Path) -> PathBuf {
+        PathBuf::from(APPLY_DIR)
     }
 
     fn apply_support(&self, repo: &Path) -> crate::error::Result<Option<String>> {
