@@ -22,6 +22,7 @@ import pickle
 import random
 import re
 import select
+import shutil
 import signal
 import sys
 import tempfile
@@ -30,6 +31,11 @@ import traceback
 import typing
 
 import ttaudit
+
+try:  # imported once here: each forked call would pay for it again (milliseconds a call)
+    import ctypes
+except ImportError:  # an interpreter built without it
+    ctypes = None
 
 CONTRACT_ERRORS = ("IndexError", "KeyError", "ZeroDivisionError", "AttributeError", "TypeError",
                    "UnboundLocalError")
@@ -187,7 +193,6 @@ class CallPlace:
 
     def remove(self):
         """Removes the place, whatever modes the call left on it."""
-        import shutil
 
         def writable_again(func, path, _exc):
             try:
@@ -268,7 +273,6 @@ def _die_with_parent():
     """SIGKILL when the helper dies: the call has its own process group, so the helper's group
     kill (its timeout) would not reach it."""
     try:
-        import ctypes
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except Exception:  # noqa: BLE001 - best effort where there is no prctl
         pass
@@ -783,7 +787,8 @@ FN_NAMES = ("fn", "func", "function", "f", "g", "callback", "cb", "mapper", "map
             "key", "reducer", "handler", "transform", "op", "action", "hook", "factory", "default_factory",
             "getter", "setter", "on_error", "on_success", "callable", "filter_fn", "kleisli_function",
             "listener", "apply", "compose", "then", "method", "fun", "parse_float", "converter",
-            "type_converter", "extra_types", "evaluate", "lock", "condition", "info", "timer")
+            "type_converter", "extra_types", "evaluate", "condition", "timer", "getsizeof", "sizeof",
+            "choice", "ttu", "missing", "key_func", "sort_key", "cmp", "compare", "visit", "visitor")
 # Small callables: identity, constant, predicate, *args-absorbing, raising, recorder.
 CALLABLES = ["lambda x: x", "lambda *args, **kwargs: 0", "lambda x: bool(x)", "lambda *args: args",
              "lambda *args, **kwargs: (_ for _ in ()).throw(ValueError('raised on purpose'))",
@@ -897,6 +902,7 @@ class Inputs:
         if low in PATH_NAMES or low.endswith(PATH_SUFFIXES):
             return self.path_(as_path=self.rng.random() < 0.3)
         if low in FN_NAMES or low.endswith(("_fn", "_func", "_callback", "_hook", "_handler", "_factory")) \
+                or (low.startswith("get") and len(low) > 3 and "_" not in low) \
                 or self.callee in self.wants_callable and self.rng.random() < 0.5:
             return self.callable_()
         if low in ("n", "count", "size", "index", "i", "j", "k", "times", "turns", "quantity", "sides",
@@ -959,8 +965,9 @@ class Inputs:
                 return "None"
             choice = self.rng.choice(args)
             return "None" if choice is type(None) else self.for_hint(choice, depth + 1)
-        if inspect.isclass(hint) and self.classes.get(hint.__name__):
-            return self.rng.choice(self.classes[hint.__name__])
+        base = origin if inspect.isclass(origin) else hint
+        if inspect.isclass(base) and self.classes.get(base.__name__):
+            return self.rng.choice(self.classes[base.__name__])
         return None
 
     def any_(self):
@@ -977,10 +984,12 @@ class Inputs:
         return pick()
 
     def for_param(self, param, hint):
-        if param.default is not inspect.Parameter.empty and self.rng.random() < 0.25:
+        if param.default is not inspect.Parameter.empty and (self.mode == "required" or self.rng.random() < 0.25):
             return None  # leave it to the default
         if self.mode == "wrong" and self.rng.random() < 0.5:
             return self.wrong_(hint)
+        if self.mode == "boundary" and hint is inspect.Parameter.empty and self.rng.random() < 0.5:
+            return self.any_()
         if path_hint(hint):
             return self.path_(as_path=not _allows_str(hint) or self.rng.random() < 0.5)
         stringy = hint in (str, inspect.Parameter.empty) or _allows_str(hint)
@@ -1156,6 +1165,7 @@ class ModuleSearch:
         self.tries = {}            # item name -> candidates tried
         self.errors = 0
         self.closures = []         # (statements, expression) of results that are callables
+        self.bad_owners = {}       # owner expression -> setups it failed
         self.attributes = {}       # class name -> public attributes its instances carry
         self.pathy = set()         # functions seen touching paths named by their arguments
         self.inputs.pathy = self.pathy
@@ -1217,7 +1227,20 @@ class ModuleSearch:
 
     def owner(self, cls):
         owners = self.classes.get(cls) or []
+        good = [o for o in owners if self.bad_owners.get(o, 0) < 3]
+        owners = good or owners
         return self.rng.choice(owners) if owners else None
+
+    def setup_failed(self, statements, outcome):
+        """An owner whose use keeps failing before the call is left aside; a failure saying
+        "not callable" makes the constructor's next arguments callables more often."""
+        first = statements[0] if statements else ""
+        for cls, owners in self.classes.items():
+            for o in owners:
+                if first == f"obj = {o}" or first.startswith(f"obj = {o}"):
+                    self.bad_owners[o] = self.bad_owners.get(o, 0) + 1
+                    if "not callable" in (outcome.get("msg") or ""):
+                        self.inputs.wants_callable.add(cls)
 
     def call_expr(self, item, owner=None):
         """(statements, expression, typed arguments) of one use of `item`: a call of a function,
@@ -1360,6 +1383,7 @@ class ModuleSearch:
 
     def assertion(self, expr, first, second):
         """(assertion lines, uses pytest, imports) for a result; lines None when nothing can be said."""
+        expr = grouped(expr)
         if first.get("tmp_expr") and first.get("tmp_expr") == second.get("tmp_expr"):
             return [f"assert {expr} == {first['tmp_expr']}"], False, set()
         stable = first.get("repr") == second.get("repr") and not ADDRESS.search(first.get("repr", "")) \
@@ -1447,6 +1471,10 @@ class ModuleSearch:
                 return False
             if outcome.get("recorded") is not None and outcome.get("recorded") == second.get("recorded"):
                 lines.append(f"assert len(calls) == {outcome['recorded']}")
+            owners = self.classes.get(outcome.get("type"))
+            if owners is not None and not statements and outcome.get("type_module") == self.spec["module"] \
+                    and len(owners) < 8 and expr not in owners and len(expr) < 100:
+                owners.append(expr)  # an object a function made: an owner and an argument too
             if outcome.get("is_callable") and not statements:
                 self.closures.append((list(statements), expr))
             if outcome.get("plain") and not statements and len(self.inputs.produced) < 40 \
@@ -1590,7 +1618,7 @@ class ModuleSearch:
                 continue
             for attempt in range(8):
                 try:
-                    self.inputs.mode = "boundary" if attempt == 1 else "normal"
+                    self.inputs.mode = {0: "required", 1: "boundary"}.get(attempt, "normal")
                     _, expr, typed = self.call_expr(item)
                     if expr is None:
                         break
@@ -1689,6 +1717,9 @@ class ModuleSearch:
             return False
         if outcome.get("effects"):
             self.side_effect(item, statements, expr, outcome["effects"])
+            return False
+        if outcome.get("setup_failed"):
+            self.setup_failed(statements, outcome)
             return False
         if not self.adds(outcome):
             if "not callable" in (outcome.get("msg") or ""):
@@ -1838,6 +1869,17 @@ class ModuleSearch:
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in known:
                 return False
         return True
+
+
+def grouped(expr):
+    """An operator expression in parentheses, so `assert (a == b) is True` keeps its meaning."""
+    try:
+        node = ast.parse(expr, mode="eval").body
+    except SyntaxError:
+        return f"({expr})"
+    if isinstance(node, (ast.Compare, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.IfExp, ast.Lambda)):
+        return f"({expr})"
+    return expr
 
 
 class _FakeParam:
@@ -2113,6 +2155,17 @@ DEFAULT_MODULE_BUDGET_S = 6.0  # per module when the request names no budget (a 
 #                                and its start-up, for the same modules)
 
 
+def module_weight(spec):
+    """How much of the budget a module gets: its size in lines (read, not imported), at least a
+    small module's share."""
+    try:
+        with open(spec.get("file", ""), encoding="utf-8") as f:
+            lines = sum(1 for line in f if line.strip() and not line.lstrip().startswith("#"))
+    except (OSError, UnicodeDecodeError):
+        lines = 100
+    return max(60, min(lines, 1500))
+
+
 def generator_error(module, where, exc):
     """A problem of the generator itself, kept as a finding with its traceback: one module or one
     candidate failing never loses the others."""
@@ -2155,8 +2208,10 @@ def main():
         channel.flush()
         return
     modules, findings, tried = [], [], 0
+    weights = [module_weight(spec) for spec in specs]
     for index, spec in enumerate(specs):
-        share = (end - time.monotonic()) / max(1, len(specs) - index)
+        # The time left, shared by size: a big module gets more of it than a small one.
+        share = (end - time.monotonic()) * weights[index] / max(1, sum(weights[index:]))
         try:
             entry, found = search_module(spec, req, rng, time.monotonic() + share)
         except BaseException as exc:  # noqa: BLE001 - one module never loses the others
