@@ -16,7 +16,14 @@ use crate::common::*;
 /// session id.
 fn generate(p: &Project) -> String {
     let out = p
-        .cmd(&["run", "test the causes", "--pipeline", "targeted", "--seed", "7"])
+        .cmd(&[
+            "run",
+            "test the causes",
+            "--pipeline",
+            "targeted",
+            "--seed",
+            "7",
+        ])
         .run();
     out.assert_code(0);
     out.session_id()
@@ -44,7 +51,15 @@ fn covered(p: &Project, tests: &Path) -> (BTreeMap<String, Vec<u64>>, String) {
         ("PYTHONDONTWRITEBYTECODE", "1".to_string()),
     ];
     let run = Command::new("python3")
-        .args(["-m", "coverage", "run", "--branch", "--source=causes", "-m", "pytest"])
+        .args([
+            "-m",
+            "coverage",
+            "run",
+            "--branch",
+            "--source=causes",
+            "-m",
+            "pytest",
+        ])
         .args(["-q", "-p", "no:cacheprovider", "-o", "addopts="])
         .arg(tests)
         .current_dir(&p.repo)
@@ -91,14 +106,23 @@ fn every_cause_is_reached_every_test_loads_and_a_broken_module_loses_nothing_els
         .filter(|n| n.ends_with(".py"))
         .collect();
     // (c) The module whose import raises costs nothing else: every other module has its tests.
-    for module in ["monad", "vector", "timer", "checks", "noisy", "hints", "docs"] {
+    for module in [
+        "monad", "vector", "timer", "checks", "noisy", "hints", "docs",
+    ] {
         let file = format!("test_causes_{module}.py");
         assert!(written.contains(&file), "no {file} in {written:?}");
     }
     assert!(!written.contains(&"test_causes_broken.py".to_string()));
     // No written test fails to load: pytest collects them all without an error.
     let collect = Command::new("python3")
-        .args(["-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"])
+        .args([
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+        ])
         .arg(&tests)
         .current_dir(&p.repo)
         .env("PYTHONPATH", &p.repo)
@@ -156,7 +180,10 @@ fn every_cause_is_reached_every_test_loads_and_a_broken_module_loses_nothing_els
             ],
         ),
         ("causes/noisy.py", &["return word.upper() + \"!\""]),
-        ("causes/hints.py", &["return \"hello \" + who.name", "return items[0]"]),
+        (
+            "causes/hints.py",
+            &["return \"hello \" + who.name", "return items[0]"],
+        ),
         ("causes/docs.py", &["return x * 2", "return \"\\n\".join"]),
     ];
     let mut missed = Vec::new();

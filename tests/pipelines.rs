@@ -583,7 +583,10 @@ fn dry_run_plans_writes_the_strategy_runs_nothing_and_resume_runs_it() {
     let no_runs = std::fs::read_dir(dir.join("results"))
         .map(|rd| rd.count() == 0)
         .unwrap_or(true);
-    assert!(no_runs, "a dry run ran tests (not even the project's own suite may run)");
+    assert!(
+        no_runs,
+        "a dry run ran tests (not even the project's own suite may run)"
+    );
     assert_eq!(read_json(&dir.join("session.json"))["status"], "paused");
 
     let out = p.cmd(&["resume", &id]).run();

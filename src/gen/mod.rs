@@ -538,12 +538,21 @@ mod tests {
         let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/gen/tests");
         let mut seen = Vec::new();
         let candidates = [
-            "python3", "python3.8", "python3.9", "python3.10", "python3.11", "python3.12",
-            "python3.13", "pypy3",
+            "python3",
+            "python3.8",
+            "python3.9",
+            "python3.10",
+            "python3.11",
+            "python3.12",
+            "python3.13",
+            "pypy3",
         ];
         for python in candidates {
             let Ok(probe) = std::process::Command::new(python)
-                .args(["-c", "import sys, os; print(os.path.realpath(sys.executable))"])
+                .args([
+                    "-c",
+                    "import sys, os; print(os.path.realpath(sys.executable))",
+                ])
                 .output()
             else {
                 continue;
