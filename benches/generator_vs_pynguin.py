@@ -208,6 +208,8 @@ def main():
     args.add_argument("--tools", default="team-testing,pynguin")
     args.add_argument("--keep", help="keep the scratch folder here (reused: Pynguin's venv)")
     args.add_argument("--venv", help="a virtualenv that already has pynguin, pytest and coverage")
+    args.add_argument("--reuse-rows", help="rows.json of an earlier run: its rows for the tools not run now "
+                                           "(Pynguin takes about 9 minutes) join the table")
     opts = args.parse_args()
     work = opts.keep or tempfile.mkdtemp(prefix="tt-bench-")
     os.makedirs(work, exist_ok=True)
@@ -252,6 +254,12 @@ def main():
             nbr = sum(p.get("num_branches", 0) for p in per.values())
             print(f"{spec:20} {tool:12} {seconds:6.1f}s tests {tests:4} passing {passed:4} "
                   f"lines {pct(lines, stmts):5.1f}% branches {pct(br, nbr):5.1f}%", file=sys.stderr, flush=True)
+    if opts.reuse_rows:
+        with open(opts.reuse_rows) as f:
+            earlier = [r for r in json.load(f) if r["tool"] not in tools]
+        order = [spec for spec, _, _, _ in PACKAGES]
+        rows = sorted(rows + earlier, key=lambda r: (order.index(r["package"]) if r["package"] in order else 99,
+                                                   r["tool"] != "team-testing"))
     with open(os.path.join(work, "rows.json"), "w") as f:
         json.dump(rows, f, indent=1)
     print(f"Pynguin {version.stdout.strip()} ({opts.pynguin_seconds} s search per module), "

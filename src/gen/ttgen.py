@@ -5,8 +5,14 @@ the code under test runs in a forked child with a timeout and a fresh temporary 
 a call is kept only when it reaches lines no earlier call reached. Observed values become assertions
 only when they are stable across two runs; stated contracts (doctest examples, return annotations,
 no builtin exception escaping on well-typed input) win over observed values. All random choices come
-from one seeded generator, and the search is bounded by counts (time is only a backstop), so the same
-seed gives byte-identical files.
+from one seeded generator. The search stops on counts when it can (every callable tried, the lines
+all reached, nothing new for a while), so the same seed gives byte-identical files on a module the
+search finishes; on a module it does not finish, the budget ends it, and what it wrote depends on
+how many candidates the machine ran by then.
+
+The result (one JSON object) leaves on a descriptor of its own; what the code under test prints goes
+to stderr. Errors of the generator itself are caught per module, phase and candidate and reported
+as `generator_error` findings with their traceback.
 """
 
 import ast
@@ -140,6 +146,7 @@ def _describe_error(exc, target):
     names = [os.path.abspath(os.fsdecode(n)) for n in names if isinstance(n, (str, bytes, os.PathLike))]
     return {"ok": False, "exc": type(exc).__name__, "exc_module": type(exc).__module__,
             "exc_qualname": getattr(type(exc), "__qualname__", type(exc).__name__),
+            "inner_file": os.path.abspath(inner.filename) if inner and not inner.filename.startswith("<") else "",
             "msg": str(exc)[:200], "in_module": in_module, "explicit": explicit,
             "errno": getattr(exc, "errno", None) if isinstance(exc, OSError) else None,
             "filenames": names}
@@ -1546,6 +1553,10 @@ class ModuleSearch:
                 return True
         if "not callable" in (outcome.get("msg") or ""):
             self.inputs.wants_callable.add(item["name"])
+        if not outcome.get("in_module") and not self.in_project(outcome.get("inner_file", "")):
+            # Raised by the standard library or an installed package: what it raised on may be
+            # the call's surroundings (the files of the folder it ran in), not the code.
+            return False
         ref = self.reference(outcome.get("exc_module"), outcome.get("exc_qualname") or exc)
         if ref is None:
             return False
@@ -1558,6 +1569,18 @@ class ModuleSearch:
         body.append(f"    {shown}")
         self.add_test(self.name_for(item, body), body, True, imports)
         return True
+
+    def in_project(self, path):
+        """Whether a file belongs to the package of the module under test (another of its
+        modules raised), and is not one of this helper's own."""
+        if not path or os.path.dirname(path) == os.path.dirname(os.path.abspath(__file__)):
+            return False
+        top = self.spec["module"].split(".")[0]
+        root = os.path.dirname(self.target)
+        for _ in range(self.spec["module"].count(".")):
+            root = os.path.dirname(root)
+        package = os.path.join(root, top)
+        return path == os.path.join(root, top + ".py") or path.startswith(package + os.sep)
 
     def add_test(self, name, body, uses, imports):
         self.tests.append((name, body, uses, set(imports)))
