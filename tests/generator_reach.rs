@@ -1,7 +1,8 @@
 //! Issue 18: the built-in generator reaches what it used to miss. One fixture module per cause
 //! (tests/fixtures/python-reach/causes): callables for map/bind, dunders and class methods, an
 //! object put in a state, validators with checksums and regexes, a module that prints, Any and
-//! Protocol hints, a malformed docstring, and a module whose import raises. The generated tests
+//! Protocol hints, a malformed docstring, generators and coroutines, and a module whose import
+//! raises. The generated tests
 //! are then run with real pytest under coverage.py from the project root.
 
 use std::collections::BTreeMap;
@@ -107,7 +108,7 @@ fn every_cause_is_reached_every_test_loads_and_a_broken_module_loses_nothing_els
         .collect();
     // (c) The module whose import raises costs nothing else: every other module has its tests.
     for module in [
-        "monad", "vector", "timer", "checks", "noisy", "hints", "docs",
+        "monad", "vector", "timer", "checks", "noisy", "hints", "docs", "flows",
     ] {
         let file = format!("test_causes_{module}.py");
         assert!(written.contains(&file), "no {file} in {written:?}");
@@ -185,6 +186,11 @@ fn every_cause_is_reached_every_test_loads_and_a_broken_module_loses_nothing_els
             &["return \"hello \" + who.name", "return items[0]"],
         ),
         ("causes/docs.py", &["return x * 2", "return \"\\n\".join"]),
+        // a generator iterated, a coroutine awaited, an async generator drained
+        (
+            "causes/flows.py",
+            &["yield n", "return key.upper()", "yield i * 10"],
+        ),
     ];
     let mut missed = Vec::new();
     for (file, markers) in causes {

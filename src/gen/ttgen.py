@@ -1485,8 +1485,15 @@ class ModuleSearch:
         if how == "await":
             return f"asyncio.run({expr})"
         if how == "alist":
-            return None
+            return "asyncio.run(collect())"  # with the collecting coroutine settled_setup defines
         return expr
+
+    def settled_setup(self, expr, outcome):
+        """The statements a settled expression needs: an async generator is drained by a
+        coroutine the test defines."""
+        if outcome.get("settled") == "alist":
+            return [f"async def collect():\n    return [item async for item in {expr}][:50]"]
+        return []
 
     def record(self, item, statements, expr, typed, outcome):
         """Turns one run into a test (or a finding); returns True when something was kept."""
@@ -1512,6 +1519,7 @@ class ModuleSearch:
             shown = self.settled_expr(expr, outcome)
             if shown is None:
                 return False
+            body += self.settled_setup(expr, outcome)
             contradicted = self.contradicts(outcome, ret_hint) if item["kind"] in (
                 "function", "method", "staticmethod", "classmethod") and not outcome.get("settled") else None
             if contradicted:
@@ -1565,6 +1573,7 @@ class ModuleSearch:
             return False  # not the same every time: nothing to assert
         name, imports = ref
         shown = self.settled_expr(expr, outcome) or expr
+        body += self.settled_setup(expr, outcome)
         body.append(f"with pytest.raises({name}):")
         body.append(f"    {shown}")
         self.add_test(self.name_for(item, body), body, True, imports)
@@ -1936,6 +1945,8 @@ class ModuleSearch:
                 known.add(node.id)
             elif isinstance(node, ast.arg):
                 known.add(node.arg)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                known.add(node.name)
             elif isinstance(node, (ast.comprehension,)):
                 for sub in ast.walk(node.target):
                     if isinstance(sub, ast.Name):
