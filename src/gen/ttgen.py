@@ -300,6 +300,18 @@ def fork_with_retry(fork=None, tries=5, pause=0.05):
     return None
 
 
+def settle_kind(value):
+    """How a test settles a value: "list" for a generator, "await" for a coroutine, "alist" for
+    an async generator; None for anything else."""
+    if inspect.isgenerator(value):
+        return "list"
+    if inspect.iscoroutine(value):
+        return "await"
+    if inspect.isasyncgen(value):
+        return "alist"
+    return None
+
+
 def _settle(value, hits_tracer):
     """A generator is iterated (up to 50 items), a coroutine awaited, an async generator drained:
     the lines they reach run now, under the tracer. Returns (value, how it was settled)."""
@@ -351,7 +363,7 @@ def run_call(namespace, statements, expr, target, timeout, checks=None):
         os.close(read_end)
         payload = {"ok": False, "exc": "InternalError", "msg": "", "in_module": False, "explicit": False}
         hits, arcs = set(), set()
-        audit = place = env = None
+        audit = place = env = settling = None
         try:
             place = CallPlace()
             write_end = _quiet_descriptors(write_end, place.base)
@@ -373,6 +385,7 @@ def run_call(namespace, statements, expr, target, timeout, checks=None):
                         raise
                 value = eval(expr, env)
                 sys.settrace(None)
+                settling = settle_kind(value)
                 value, settled = _settle(value, tracer)
             finally:
                 sys.settrace(None)
@@ -392,6 +405,8 @@ def run_call(namespace, statements, expr, target, timeout, checks=None):
             except BaseException:  # noqa: BLE001
                 pass
             payload["setup_failed"] = setup_failed
+            if settling:
+                payload["settled"] = settling  # it raised while iterated or awaited
         if checks and env is not None:
             if audit is not None:
                 audit.on = True  # the arguments are built again: still watched
