@@ -11,6 +11,7 @@ mod executor;
 mod first_hour;
 mod fuzz;
 mod generator;
+mod generator_reach;
 mod hostile;
 mod js_generator;
 mod live_view;

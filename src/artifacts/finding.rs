@@ -22,7 +22,9 @@ pub struct Finding {
 /// Where the report lists a finding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FindingCategory {
-    /// The environment or the sandbox stopped the call: nothing was learnt about the code.
+    /// The environment or the sandbox stopped the call, or the generator itself failed on a
+    /// module or a candidate (`generator_error`, with its traceback): nothing was learnt about
+    /// the code.
     Blocked,
     /// The call changed something outside its temporary folder.
     SideEffect,
@@ -35,7 +37,7 @@ pub enum FindingCategory {
 impl FindingCategory {
     pub fn of_kind(kind: &str) -> Self {
         match kind {
-            "env_issue" | "sandbox_denied" => FindingCategory::Blocked,
+            "env_issue" | "sandbox_denied" | "generator_error" => FindingCategory::Blocked,
             "side_effect" => FindingCategory::SideEffect,
             "skipped_example" => FindingCategory::SkippedExample,
             _ => FindingCategory::Contract,

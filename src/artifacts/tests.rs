@@ -94,6 +94,10 @@ fn findings_are_listed_by_their_kind() {
         FindingCategory::Blocked
     );
     assert_eq!(
+        FindingCategory::of_kind("generator_error"),
+        FindingCategory::Blocked
+    );
+    assert_eq!(
         FindingCategory::of_kind("side_effect"),
         FindingCategory::SideEffect
     );

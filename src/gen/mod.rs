@@ -252,6 +252,15 @@ fn test_blocks(source: &str) -> Vec<(String, String)> {
     blocks
 }
 
+/// The names of a generated file's top-level test functions.
+pub fn test_names(source: &str) -> Vec<String> {
+    test_blocks(source)
+        .into_iter()
+        .map(|(name, _)| name)
+        .filter(|name| name.starts_with("test"))
+        .collect()
+}
+
 /// `source` without the top-level test functions named in `names` (with their decorators), and
 /// the names it could not find as top-level functions (a method of a class, or not there).
 pub fn remove_tests(
@@ -522,6 +531,64 @@ mod tests {
             "{}",
             String::from_utf8_lossy(&run.stdout)
         );
+    }
+
+    #[test]
+    fn the_helper_guards_hold_on_every_interpreter_found() {
+        // CPython 3.8-3.13 and PyPy, whichever are installed (CI installs what the package
+        // registries offer); each runs the helper's guard tests (src/gen/tests).
+        let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/gen/tests");
+        let mut seen = Vec::new();
+        let candidates = [
+            "python3",
+            "python3.8",
+            "python3.9",
+            "python3.10",
+            "python3.11",
+            "python3.12",
+            "python3.13",
+            "pypy3",
+        ];
+        for python in candidates {
+            let Ok(probe) = std::process::Command::new(python)
+                .args([
+                    "-c",
+                    "import sys, os; print(os.path.realpath(sys.executable))",
+                ])
+                .output()
+            else {
+                continue;
+            };
+            let exe = String::from_utf8_lossy(&probe.stdout).trim().to_string();
+            if !probe.status.success() || seen.contains(&exe) {
+                continue;
+            }
+            let run = std::process::Command::new(python)
+                .args(["-m", "unittest", "discover", "-s"])
+                .arg(&suite)
+                .env("PYTHONDONTWRITEBYTECODE", "1")
+                .output()
+                .unwrap();
+            assert!(
+                run.status.success(),
+                "{python} ({exe}):\n{}",
+                String::from_utf8_lossy(&run.stderr)
+            );
+            seen.push(exe);
+        }
+        assert!(!seen.is_empty(), "no Python interpreter found");
+    }
+
+    #[test]
+    fn a_revision_round_keeps_the_earlier_tests_it_is_not_told_to_drop() {
+        let old = "\"\"\"Old.\"\"\"\nfrom m import f, g\n\n\ndef test_f_aa():\n    assert f(1) == 2\n\n\ndef test_g_bb():\n    assert g(1) == 3\n";
+        let new = "\"\"\"New.\"\"\"\nfrom m import h\n\n\ndef test_h_cc():\n    assert h() == 0\n";
+        let keep: std::collections::BTreeSet<String> = test_names(old).into_iter().collect();
+        let drop: std::collections::BTreeSet<String> = ["test_g_bb".to_string()].into();
+        let out = carry_over(old, new, &keep, &drop);
+        assert!(out.contains("def test_h_cc():"), "{out}");
+        assert!(out.contains("def test_f_aa():"), "{out}");
+        assert!(!out.contains("def test_g_bb():"), "{out}");
     }
 
     #[test]

@@ -5,8 +5,14 @@ the code under test runs in a forked child with a timeout and a fresh temporary 
 a call is kept only when it reaches lines no earlier call reached. Observed values become assertions
 only when they are stable across two runs; stated contracts (doctest examples, return annotations,
 no builtin exception escaping on well-typed input) win over observed values. All random choices come
-from one seeded generator, and the search is bounded by counts (time is only a backstop), so the same
-seed gives byte-identical files.
+from one seeded generator. The search stops on counts when it can (every callable tried, the lines
+all reached, nothing new for a while), so the same seed gives byte-identical files on a module the
+search finishes; on a module it does not finish, the budget ends it, and what it wrote depends on
+how many candidates the machine ran by then.
+
+The result (one JSON object) leaves on a descriptor of its own; what the code under test prints goes
+to stderr. Errors of the generator itself are caught per module, phase and candidate and reported
+as `generator_error` findings with their traceback.
 """
 
 import ast
@@ -22,6 +28,7 @@ import pickle
 import random
 import re
 import select
+import shutil
 import signal
 import sys
 import tempfile
@@ -31,11 +38,16 @@ import typing
 
 import ttaudit
 
+try:  # imported once here: each forked call would pay for it again (milliseconds a call)
+    import ctypes
+except ImportError:  # an interpreter built without it
+    ctypes = None
+
 CONTRACT_ERRORS = ("IndexError", "KeyError", "ZeroDivisionError", "AttributeError", "TypeError",
                    "UnboundLocalError")
 PLAIN = (type(None), bool, int, float, str, bytes)
-MAX_CANDIDATES = 400      # per module: the search's real bound (keeps results reproducible)
-STAGNATION = 120          # candidates in a row that add nothing: the module is done
+MAX_CANDIDATES = 6000     # per module: a bound on counts (time is the other)
+STAGNATION = 400          # candidates in a row that add nothing, above the target: the module is done
 MAX_REPR = 200            # longer values are asserted by type and length, not spelled out
 ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
 
@@ -99,15 +111,29 @@ def _tmp_relative(value, place):
 def _describe_result(value, place):
     text = repr(value)
     machine = _machine_paths(place)
-    out = {"ok": True, "repr": text, "type": type(value).__name__,
-           "type_module": type(value).__module__, "plain": _is_plain(value),
-           "floaty": _has_float(value), "attrs": _stable_attrs(value, machine)}
+    kind = type(value)
+    out = {"ok": True, "repr": text, "type": kind.__name__, "qualname": getattr(kind, "__qualname__", kind.__name__),
+           "type_module": kind.__module__, "plain": _is_plain(value),
+           "is_callable": callable(value) and (inspect.isfunction(value) or inspect.ismethod(value)
+                                               or inspect.isbuiltin(value) or kind.__name__ == "partial"),
+           "len": _length(value),
+           "floaty": _floaty(value), "attrs": _stable_attrs(value, machine)}
     relative = _tmp_relative(value, place)
     if relative is not None:
         out["tmp_expr"] = relative
     elif any(p in text for p in machine):
         out["machine_bound"] = True  # names this machine's folders: never an expected value
     return out
+
+
+def _length(value):
+    if isinstance(value, PLAIN) or inspect.isclass(value):
+        return None
+    try:
+        n = len(value)
+    except Exception:  # noqa: BLE001
+        return None
+    return n if isinstance(n, int) else None
 
 
 def _describe_error(exc, target):
@@ -119,6 +145,8 @@ def _describe_error(exc, target):
     names = [getattr(exc, a, None) for a in ("filename", "filename2")]
     names = [os.path.abspath(os.fsdecode(n)) for n in names if isinstance(n, (str, bytes, os.PathLike))]
     return {"ok": False, "exc": type(exc).__name__, "exc_module": type(exc).__module__,
+            "exc_qualname": getattr(type(exc), "__qualname__", type(exc).__name__),
+            "inner_file": os.path.abspath(inner.filename) if inner and not inner.filename.startswith("<") else "",
             "msg": str(exc)[:200], "in_module": in_module, "explicit": explicit,
             "errno": getattr(exc, "errno", None) if isinstance(exc, OSError) else None,
             "filenames": names}
@@ -172,7 +200,6 @@ class CallPlace:
 
     def remove(self):
         """Removes the place, whatever modes the call left on it."""
-        import shutil
 
         def writable_again(func, path, _exc):
             try:
@@ -182,7 +209,8 @@ class CallPlace:
             except OSError:
                 pass
         try:
-            os.chdir("/")
+            if os.path.realpath(os.getcwd()).startswith(self.base):
+                os.chdir("/")  # the call's own process, leaving the place it is about to remove
         except OSError:
             pass
         shutil.rmtree(self.base, onerror=writable_again)
@@ -253,23 +281,89 @@ def _die_with_parent():
     """SIGKILL when the helper dies: the call has its own process group, so the helper's group
     kill (its timeout) would not reach it."""
     try:
-        import ctypes
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except Exception:  # noqa: BLE001 - best effort where there is no prctl
         pass
 
 
-def run_call(namespace, statements, expr, target, timeout):
-    """Runs `statements` then evaluates `expr` in a forked child; returns what happened."""
+def fork_with_retry(fork=None, tries=5, pause=0.05):
+    """os.fork, retried a few times on EAGAIN (a process limit reached for a moment: the calls of a
+    moment ago are still being reaped); None when it keeps failing."""
+    fork = fork or os.fork
+    for attempt in range(tries):
+        try:
+            return fork()
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.ENOMEM) or attempt == tries - 1:
+                return None
+            time.sleep(pause * (attempt + 1))
+    return None
+
+
+def settle_kind(value):
+    """How a test settles a value: "list" for a generator, "await" for a coroutine, "alist" for
+    an async generator; None for anything else."""
+    if inspect.isgenerator(value):
+        return "list"
+    if inspect.iscoroutine(value):
+        return "await"
+    if inspect.isasyncgen(value):
+        return "alist"
+    return None
+
+
+def _settle(value, hits_tracer):
+    """A generator is iterated (up to 50 items), a coroutine awaited, an async generator drained:
+    the lines they reach run now, under the tracer. Returns (value, how it was settled)."""
+    if inspect.isgenerator(value):
+        import itertools
+        sys.settrace(hits_tracer)
+        try:
+            items = list(itertools.islice(value, 51))
+        finally:
+            sys.settrace(None)
+        return (items, "list") if len(items) <= 50 else (items[:50], "partial")
+    if inspect.iscoroutine(value) or inspect.isasyncgen(value):
+        import asyncio
+
+        async def drain(agen):
+            return [x async for x in agen][:50]
+        awaitable = value if inspect.iscoroutine(value) else drain(value)
+        sys.settrace(hits_tracer)
+        try:
+            result = asyncio.run(awaitable)
+        finally:
+            sys.settrace(None)
+        return result, ("await" if inspect.iscoroutine(value) else "alist")
+    return value, None
+
+
+def _check_types(checks, env):
+    """Whether each argument (evaluated here, in the child) matches its annotation."""
+    try:
+        return all(satisfies_value(eval(e, env), h) for e, h in checks)
+    except BaseException:  # noqa: BLE001
+        return False
+
+
+def run_call(namespace, statements, expr, target, timeout, checks=None):
+    """Runs `statements` then evaluates `expr` in a forked child; returns what happened. `checks`
+    are (argument expression, annotation) pairs the child checks (inputs are never evaluated in
+    the helper's own process)."""
     read_end, write_end = os.pipe()
-    pid = os.fork()
+    pid = fork_with_retry()
+    if pid is None:
+        os.close(read_end)
+        os.close(write_end)
+        return {"ok": False, "exc": "ForkFailed", "msg": "os.fork kept failing (EAGAIN)", "lines": [],
+                "in_module": False, "explicit": False, "fork_failed": True}
     if pid == 0:  # the child: never returns
         os.setpgid(0, 0)  # its own process group, so whatever it forks ends with it
         _die_with_parent()
         os.close(read_end)
         payload = {"ok": False, "exc": "InternalError", "msg": "", "in_module": False, "explicit": False}
         hits, arcs = set(), set()
-        audit = place = None
+        audit = place = env = settling = None
         try:
             place = CallPlace()
             write_end = _quiet_descriptors(write_end, place.base)
@@ -278,7 +372,9 @@ def run_call(namespace, statements, expr, target, timeout):
             env["tmp_path"] = pathlib.Path(place.tmp_path)
             audit = place.audit().install()
             audit.on = True
-            sys.settrace(_line_tracer(target, hits, arcs))
+            tracer = _line_tracer(target, hits, arcs)
+            sys.settrace(tracer)
+            settled = None
             try:
                 for stmt in statements:
                     try:
@@ -288,10 +384,17 @@ def run_call(namespace, statements, expr, target, timeout):
                         payload["setup_failed"] = True
                         raise
                 value = eval(expr, env)
+                sys.settrace(None)
+                settling = settle_kind(value)
+                value, settled = _settle(value, tracer)
             finally:
                 sys.settrace(None)
                 audit.on = False
             payload = _describe_result(value, place)
+            if settled:
+                payload["settled"] = settled
+            if "calls" in env and isinstance(env["calls"], list):
+                payload["recorded"] = len(env["calls"])
         except BaseException as exc:  # noqa: BLE001 - the child reports everything
             sys.settrace(None)
             if audit is not None:
@@ -302,6 +405,14 @@ def run_call(namespace, statements, expr, target, timeout):
             except BaseException:  # noqa: BLE001
                 pass
             payload["setup_failed"] = setup_failed
+            if settling:
+                payload["settled"] = settling  # it raised while iterated or awaited
+        if checks and env is not None:
+            if audit is not None:
+                audit.on = True  # the arguments are built again: still watched
+            payload["typed_ok"] = _check_types(checks, env)
+            if audit is not None:
+                audit.on = False
         payload["lines"] = sorted(hits)
         payload["arcs"] = sorted(arcs)
         payload["effects"] = (audit.effects if audit is not None else []) + _closed_streams()
@@ -368,6 +479,23 @@ def _is_plain(value, depth=0):
     return False
 
 
+def _approx_ok(value):
+    """What pytest.approx accepts: a number, or a flat list, tuple or dict of numbers."""
+    number = (int, float)
+    if isinstance(value, float):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(isinstance(v, number) and not isinstance(v, bool) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(v, number) and not isinstance(v, bool) for v in value.values())
+    return False
+
+
+def _floaty(value):
+    """A float inside that pytest.approx can compare (anything else is compared exactly)."""
+    return _has_float(value) and _approx_ok(value)
+
+
 def _has_float(value):
     if isinstance(value, float):
         return True
@@ -387,27 +515,113 @@ def _stable_attrs(value, machine=()):
         text = repr(v)
         if not name.startswith("_") and _is_plain(v) and len(text) <= MAX_REPR \
                 and not any(p in text for p in machine):
-            out.append([name, text, _has_float(v)])
+            out.append([name, text, _floaty(v)])
     return out[:3]
 
 
 # ---- discovery and inputs -------------------------------------------------------------------------
 
+# Dunders exercised through their operator form: how to spell a use of each on an owner `O` with an
+# argument `A` ("stmt" ones are statements on `obj`, observed afterwards).
+BINARY = {"__eq__": "{O} == {A}", "__ne__": "{O} != {A}", "__lt__": "{O} < {A}", "__le__": "{O} <= {A}",
+          "__gt__": "{O} > {A}", "__ge__": "{O} >= {A}", "__add__": "{O} + {A}", "__radd__": "{A} + {O}",
+          "__sub__": "{O} - {A}", "__rsub__": "{A} - {O}", "__mul__": "{O} * {A}", "__rmul__": "{A} * {O}",
+          "__truediv__": "{O} / {A}", "__floordiv__": "{O} // {A}", "__mod__": "{O} % {A}",
+          "__pow__": "{O} ** {A}", "__matmul__": "{O} @ {A}", "__and__": "{O} & {A}", "__or__": "{O} | {A}",
+          "__xor__": "{O} ^ {A}", "__lshift__": "{O} << {A}", "__rshift__": "{O} >> {A}",
+          "__rrshift__": "{A} >> {O}", "__rlshift__": "{A} << {O}", "__ror__": "{A} | {O}",
+          "__rand__": "{A} & {O}", "__getitem__": "{O}[{A}]", "__contains__": "{A} in {O}",
+          "__getattr__": "getattr({O}, {A})"}
+UNARY = {"__len__": "len({O})", "__neg__": "-{O}", "__pos__": "+{O}", "__abs__": "abs({O})",
+         "__invert__": "~{O}", "__iter__": "list({O})", "__reversed__": "list(reversed({O}))",
+         "__bool__": "bool({O})", "__hash__": "hash({O})", "__repr__": "repr({O})", "__str__": "str({O})",
+         "__int__": "int({O})", "__float__": "float({O})", "__next__": "next({O})", "__copy__": "copy.copy({O})",
+         "__deepcopy__": "copy.deepcopy({O})", "__sizeof__": "{O}.__sizeof__()",
+         "__format__": "format({O}, '')", "__index__": "[0, 1, 2][{O}]", "__round__": "round({O})",
+         "__reduce__": "pickle.loads(pickle.dumps({O}))", "__getstate__": "pickle.loads(pickle.dumps({O}))",
+         "__setstate__": "pickle.loads(pickle.dumps({O}))", "__reduce_ex__": "pickle.loads(pickle.dumps({O}))"}
+STATEMENT = {"__setitem__", "__delitem__", "__enter__", "__exit__", "__setattr__", "__delattr__",
+             "__call__", "__aenter__", "__aiter__", "__missing__"}
+
+
+def _code_lines(code):
+    """The line numbers of a code object: co_lines() from Python 3.10, co_lnotab's line starts
+    (dis.findlinestarts) before."""
+    if hasattr(code, "co_lines"):
+        return {n for _, _, n in code.co_lines() if n is not None}
+    import dis
+    return {n for _, n in dis.findlinestarts(code) if n is not None}
+
+
+def lines_of(obj):
+    """The lines of a function (and whatever it nests), for aiming the search."""
+    code = getattr(obj, "__code__", None)
+    if code is None:
+        return set()
+    out = set()
+
+    def walk(c):
+        out.update(_code_lines(c))
+        for const in c.co_consts:
+            if hasattr(const, "co_code"):
+                walk(const)
+    walk(code)
+    return out
+
+
+def _unwrap(obj):
+    try:
+        return inspect.unwrap(obj)
+    except Exception:  # noqa: BLE001
+        return obj
+
+
 def discover(module):
-    """Public functions, classes and methods defined in the module itself, in name order."""
+    """The module's own surface, in name order: public functions, classes (their constructors),
+    methods, class and static methods, properties and dunders defined in the class itself."""
     found = []
     for name in sorted(vars(module)):
-        obj = getattr(module, name)
-        if name.startswith("_") or getattr(obj, "__module__", None) != module.__name__:
+        obj = vars(module)[name]
+        if name.startswith("__") or getattr(obj, "__module__", None) != module.__name__:
+            continue
+        if name.startswith("_") and not (inspect.isfunction(obj) or inspect.isclass(obj)):
             continue
         if inspect.isfunction(obj):
             found.append({"kind": "function", "name": name, "obj": obj, "cls": None})
         elif inspect.isclass(obj):
+            if issubclass(obj, BaseException):
+                found.append({"kind": "class", "name": name, "obj": obj, "cls": None})
+                continue
             found.append({"kind": "class", "name": name, "obj": obj, "cls": None})
             for mname in sorted(vars(obj)):
-                meth = vars(obj)[mname]
-                if not mname.startswith("_") and inspect.isfunction(meth):
-                    found.append({"kind": "method", "name": f"{name}.{mname}", "obj": meth, "cls": name})
+                raw = vars(obj)[mname]
+                full = f"{name}.{mname}"
+                if isinstance(raw, staticmethod):
+                    if not mname.startswith("_"):
+                        found.append({"kind": "staticmethod", "name": full, "obj": raw.__func__, "cls": name})
+                elif isinstance(raw, classmethod):
+                    if not mname.startswith("_"):
+                        found.append({"kind": "classmethod", "name": full, "obj": raw.__func__, "cls": name})
+                elif isinstance(raw, property):
+                    if not mname.startswith("_") and raw.fget is not None:
+                        found.append({"kind": "property", "name": full, "obj": raw.fget, "cls": name,
+                                      "setter": raw.fset})
+                elif inspect.isfunction(raw):
+                    if mname in BINARY or mname in UNARY or mname in STATEMENT:
+                        found.append({"kind": "dunder", "name": full, "obj": raw, "cls": name, "op": mname})
+                    elif not mname.startswith("_"):
+                        found.append({"kind": "method", "name": full, "obj": raw, "cls": name})
+                    elif not mname.startswith("__"):
+                        # A private helper method: reached through the public ones, or called
+                        # directly when nothing else reaches it.
+                        found.append({"kind": "method", "name": full, "obj": raw, "cls": name,
+                                      "private": True})
+    for item in found:
+        target = item.get("setter")
+        item["lines"] = lines_of(_unwrap(item["obj"])) | (lines_of(target) if target else set())
+        if item["kind"] == "class":
+            init = vars(item["obj"]).get("__init__")
+            item["lines"] = lines_of(init) if inspect.isfunction(init) else set()
     return found
 
 
@@ -428,13 +642,135 @@ def harvest_constants(source):
     return sorted(ints), sorted(floats), sorted(strs)
 
 
+def harvest_patterns(source, module):
+    """The module's regular expressions: literals passed to re's functions, and compiled
+    patterns it holds (built however they were)."""
+    found = []
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        tree = None
+    for node in ast.walk(tree) if tree is not None else []:
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") in (
+                "compile", "match", "fullmatch", "search", "findall", "finditer", "sub", "split") \
+                and getattr(node.func, "value", None) is not None \
+                and getattr(node.func.value, "id", "") == "re" and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                found.append((first.value, 0))
+    for value in vars(module).values():
+        if isinstance(value, re.Pattern) and isinstance(value.pattern, str):
+            found.append((value.pattern, value.flags))
+    seen, out = set(), []
+    for p in found:
+        if p[0] not in seen:
+            seen.add(p[0])
+            out.append(p)
+    return out[:40]
+
+
+def _sre():
+    try:
+        from re import _parser as parser, _constants as constants  # 3.11+
+    except ImportError:
+        import sre_parse as parser
+        import sre_constants as constants
+    return parser, constants
+
+
+def regex_sample(pattern, flags, rng, limit=60):
+    """A string the pattern matches, drawn by walking its parse tree (None when it cannot)."""
+    try:
+        parser, c = _sre()
+        tree = parser.parse(pattern, flags)
+    except Exception:  # noqa: BLE001
+        return None
+    groups = {}
+    printable = "abcxyzABC0189 _-.@:/"
+
+    def category(cat):
+        name = str(cat).lower()
+        negated = "not" in name
+        if "digit" in name:
+            return "x" if negated else rng.choice("0123456789")
+        if "space" in name:
+            return "a" if negated else " "
+        if "word" in name:
+            return "-" if negated else rng.choice("abcXYZ019_")
+        return "a"
+
+    def walk(items, depth):
+        out = []
+        if depth > 30:
+            return ""
+        for op, av in items:
+            if len("".join(out)) > limit:
+                break
+            if op is c.LITERAL:
+                out.append(chr(av))
+            elif op is c.NOT_LITERAL:
+                out.append("a" if chr(av) != "a" else "b")
+            elif op is c.ANY:
+                out.append(rng.choice("ab1 "))
+            elif op is c.IN:
+                out.append(pick_in(av))
+            elif op is c.BRANCH:
+                out.append(walk(rng.choice(av[1]), depth + 1))
+            elif op is c.SUBPATTERN:
+                group, sub = av[0], av[-1]
+                text = walk(sub, depth + 1)
+                if group:
+                    groups[group] = text
+                out.append(text)
+            elif op in (c.MAX_REPEAT, c.MIN_REPEAT) or str(op) == "POSSESSIVE_REPEAT":
+                low, high, sub = av
+                high = min(high, low + 3) if high != c.MAXREPEAT else low + rng.randint(0, 3)
+                n = rng.randint(low, max(low, high))
+                out.append("".join(walk(sub, depth + 1) for _ in range(n)))
+            elif op is c.GROUPREF:
+                out.append(groups.get(av, ""))
+            elif op is c.CATEGORY:
+                out.append(category(av))
+            elif str(op) == "ATOMIC_GROUP":
+                out.append(walk(av, depth + 1))
+            # AT, ASSERT, ASSERT_NOT, GROUPREF_EXISTS: nothing to add
+        return "".join(out)
+
+    def pick_in(av):
+        negate = any(op is c.NEGATE for op, _ in av)
+        options = []
+        for op, v in av:
+            if op is c.LITERAL:
+                options.append(chr(v))
+            elif op is c.RANGE:
+                options.append(chr(rng.randint(v[0], min(v[1], v[0] + 60))))
+            elif op is c.CATEGORY:
+                options.append(category(v))
+        if negate:
+            for ch in printable:
+                if ch not in options:
+                    return ch
+            return "~"
+        return rng.choice(options) if options else "a"
+    try:
+        text = walk(tree, 0)
+    except Exception:  # noqa: BLE001
+        return None
+    try:
+        if re.fullmatch(pattern, text, flags) is None and re.match(pattern, text, flags) is None:
+            return text if rng.random() < 0.3 else None
+    except Exception:  # noqa: BLE001
+        return None
+    return text
+
+
 def executable_lines(source, path):
     """Lines inside function and method bodies: what calls can reach (imports run at import)."""
     lines = set()
 
     def walk(code, top):
         if not top:
-            lines.update(n for _, _, n in code.co_lines() if n is not None)
+            lines.update(_code_lines(code))
         for const in code.co_consts:
             if hasattr(const, "co_code"):
                 walk(const, False)
@@ -442,16 +778,92 @@ def executable_lines(source, path):
     return lines
 
 
-class Inputs:
-    """Argument expressions (Python source) for a parameter, from hints, names and constants."""
+# Strings of common formats, every one valid (checksums included) unless it says otherwise.
+FORMATS = {
+    "email": ["user@example.com", "first.last+tag@mail.example.org", "a@b.co", "no-at-sign.example.com",
+              "\"quoted\"@example.com", "user@[192.168.0.1]", "x@localhost"],
+    "url": ["https://example.com/path?q=1#frag", "http://user:pass@localhost:8080/a/b",
+            "ftp://ftp.example.org/file.txt", "https://sub.example.co.uk", "http://192.168.0.1:80/",
+            "https://[2001:db8::1]/x", "example.com", "http://xn--80ak6aa92e.com/"],
+    "ip": ["192.168.0.1", "255.255.255.255", "0.0.0.0", "10.0.0.0/8", "256.1.1.1", "::1",
+           "2001:db8::8a2e:370:7334", "fe80::1%eth0", "::ffff:192.0.2.128", "1.2.3"],
+    "isbn": ["0306406152", "9780306406157", "0-306-40615-2", "978-0-306-40615-7", "123456789X"],
+    "card": ["4111111111111111", "5555555555554444", "378282246310005", "6011111111111117",
+             "30569309025904", "3530111333300000", "6200000000000005", "4111111111111112",
+             "2223003122003222", "6759649826438453"],
+    "iban": ["GB82WEST12345698765432", "DE89370400440532013000", "FR1420041010050500013M02606",
+             "GB82WEST12345698765433"],
+    "json": ['{"a": 1, "b": [1, 2]}', "[1, 2, 3]", "null", '"text"', "{"],
+    "uuid": ["12345678-1234-5678-1234-567812345678", "6ba7b810-9dad-11d1-80b4-00c04fd430c8",
+             "6ba7b8109dad11d180b400c04fd430c8", "not-a-uuid"],
+    "roman": ["XIV", "MCMXCIV", "iv", "MMMM", "IIII"],
+    "case": ["camelCase", "snake_case", "kebab-case", "PascalCase", "SCREAMING_SNAKE", "Title Case",
+             "person", "people", "octopus", "Sheep", "category_id", "APIResponse", "the_Man-from.uk"],
+    "date": ["2024-02-29", "2024-01-31T12:30:00Z", "1979-05-27T07:32:00-08:00", "12:30:45", "2023-13-45"],
+    "number": ["42", "-3.5", "1e10", "0x1F", "0b101", "0o17", "1_000", "inf", "nan", "+7"],
+    "hash": ["d41d8cd98f00b204e9800998ecf8427e", "da39a3ee5e6b4b0d3255bfef95601890afd80709",
+             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"],
+    "misc": ["1.2.3-beta+build", "#ff00aa", "00:1A:2B:3C:4D:5E", "hello-world", "*/5 * * * *",
+             "1BoatSLRHtKNngkdXEeobR76b53LETtpyT", "0x52908400098527886E0F7030069857D2E4169EE7",
+             "example.com", "a.b-c.example", "xn--d1acufc.xn--p1ai"],
+    "toml": ['a = 1\nb = "x"\n[t]\nc = [1, 2]\n', 'x = { y = 1.5, z = true }\n', '[[arr]]\nk = 1979-05-27\n',
+             's = """multi\nline"""\n', "bad = \n", "key = 'lit'\n# comment\n"],
+    "format": ["{}", "{:d}", "{name}", "{} {}", "{:w}-{:d}", "{x:f}", "{:>5}", "{:%Y-%m-%d}", "{:ti}",
+               "{a.b}", "{:3d}", "{:s}"],
+    "argv": ["['--help']", "['-v', 'file.txt']", "['ship', 'new', 'Guardian']", "['--speed=10', 'x']",
+             "[]", "['--version']", "['-h']", "['go', '-q', 'a.txt', 'b.txt']", "['--', '-x']"],
+    "usage": ["Usage: prog [options] <x>\n\nOptions:\n  -h --help  Show.\n  -v  Verbose.\n",
+              "Usage:\n  prog ship new <name>...\n  prog ship <name> move <x> <y> [--speed=<kn>]\n",
+              "usage: prog (go|stop) [-q | -v] [FILE...]"],
+}
+NAME_FORMATS = [
+    (("email", "mail", "address"), "email"), (("url", "uri", "link", "href", "website", "endpoint"), "url"),
+    (("ip", "host", "addr", "cidr", "network"), "ip"), (("isbn",), "isbn"),
+    (("card", "cc", "credit", "pan"), "card"), (("iban", "account"), "iban"),
+    (("json", "payload"), "json"), (("uuid", "guid", "id"), "uuid"),
+    (("roman", "numeral"), "roman"), (("word", "name", "camel", "snake", "underscore", "string", "text"), "case"),
+    (("date", "time", "when", "timestamp"), "date"), (("number", "num", "digits", "code"), "number"),
+    (("hash", "md5", "sha", "digest"), "hash"), (("toml", "src", "source", "content"), "toml"),
+    (("format", "fmt", "pattern", "template", "spec"), "format"), (("doc", "usage", "help"), "usage"),
+]
+FN_NAMES = ("fn", "func", "function", "f", "g", "callback", "cb", "mapper", "map_fn", "predicate", "pred",
+            "key", "reducer", "handler", "transform", "op", "action", "hook", "factory", "default_factory",
+            "getter", "setter", "on_error", "on_success", "callable", "filter_fn", "kleisli_function",
+            "listener", "apply", "compose", "then", "method", "fun", "parse_float", "converter",
+            "type_converter", "extra_types", "evaluate", "condition", "timer", "getsizeof", "sizeof",
+            "choice", "ttu", "missing", "key_func", "sort_key", "cmp", "compare", "visit", "visitor")
+# Small callables: identity, constant, predicate, *args-absorbing, raising, recorder.
+CALLABLES = ["lambda x: x", "lambda *args, **kwargs: 0", "lambda x: bool(x)", "lambda *args: args",
+             "lambda *args, **kwargs: (_ for _ in ()).throw(ValueError('raised on purpose'))",
+             "lambda x: [x]", "lambda x, y=0: x", "lambda *a: None", "str", "len", "RECORDER",
+             "lambda *args, **kwargs: 10 ** 9"]
+RECORDER = "lambda *args, **kwargs: calls.append(args) or (args[0] if args else None)"
+WRONG = ["None", "object()", "1.5", "'x'", "[]", "{}", "-1", "b''", "(1, 2)"]
 
-    def __init__(self, rng, constants, classes):
+
+def _hint_of_callable(hint):
+    origin = typing.get_origin(hint)
+    import collections.abc as abc
+    return hint is abc.Callable or origin is abc.Callable or hint is typing.Callable or \
+        getattr(hint, "__name__", "") == "Callable"
+
+
+class Inputs:
+    """Argument expressions (Python source) for a parameter, from hints, names and constants,
+    formats, the module's regexes, small callables, earlier results and class instances."""
+
+    def __init__(self, rng, constants, classes, patterns=()):
         self.rng = rng
         self.ints, self.floats, self.strs = constants
         self.classes = classes          # class name -> list of constructor expressions that worked
+        self.patterns = list(patterns)  # (pattern, flags) of the module's regexes
         self.setup = []                 # statements the drawn arguments need (files in tmp_path)
         self.pathy = set()              # functions whose string arguments turned out to be paths
         self.callee = None              # the function the arguments are drawn for
+        self.wants_callable = set()     # functions whose calls failed with "not callable"
+        self.produced = []              # expressions of earlier results (fed to other functions)
+        self.mode = "normal"            # "boundary", "wrong" or "normal" for the next draws
+        self.regex_cache = {}
 
     def take_setup(self):
         setup, self.setup = self.setup, []
@@ -470,77 +882,173 @@ class Inputs:
         return f"str({expr})"
 
     def int_(self):
-        return repr(self.rng.choice([0, 1, 2, -1, 3, 10, self.rng.randint(-50, 50)] + self.ints))
+        if self.mode == "boundary":
+            return self.rng.choice(["0", "-1", "1"])
+        return repr(self.rng.choice([0, 1, 2, -1, 3, 10, 1000, self.rng.randint(-50, 50)] + self.ints))
 
     def float_(self):
-        return repr(self.rng.choice([0.0, 1.5, -2.5, 2.0, 100.0] + self.floats))
+        if self.mode == "boundary":
+            return self.rng.choice(["0.0", "-1.0"])
+        return repr(self.rng.choice([0.0, 1.5, -2.5, 2.0, 100.0, 0.1] + self.floats))
 
-    def str_(self):
-        return repr(self.rng.choice(["", "a", "abc", "Hello World", "1 + 2", "x-y_z", " "] + self.strs))
+    def regex_(self):
+        if not self.patterns:
+            return None
+        pattern, flags = self.rng.choice(self.patterns)
+        text = regex_sample(pattern, flags, self.rng)
+        return None if text is None else repr(text)
+
+    def format_(self, kind=None):
+        kind = kind or self.rng.choice(sorted(FORMATS))
+        return repr(self.rng.choice(FORMATS[kind]))
+
+    def str_(self, name=""):
+        if self.mode == "boundary":
+            return self.rng.choice(["''", "' '"])
+        roll = self.rng.random()
+        low = name.lower()
+        if roll < 0.15 and self.callee:
+            low = self.callee.split(".")[-1].lower()  # is_isbn13(code): an ISBN, whatever the name
+        if roll < 0.3 and low:
+            for words, kind in NAME_FORMATS:
+                if any(w == low or low.startswith(w + "_") or low.endswith("_" + w) or
+                       (len(w) > 3 and w in low) for w in words):
+                    return self.format_(kind)
+        if roll < 0.5:
+            found = self.regex_()
+            if found is not None:
+                return found
+        if roll < 0.65:
+            return self.format_()
+        return repr(self.rng.choice(["", "a", "abc", "Hello World", "1 + 2", "x-y_z", " ", "ÄÖü ß",
+                                     "line1\nline2", "a,b;c"] + self.strs))
+
+    def callable_(self):
+        pick = self.rng.choice(CALLABLES)
+        if pick == "RECORDER":
+            if "calls = []" not in self.setup:
+                self.setup.append("calls = []")
+            return RECORDER
+        return pick
 
     def list_(self, item=None):
-        n = self.rng.randint(0, 4)
+        n = 0 if self.mode == "boundary" else self.rng.randint(0, 4)
         make = item or self.rng.choice([self.int_, self.str_])
         return "[" + ", ".join(make() for _ in range(n)) + "]"
+
+    def owner_(self, cls=None):
+        names = [cls] if cls else [c for c in sorted(self.classes) if self.classes[c]]
+        names = [c for c in names if self.classes.get(c)]
+        if not names:
+            return None
+        return self.rng.choice(self.classes[self.rng.choice(names)])
 
     def by_name(self, name):
         low = name.lower()
         if low in PATH_NAMES or low.endswith(PATH_SUFFIXES):
             return self.path_(as_path=self.rng.random() < 0.3)
-        if low in ("n", "count", "size", "index", "i", "k", "times", "turns", "quantity", "sides") or \
-                low.endswith(("_count", "_index", "_size")):
+        if low in FN_NAMES or low.endswith(("_fn", "_func", "_callback", "_hook", "_handler", "_factory")) \
+                or (low.startswith("get") and len(low) > 3 and "_" not in low) \
+                or self.callee in self.wants_callable and self.rng.random() < 0.5:
+            return self.callable_()
+        if low in ("n", "count", "size", "index", "i", "j", "k", "times", "turns", "quantity", "sides",
+                   "maxsize", "max_size", "ttl", "length", "min", "max", "start", "stop", "step", "width",
+                   "precision", "offset", "limit", "depth", "level", "pos") or \
+                low.endswith(("_count", "_index", "_size", "_len", "_length", "_max", "_min")):
             return self.int_()
-        if low in ("text", "s", "name", "word", "expr", "expression", "string", "code", "key", "label"):
-            return self.str_()
-        if low in ("items", "values", "xs", "numbers", "nums", "seq", "data", "elements"):
-            return self.list_(self.int_)
-        if low in ("x", "y", "a", "b", "value", "price", "amount", "factor", "rate", "width", "height"):
-            return self.rng.choice([self.int_, self.float_])()
+        if low in ("text", "s", "name", "word", "expr", "expression", "string", "code", "label", "value_str",
+                   "line", "prefix", "suffix", "sep", "separator", "char", "pattern", "fmt", "format",
+                   "doc", "message", "msg") or any(w in low for words, _ in NAME_FORMATS for w in words
+                                                   if len(w) > 3):
+            return self.str_(name)
+        if low in ("argv", "arguments", "cli_args", "command_line", "cmdline"):
+            return self.rng.choice(FORMATS["argv"])  # already source: a list of tokens
+        if low in ("items", "values", "xs", "numbers", "nums", "seq", "data", "elements", "args",
+                   "iterable", "lst", "list"):
+            return self.list_(self.rng.choice([self.int_, self.str_]))
+        if low in ("x", "y", "a", "b", "value", "price", "amount", "factor", "rate", "height", "v"):
+            return self.rng.choice([self.int_, self.float_, self.str_])()
+        if low in ("flag", "strict", "verbose", "enabled", "force") or low.startswith(("is_", "has_", "allow")):
+            return self.rng.choice(["True", "False"])
         return None
 
+    def wrong_(self, hint):
+        """A value of another type than the annotation asks for: reaches the isinstance guards."""
+        avoid = {int: ("-1",), float: ("1.5", "-1"), str: ("'x'",), list: ("[]",), dict: ("{}",),
+                 bytes: ("b''",), tuple: ("(1, 2)",)}.get(hint, ())
+        return self.rng.choice([w for w in WRONG if w not in avoid])
+
     def for_hint(self, hint, depth=0):
-        if depth > 2 or hint is inspect.Parameter.empty or hint is typing.Any:
+        if depth > 2 or hint is inspect.Parameter.empty or is_any(hint):
             return None
         origin = typing.get_origin(hint)
         args = typing.get_args(hint)
+        if hint is type(None) or hint is None:
+            return "None"
+        if hint is bool:
+            return self.rng.choice(["True", "False"])
         if hint is int:
             return self.int_()
         if hint is float:
             return self.float_()
         if hint is str:
             return self.str_()
-        if hint is bool:
-            return self.rng.choice(["True", "False"])
         if hint is bytes:
-            return repr(self.rng.choice([b"", b"abc", b"\x00\xff"]))
-        if hint is list or origin is list:
+            return repr(self.rng.choice([b"", b"abc", b"\x00\xff", b"hello world"]))
+        if _hint_of_callable(hint):
+            return self.callable_()
+        if hint is list or origin is list or hint is set or origin is set or hint is frozenset:
             inner = args[0] if args else None
-            return self.list_((lambda: self.for_hint(inner, depth + 1) or self.int_()) if inner else None)
+            text = self.list_((lambda: self.for_hint(inner, depth + 1) or self.int_()) if inner else None)
+            return text if hint is list or origin is list else f"set({text})"
         if hint is tuple or origin is tuple:
             items = [self.for_hint(a, depth + 1) or self.int_() for a in args if a is not Ellipsis]
             return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
         if hint is dict or origin is dict:
-            return self.rng.choice(["{}", "{'a': 1}", "{'a': 1, 'b': 2}"])
-        if origin is typing.Union:
+            if self.mode == "boundary":
+                return "{}"
+            return self.rng.choice(["{}", "{'a': 1}", "{'a': 1, 'b': 2}", "{'key': 'value', 'n': [1, 2]}"])
+        if is_union(hint):
+            if self.mode == "boundary" and type(None) in args:
+                return "None"
             choice = self.rng.choice(args)
             return "None" if choice is type(None) else self.for_hint(choice, depth + 1)
-        if inspect.isclass(hint) and hint.__name__ in self.classes and self.classes[hint.__name__]:
-            return self.rng.choice(self.classes[hint.__name__])
+        base = origin if inspect.isclass(origin) else hint
+        if inspect.isclass(base) and self.classes.get(base.__name__):
+            return self.rng.choice(self.classes[base.__name__])
         return None
 
     def any_(self):
-        pick = self.rng.choice([self.int_, self.str_, self.float_, self.list_])
+        if self.mode == "boundary":
+            return self.rng.choice(["''", "0", "[]", "{}", "None", "' '", "-1"])
+        roll = self.rng.random()
+        if roll < 0.12 and self.produced:
+            return self.rng.choice(self.produced)
+        if roll < 0.25:
+            owner = self.owner_()
+            if owner:
+                return owner
+        pick = self.rng.choice([self.int_, self.str_, self.float_, self.list_, self.str_])
         return pick()
 
     def for_param(self, param, hint):
-        if param.default is not inspect.Parameter.empty and self.rng.random() < 0.25:
+        if param.default is not inspect.Parameter.empty and (self.mode == "required" or self.rng.random() < 0.25):
             return None  # leave it to the default
+        if self.mode == "wrong" and self.rng.random() < 0.5:
+            return self.wrong_(hint)
+        if self.mode == "boundary" and hint is inspect.Parameter.empty and self.rng.random() < 0.5 \
+                and param.name.lower() not in FN_NAMES:
+            return self.any_()
         if path_hint(hint):
             return self.path_(as_path=not _allows_str(hint) or self.rng.random() < 0.5)
         stringy = hint in (str, inspect.Parameter.empty) or _allows_str(hint)
         named = param.name.lower() in PATH_NAMES or param.name.lower().endswith(PATH_SUFFIXES)
         if stringy and (self.callee in self.pathy or named) and self.rng.random() < 0.8:
             return self.path_()
+        if self.produced and self.rng.random() < 0.08:
+            return self.rng.choice(self.produced)  # one function's output into another
+        if hint is str and self.rng.random() < 0.6:
+            return self.str_(param.name)
         return self.for_hint(hint) or self.by_name(param.name) or self.any_()
 
 
@@ -582,21 +1090,56 @@ def hints_of(fn):
         return {}
 
 
-def satisfies(value_expr, hint, namespace):
-    """Whether an argument expression's value matches a simple annotation (for contract checks)."""
+def is_union(hint):
+    """typing.Union[...] and Optional[...], and `X | Y` (types.UnionType, Python 3.10+)."""
+    origin = typing.get_origin(hint)
+    if origin is typing.Union:
+        return True
+    union_type = getattr(__import__("types"), "UnionType", None)  # 3.10+
+    return union_type is not None and (origin is union_type or isinstance(hint, union_type))
+
+
+def is_any(hint):
+    """typing.Any, which is a class from Python 3.11 (isinstance against it raises)."""
+    return hint is typing.Any
+
+
+def safe_isinstance(value, cls):
+    """isinstance that answers False where the check itself raises: typing.Any (a class from
+    3.11), Protocols that are not runtime_checkable, TypedDicts, subscripted generics."""
+    if is_any(cls):
+        return True
+    try:
+        return isinstance(value, cls)
+    except TypeError:
+        return False
+
+
+def satisfies_value(value, hint):
+    """Whether a value matches a simple annotation (for contract checks): only plain classes,
+    unions of them and float's int promotion count; anything unclear does not."""
     if hint is inspect.Parameter.empty or hint is None:
         return False
-    try:
-        # Only builds the value: tmp_path stands in for the test's folder, nothing is touched.
-        value = eval(value_expr, dict(namespace, tmp_path=pathlib.Path(tempfile.gettempdir())))
-    except Exception:  # noqa: BLE001
-        return False
+    if is_any(hint):
+        return False  # promises nothing: never a contract
+    if is_union(hint):
+        return any(satisfies_value(value, h) for h in typing.get_args(hint))
     base = typing.get_origin(hint) or hint
-    if base is typing.Union:
-        return any(satisfies(value_expr, h, namespace) for h in typing.get_args(hint))
     if base is float:
         return isinstance(value, (int, float)) and not isinstance(value, bool)
-    return inspect.isclass(base) and isinstance(value, base)
+    if not inspect.isclass(base) or getattr(base, "_is_protocol", False) or is_typeddict(base):
+        return False
+    return safe_isinstance(value, base)
+
+
+def is_typeddict(cls):
+    checker = getattr(typing, "is_typeddict", None)  # 3.10+
+    if checker is not None:
+        try:
+            return checker(cls)
+        except Exception:  # noqa: BLE001
+            return False
+    return isinstance(cls, type) and issubclass(cls, dict) and hasattr(cls, "__total__")
 
 
 # ---- examples that only hold on their author's machine ---------------------------------------------
@@ -646,22 +1189,37 @@ def machine_specific(source, want):
 
 # ---- the search -----------------------------------------------------------------------------------
 
+KWARG_NAMES = ["key", "value", "name", "flag", "x", "default", "sep", "typed"]
+MIN_TRIES = 10            # every callable gets at least this many candidates before aiming starts
+NOT_KEPT = ("InternalError", "ChildCrashed", "Unpicklable", "ForkFailed", "RecursionError", "MemoryError",
+            "KeyboardInterrupt")
+CALLABLE_TYPES = ("function", "builtin_function_or_method", "partial", "method", "curry")
+
+
 class ModuleSearch:
     def __init__(self, spec, module, source, rng, req, deadline):
         self.spec, self.module, self.rng, self.req, self.deadline = spec, module, rng, req, deadline
         self.target = os.path.abspath(module.__file__)
         self.namespace = dict(vars(module))
+        for name, std in (("copy", __import__("copy")), ("pickle", pickle), ("itertools", __import__("itertools"))):
+            self.namespace.setdefault(name, std)  # what the operator forms of dunders use
         self.items = discover(module)
         self.classes = {i["name"]: [] for i in self.items if i["kind"] == "class"}
-        self.inputs = Inputs(rng, harvest_constants(source), self.classes)
+        self.inputs = Inputs(rng, harvest_constants(source), self.classes, harvest_patterns(source, module))
         self.lines_total = executable_lines(source, self.target)
         self.covered = set()
         self.arcs = set()
         self.missing = set(req.get("missing", {}).get(spec["file"], []))
-        self.tests = []            # (name, body lines, uses pytest)
+        self.tests = []            # (name, body lines, uses pytest, imports {(module, name)})
         self.findings = []
         self.timeouts = {}
         self.tried = 0
+        self.tries = {}            # item name -> candidates tried
+        self.errors = 0
+        self.closures = []         # (statements, expression) of results that are callables
+        self.bad_owners = {}       # owner expression -> setups it failed
+        self.pending = []          # closures just found, to call next
+        self.attributes = {}       # class name -> public attributes its instances carry
         self.pathy = set()         # functions seen touching paths named by their arguments
         self.inputs.pathy = self.pathy
 
@@ -670,7 +1228,7 @@ class ModuleSearch:
     def name_for(self, item, body, suffix=""):
         """test_<function>_<its arguments>[_kind]_<hash of the body>: says what it calls and with
         what, and the same test keeps its name in every round."""
-        base = item["name"].replace(".", "_")
+        base = re.sub(r"[^0-9A-Za-z_]+", "_", item["name"].replace(".", "_")).strip("_")
         method = item["name"].split(".")[-1]
         text = "\n".join(body)
         found = re.search(re.escape(method) + r"\((.*?)\)", text)
@@ -680,52 +1238,168 @@ class ModuleSearch:
         digest = hashlib.sha1(text.encode()).hexdigest()[:6]
         return f"test_{base}{args}{suffix}_{digest}"
 
-    def arguments(self, item):
+    def arguments(self, item, skip_first=None):
         """Argument source for a call of `item` and the (expression, annotation) pairs, or None."""
         fn = item["obj"]
         try:
             sig = inspect.signature(fn)
         except (TypeError, ValueError):
             return None, []
-        hints = hints_of(fn)
+        hints = hints_of(fn if item["kind"] != "class" else getattr(fn, "__init__", fn))
         self.inputs.callee = item["name"]
         params = list(sig.parameters.values())
-        if item["kind"] == "method":
+        if skip_first is None:
+            skip_first = item["kind"] in ("method", "classmethod", "dunder", "property")
+        if skip_first and params:
             params = params[1:]
         args, typed, keyword = [], [], False
+        named = {p.name for p in params}
         for p in params:
-            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            hint = hints.get(p.name, inspect.Parameter.empty)
+            if p.kind == p.VAR_KEYWORD:
+                # **kwargs: none, or one or two keywords no other parameter takes
+                for word in self.rng.sample(KWARG_NAMES, self.rng.choice([0, 0, 1, 2])):
+                    if word not in named:
+                        args.append(f"{word}={self.inputs.any_()}")
                 continue
-            expr = self.inputs.for_param(p, hints.get(p.name, inspect.Parameter.empty))
+            if p.kind == p.VAR_POSITIONAL:
+                if keyword:
+                    continue
+                for _ in range(self.rng.randint(0, 3)):  # *args: 0 to 3 values
+                    owner = self.inputs.owner_() if hint is inspect.Parameter.empty and \
+                        self.rng.random() < 0.4 else None
+                    expr = owner or self.inputs.for_hint(hint) or self.inputs.by_name(p.name.rstrip("s")) \
+                        or self.inputs.any_()
+                    args.append(expr)
+                continue
+            expr = None
+            if item.get("cls") and hint is inspect.Parameter.empty and self.rng.random() < 0.2 \
+                    and p.name.lower() not in FN_NAMES:
+                expr = self.owner(item["cls"])  # another object of the same class (other, monad_value)
+            if expr is None:
+                expr = self.inputs.for_param(p, hint)
             if expr is None:
                 if p.default is inspect.Parameter.empty:
                     return None, []
                 keyword = True  # a parameter left to its default: name the ones after it
                 continue
-            if keyword and p.kind != p.POSITIONAL_ONLY:
+            if p.kind == p.KEYWORD_ONLY or (keyword and p.kind != p.POSITIONAL_ONLY):
                 args.append(f"{p.name}={expr}")
             else:
                 args.append(expr)
-            typed.append((expr, hints.get(p.name, inspect.Parameter.empty)))
+            typed.append((expr, hint))
         return ", ".join(args), typed
 
-    def call_expr(self, item, owner=None):
-        """A call of a function, a constructor, or a method on `owner` (an instance expression)."""
-        args, typed = self.arguments(item)
-        if args is None:
-            return None, []
-        if item["kind"] == "method":
-            if owner is None:
-                owners = self.classes.get(item["cls"]) or []
-                if not owners:
-                    return None, []
-                owner = self.rng.choice(owners)
-            method = item["name"].split(".", 1)[1]
-            return f"{owner}.{method}({args})", typed
-        return f"{item['name']}({args})", typed
+    def owner(self, cls):
+        owners = self.classes.get(cls) or []
+        good = [o for o in owners if self.bad_owners.get(o, 0) < 3]
+        owners = good or owners
+        return self.rng.choice(owners) if owners else None
 
-    def run(self, statements, expr):
-        return run_call(self.namespace, statements, expr, self.target, self.req["call_timeout_s"])
+    def setup_failed(self, statements, outcome):
+        """An owner whose use keeps failing before the call is left aside; a failure saying
+        "not callable" makes the constructor's next arguments callables more often."""
+        first = statements[0] if statements else ""
+        for cls, owners in self.classes.items():
+            for o in owners:
+                if first == f"obj = {o}" or first.startswith(f"obj = {o}"):
+                    self.bad_owners[o] = self.bad_owners.get(o, 0) + 1
+                    if "not callable" in (outcome.get("msg") or ""):
+                        self.inputs.wants_callable.add(cls)
+
+    def call_expr(self, item, owner=None):
+        """(statements, expression, typed arguments) of one use of `item`: a call of a function,
+        a constructor, a method on `owner` (an instance expression), a class or static method, a
+        property read or write, or a dunder through its operator; (None, None, []) when it cannot."""
+        kind, cls = item["kind"], item.get("cls")
+        short = item["name"].split(".", 1)[-1]
+        if kind in ("function", "class", "staticmethod"):
+            args, typed = self.arguments(item, skip_first=False)
+            return (None, None, []) if args is None else ([], f"{item['name']}({args})", typed)
+        if kind == "classmethod":
+            args, typed = self.arguments(item)
+            return (None, None, []) if args is None else ([], f"{item['name']}({args})", typed)
+        owner = owner or self.owner(cls)
+        if owner is None:
+            return None, None, []
+        if kind == "method":
+            args, typed = self.arguments(item)
+            return (None, None, []) if args is None else ([], f"{owner}.{short}({args})", typed)
+        if kind == "property":
+            if item.get("setter") is not None and self.rng.random() < 0.5:
+                value = self.inputs.for_param(_FakeParam(short), hints_of(item["setter"]).get(
+                    list(inspect.signature(item["setter"]).parameters)[-1], inspect.Parameter.empty)) \
+                    or self.inputs.any_()
+                pre = [] if owner == "obj" else [f"obj = {owner}"]
+                return pre + [f"obj.{short} = {value}"], f"obj.{short}", []
+            return [], f"{owner}.{short}", []
+        op = item["op"]
+        if op in UNARY:
+            return [], UNARY[op].format(O=owner), []
+        if op in BINARY:
+            other = None
+            if op in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__add__", "__sub__",
+                      "__or__", "__and__") and self.rng.random() < 0.5:
+                other = self.owner(cls)
+            if other is None:
+                args, typed = self.arguments(item)
+                if args is None or "=" in args.split(",")[0] or not args:
+                    other = self.inputs.any_()
+                else:
+                    other = args.split(", ")[0] if args.count(",") == 0 else args.split(", ")[0]
+            return [], BINARY[op].format(O=owner, A=other), []
+        pre = [] if owner == "obj" else [f"obj = {owner}"]
+        if op == "__call__":
+            args, typed = self.arguments(item)
+            return (None, None, []) if args is None else (pre, f"obj({args})", typed)
+        if op in ("__enter__", "__exit__", "__aenter__"):
+            if op == "__aenter__":
+                return None, None, []
+            return pre + ["with obj as entered:\n    pass"], "entered", []
+        if op == "__setitem__":
+            key, value = self.inputs.any_(), self.inputs.any_()
+            if self.rng.random() < 0.5:
+                key = self.inputs.str_()
+            observe = f"obj[{key}]" if hasattr(item["obj"], "__qualname__") and \
+                "__getitem__" in dir(self.namespace.get(cls)) else "obj"
+            return pre + [f"obj[{key}] = {value}"], observe, []
+        if op == "__delitem__":
+            key = self.inputs.str_() if self.rng.random() < 0.5 else self.inputs.any_()
+            steps = [f"obj[{key}] = {self.inputs.any_()}"] if self.rng.random() < 0.5 and \
+                "__setitem__" in dir(self.namespace.get(cls)) else []
+            return pre + steps, f"obj.__delitem__({key})", []
+        if op == "__setattr__":
+            return pre + [f"obj.tt_attribute = {self.inputs.any_()}"], "obj.tt_attribute", []
+        if op == "__delattr__":
+            return pre, "delattr(obj, 'tt_attribute')", []
+        if op == "__missing__":
+            return [], f"{owner}[{self.inputs.any_()}]", []
+        return None, None, []
+
+    def state_changes(self, cls):
+        """1 to 3 statements that put `obj` in some state: method calls, attribute and property
+        assignments, item assignments."""
+        steps = []
+        options = [i for i in self.items if i.get("cls") == cls and i["kind"] in ("method", "property", "dunder")
+                   and (i["kind"] != "dunder" or i["op"] in ("__setitem__", "__call__", "__enter__"))]
+        attrs = self.attributes.get(cls, [])
+        for _ in range(self.rng.randint(1, 3)):
+            if attrs and self.rng.random() < 0.25:
+                steps.append(f"obj.{self.rng.choice(attrs)} = {self.inputs.any_()}")
+                continue
+            if not options:
+                break
+            step = self.rng.choice(options)
+            pre, expr, _ = self.call_expr(step, owner="obj")
+            if expr is None:
+                continue
+            steps.extend(pre)
+            if step["kind"] != "property" and expr not in ("obj", "entered"):
+                steps.append(expr)
+        return steps
+
+    def run(self, statements, expr, checks=None):
+        return run_call(self.namespace, statements, expr, self.target, self.req["call_timeout_s"], checks)
 
     def adds(self, outcome):
         """Whether a run reaches a line or takes a branch (arc) no kept call did."""
@@ -742,12 +1416,44 @@ class ModuleSearch:
             return 100.0
         return 100.0 * len(self.covered & self.lines_total) / len(self.lines_total)
 
+    # -- names the tests import --
+
+    def reference(self, module_name, qualname):
+        """(name to write, imports) for a class defined in `module_name`; None when a test could
+        not import it (a local class, a module that is not importable)."""
+        if not module_name or not qualname or "<" in qualname:
+            return None
+        if module_name == "builtins":
+            return qualname, set()
+        top = qualname.split(".")[0]
+        own = self.namespace.get(top)
+        if own is not None and getattr(own, "__module__", None) == module_name:
+            return qualname, {(self.spec["module"], top)}
+        if own is not None and inspect.isclass(own) and getattr(own, "__qualname__", None) == top \
+                and getattr(own, "__module__", None) == module_name:
+            return qualname, {(self.spec["module"], top)}
+        mod = sys.modules.get(module_name)
+        if mod is None:
+            return None
+        obj = mod
+        for part in qualname.split("."):
+            obj = getattr(obj, part, None)
+            if obj is None:
+                return None
+        if top in self.namespace and self.namespace[top] is not getattr(mod, top, None):
+            return None  # the name means something else in the module under test
+        return qualname, {(module_name, top)}
+
     # -- oracle --
 
     def assertion(self, expr, first, second):
-        """The assertion lines for a deterministic or not result; None when nothing can be said."""
+        """(assertion lines, uses pytest, imports) for a result; lines None when nothing can be said."""
+        expr = grouped(expr)
+        if re.match(r"hash\(", expr) and first.get("type") == "int":
+            # String hashes change from one process to the next (hash randomization).
+            return [f"assert isinstance({expr}, int)"], False, set()
         if first.get("tmp_expr") and first.get("tmp_expr") == second.get("tmp_expr"):
-            return [f"assert {expr} == {first['tmp_expr']}"], False
+            return [f"assert {expr} == {first['tmp_expr']}"], False, set()
         stable = first.get("repr") == second.get("repr") and not ADDRESS.search(first.get("repr", "")) \
             and not first.get("machine_bound")
         if first.get("floaty") and first.get("type") == "float":
@@ -756,34 +1462,58 @@ class ModuleSearch:
                     stable = False  # looks like a timestamp
             except ValueError:
                 pass
-        type_name = first["type"]
-        type_ok = first["type_module"] == "builtins" or type_name in self.classes
         if stable and first["plain"] and len(first["repr"]) <= MAX_REPR:
             if first["floaty"]:
-                return [f"assert {expr} == pytest.approx({first['repr']})"], True
+                return [f"assert {expr} == pytest.approx({first['repr']})"], True, set()
             if first["repr"] in ("None", "True", "False"):
-                return [f"assert {expr} is {first['repr']}"], False
-            return [f"assert {expr} == {first['repr']}"], False
-        if not type_ok:
-            return None, False
-        if type_name in self.classes and stable:
-            lines = ["result = " + expr, f"assert isinstance(result, {type_name})"]
-            uses = False
-            for attr, rep, floaty in first.get("attrs", []):
-                if floaty:
-                    lines.append(f"assert result.{attr} == pytest.approx({rep})")
-                    uses = True
-                else:
-                    lines.append(f"assert result.{attr} == {rep}")
-            return lines, uses
-        if type_name == "NoneType":
-            return [f"assert {expr} is None"], False
-        return [f"assert isinstance({expr}, {type_name})"], False
+                return [f"assert {expr} is {first['repr']}"], False, set()
+            return [f"assert {expr} == {first['repr']}"], False, set()
+        if first.get("type") == "NoneType":
+            return [f"assert {expr} is None"], False, set()
+        if first.get("is_callable"):
+            return ["result = " + expr, "assert callable(result)"], False, set()
+        ref = self.reference(first.get("type_module"), first.get("qualname") or first.get("type"))
+        if ref is None:
+            return None, False, set()
+        name, imports = ref
+        lines = ["result = " + expr, f"assert isinstance(result, {name})"]
+        uses = False
+        second_attrs = {a: r for a, r, _ in second.get("attrs", [])}
+        for attr, rep, floaty in first.get("attrs", []):
+            if second_attrs.get(attr) != rep or ADDRESS.search(rep):
+                continue
+            if floaty:
+                lines.append(f"assert result.{attr} == pytest.approx({rep})")
+                uses = True
+            else:
+                lines.append(f"assert result.{attr} == {rep}")
+        if first.get("len") is not None and first.get("len") == second.get("len"):
+            lines.append(f"assert len(result) == {first['len']}")
+        return lines, uses, imports
+
+    def settled_expr(self, expr, outcome):
+        how = outcome.get("settled")
+        if how == "list":
+            return f"list({expr})"
+        if how == "partial":
+            return f"list(itertools.islice({expr}, 50))"
+        if how == "await":
+            return f"asyncio.run({expr})"
+        if how == "alist":
+            return "asyncio.run(collect())"  # with the collecting coroutine settled_setup defines
+        return expr
+
+    def settled_setup(self, expr, outcome):
+        """The statements a settled expression needs: an async generator is drained by a
+        coroutine the test defines."""
+        if outcome.get("settled") == "alist":
+            return [f"async def collect():\n    return [item async for item in {expr}][:50]"]
+        return []
 
     def record(self, item, statements, expr, typed, outcome):
         """Turns one run into a test (or a finding); returns True when something was kept."""
         fn = item["obj"]
-        if outcome.get("setup_failed"):
+        if outcome.get("setup_failed") or outcome.get("fork_failed"):
             return False
         if outcome.get("effects"):
             # It changes something outside its tmp_path: after `apply` that would be the user's
@@ -795,51 +1525,97 @@ class ModuleSearch:
             # Its effect depends on where it runs: a finding to report, never a test to keep.
             self.blocked(item, expr, blocked)
             return False
-        ret_hint = hints_of(fn).get("return", inspect.Parameter.empty)
+        ret_hint = hints_of(fn).get("return", inspect.Parameter.empty) if item["kind"] != "class" else None
         body = list(statements)
         if outcome.get("ok"):
             second = self.run(statements, expr)
-            contradicted = self.contradicts(outcome, ret_hint)
+            if not second.get("ok") or second.get("settled") != outcome.get("settled"):
+                return False
+            shown = self.settled_expr(expr, outcome)
+            if shown is None:
+                return False
+            body += self.settled_setup(expr, outcome)
+            contradicted = self.contradicts(outcome, ret_hint) if item["kind"] in (
+                "function", "method", "staticmethod", "classmethod") and not outcome.get("settled") else None
             if contradicted:
                 self.finding(item, "annotation", expr, contradicted, outcome["type"])
-                body.append(f"assert isinstance({expr}, {contradicted})")
-                self.tests.append((self.name_for(item, body, "_contract"), body, False))
+                body.append(f"assert isinstance({shown}, {contradicted})")
+                self.add_test(self.name_for(item, body, "_contract"), body, False, set())
                 return True
-            lines, uses = self.assertion(expr, outcome, second)
+            lines, uses, imports = self.assertion(shown, outcome, second)
             if not lines:
                 return False
-            self.tests.append((self.name_for(item, body + lines), body + lines, uses))
+            if outcome.get("recorded") is not None and outcome.get("recorded") == second.get("recorded"):
+                lines.append(f"assert len(calls) == {outcome['recorded']}")
+            owners = self.classes.get(outcome.get("type"))
+            if owners is not None and not statements and outcome.get("type_module") == self.spec["module"] \
+                    and len(owners) < 8 and expr not in owners and len(expr) < 100:
+                owners.append(expr)  # an object a function made: an owner and an argument too
+            if outcome.get("is_callable") and not statements and len(self.closures) < 30:
+                self.closures.append((list(statements), expr))
+                self.pending += [self.closures[-1]] * 3  # called right away, a few times
+            if outcome.get("plain") and not statements and len(self.inputs.produced) < 40 \
+                    and outcome.get("type") in ("str", "bytes", "list", "dict", "tuple", "int") \
+                    and len(expr) < 120:
+                self.inputs.produced.append(expr)
+            self.add_test(self.name_for(item, body + lines), body + lines, uses, imports)
             return True
         exc = outcome.get("exc", "")
-        if outcome.get("in_module") and not outcome.get("explicit") and exc in CONTRACT_ERRORS:
-            params_ok = typed and all(satisfies(e, h, self.namespace) for e, h in typed)
-            # A TypeError under a loose annotation (bare list, dict, tuple) is usually the
-            # elements' fault: the annotation did not promise they would work.
+        if exc in NOT_KEPT:
+            return False
+        if outcome.get("in_module") and not outcome.get("explicit") and exc in CONTRACT_ERRORS \
+                and outcome.get("typed_ok"):
+            # A builtin exception escaping on well-typed input: a contract finding.
             loose = any(h in (list, dict, tuple, set) for _, h in typed)
-            if exc == "TypeError" and loose:
-                params_ok = False
-            if params_ok:
+            if not (exc == "TypeError" and loose):
                 ret = ret_hint if inspect.isclass(ret_hint) and ret_hint.__module__ == "builtins" else None
                 self.finding(item, "builtin_exception", expr, "no exception", f"{exc}: {outcome.get('msg')}")
                 if ret is not None:
                     body.append(f"assert isinstance({expr}, {ret.__name__})")
-                    self.tests.append((self.name_for(item, body, "_contract"), body, False))
+                    self.add_test(self.name_for(item, body, "_contract"), body, False, set())
                 return True
-            return False  # ill-typed input: the input's fault, not the code's
-        if not outcome.get("in_module"):
-            return False  # raised at the call boundary (bad arguments)
-        importable = outcome.get("exc_module") == "builtins" or exc in self.namespace
-        if not importable:
+        if "not callable" in (outcome.get("msg") or ""):
+            self.inputs.wants_callable.add(item["name"])
+        if not outcome.get("in_module") and not self.in_project(outcome.get("inner_file", "")):
+            # Raised by the standard library or an installed package: what it raised on may be
+            # the call's surroundings (the files of the folder it ran in), not the code.
             return False
-        body.append(f"with pytest.raises({exc}):")
-        body.append(f"    {expr}")
-        self.tests.append((self.name_for(item, body), body, True))
+        ref = self.reference(outcome.get("exc_module"), outcome.get("exc_qualname") or exc)
+        if ref is None:
+            return False
+        second = self.run(statements, expr)
+        if second.get("ok") or second.get("exc") != exc:
+            return False  # not the same every time: nothing to assert
+        name, imports = ref
+        shown = self.settled_expr(expr, outcome) or expr
+        body += self.settled_setup(expr, outcome)
+        body.append(f"with pytest.raises({name}):")
+        body.append(f"    {shown}")
+        self.add_test(self.name_for(item, body), body, True, imports)
         return True
+
+    def in_project(self, path):
+        """Whether a file belongs to the package of the module under test (another of its
+        modules raised), and is not one of this helper's own."""
+        if not path or os.path.dirname(path) == os.path.dirname(os.path.abspath(__file__)):
+            return False
+        top = self.spec["module"].split(".")[0]
+        root = os.path.dirname(self.target)
+        for _ in range(self.spec["module"].count(".")):
+            root = os.path.dirname(root)
+        package = os.path.join(root, top)
+        return path == os.path.join(root, top + ".py") or path.startswith(package + os.sep)
+
+    def add_test(self, name, body, uses, imports):
+        self.tests.append((name, body, uses, set(imports)))
 
     def contradicts(self, outcome, hint):
         simple = {int: "int", float: "float", str: "str", bool: "bool", list: "list", dict: "dict",
                   tuple: "tuple", bytes: "bytes"}
-        if hint not in simple:
+        try:
+            if hint not in simple:
+                return None
+        except TypeError:  # an unhashable annotation
             return None
         got = outcome["type"]
         if hint is float and got in ("int", "float"):
@@ -872,158 +1648,237 @@ class ModuleSearch:
                               "kind": kind, "call": call, "expected": str(expected), "actual": str(actual),
                               "test": None})
 
+    def candidate_failed(self, item, exc):
+        """A problem of the generator on one candidate: reported (a few per module), never fatal."""
+        self.errors += 1
+        if self.errors <= 3:
+            self.findings.append(generator_error(self.spec["module"], item["name"] if item else "", exc))
+
     # -- phases --
 
     def doctests(self):
         """Docstring examples are stated contracts: assert what they say, report when it breaks.
-        An example whose output only holds on its author's machine is skipped with a note."""
+        An example whose output only holds on its author's machine is skipped with a note. A
+        docstring the parser cannot read is skipped; an example spanning lines is left out."""
         parser = doctest.DocTestParser()
         for item in self.items:
-            doc = inspect.getdoc(item["obj"]) or ""
             try:
+                doc = inspect.getdoc(item["obj"]) or ""
                 examples = parser.get_examples(doc)
-            except ValueError:  # a malformed docstring: no examples to trust
+            except Exception:  # noqa: BLE001 - a malformed docstring: no examples to trust
                 continue
             for example in examples:
-                source, want = example.source.strip(), example.want.strip()
-                if not want or "\n" in source or "\n" in want:
-                    continue
-                local = machine_specific(source, want)
-                if local:
-                    self.finding(item, "skipped_example", source, want,
-                                 f"skipped: the expected output names {local}")
-                    continue
-                outcome = self.run([], source)
-                if outcome.get("timeout"):
-                    continue
-                if outcome.get("effects"):
-                    self.side_effect(item, [], source, outcome["effects"])
-                    continue
-                blocked = sandbox_block(outcome)
-                if blocked:
-                    self.blocked(item, source, blocked)
-                    continue
-                self.keep(outcome)
-                body = [f"assert {source} == {want}"]
-                name = self.name_for(item, body, "_doctest")
-                self.tests.append((name, body, False))
-                if not outcome.get("ok") or outcome.get("repr") != want:
-                    got = outcome.get("repr") if outcome.get("ok") else outcome.get("exc")
-                    self.finding(item, "doctest", source, want, got)
-                    self.findings[-1]["test"] = name
+                try:
+                    self.doctest_example(item, example)
+                except Exception as exc:  # noqa: BLE001
+                    self.candidate_failed(item, exc)
+
+    def doctest_example(self, item, example):
+        source, want = example.source.strip(), example.want.strip()
+        if not want or "\n" in source or "\n" in want:
+            return
+        try:
+            compile(f"assert {source} == {want}", "<doctest>", "exec")
+        except (SyntaxError, ValueError):
+            return  # the expected output is not a Python value (a repr, a traceback)
+        local = machine_specific(source, want)
+        if local:
+            self.finding(item, "skipped_example", source, want, f"skipped: the expected output names {local}")
+            return
+        outcome = self.run([], source)
+        if outcome.get("timeout"):
+            return
+        if outcome.get("effects"):
+            self.side_effect(item, [], source, outcome["effects"])
+            return
+        blocked = sandbox_block(outcome)
+        if blocked:
+            self.blocked(item, source, blocked)
+            return
+        self.keep(outcome)
+        body = [f"assert {source} == {want}"]
+        name = self.name_for(item, body, "_doctest")
+        self.add_test(name, body, False, set())
+        if not outcome.get("ok") or outcome.get("repr") != want:
+            got = outcome.get("repr") if outcome.get("ok") else outcome.get("exc")
+            self.finding(item, "doctest", source, want, got)
+            self.findings[-1]["test"] = name
 
     def constructors(self):
-        """Instances to call methods on: every class built from a few argument draws."""
+        """Instances to call methods on: every class built from a few argument draws; a
+        construction that reaches new lines is a test of its own."""
         for item in self.items:
-            if item["kind"] != "class":
+            if item["kind"] != "class" or time.monotonic() > self.deadline:
                 continue
-            for _ in range(6):
-                expr, _typed = self.call_expr(item)
-                if expr is None:
-                    break
-                if self.inputs.take_setup():
-                    continue  # an owner must stand alone: it is reused in other tests
-                outcome = self.run([], expr)
-                if outcome.get("effects"):
-                    self.side_effect(item, [], expr, outcome["effects"])
-                    continue
-                if outcome.get("ok") and expr not in self.classes[item["name"]]:
-                    self.classes[item["name"]].append(expr)
-                    self.keep(outcome)
-                if len(self.classes[item["name"]]) >= 3:
-                    break
+            for attempt in range(8):
+                try:
+                    self.inputs.mode = {0: "required", 1: "boundary"}.get(attempt, "normal")
+                    _, expr, typed = self.call_expr(item)
+                    if expr is None:
+                        break
+                    if self.inputs.take_setup():
+                        continue  # an owner must stand alone: it is reused in other tests
+                    outcome = self.run([], expr, typed)
+                    if outcome.get("effects"):
+                        self.side_effect(item, [], expr, outcome["effects"])
+                        continue
+                    if outcome.get("ok") and expr not in self.classes[item["name"]] and \
+                            len(self.classes[item["name"]]) < 4:
+                        self.classes[item["name"]].append(expr)
+                        attrs = [a for a, _, _ in outcome.get("attrs", [])]
+                        self.attributes[item["name"]] = sorted(set(self.attributes.get(item["name"], []) + attrs))
+                    if self.adds(outcome) and self.record(item, [], expr, typed, outcome):
+                        self.keep(outcome)
+                except Exception as exc:  # noqa: BLE001
+                    self.candidate_failed(item, exc)
+            self.inputs.mode = "normal"
+
+    def pick(self, callables):
+        """The next callable: each gets MIN_TRIES candidates in turn, then the search aims at the
+        uncovered lines (the previous round's missing ones count more) most of the time."""
+        if self.tried < len(callables) * MIN_TRIES:
+            return callables[self.tried % len(callables)]
+        if self.rng.random() < 0.75:
+            uncovered = self.lines_total - self.covered
+            weights = [len(i["lines"] & uncovered) + 2 * len(i["lines"] & uncovered & self.missing)
+                       for i in callables]
+            if sum(weights) > 0:
+                return self.rng.choices(callables, weights=weights)[0]
+        return self.rng.choice(callables)
+
+    def done(self, callables, stale):
+        if time.monotonic() > self.deadline or self.tried >= MAX_CANDIDATES:
+            return True
+        if self.tried < len(callables) * MIN_TRIES:
+            return False
+        target = float(self.req.get("target_percent", 100) or 100)
+        if self.percent() >= 100.0 and stale >= STAGNATION // 4:
+            return True
+        # The target is a floor: below it the search goes on to the budget's end.
+        return self.percent() >= target and stale >= STAGNATION
+
+    def candidate(self, item):
+        """(item, statements, expression, typed) of one candidate for `item`."""
+        tries = self.tries.get(item["name"], 0)
+        self.tries[item["name"]] = tries + 1
+        roll = self.rng.random()
+        self.inputs.mode = "boundary" if tries == 0 or roll < 0.08 else ("wrong" if roll < 0.18 else "normal")
+        if self.pending or (self.closures and self.rng.random() < 0.08):
+            setup, made = self.pending.pop() if self.pending else self.rng.choice(self.closures)
+            n = self.rng.randint(0, 2)
+            args = ", ".join(self.rng.choice([self.inputs.any_, self.inputs.callable_])() for _ in range(n))
+            return item, setup + [f"fn = {made}"], f"fn({args})", []
+        cls = item.get("cls")
+        if cls and item["kind"] in ("method", "property", "dunder") and self.classes.get(cls) \
+                and self.rng.random() < 0.35:
+            # An object put in some state first, then observed.
+            statements = [f"obj = {self.owner(cls)}"] + self.state_changes(cls)
+            pre, expr, typed = self.call_expr(item, owner="obj")
+            if expr is None:
+                return item, None, None, []
+            return item, statements + [p for p in pre if p != "obj = obj"], expr, typed
+        pre, expr, typed = self.call_expr(item)
+        return item, pre, expr, typed
 
     def l1(self):
-        callables = [i for i in self.items if i["kind"] in ("function", "method", "class")]
+        callables = [i for i in self.items if i["kind"] != "class" or i["obj"].__init__ is not object.__init__]
+        callables = [i for i in callables if not (i["kind"] == "class" and issubclass(i["obj"], BaseException))] \
+            or callables
         stale = 0
-        while callables and self.tried < MAX_CANDIDATES and stale < STAGNATION:
-            if time.monotonic() > self.deadline or self.percent() >= 100.0:
-                break
-            item = callables[self.tried % len(callables)] if self.tried < len(callables) else self.rng.choice(callables)
+        while callables and not self.done(callables, stale):
+            item = self.pick(callables)
             self.tried += 1
             if self.timeouts.get(item["name"], 0) >= 2:
                 stale += 1
                 continue
-            expr, typed = self.call_expr(item)
-            setup = self.inputs.take_setup()
-            if expr is None:
-                stale += 1
-                continue
-            outcome = self.run(setup, expr)
-            if outcome.get("timeout"):
-                self.timeouts[item["name"]] = self.timeouts.get(item["name"], 0) + 1
-                stale += 1
-                continue
-            if outcome.get("effects"):
-                self.side_effect(item, setup, expr, outcome["effects"])
-                stale += 1
-                continue
-            if not self.adds(outcome):
-                stale += 1
-                continue
-            if self.record(item, setup, expr, typed, outcome):
-                self.keep(outcome)
-                stale = 0
-            else:
-                stale += 1
+            try:
+                kept = self.try_candidate(*self.candidate(item))
+            except Exception as exc:  # noqa: BLE001 - one candidate never loses the others
+                self.inputs.take_setup()
+                self.candidate_failed(item, exc)
+                kept = False
+            stale = 0 if kept else stale + 1
+        self.inputs.mode = "normal"
+
+    def try_candidate(self, item, pre, expr, typed):
+        setup = self.inputs.take_setup()
+        if expr is None:
+            return False
+        statements = setup + list(pre or [])
+        outcome = self.run(statements, expr, typed)
+        if outcome.get("timeout"):
+            self.timeouts[item["name"]] = self.timeouts.get(item["name"], 0) + 1
+            return False
+        if outcome.get("effects"):
+            self.side_effect(item, statements, expr, outcome["effects"])
+            return False
+        if outcome.get("setup_failed"):
+            self.setup_failed(statements, outcome)
+            return False
+        if outcome.get("ok") and outcome.get("is_callable") and not statements and len(self.closures) < 30 \
+                and not self.adds(outcome) and ([], expr) not in self.closures:
+            # A function made by a call that added nothing itself: what it does when called may.
+            self.closures.append(([], expr))
+            self.pending += [([], expr)] * 2
+        if not self.adds(outcome):
+            if "not callable" in (outcome.get("msg") or ""):
+                self.inputs.wants_callable.add(item["name"])
+            return False
+        if self.record(item, statements, expr, typed, outcome):
+            self.keep(outcome)
+            return True
+        return False
 
     def l2(self):
         """Sequences: an object built, mutated by methods, observed; or functions feeding each other."""
-        methods = {}
-        for i in self.items:
-            if i["kind"] == "method":
-                methods.setdefault(i["cls"], []).append(i)
         functions = [i for i in self.items if i["kind"] == "function"]
+        owners = sorted({i["cls"] for i in self.items if i.get("cls") and i["kind"] != "class"})
         stale = 0
-        while self.tried < MAX_CANDIDATES and stale < STAGNATION and time.monotonic() < self.deadline:
+        limit = max(40, MAX_CANDIDATES // 3)
+        start = self.tried
+        while self.tried - start < limit and stale < STAGNATION // 2 and time.monotonic() < self.deadline:
             self.tried += 1
-            owners = [c for c in sorted(methods) if self.classes.get(c)]
-            if owners and (not functions or self.rng.random() < 0.7):
-                cls = self.rng.choice(owners)
-                statements = [f"obj = {self.rng.choice(self.classes[cls])}"]
-                steps = [self.rng.choice(methods[cls]) for _ in range(self.rng.randint(1, 3))]
-                for step in steps[:-1]:
-                    expr, _ = self.call_expr(step, owner="obj")
-                    if expr:
-                        statements.append(expr)
-                item = steps[-1]
-                expr, typed = self.call_expr(item, owner="obj")
-                # The files the arguments need come first.
+            try:
+                ready = [c for c in owners if self.classes.get(c)]
+                if ready and (not functions or self.rng.random() < 0.7):
+                    cls = self.rng.choice(ready)
+                    steps = [i for i in self.items if i.get("cls") == cls and i["kind"] != "class"]
+                    item = self.rng.choice(steps)
+                    statements = [f"obj = {self.owner(cls)}"] + self.state_changes(cls)
+                    pre, expr, typed = self.call_expr(item, owner="obj")
+                    statements += pre or []
+                elif functions:
+                    inner, outer = self.rng.choice(functions), self.rng.choice(functions)
+                    _, inner_expr, _ = self.call_expr(inner)
+                    try:
+                        params = [p for p in inspect.signature(outer["obj"]).parameters.values()
+                                  if p.default is inspect.Parameter.empty]
+                    except (TypeError, ValueError):
+                        params = []
+                    if not inner_expr or len(params) != 1:
+                        self.inputs.take_setup()
+                        stale += 1
+                        continue
+                    statements, expr, typed, item = [f"value = {inner_expr}"], f"{outer['name']}(value)", [], outer
+                else:
+                    break
                 statements = self.inputs.take_setup() + statements
                 if not expr:
                     stale += 1
                     continue
-            elif len(functions) >= 1:
-                inner, outer = self.rng.choice(functions), self.rng.choice(functions)
-                inner_expr, _ = self.call_expr(inner)
-                setup = self.inputs.take_setup()
-                if not inner_expr:
+                outcome = self.run(statements, expr)
+                if outcome.get("effects") or outcome.get("timeout") or not self.adds(outcome):
+                    # Any step may have done it: never a test; the single calls (l1) name the culprit.
                     stale += 1
                     continue
-                statements = setup + [f"value = {inner_expr}"]
-                try:
-                    params = [p for p in inspect.signature(outer["obj"]).parameters.values()
-                              if p.default is inspect.Parameter.empty]
-                except (TypeError, ValueError):
-                    params = []
-                if len(params) != 1:
+                if self.record(item, statements, expr, typed, outcome):
+                    self.keep(outcome)
+                    stale = 0
+                else:
                     stale += 1
-                    continue
-                expr, typed, item = f"{outer['name']}(value)", [], outer
-            else:
-                break
-            outcome = self.run(statements, expr)
-            if outcome.get("effects"):
-                # Any step may have done it: never a test; the single calls (l1) name the culprit.
-                stale += 1
-                continue
-            if outcome.get("timeout") or not self.adds(outcome):
-                stale += 1
-                continue
-            if self.record(item, statements, expr, typed, outcome):
-                self.keep(outcome)
-                stale = 0
-            else:
+            except Exception as exc:  # noqa: BLE001
+                self.inputs.take_setup()
+                self.candidate_failed(None, exc)
                 stale += 1
 
     def render(self, layer, seed):
@@ -1033,25 +1888,145 @@ class ModuleSearch:
             if t[0] not in avoid and t[0] not in seen:  # the same body twice is one test
                 seen.add(t[0])
                 tests.append(t)
+        tests = [t for t in tests if self.loads(t)]
+        source, names = self.render_file(tests, layer, seed)
+        bad = collect_errors(source, self.spec["module"])
+        if bad is None:
+            return source, names
+        if bad:
+            # Some tests do not load as pytest sees them: leave them out, and keep the rest.
+            tests = [t for t in tests if t[0] not in bad]
+            source, names = self.render_file(tests, layer, seed)
+            if collect_errors(source, self.spec["module"]) in (None, set()):
+                return source, names
+        self.findings.append({"module": self.spec["module"], "function": self.spec["module"],
+                              "kind": "generator_error", "call": "pytest --collect-only",
+                              "expected": "the written tests load", "actual": "the file did not load; no tests",
+                              "test": None})
+        return "", []
+
+    def header_names(self, tests):
         used = set()
-        text = "\n".join(line for _, body, _ in tests for line in body)
+        text = "\n".join(line for t in tests for line in t[1])
         for i in self.items:
             top = i["name"].split(".")[0]
             if re.search(r"\b" + re.escape(top) + r"\b", text):
                 used.add(top)
+        return used, text
+
+    def render_file(self, tests, layer, seed):
+        used, text = self.header_names(tests)
+        extra = {}
+        for t in tests:
+            for module, name in t[3]:
+                if module == self.spec["module"]:
+                    used.add(name)
+                else:
+                    extra.setdefault(module, set()).add(name)
         out = [f'"""Tests for {self.spec["module"]} ({self.spec["file"]}), generated by team-testing\'s '
                f'built-in generator (layer {layer}, seed {seed})."""']
-        out += ["import tempfile", "", "import pytest", ""]
+        std = ["tempfile"] + [m for m in ("asyncio", "copy", "itertools", "pickle") if re.search(r"\b" + m + r"\.", text)]
+        out += [f"import {m}" for m in sorted(std)] + ["", "import pytest", ""]
         if used:
             out.append(f"from {self.spec['module']} import {', '.join(sorted(used))}")
+        for module in sorted(extra):
+            out.append(f"from {module} import {', '.join(sorted(extra[module]))}")
         out += ["", "", isolation_fixture()]
-        for name, body, _ in tests:
+        for name, body, _, _ in tests:
             out += ["", "", f"def {name}({test_params(body)}):"]
-            out.extend("    " + line for line in body)
+            for line in body:
+                out.extend("    " + part for part in line.split("\n"))
         return "\n".join(out) + "\n", [t[0] for t in tests]
+
+    def loads(self, test):
+        """Whether one test compiles and names nothing undefined (a builtin that is not a name,
+        an exception not imported): checked before it is written."""
+        name, body, _, imports = test
+        lines = [f"def {name}({test_params(body)}):"]
+        for line in body:
+            lines.extend("    " + part for part in line.split("\n"))
+        text = "\n".join(lines) + "\n"
+        try:
+            tree = ast.parse(text)
+            compile(tree, "<test>", "exec")
+        except (SyntaxError, ValueError, RecursionError):
+            return False
+        known = set(dir(__builtins__) if not isinstance(__builtins__, dict) else __builtins__)
+        known |= {"pytest", "tempfile", "asyncio", "copy", "itertools", "pickle", "tmp_path"}
+        known |= {n for _, n in imports}
+        known |= {i["name"].split(".")[0] for i in self.items}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                known.add(node.id)
+            elif isinstance(node, ast.arg):
+                known.add(node.arg)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                known.add(node.name)
+            elif isinstance(node, (ast.comprehension,)):
+                for sub in ast.walk(node.target):
+                    if isinstance(sub, ast.Name):
+                        known.add(sub.id)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in known:
+                return False
+        return True
+
+
+def grouped(expr):
+    """An operator expression in parentheses, so `assert (a == b) is True` keeps its meaning."""
+    try:
+        node = ast.parse(expr, mode="eval").body
+    except SyntaxError:
+        return f"({expr})"
+    if isinstance(node, (ast.Compare, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.IfExp, ast.Lambda)):
+        return f"({expr})"
+    return expr
+
+
+class _FakeParam:
+    """A stand-in parameter (a property's value) for Inputs.for_param."""
+    default = inspect.Parameter.empty
+
+    def __init__(self, name):
+        self.name = name
+
+
+def collect_errors(source, module):
+    """pytest's view of a written file: None when it collects, else the names of tests that did
+    not load (an empty set when the whole file did not). Collection runs in a folder of its own,
+    like a call; where pytest is not installed, compiling has to do."""
+    import importlib.util
+    import subprocess
+    try:
+        compile(source, "<generated>", "exec")
+    except (SyntaxError, ValueError):
+        return set()
+    if not source.strip() or importlib.util.find_spec("pytest") is None:
+        return None
+    place = CallPlace()
+    try:
+        path = os.path.join(place.tmp_path, "test_tt_collect.py")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(source)
+        env = dict(os.environ, HOME=place.home, TMPDIR=place.tmp, PYTHONDONTWRITEBYTECODE="1")
+        paths = [os.path.join(ORIGIN["cwd"], p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        env["PYTHONPATH"] = os.pathsep.join(paths + [ORIGIN["cwd"]])
+        try:
+            done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                                   "-o", "addopts=", path], capture_output=True, text=True, timeout=120,
+                                  cwd=place.tmp_path, env=env, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            return set()
+        if done.returncode in (0, 5):
+            return None
+        log(f"collection of the tests for {module} failed:\n{done.stdout[-1500:]}")
+        return set()
+    finally:
+        place.remove()
 
 
 def isolation_fixture():
+
     """The autouse fixture every generated module carries (tt_isolation.py, shipped beside us)."""
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "tt_isolation.py"),
               encoding="utf-8") as f:
@@ -1260,13 +2235,14 @@ def search_module(spec, req, rng, deadline):
         entry["import_error_kind"] = "env_issue"
         return entry, []
     search = ModuleSearch(spec, module, source, rng, req, deadline)
-    search.doctests()
-    search.constructors()
-    if req.get("layer", "").startswith("L2"):
-        search.l2()
-        search.l1()  # whatever the sequences did not reach
-    else:
-        search.l1()
+    phases = [search.doctests, search.constructors]
+    # L2 starts with sequences; L1 builds objects in some state too, inside its own search.
+    phases += [search.l2, search.l1] if req.get("layer", "").startswith("L2") else [search.l1]
+    for phase in phases:
+        try:
+            phase()
+        except Exception as exc:  # noqa: BLE001 - a failed phase keeps what the others found
+            search.findings.append(generator_error(spec["module"], phase.__name__, exc))
     entry["source"], entry["tests"] = search.render(req.get("layer", ""), req.get("seed"))
     if not entry["tests"]:
         entry["source"] = ""
@@ -1276,10 +2252,48 @@ def search_module(spec, req, rng, deadline):
     return entry, search.findings
 
 
+DEFAULT_MODULE_BUDGET_S = 8.0  # per module when the request names no budget (under a third of Pynguin's 20 s
+#                                and its start-up, for the same modules)
+
+
+def module_weight(spec):
+    """How much of the budget a module gets: its size in lines (read, not imported), at least a
+    small module's share."""
+    try:
+        with open(spec.get("file", ""), encoding="utf-8") as f:
+            lines = sum(1 for line in f if line.strip() and not line.lstrip().startswith("#"))
+    except (OSError, UnicodeDecodeError):
+        lines = 100
+    return max(60, min(lines, 1500))
+
+
+def generator_error(module, where, exc):
+    """A problem of the generator itself, kept as a finding with its traceback: one module or one
+    candidate failing never loses the others."""
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return {"module": module, "function": f"{module}.{where}" if where else module, "kind": "generator_error",
+            "call": where or "", "expected": "the generator handles it", "actual": text[-2000:], "test": None}
+
+
+def result_channel():
+    """The JSON result goes out on a descriptor of its own (a duplicate of the original stdout);
+    descriptor 1 and sys.stdout then point at stderr, so whatever the code under test prints (on
+    import, on call) can never corrupt the result."""
+    channel = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return channel
+
+
 def main():
+    channel = result_channel()
     req = json.load(sys.stdin)
     started = time.monotonic()
-    end = started + float(req.get("budget_s", 60))
+    specs = req.get("modules", [])
+    budget = req.get("budget_s")
+    if budget is None:
+        budget = DEFAULT_MODULE_BUDGET_S * max(1, len(specs))
+    end = started + float(budget)
     rng = random.Random(req.get("seed", 1))
     if req.get("layer", "").startswith("L3"):
         points = len(entry_points(os.getcwd()))
@@ -1288,23 +2302,35 @@ def main():
         entry = {"module": "entry_points", "file": "", "test_file": "test_entry_points.py",
                  "source": source if names else "", "tests": names, "lines_total": 0, "lines_covered": 0,
                  "import_error": None, "import_error_kind": None}
-        print(json.dumps({"modules": [entry], "findings": findings,
-                          "stats": {"calls_tried": len(tests), "tests": len(names),
-                                    "entry_points": points,
-                                    "seconds": round(time.monotonic() - started, 3)}}))
+        channel.write(json.dumps({"modules": [entry], "findings": findings,
+                                  "stats": {"calls_tried": len(tests), "tests": len(names),
+                                            "entry_points": points,
+                                            "seconds": round(time.monotonic() - started, 3)}}))
+        channel.flush()
         return
     modules, findings, tried = [], [], 0
-    specs = req.get("modules", [])
+    weights = [module_weight(spec) for spec in specs]
     for index, spec in enumerate(specs):
-        share = (end - time.monotonic()) / max(1, len(specs) - index)
-        entry, found = search_module(spec, req, rng, time.monotonic() + share)
+        # The time left, shared by size: a big module gets more of it than a small one.
+        share = (end - time.monotonic()) * weights[index] / max(1, sum(weights[index:]))
+        try:
+            entry, found = search_module(spec, req, rng, time.monotonic() + share)
+        except BaseException as exc:  # noqa: BLE001 - one module never loses the others
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            log(f"generator error in {spec.get('module')}: {exc!r}")
+            entry = {"module": spec.get("module", ""), "file": spec.get("file", ""),
+                     "test_file": test_file_name(spec.get("module", "m")), "source": "", "tests": [],
+                     "lines_total": 0, "lines_covered": 0, "import_error": None, "import_error_kind": None}
+            found = [generator_error(spec.get("module", ""), "", exc)]
         tried += entry.pop("calls_tried", 0)
         modules.append(entry)
         findings.extend(found)
     kept = sum(len(m["tests"]) for m in modules)
-    print(json.dumps({"modules": modules, "findings": findings,
-                      "stats": {"calls_tried": tried, "tests": kept,
-                                "seconds": round(time.monotonic() - started, 3)}}))
+    channel.write(json.dumps({"modules": modules, "findings": findings,
+                              "stats": {"calls_tried": tried, "tests": kept,
+                                        "seconds": round(time.monotonic() - started, 3)}}))
+    channel.flush()
 
 
 if __name__ == "__main__":

@@ -89,7 +89,16 @@ pub struct TeamConfig {
     #[serde(default = "default_branch_target")]
     pub branch_coverage_target: f64,
     pub gc: GcRoles,
-    /// The built-in generator's search budget per layer, in seconds.
+    /// The built-in generator's search budget per module, in seconds: a layer gets this times
+    /// the number of modules in scope. The default (8 s) keeps a whole generation under a third of
+    /// Pynguin's time for the same modules (20 s of search per module plus its start-up; see
+    /// BENCHMARKS.md).
+    #[serde(default = "default_module_budget")]
+    pub generator_module_budget_s: f64,
+    /// Per-layer overrides of `generator_module_budget_s` (`{"L2-integration": 10}`).
+    #[serde(default)]
+    pub generator_layer_module_budget_s: BTreeMap<String, f64>,
+    /// The cap on one layer's generation budget, in seconds, whatever the modules.
     #[serde(default = "default_generator_budget")]
     pub generator_budget_s: f64,
     /// Per-call timeout of the built-in generator's sandboxed calls, in seconds.
@@ -106,8 +115,15 @@ fn default_branch_target() -> f64 {
 }
 
 fn default_generator_budget() -> f64 {
-    60.0
+    600.0
 }
+
+fn default_module_budget() -> f64 {
+    8.0
+}
+
+/// The L3 generator's budget when no override names one: its entry points run as subprocesses.
+const ENTRY_POINT_BUDGET_S: f64 = 60.0;
 
 fn default_call_timeout() -> f64 {
     2.0
@@ -177,6 +193,19 @@ impl TeamConfig {
 
     pub fn coverage_target(&self, layer: &str) -> Option<f64> {
         self.coverage_targets.get(layer).copied()
+    }
+
+    /// The generator's budget for `modules` modules of `layer`: the per-module budget (the
+    /// layer's own when set) times the modules, at least one module's, at most the cap.
+    /// L3 runs the project's entry points rather than modules: without an override it keeps
+    /// 60 s (under the cap).
+    pub fn generator_budget(&self, layer: &str, modules: usize) -> f64 {
+        let own = self.generator_layer_module_budget_s.get(layer).copied();
+        if own.is_none() && layer.starts_with("L3") {
+            return ENTRY_POINT_BUDGET_S.min(self.generator_budget_s);
+        }
+        let per_module = own.unwrap_or(self.generator_module_budget_s);
+        (per_module * modules.max(1) as f64).min(self.generator_budget_s)
     }
 
     fn validate(&self) -> Result<()> {
@@ -336,6 +365,10 @@ mod tests {
         assert_eq!(ids("standard").len(), 6);
         assert_eq!(ids("comprehensive").len(), 8);
         assert_eq!(c.coverage_target("L1-unit"), Some(80.0));
+        assert_eq!(c.generator_budget("L1-unit", 5), 40.0);
+        assert_eq!(c.generator_budget("L1-unit", 0), 8.0);
+        assert_eq!(c.generator_budget("L3-e2e", 3), 60.0);
+        assert_eq!(c.generator_budget("L1-unit", 1000), 600.0);
         assert_eq!(c.max_gc_rounds, 3);
     }
 

@@ -357,7 +357,7 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
         }
     })?;
     let left = time_left(ctx.deadline)?;
-    let budget = (budget_factor * ctx.config.generator_budget_s)
+    let budget = (budget_factor * ctx.config.generator_budget(layer, modules.len()))
         .min(left.as_secs_f64() * 0.8)
         .max(1.0);
     let target = ctx.config.coverage_target(layer).unwrap_or(80.0);
@@ -402,10 +402,15 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
     }
     let mut written = Vec::new();
     let mut tests = 0;
-    let keep: std::collections::BTreeSet<String> = fb.defects.keys().cloned().collect();
     for m in result.modules.iter().filter(|m| !m.source.is_empty()) {
-        // Tests that found code defects are findings: they survive the regeneration.
+        // Tests that found code defects are findings: they survive the regeneration. A revision
+        // round adds to the tests it revises: every earlier test that is not broken, flaky or
+        // unsafe (those are in `avoid`) stays beside the new ones.
         let previous = std::fs::read_to_string(dir.join(&m.test_file)).unwrap_or_default();
+        let mut keep: std::collections::BTreeSet<String> = fb.defects.keys().cloned().collect();
+        if round.is_some() {
+            keep.extend(gen::test_names(&previous));
+        }
         let avoid: std::collections::BTreeSet<String> = fb.avoid.iter().cloned().collect();
         let combined = gen::carry_over(&previous, &m.source, &keep, &avoid);
         let source = gen::mark_xfail(&combined, &fb.defects);

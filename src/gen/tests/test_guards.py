@@ -1,0 +1,185 @@
+"""The generator helper's version guards and robustness, one test each (issue 18).
+
+Plain unittest, so every interpreter can run it without installing anything:
+
+    python3 -m unittest discover -s src/gen/tests -v
+    pypy3 -m unittest discover -s src/gen/tests -v
+
+The Rust test `gen::tests::the_helper_guards_hold_on_every_interpreter_found` runs it with each
+interpreter it finds (CPython 3.8-3.13, pypy3).
+"""
+import errno
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import typing
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import ttgen  # noqa: E402
+
+
+def sample(x):
+    y = x + 1
+    return y * 2
+
+
+class CodeLines(unittest.TestCase):
+    def test_lines_of_a_function_on_this_interpreter(self):
+        first = sample.__code__.co_firstlineno
+        lines = ttgen._code_lines(sample.__code__)
+        self.assertTrue({first + 1, first + 2} <= lines, lines)
+
+    def test_the_fallback_before_3_10_reads_line_starts(self):
+        if hasattr(sample.__code__, "co_lines"):
+            self.skipTest("co_lines exists here (3.10+); the fallback runs on older interpreters")
+        first = sample.__code__.co_firstlineno
+        self.assertTrue({first + 1, first + 2} <= ttgen._code_lines(sample.__code__))
+
+    def test_executable_lines_of_a_module(self):
+        source = "def f(a):\n    if a:\n        return 1\n    return 2\n"
+        self.assertTrue({2, 3, 4} <= ttgen.executable_lines(source, "<m>"))
+
+
+class AnyAndProtocols(unittest.TestCase):
+    def test_isinstance_against_any_never_raises(self):
+        self.assertTrue(ttgen.safe_isinstance(1, typing.Any))
+        self.assertFalse(ttgen.satisfies_value(1, typing.Any))
+
+    def test_any_gets_no_input_from_its_hint(self):
+        inputs = ttgen.Inputs(__import__("random").Random(1), ([], [], []), {})
+        self.assertIsNone(inputs.for_hint(typing.Any))
+
+    def test_a_protocol_that_is_not_runtime_checkable(self):
+        Protocol = getattr(typing, "Protocol", None)
+        if Protocol is None:
+            self.skipTest("typing.Protocol is 3.8+")
+
+        class Named(Protocol):
+            name: str
+        # isinstance(1, Named) raises TypeError on most interpreters: the guard answers False.
+        self.assertFalse(ttgen.satisfies_value(1, Named))
+        self.assertFalse(ttgen.safe_isinstance(1, Named))
+
+    def test_a_typeddict(self):
+        TypedDict = getattr(typing, "TypedDict", None)
+        if TypedDict is None:
+            self.skipTest("typing.TypedDict is 3.8+")
+        Point = TypedDict("Point", {"x": int})
+        self.assertFalse(ttgen.satisfies_value({"x": 1}, Point))
+
+    def test_a_subscripted_generic(self):
+        self.assertTrue(ttgen.satisfies_value([1], typing.List[int]))
+
+
+class Unions(unittest.TestCase):
+    def test_optional_is_a_union(self):
+        self.assertTrue(ttgen.is_union(typing.Optional[int]))
+        self.assertTrue(ttgen.satisfies_value(None, typing.Optional[int]))
+
+    def test_the_bar_union_of_3_10(self):
+        if sys.version_info < (3, 10):
+            self.skipTest("X | Y is 3.10+")
+        hint = eval("int | None")
+        self.assertTrue(ttgen.is_union(hint))
+        self.assertTrue(ttgen.satisfies_value(None, hint))
+        self.assertTrue(ttgen.satisfies_value(3, hint))
+        self.assertFalse(ttgen.satisfies_value("x", hint))
+        inputs = ttgen.Inputs(__import__("random").Random(1), ([], [], []), {})
+        drawn = {inputs.for_hint(hint) for _ in range(30)}
+        self.assertIn("None", drawn)
+
+    def test_a_plain_class_is_not_a_union(self):
+        self.assertFalse(ttgen.is_union(int))
+
+
+class Fork(unittest.TestCase):
+    def test_eagain_is_retried(self):
+        tries = []
+
+        def fork():
+            tries.append(1)
+            if len(tries) < 3:
+                raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+            return 4242
+        self.assertEqual(ttgen.fork_with_retry(fork, pause=0), 4242)
+        self.assertEqual(len(tries), 3)
+
+    def test_eagain_that_persists_gives_no_child(self):
+        def fork():
+            raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+        self.assertIsNone(ttgen.fork_with_retry(fork, pause=0))
+
+    def test_a_call_whose_fork_fails_is_an_outcome_not_a_crash(self):
+        real = os.fork
+
+        def failing():
+            raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+        os.fork = failing
+        try:
+            outcome = ttgen.run_call({}, [], "1 + 1", "<none>", 2)
+        finally:
+            os.fork = real
+        self.assertTrue(outcome.get("fork_failed"), outcome)
+
+
+class Doctests(unittest.TestCase):
+    def test_a_malformed_docstring_is_skipped(self):
+        with tempfile.TemporaryDirectory() as root:
+            with open(os.path.join(root, "mal.py"), "w") as f:
+                f.write(textwrap.dedent('''
+                    def f(x):
+                        """Doubles.
+
+                          >>> f(2)
+                        4
+                        """
+                        return x * 2
+                '''))
+            result = run_helper(root, ["mal"])
+        self.assertEqual(result["modules"][0]["import_error"], None)
+        self.assertFalse([f for f in result["findings"] if f["kind"] == "generator_error"], result["findings"])
+
+
+def run_helper(root, modules, budget=4):
+    request = {"modules": [{"module": m, "file": m + ".py"} for m in modules], "layer": "L1-unit", "seed": 1,
+               "budget_s": budget, "call_timeout_s": 2, "target_percent": 80}
+    env = dict(os.environ, PYTHONPATH=root, PYTHONDONTWRITEBYTECODE="1")
+    done = subprocess.run([sys.executable, os.path.join(os.path.dirname(HERE), "ttgen.py")],
+                          input=json.dumps(request), capture_output=True, text=True, cwd=root, env=env,
+                          timeout=120)
+    return json.loads(done.stdout)
+
+
+class Channel(unittest.TestCase):
+    def test_what_the_code_prints_never_reaches_the_result(self):
+        with tempfile.TemporaryDirectory() as root:
+            with open(os.path.join(root, "loud.py"), "w") as f:
+                f.write("print('{not json')\n\n\ndef f(x):\n    print('called', x)\n    return x\n")
+            with open(os.path.join(root, "bad.py"), "w") as f:
+                f.write("raise RuntimeError('no import')\n")
+            result = run_helper(root, ["loud", "bad"])
+        loud, bad = result["modules"]
+        self.assertTrue(loud["tests"], result)
+        self.assertIn("RuntimeError", bad["import_error"])
+
+    def test_a_module_that_breaks_the_generator_is_a_finding_and_the_others_go_on(self):
+        with tempfile.TemporaryDirectory() as root:
+            with open(os.path.join(root, "odd.py"), "w") as f:
+                # a module attribute whose name lookup raises: discovery itself fails
+                f.write("import sys\n\n\nclass M(type(sys)):\n    def __dir__(self):\n"
+                        "        raise RuntimeError('no listing')\n\n\ndef g():\n    return 1\n\n\n"
+                        "sys.modules[__name__].__class__ = M\n")
+            with open(os.path.join(root, "fine.py"), "w") as f:
+                f.write("def h(x):\n    return x + 1\n")
+            result = run_helper(root, ["odd", "fine"])
+        self.assertTrue(result["modules"][1]["tests"], result)
+
+
+if __name__ == "__main__":
+    unittest.main()
