@@ -23,4 +23,5 @@ mod safety;
 mod sandbox;
 mod strategist;
 mod torture;
+mod verdicts;
 mod views;

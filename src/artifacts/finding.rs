@@ -30,6 +30,9 @@ pub enum FindingCategory {
     SideEffect,
     /// A documented example that could not be run.
     SkippedExample,
+    /// A result that looks like a bug (a negative price, a docstring it breaks): flagged for a
+    /// person to review instead of being asserted.
+    Review,
     /// The code broke what it states (every other kind).
     Contract,
 }
@@ -40,6 +43,7 @@ impl FindingCategory {
             "env_issue" | "sandbox_denied" | "generator_error" => FindingCategory::Blocked,
             "side_effect" => FindingCategory::SideEffect,
             "skipped_example" => FindingCategory::SkippedExample,
+            "suspicious_result" => FindingCategory::Review,
             _ => FindingCategory::Contract,
         }
     }

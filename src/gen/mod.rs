@@ -24,6 +24,8 @@ pub const HELPER: &str = include_str!("ttgen.py");
 pub const AUDIT: &str = include_str!("ttaudit.py");
 /// The autouse fixture every delivered test runs under (cwd, HOME, XDG, TMPDIR in tmp).
 pub const ISOLATION: &str = include_str!("tt_isolation.py");
+/// Oracles beyond the observed value: well-typed input and suspicious results.
+pub const ORACLE: &str = include_str!("tt_oracle.py");
 /// The pytest plugin (`-p tt_effects`) that isolates and audits every test the executor runs.
 pub const EFFECTS_PLUGIN: &str = include_str!("tt_effects.py");
 
@@ -152,6 +154,7 @@ fn write_helpers(scratch: &Path) -> Result<(), GenError> {
             ("ttgen.py", HELPER),
             ("ttaudit.py", AUDIT),
             ("tt_isolation.py", ISOLATION),
+            ("tt_oracle.py", ORACLE),
         ],
     )
 }

@@ -67,7 +67,7 @@ def _matches(value, hint):
     return True
 
 
-def _documented_ranges(func):
+def documented_ranges(func):
     """Parameter -> (low, high) where the docstring gives one: "`percent` (0 to 100)",
     "percent must be between 0 and 100", "n: a count from 1 to 10"."""
     doc = inspect.getdoc(func) or ""
@@ -97,7 +97,7 @@ def well_typed(func, args=(), kwargs=None):
     except (TypeError, ValueError):
         return False, "the arguments do not fit the signature"
     hints = _hints(func)
-    ranges = _documented_ranges(func)
+    ranges = documented_ranges(func)
     for name, value in bound.arguments.items():
         hint = hints.get(name, inspect.Parameter.empty)
         kind = inspect.signature(func).parameters[name].kind

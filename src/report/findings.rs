@@ -69,6 +69,7 @@ pub(super) fn findings(
             contract_findings: generated.contract_findings,
             side_effects: generated.side_effects,
             skipped_examples: generated.skipped_examples,
+            review: generated.review,
             load_errors,
         },
         flaky_tests: records.flaky.into_values().collect(),
@@ -375,6 +376,7 @@ struct GeneratorFindings {
     contract_findings: Vec<Value>,
     side_effects: Vec<Value>,
     skipped_examples: Vec<Value>,
+    review: Vec<Value>,
     /// What the sandbox stopped (env_issue in sessions older than sandbox_denied).
     blocked: Vec<Value>,
 }
@@ -435,6 +437,7 @@ fn generator_findings(graph: &TaskGraph, generator: &str) -> GeneratorFindings {
                 FindingCategory::Blocked => &mut out.blocked,
                 FindingCategory::SideEffect => &mut out.side_effects,
                 FindingCategory::SkippedExample => &mut out.skipped_examples,
+                FindingCategory::Review => &mut out.review,
                 FindingCategory::Contract => &mut out.contract_findings,
             };
             if matches!(

@@ -392,6 +392,11 @@ pub fn markdown(r: &Report) -> String {
     );
     findings_table(
         &mut md,
+        "### Flagged for review (suspicious results)\n\nResults that look like bugs rather than behaviour to keep: they are not asserted (the test checks only their type) until a person says which is right.\n\n",
+        &r.findings.review,
+    );
+    findings_table(
+        &mut md,
         "### Docstring examples left out\n\nTheir expected output only holds on the machine they were written on.\n\n",
         &r.findings.skipped_examples,
     );

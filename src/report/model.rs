@@ -183,6 +183,9 @@ pub struct Findings {
     pub side_effects: Vec<Value>,
     /// Docstring examples left out because their output only holds on their author's machine.
     pub skipped_examples: Vec<Value>,
+    /// Results that look like bugs (a negative price, a docstring they break), flagged for a
+    /// person instead of asserted: the test asserts only their type.
+    pub review: Vec<Value>,
     /// Test files that did not load, classified like failures (latest record per file).
     pub load_errors: Vec<LoadErrorFinding>,
 }
