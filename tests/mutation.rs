@@ -78,6 +78,23 @@ fn the_report_has_mutation_scores_and_minimization_keeps_the_combined_score_with
         dropped_somewhere,
         "the fixture's two layers overlap, so some test adds nothing: {m}"
     );
+    // Assertions that noticed no mutant went only where another of the test's did: every test
+    // left still asserts something.
+    for layer in m["layers"].as_array().unwrap() {
+        assert!(layer["assertions_dropped"].is_array(), "{layer}");
+        let folder = dir.join("tests").join(layer["layer"].as_str().unwrap());
+        for entry in std::fs::read_dir(&folder).unwrap().flatten() {
+            let text = std::fs::read_to_string(entry.path()).unwrap();
+            for body in text.split("\ndef test").skip(1) {
+                let body = body.split("\ndef ").next().unwrap();
+                assert!(
+                    body.contains("assert") || body.contains("pytest.raises"),
+                    "a test without an assertion in {}: {body}",
+                    entry.path().display()
+                );
+            }
+        }
+    }
     let md = std::fs::read_to_string(dir.join("analysis/quality-report.md")).unwrap();
     assert!(md.contains("## Mutation Analysis"), "{md}");
 
@@ -238,4 +255,44 @@ fn a_code_defect_points_at_its_likely_line_by_fault_localisation() {
             .starts_with("inventory/pricing.py:7 "),
         "{defect}"
     );
+}
+
+#[test]
+fn an_assertion_that_notices_no_mutant_goes_when_another_of_its_test_does() {
+    let p = Project::fixture("python-calc");
+    let prepared = p.tmp.path().join("prepared");
+    let test = "from calc.ops import mean\n\n\ndef test_mean_twice():\n    assert mean([2.0, 4.0]) == 3.0\n    assert isinstance(mean([2.0, 4.0]), float)\n";
+    for layer in ["L1-unit", "L2-integration"] {
+        std::fs::create_dir_all(prepared.join(layer)).unwrap();
+        std::fs::write(prepared.join(layer).join("test_mean.py"), test).unwrap();
+    }
+    let roles = copy_roles(&p);
+    let mut config =
+        read_json(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("specs/team-config.json"));
+    config["max_gc_rounds"] = 0.into();
+    let spec = p.tmp.path().join("one-round.json");
+    std::fs::write(&spec, config.to_string()).unwrap();
+    let out = p
+        .run_with_roles(&roles, "test mean", "standard")
+        .arg("--spec")
+        .arg(spec.to_str().unwrap())
+        .env("TT_FIXTURE_TESTS", prepared.to_str().unwrap())
+        .run();
+    let dir = p.session_dir(&out.session_id());
+    let m = read_json(&dir.join("results/mutation.json"));
+    let l1 = &m["layers"][0];
+    assert_eq!(l1["layer"], "L1-unit", "{m}");
+    // Every mutant of mean the test notices, the equality notices first (a float still comes
+    // back from `sum * len`): the isinstance check notices none and goes.
+    assert_eq!(
+        l1["assertions_dropped"],
+        serde_json::json!(["test_mean.py::test_mean_twice:6"]),
+        "{m}"
+    );
+    let now = std::fs::read_to_string(dir.join("tests/L1-unit/test_mean.py")).unwrap();
+    assert!(!now.contains("isinstance"), "{now}");
+    assert!(now.contains("assert mean([2.0, 4.0]) == 3.0"), "{now}");
+    let before =
+        std::fs::read_to_string(dir.join("workspace/unminimized/L1-unit/test_mean.py")).unwrap();
+    assert_eq!(before, test);
 }

@@ -60,6 +60,9 @@ pub struct LayerMutation {
     /// Passing tests kept without judging: their reach cannot be measured in process (L3, or a
     /// test that runs the program in a child).
     pub unmeasured: Vec<String>,
+    /// Assertions of kept tests dropped because they noticed no mutant while another assertion
+    /// of the same test did (`file::test:line`).
+    pub assertions_dropped: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

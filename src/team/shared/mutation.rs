@@ -194,13 +194,14 @@ pub(crate) fn run(ctx: &RoleContext) -> Result<Mutation, RoleError> {
     let mut record = combine(base.as_ref(), &generated, &rel);
     record.modules = modules.into_iter().collect();
     record.problems.extend(problems);
-    for layer in &record.layers {
-        let dir = &generated
+    for layer in &mut record.layers {
+        let (_, dir, raw) = generated
             .iter()
             .find(|(l, _, _)| *l == layer.layer)
-            .expect("a layer of the record")
-            .1;
+            .expect("a layer of the record");
         drop_tests(session, &layer.layer, dir, &layer.dropped)?;
+        let kept: Vec<String> = layer.kept.iter().map(|k| k.test.clone()).collect();
+        layer.assertions_dropped = prune_assertions(session, &layer.layer, dir, &kept, raw)?;
     }
     record.duration_s = started.elapsed().as_secs_f64();
     atomic_write_json(&session.join(MUTATION_FILE), &record)?;
@@ -387,6 +388,7 @@ fn combine(
                 .collect(),
             kept: gains,
             unmeasured,
+            assertions_dropped: Vec::new(),
         });
         kept_tests += kept.len();
         all_kept_kills.extend(after);
@@ -454,6 +456,102 @@ fn set_cover(covered: &BTreeSet<Element>, tests: &[(String, BTreeSet<Element>)])
     kept
 }
 
+/// Pynguin's assertion minimization: in a kept test with several assertions, an assertion that
+/// noticed no mutant while another assertion of the test did goes (the test's kills stay: each
+/// was noticed by an assertion that stays). Only single-line `assert` statements of the test's
+/// own body are touched, and a test keeps at least one. Returns `file::test:line` of each.
+fn prune_assertions(
+    session: &Path,
+    layer: &str,
+    dir: &Path,
+    kept: &[String],
+    raw: &SuiteMutations,
+) -> Result<Vec<String>, RoleError> {
+    let mut noticed: BTreeMap<&str, BTreeSet<u32>> = BTreeMap::new();
+    for m in raw.mutants.iter().filter(|m| m.status == "killed") {
+        for (test, line) in &m.killed_at {
+            noticed.entry(test.as_str()).or_default().insert(*line);
+        }
+    }
+    let mut by_file: BTreeMap<&str, Vec<(&str, &BTreeSet<u32>)>> = BTreeMap::new();
+    for test in kept {
+        let parts: Vec<&str> = test.split("::").collect();
+        if let ([file, name], Some(lines)) = (parts.as_slice(), noticed.get(test.as_str())) {
+            by_file.entry(file).or_default().push((name, lines));
+        }
+    }
+    let mut dropped = Vec::new();
+    for (file, tests) in by_file {
+        let path = dir.join(file);
+        let Ok(source) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let lines: Vec<&str> = source.lines().collect();
+        let mut remove: BTreeSet<usize> = BTreeSet::new();
+        for (name, noticing) in tests {
+            let Some(start) = lines
+                .iter()
+                .position(|l| l.starts_with(&format!("def {name}(")))
+            else {
+                continue;
+            };
+            let body_end = lines[start + 1..]
+                .iter()
+                .position(|l| !l.trim().is_empty() && !l.starts_with([' ', '\t']))
+                .map_or(lines.len(), |i| start + 1 + i);
+            let asserts: Vec<usize> = (start + 1..body_end)
+                .filter(|&i| is_single_line_assert(lines[i]))
+                .collect();
+            let silent: Vec<usize> = asserts
+                .iter()
+                .copied()
+                .filter(|i| !noticing.contains(&(*i as u32 + 1)))
+                .collect();
+            if asserts.len() >= 2 && silent.len() < asserts.len() {
+                for i in silent {
+                    remove.insert(i);
+                    dropped.push(format!("{file}::{name}:{}", i + 1));
+                }
+            }
+        }
+        if remove.is_empty() {
+            continue;
+        }
+        let keep = session.join("workspace/unminimized").join(layer).join(file);
+        if !keep.exists() {
+            if let Some(parent) = keep.parent() {
+                mkdirs(parent)?;
+            }
+            crate::util::write_nofollow(&keep, source.as_bytes())
+                .map_err(RoleError::io("write", &keep))?;
+        }
+        let mut pruned: String = lines
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !remove.contains(i))
+            .map(|(_, l)| format!("{l}\n"))
+            .collect();
+        if !source.ends_with('\n') {
+            pruned.pop();
+        }
+        crate::util::atomic_write(&path, pruned.as_bytes())?;
+    }
+    Ok(dropped)
+}
+
+/// `    assert x == 1`: an assertion at a test's body level that is one whole statement.
+fn is_single_line_assert(line: &str) -> bool {
+    let Some(rest) = line.strip_prefix("    assert ") else {
+        return false;
+    };
+    let depth = rest.chars().fold(0i32, |d, c| match c {
+        '(' | '[' | '{' => d + 1,
+        ')' | ']' | '}' => d - 1,
+        _ => d,
+    });
+    depth == 0 && !rest.trim_end().ends_with('\\')
+}
+
 /// Removes the dropped tests (top-level functions, `file.py::name`) from the layer's files, after
 /// keeping the unminimized files in `workspace/unminimized/<layer>/`.
 fn drop_tests(
@@ -510,6 +608,15 @@ mod tests {
 
     fn line(n: u32) -> Element {
         Element::Line("m.py".into(), n)
+    }
+
+    #[test]
+    fn only_whole_single_line_assertions_of_the_body_can_go() {
+        assert!(is_single_line_assert("    assert f(1) == 2"));
+        assert!(!is_single_line_assert("    assert f(\n"));
+        assert!(!is_single_line_assert("        assert x"));
+        assert!(!is_single_line_assert("    result = f()"));
+        assert!(!is_single_line_assert("    assert x == \\"));
     }
 
     #[test]

@@ -62,6 +62,8 @@ pub struct Mutant {
     /// `killed`, `survived`, `no_coverage` or `error`.
     pub status: String,
     pub killed_by: Vec<String>,
+    /// Killing test -> the line of its own file where it failed (the assertion that noticed).
+    pub killed_at: BTreeMap<String, u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]

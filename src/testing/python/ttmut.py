@@ -169,6 +169,8 @@ class _Recorder:
     def __init__(self, cov=None):
         self.cov = cov
         self.outcomes = {}
+        # test -> the line of its own file where it failed (the assertion that noticed).
+        self.failed_at = {}
 
     def pytest_runtest_setup(self, item):
         if self.cov is not None:
@@ -179,6 +181,7 @@ class _Recorder:
         previous = self.outcomes.get(report.nodeid)
         if failed:
             self.outcomes[report.nodeid] = "failed"
+            self.failed_at.setdefault(report.nodeid, _failure_line(report))
         elif hasattr(report, "wasxfail") and report.skipped:
             # An expected failure (a defect kept as xfail) failed as it was expected to.
             self.outcomes[report.nodeid] = "xfailed"
@@ -190,6 +193,22 @@ class _Recorder:
     def pytest_collectreport(self, report):
         if report.failed:
             self.outcomes[report.nodeid or "<collection>"] = "failed"
+
+
+def _failure_line(report):
+    """The 1-based line of the test's own file its failure points at, or None."""
+    crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
+    path = (report.nodeid or "").split("::")[0]
+    if crash is None or not path or not str(crash.path).endswith(path):
+        # The failure surfaced elsewhere (in the code under test): the last entry of the test's
+        # own file in the traceback says which statement ran into it.
+        entries = getattr(getattr(getattr(report, "longrepr", None), "reprtraceback", None), "reprentries", [])
+        for entry in reversed(entries or []):
+            loc = getattr(entry, "reprfileloc", None)
+            if loc is not None and path and str(loc.path).endswith(path):
+                return loc.lineno
+        return None
+    return crash.lineno
 
 
 def _quiet():
@@ -305,7 +324,7 @@ def run_mutant(req, path, code, tests):
     recorder = _Recorder()
     code_ = pytest.main(list(req["options"]) + ["-q"] + tests, plugins=[recorder])
     failed = [t for t, o in recorder.outcomes.items() if o == "failed"]
-    return {"exit": int(code_), "failed": failed}
+    return {"exit": int(code_), "failed": failed, "failed_at": recorder.failed_at}
 
 
 def main():
@@ -379,6 +398,8 @@ def main():
                 # A mutant that breaks the import fails collection, not a test: all of them see it.
                 status = "killed"
                 killed_by = sorted(t for t in ran["failed"] if t in covering) or covering
+                mutant["killed_at"] = {t: ran["failed_at"].get(t) for t in killed_by
+                                       if ran.get("failed_at", {}).get(t)}
             mutant["status"] = status
             mutant["killed_by"] = killed_by
         result["mutants"].append(mutant)
