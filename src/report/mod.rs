@@ -9,6 +9,7 @@
 mod baseline;
 mod findings;
 mod gaps;
+pub mod html;
 mod layers;
 mod load;
 mod markdown;
