@@ -12,6 +12,7 @@ mod first_hour;
 mod fuzz;
 mod generator;
 mod hostile;
+mod html_report;
 mod mutation;
 mod pipelines;
 mod report;
