@@ -125,7 +125,12 @@ fn assert_not_blank(png: &Path) {
 
 /// Hosts Chromium itself calls on start (time, updates, accounts, dictionaries), whatever page
 /// it opens; a request of the page to one of them would still fail the source check below.
-const BROWSER_OWN: [&str; 4] = ["google.com/", "googleapis.com/", "gvt1.com/", "gstatic.com/"];
+const BROWSER_OWN: [&str; 4] = [
+    "google.com/",
+    "googleapis.com/",
+    "gvt1.com/",
+    "gstatic.com/",
+];
 
 /// Nothing is fetched: no external `src`/`href`/`url(` in the file, no request of the page in
 /// the browser's net log, no Content-Security-Policy refusal in its console.
@@ -135,7 +140,9 @@ fn assert_self_contained(html: &str, r: &Rendered) {
         for (i, _) in lower.match_indices(attr) {
             let rest = lower[i + attr.len()..].trim_start_matches(['"', '\'', ' ']);
             assert!(
-                !rest.starts_with("http:") && !rest.starts_with("https:") && !rest.starts_with("//"),
+                !rest.starts_with("http:")
+                    && !rest.starts_with("https:")
+                    && !rest.starts_with("//"),
                 "external reference: {}",
                 &html[i..(i + 120).min(html.len())]
             );
@@ -166,8 +173,14 @@ fn assert_parts(dom: &str) {
     ] {
         assert!(dom.contains(part), "{part} missing from the DOM");
     }
-    assert!(dom.contains("<polyline") || dom.contains("<circle"), "no data point");
-    assert!(dom.contains("<rect class=\"bar s"), "no bar in the timeline");
+    assert!(
+        dom.contains("<polyline") || dom.contains("<circle"),
+        "no data point"
+    );
+    assert!(
+        dom.contains("<rect class=\"bar s"),
+        "no bar in the timeline"
+    );
 }
 
 /// The markup name is text: escaped in the DOM, and the only script is the page's own.
@@ -176,7 +189,11 @@ fn assert_name_is_text(dom: &str) {
         dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
         "the test name is not shown as text"
     );
-    assert_eq!(dom.matches("<script").count(), 1, "a script besides the page's own");
+    assert_eq!(
+        dom.matches("<script").count(),
+        1,
+        "a script besides the page's own"
+    );
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -228,7 +245,10 @@ fn the_example_sessions_render_in_chromium() {
         let r = render(&html, name);
         assert_not_blank(&r.png);
         assert_self_contained(&out.stdout, &r);
-        assert!(r.dom.contains("<svg id=\"timeline\""), "{name}: no timeline");
+        assert!(
+            r.dom.contains("<svg id=\"timeline\""),
+            "{name}: no timeline"
+        );
         if run.is_file() {
             assert_parts(&r.dom);
             assert_name_is_text(&r.dom);
@@ -264,7 +284,16 @@ fn a_fresh_standard_run_on_python_calc_renders_in_chromium() {
     assert_parts(&r.dom);
     assert_name_is_text(&r.dom);
     // Sources of the files in scope, from the repository, with their lines coloured.
-    assert!(r.dom.contains("Source of calc/tokenizer.py"), "no source view");
-    assert!(r.dom.contains("<span class=\"c\">"), "no covered line in a source view");
-    assert!(r.dom.contains("OPERATORS"), "the tokenizer's source is not shown");
+    assert!(
+        r.dom.contains("Source of calc/tokenizer.py"),
+        "no source view"
+    );
+    assert!(
+        r.dom.contains("<span class=\"c\">"),
+        "no covered line in a source view"
+    );
+    assert!(
+        r.dom.contains("OPERATORS"),
+        "the tokenizer's source is not shown"
+    );
 }

@@ -22,6 +22,8 @@ pub struct LineChart<'a> {
     pub id: &'a str,
     pub title: &'a str,
     pub y_label: &'a str,
+    /// Under the x axis.
+    pub x_label: &'a str,
     pub y_max: f64,
     /// `(x, label)` for each tick; the x range is theirs.
     pub x_ticks: Vec<(f64, String)>,
@@ -34,7 +36,7 @@ pub struct LineChart<'a> {
 const LEFT: f64 = 44.0;
 const RIGHT: f64 = 30.0;
 const TOP: f64 = 12.0;
-const BOTTOM: f64 = 30.0;
+const BOTTOM: f64 = 40.0;
 
 /// The chart as `<svg>` followed by an HTML legend (readable without colour: names and targets).
 pub fn line_chart(c: &LineChart, series: &[Series]) -> String {
@@ -93,6 +95,13 @@ pub fn line_chart(c: &LineChart, series: &[Series]) -> String {
             esc(label)
         );
     }
+    let _ = write!(
+        s,
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+        LEFT + plot_w / 2.0,
+        h - 4.0,
+        esc(c.x_label)
+    );
     let _ = write!(
         s,
         "<text x=\"12\" y=\"{:.1}\" transform=\"rotate(-90 12 {:.1})\" text-anchor=\"middle\">{}</text>",
@@ -194,6 +203,7 @@ mod tests {
             id: "c",
             title: "t",
             y_label: "%",
+            x_label: "round",
             y_max: 100.0,
             x_ticks: vec![(0.0, "0".into()), (1.0, "1".into())],
             unit: "%",

@@ -243,7 +243,7 @@ pub fn layers(out: &mut String, r: &Report) {
         .unwrap_or(0)
         .max(1);
     let ticks: Vec<(f64, String)> = (0..=max_round)
-        .map(|n| (f64::from(n), format!("round {n}")))
+        .map(|n| (f64::from(n), n.to_string()))
         .collect();
     let coverage: Vec<Series> = r
         .layers
@@ -283,6 +283,7 @@ pub fn layers(out: &mut String, r: &Report) {
             id: "coverage-chart",
             title: "Line coverage per GC round, by layer",
             y_label: "line coverage %",
+            x_label: "GC round",
             y_max: 100.0,
             x_ticks: ticks.clone(),
             unit: "%",
@@ -297,6 +298,7 @@ pub fn layers(out: &mut String, r: &Report) {
             id: "pass-rate-chart",
             title: "Pass rate per GC round, by layer",
             y_label: "pass rate %",
+            x_label: "GC round",
             y_max: 100.0,
             x_ticks: ticks,
             unit: "%",
@@ -597,6 +599,7 @@ pub fn trends(out: &mut String, r: &Report) {
             id: "trend-chart",
             title: "Quality score and coverage by layer across sessions",
             y_label: "score / %",
+            x_label: "sessions, oldest first",
             y_max: 100.0,
             x_ticks: ticks,
             unit: "",

@@ -20,9 +20,9 @@ use crate::testing::symbols::git_diff;
 const GIT_TIMEOUT: Duration = Duration::from_secs(10);
 /// A file larger than this is listed without its source.
 pub const MAX_FILE_BYTES: usize = 512 * 1024;
-/// Source text the page holds at most; the files after are listed without their source, so the
-/// page stays under 10 MB for a thousand files.
-pub const SOURCE_BUDGET: usize = 6 * 1024 * 1024;
+/// Bytes of source views (escaped text and line markup) the page holds at most; the files after
+/// are listed without their source, so the page stays under 10 MB for a thousand files.
+pub const SOURCE_BUDGET: usize = 5_000_000;
 
 /// Where a file's text came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,13 +114,14 @@ impl Sources {
         if text.len() > MAX_FILE_BYTES {
             return Err(format!("too large to show ({} KB)", text.len() / 1024));
         }
-        if text.len() > self.budget {
+        let cost = rendered_size(&text);
+        if cost > self.budget {
             self.budget = 0;
             return Err(
                 "left out: the page's source budget is spent (it stays under 10 MB)".into(),
             );
         }
-        self.budget -= text.len();
+        self.budget -= cost;
         Ok((text, origin))
     }
 
@@ -130,6 +131,15 @@ impl Sources {
         let out = run_captured(&["git", "show", &spec], repo, GIT_TIMEOUT).ok()?;
         out.success().then_some(out.stdout)
     }
+}
+
+/// What [`view`] writes for `text`, in bytes: the text, its escapes, each line's markup.
+fn rendered_size(text: &str) -> usize {
+    let escapes = text
+        .bytes()
+        .filter(|b| matches!(b, b'&' | b'<' | b'>' | b'"' | b'\''))
+        .count();
+    text.len() + 5 * escapes + 23 * text.lines().count()
 }
 
 /// The file at `rel` under `repo`, when it is a regular file whose real path stays inside the
