@@ -142,13 +142,13 @@ fn session(root: &Path, repo: &Path, base: &str) -> SessionDir {
         let per_layer = TESTS / LAYERS.len();
         let tests: Vec<serde_json::Value> = (0..per_layer)
             .map(|t| {
-                let failed = t % 50 == 0;
+                let failed = t.is_multiple_of(50);
                 json!({"id": format!("tests/{layer}/test_m{}.py::test_case_{t}", t % FILES),
                     "file": format!("tests/{layer}/test_m{}.py", t % FILES),
                     "status": if failed { "failed" } else { "passed" },
                     "duration_s": 0.004,
                     "message": failed.then(|| format!("AssertionError: expected {t} <got {}>", t + 1)),
-                    "classification": failed.then_some(if t % 100 == 0 { "code_defect" } else { "test_defect" }),
+                    "classification": failed.then_some(if t.is_multiple_of(100) { "code_defect" } else { "test_defect" }),
                     "evidence": failed.then(|| json!({"location": format!("pkg{}/m{}.py:{}", (t % FILES) / 100, t % FILES, t % LINES + 1),
                         "error": "AssertionError", "reason": "wrong result", "excerpt": "assert f(x) == 2"})),
                 })
@@ -157,9 +157,9 @@ fn session(root: &Path, repo: &Path, base: &str) -> SessionDir {
         let passed = tests.iter().filter(|t| t["status"] == "passed").count();
         let files: Vec<serde_json::Value> = (0..FILES)
             .map(|f| {
-                let missing: Vec<u32> = (1..=LINES as u32).filter(|l| (l + f as u32 + i as u32) % 7 == 0).collect();
+                let missing: Vec<u32> = (1..=LINES as u32).filter(|l| (l + f as u32 + i as u32).is_multiple_of(7)).collect();
                 let executed: Vec<u32> = (1..=LINES as u32).filter(|l| !missing.contains(l)).collect();
-                let partial: Vec<u32> = executed.iter().copied().filter(|l| l % 11 == 0).collect();
+                let partial: Vec<u32> = executed.iter().copied().filter(|l| l.is_multiple_of(11)).collect();
                 json!({"path": format!("pkg{}/m{f}.py", f / 100), "lines_total": LINES,
                     "lines_covered": executed.len(), "line_percent": 100.0 * executed.len() as f64 / LINES as f64,
                     "missing_lines": missing, "executed_lines": executed, "partial_lines": partial,
