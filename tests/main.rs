@@ -13,6 +13,7 @@ mod fuzz;
 mod generator;
 mod generator_reach;
 mod hostile;
+mod html_report;
 mod js_generator;
 mod live_view;
 mod mutation;

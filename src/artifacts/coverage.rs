@@ -24,6 +24,13 @@ pub struct CoverageFile {
     pub missing_lines: Vec<u32>,
     pub branches_total: usize,
     pub branches_covered: usize,
+    /// Lines that ran (for the HTML report's source view); empty in older records and for tools
+    /// that do not list them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub executed_lines: Vec<u32>,
+    /// Lines that ran with a branch never taken; empty without branch data.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub partial_lines: Vec<u32>,
 }
 
 impl CoverageRecord {
@@ -42,6 +49,8 @@ impl CoverageRecord {
                 missing_lines: f.missing_lines.clone(),
                 branches_total: f.branches_total,
                 branches_covered: f.branches_covered,
+                executed_lines: f.executed_lines.clone(),
+                partial_lines: f.partial_lines.clone(),
             })
             .collect();
         CoverageRecord {

@@ -1,4 +1,4 @@
-//! `team-testing report [SESSION] [--format md|json|csv]`: prints a session's quality report.
+//! `team-testing report [SESSION] [--format md|json|csv|html]`: prints a session's quality report.
 
 use clap::Args;
 
@@ -13,8 +13,9 @@ pub struct ReportArgs {
     pub session: Option<String>,
     #[command(flatten)]
     pub location: Location,
-    /// md (the quality report), json (report.json) or csv (one row per test).
-    #[arg(long, default_value = "md", value_parser = ["md", "json", "csv"])]
+    /// md (the quality report), json (report.json), csv (one row per test) or html (the
+    /// self-contained page: charts, timeline, per-file coverage with sources).
+    #[arg(long, default_value = "md", value_parser = ["md", "json", "csv", "html"])]
     pub format: String,
 }
 

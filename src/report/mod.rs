@@ -1,6 +1,8 @@
 //! The analyst's report: every figure computed from the session's own files (tasks.json,
 //! session.json, results/run-NNN.json, results/coverage-NNN.json) and written as
-//! analysis/quality-report.md, report.json (+ report.schema.json), results.csv and issues.jsonl.
+//! analysis/quality-report.md, report.html (`html/`, which also reads the coverage records, the
+//! message log and the repository's files), report.json (+ report.schema.json), results.csv and
+//! issues.jsonl.
 //!
 //! [`build`] reads (`load`) and computes one section after the other, each from the loaded
 //! files and what the sections before it computed (no writes); [`write`] writes the files,
@@ -9,6 +11,7 @@
 mod baseline;
 mod findings;
 mod gaps;
+pub mod html;
 mod layers;
 mod load;
 mod markdown;

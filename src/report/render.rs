@@ -1,5 +1,6 @@
 //! The report's files: report.json, results.csv and issues.jsonl from a [`Report`] (the
-//! Markdown is `markdown.rs`), [`write`] for the analyst and [`render`] for the `report` command.
+//! Markdown is `markdown.rs`, the HTML page `html/`), [`write`] for the analyst and [`render`] for
+//! the `report` command.
 
 use std::path::Path;
 
@@ -15,7 +16,7 @@ use crate::util::{atomic_write, atomic_write_json, mkdirs};
 /// Why a report could not be rendered or written.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
-    #[error("unknown report format {0:?} (md, json or csv)")]
+    #[error("unknown report format {0:?} (md, json, csv or html)")]
     UnknownFormat(String),
     #[error("writing the CSV rows: {0}")]
     Csv(#[from] csv::Error),
@@ -40,8 +41,9 @@ pub const CSV_HEADER: [&str; 8] = [
 ];
 
 /// The files [`write`] produces, relative to the session folder.
-pub const ARTIFACTS: [&str; 5] = [
+pub const ARTIFACTS: [&str; 6] = [
     "analysis/quality-report.md",
+    "analysis/report.html",
     "analysis/report.json",
     "analysis/report.schema.json",
     "analysis/results.csv",
@@ -109,6 +111,7 @@ pub fn write(session: &SessionDir, report: &Report) -> Result<Vec<String>, Repor
     mkdirs(&dir)?;
     let put = |name: &str, bytes: &[u8]| atomic_write(&dir.join(name), bytes);
     put("quality-report.md", markdown(report).as_bytes())?;
+    put("report.html", super::html::html(session, report).as_bytes())?;
     atomic_write_json(&dir.join("report.json"), &report.to_json())?;
     put("report.schema.json", REPORT_SCHEMA.as_bytes())?;
     put("results.csv", report.csv()?.as_bytes())?;
@@ -122,7 +125,7 @@ fn read_if(path: &Path) -> Option<String> {
         .filter(|t| !t.trim().is_empty())
 }
 
-/// The report of `session` in `format` (md, json or csv): the file the analyst wrote when there
+/// The report of `session` in `format` (md, json, csv or html): the file the analyst wrote when there
 /// is one, else built fresh from the session (nothing is written).
 pub fn render(
     session: &SessionDir,
@@ -133,6 +136,7 @@ pub fn render(
         "md" | "markdown" => "quality-report.md",
         "json" => "report.json",
         "csv" => "results.csv",
+        "html" => "report.html",
         other => return Err(ReportError::UnknownFormat(other.to_string())),
     };
     if let Some(text) = read_if(&session.root.join("analysis").join(file)) {
@@ -142,6 +146,7 @@ pub fn render(
     match file {
         "quality-report.md" => Ok(markdown(&report)),
         "report.json" => Ok(serde_json::to_string_pretty(&report.to_json())? + "\n"),
+        "report.html" => Ok(super::html::html(session, &report)),
         _ => report.csv(),
     }
 }

@@ -497,7 +497,10 @@ fn exports_validate_and_match_the_runs() {
     assert!(render(&s, &config(), "json")
         .unwrap()
         .contains("\"schema_version\": 1"));
-    assert!(render(&s, &config(), "html").is_err());
+    let html = std::fs::read_to_string(s.root.join("analysis/report.html")).unwrap();
+    assert_eq!(render(&s, &config(), "html").unwrap(), html);
+    assert!(html.contains("<svg id=\"coverage-chart\""), "{html}");
+    assert!(render(&s, &config(), "pdf").is_err());
 }
 
 #[test]

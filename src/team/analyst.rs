@@ -1,6 +1,6 @@
 //! Analyst: builds the session's quality report from its own files (see [`crate::report`]) and
-//! writes analysis/quality-report.md, report.json, report.schema.json, results.csv and
-//! issues.jsonl. A session with missing or partial results still gets a report of what exists,
+//! writes analysis/quality-report.md, report.html, report.json, report.schema.json, results.csv
+//! and issues.jsonl. A session with missing or partial results still gets a report of what exists,
 //! with a Missing section.
 
 use super::shared::mutation::{self, Mutation};
@@ -174,7 +174,8 @@ mod tests {
         for a in &out.artifacts {
             assert!(session.root.join(a).is_file(), "{a} missing");
         }
-        assert_eq!(out.artifacts.len(), 5);
+        assert_eq!(out.artifacts.len(), 6);
+        assert!(out.artifacts.iter().any(|a| a == "analysis/report.html"));
         for key in [
             "quality_score",
             "band",

@@ -151,6 +151,16 @@ fn file_coverage(path: &str, lines: &BTreeMap<u32, LineAcc>) -> FileCoverage {
         .filter_map(|a| a.branches)
         .fold((0, 0), |(c, t), (bc, bt)| (c + bc, t + bt));
     FileCoverage {
+        executed_lines: lines
+            .iter()
+            .filter(|(_, a)| a.hits > 0)
+            .map(|(n, _)| *n)
+            .collect(),
+        partial_lines: lines
+            .iter()
+            .filter(|(_, a)| a.hits > 0 && a.branches.is_some_and(|(c, t)| c < t))
+            .map(|(n, _)| *n)
+            .collect(),
         path: path.to_string(),
         lines_total: lines.len(),
         lines_covered: lines.len() - missing_lines.len(),
@@ -238,6 +248,8 @@ mod tests {
             missing_lines: vec![9],
             branches_total: 2,
             branches_covered: 2,
+            executed_lines: vec![3, 5],
+            partial_lines: vec![],
         };
         assert_eq!(report.files, [expected]);
     }

@@ -24,6 +24,11 @@ struct FileEntry {
     summary: Summary,
     #[serde(default)]
     missing_lines: Vec<u32>,
+    #[serde(default)]
+    executed_lines: Vec<u32>,
+    /// `[from, to]` arcs never taken (`--branch` runs).
+    #[serde(default)]
+    missing_branches: Vec<[i64; 2]>,
 }
 
 #[derive(Deserialize)]
@@ -130,8 +135,22 @@ fn file_coverage(path: String, entry: FileEntry) -> FileCoverage {
     let mut missing_lines = entry.missing_lines;
     missing_lines.sort_unstable();
     missing_lines.dedup();
+    let mut executed_lines = entry.executed_lines;
+    executed_lines.sort_unstable();
+    executed_lines.dedup();
+    // A line that ran with an arc out of it never taken.
+    let mut partial_lines: Vec<u32> = entry
+        .missing_branches
+        .iter()
+        .filter_map(|[from, _]| u32::try_from(*from).ok())
+        .filter(|l| executed_lines.binary_search(l).is_ok())
+        .collect();
+    partial_lines.sort_unstable();
+    partial_lines.dedup();
     let s = entry.summary;
     FileCoverage {
+        executed_lines,
+        partial_lines,
         path,
         lines_total: s.num_statements,
         lines_covered: s.covered_lines,

@@ -227,7 +227,23 @@ fn file_coverage(path: &str, acc: FileAcc) -> FileCoverage {
             acc.branches.values().filter(|&&t| t > 0).count(),
         )
     };
+    let executed_lines: Vec<u32> = acc
+        .lines
+        .iter()
+        .filter(|(_, &h)| h > 0)
+        .map(|(&l, _)| l)
+        .collect();
+    let mut partial_lines: Vec<u32> = acc
+        .branches
+        .iter()
+        .filter(|(_, &taken)| taken == 0)
+        .map(|((l, _, _), _)| *l)
+        .filter(|l| executed_lines.binary_search(l).is_ok())
+        .collect();
+    partial_lines.dedup();
     FileCoverage {
+        executed_lines,
+        partial_lines,
         path: path.to_string(),
         lines_total,
         lines_covered,

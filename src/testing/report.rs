@@ -108,6 +108,12 @@ pub struct FileCoverage {
     pub missing_lines: Vec<u32>,
     pub branches_total: usize,
     pub branches_covered: usize,
+    /// Executable lines that ran, ascending; empty when the tool does not list them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub executed_lines: Vec<u32>,
+    /// Lines that ran with a branch never taken, ascending; empty without branch data.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub partial_lines: Vec<u32>,
 }
 
 impl FileCoverage {

@@ -289,6 +289,8 @@ pub(super) fn add_unmeasured(
             missing_lines: lines,
             branches_total: 0,
             branches_covered: 0,
+            executed_lines: Vec::new(),
+            partial_lines: Vec::new(),
         });
         added.push(path.clone());
     }

@@ -187,6 +187,19 @@ pub(crate) fn combine(run: &CoverageReport, baseline: &CoverageRecord) -> Covera
         }
         file.missing_lines
             .retain(|line| base.missing_lines.contains(line));
+        if !file.executed_lines.is_empty() {
+            file.executed_lines.extend(&base.executed_lines);
+            file.executed_lines.sort_unstable();
+            file.executed_lines.dedup();
+            file.executed_lines
+                .retain(|l| !file.missing_lines.contains(l));
+        }
+        // A line partial in the run but fully taken by the project's tests is no longer partial.
+        file.partial_lines.retain(|l| {
+            base.partial_lines.contains(l)
+                || base.missing_lines.contains(l)
+                || base.executed_lines.is_empty()
+        });
         file.lines_covered = file.lines_total - file.missing_lines.len();
         file.branches_covered = file
             .branches_covered
@@ -213,6 +226,7 @@ mod tests {
                 missing_lines: vec![3, 4, 8, 9],
                 branches_total: 4,
                 branches_covered: 1,
+                ..Default::default()
             }],
         };
         let baseline = CoverageRecord {
@@ -226,6 +240,7 @@ mod tests {
                 missing_lines: vec![1, 2, 3, 8, 10],
                 branches_total: 4,
                 branches_covered: 3,
+                ..Default::default()
             }],
         };
         let both = combine(&run, &baseline);

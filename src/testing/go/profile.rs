@@ -43,6 +43,12 @@ pub(super) fn parse_profile(path: &Path, module: &str) -> Result<CoverageReport,
         files: files
             .into_iter()
             .map(|(path, lines)| FileCoverage {
+                executed_lines: lines
+                    .iter()
+                    .filter(|(_, ran)| **ran)
+                    .map(|(l, _)| *l)
+                    .collect(),
+                partial_lines: Vec::new(),
                 path,
                 lines_total: lines.len(),
                 lines_covered: lines.values().filter(|ran| **ran).count(),
