@@ -45,6 +45,13 @@ pub fn code_defects(out: &mut String, r: &Report) {
                 esc(&d.same_cause.join(", "))
             );
         }
+        if !d.suspects.is_empty() {
+            let _ = write!(
+                out,
+                "<p>Likely at (fault localisation): <code>{}</code></p>",
+                esc(&d.suspects.join(", "))
+            );
+        }
         if let Some(m) = &d.message {
             let _ = write!(out, "<p>Message: {}</p>", esc(m));
         }
@@ -111,6 +118,13 @@ fn calls(out: &mut String, heading: &str, id: &str, intro: &str, list: &[Value])
 }
 
 pub fn other_findings(out: &mut String, r: &Report) {
+    calls(
+        out,
+        "Flagged for review (suspicious results)",
+        "review",
+        "Results that look like bugs rather than behaviour to keep: they are not asserted (the test checks only their type) until a person says which is right.",
+        &r.findings.review,
+    );
     calls(
         out,
         "Side effects (never tests)",
