@@ -703,6 +703,13 @@ fn the_projects_own_suite_is_the_baseline_and_its_failures_are_reported_not_remo
         status.stdout
     );
     assert!(
+        out.stdout
+            .contains("coverage per file (the project's own tests -> with the generated ones): ")
+            && out.stdout.contains("inventory/pricing.py "),
+        "{}",
+        out.stdout
+    );
+    assert!(
         out.stdout.contains("L1-unit: pass ")
             && out.stdout.contains("with the project's own tests"),
         "{}",

@@ -60,6 +60,29 @@ pub fn print_summary(session: &SessionDir, end: &RunEnd) -> Result<()> {
             v["gc_rounds"]
         );
     }
+    if let Some(c) = &change {
+        // Per file too, the least covered first; a long list is cut (status has every file).
+        let mut files: Vec<&crate::artifacts::FileChange> = c.files.iter().collect();
+        files.sort_by(|a, b| a.after.unwrap_or(0.0).total_cmp(&b.after.unwrap_or(0.0)));
+        let pct = |p: Option<f64>| p.map_or("-".to_string(), |p| format!("{p:.1}%"));
+        let shown: Vec<String> = files
+            .iter()
+            .take(8)
+            .map(|f| format!("{} {} -> {}", f.file, pct(f.before), pct(f.after)))
+            .collect();
+        if !shown.is_empty() {
+            let more = files.len().saturating_sub(shown.len());
+            println!(
+                "  coverage per file (the project's own tests -> with the generated ones): {}{}",
+                shown.join(", "),
+                if more > 0 {
+                    format!(" (and {more} more: `status` lists them)")
+                } else {
+                    String::new()
+                }
+            );
+        }
+    }
     match quality_score(session) {
         Some((_, band)) if band == crate::report::NOT_SCORED => {
             println!("  quality score: not scored (no layer had anything to test)")
