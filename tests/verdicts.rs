@@ -59,4 +59,27 @@ fn an_empty_string_crash_is_the_one_code_defect_and_ill_typed_or_clean_code_gets
     for d in defects {
         assert_eq!(d["evidence"]["location"], "words/text.py:6", "{d}");
     }
+
+    // Applied, the defect's test is a strict xfail with the evidence: plain pytest from the
+    // project's root passes, and nothing outside the tests' folder changed.
+    p.cmd(&["apply", &id]).run().assert_code(0);
+    let pytest = std::process::Command::new("python3")
+        .args([
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests/team_testing",
+        ])
+        .current_dir(&p.repo)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("pytest is installed");
+    let text = String::from_utf8_lossy(&pytest.stdout);
+    assert!(pytest.status.success(), "{text}");
+    assert!(text.contains("xfailed"), "{text}");
+    // The fixture has no tests folder of its own: the applied one is all that is new.
+    assert_eq!(git_status(&p.repo, false), "?? tests/");
+    assert!(p.repo.join("tests/team_testing").is_dir());
 }
