@@ -262,15 +262,11 @@ fn run_prepared_with(fixture: &str, change: impl Fn(&Project)) -> (Project, serd
     change(&p);
     let roles = copy_roles(&p);
     // One run is what these tests look at: no GC rounds.
-    let mut config =
-        read_json(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("specs/team-config.json"));
-    config["max_gc_rounds"] = 0.into();
-    let spec = p.tmp.path().join("one-round.json");
-    std::fs::write(&spec, config.to_string()).unwrap();
+    let spec = one_round_spec(&p);
     let out = p
         .run_with_roles(&roles, "test it", "targeted")
         .arg("--spec")
-        .arg(spec.to_str().unwrap())
+        .arg(&spec)
         .env("TT_FIXTURE_TESTS", &generated(fixture))
         .run();
     out.assert_code(0);

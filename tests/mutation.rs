@@ -197,15 +197,12 @@ fn on_a_project_with_its_own_suite_every_kept_generated_test_adds_what_that_suit
 fn a_code_defect_points_at_its_likely_line_by_fault_localisation() {
     let p = Project::fixture("python-buggy");
     let roles = copy_roles(&p);
-    let mut config =
-        read_json(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("specs/team-config.json"));
-    config["max_gc_rounds"] = 0.into();
-    let spec = p.tmp.path().join("one-round.json");
-    std::fs::write(&spec, config.to_string()).unwrap();
+    // One run is what these tests look at: no GC rounds.
+    let spec = one_round_spec(&p);
     let out = p
         .run_with_roles(&roles, "test pricing", "standard")
         .arg("--spec")
-        .arg(spec.to_str().unwrap())
+        .arg(&spec)
         .env("TT_FIXTURE_TESTS", &generated("python-buggy"))
         .run();
     let id = out.session_id();
@@ -267,15 +264,12 @@ fn an_assertion_that_notices_no_mutant_goes_when_another_of_its_test_does() {
         std::fs::write(prepared.join(layer).join("test_mean.py"), test).unwrap();
     }
     let roles = copy_roles(&p);
-    let mut config =
-        read_json(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("specs/team-config.json"));
-    config["max_gc_rounds"] = 0.into();
-    let spec = p.tmp.path().join("one-round.json");
-    std::fs::write(&spec, config.to_string()).unwrap();
+    // One run is what these tests look at: no GC rounds.
+    let spec = one_round_spec(&p);
     let out = p
         .run_with_roles(&roles, "test mean", "standard")
         .arg("--spec")
-        .arg(spec.to_str().unwrap())
+        .arg(&spec)
         .env("TT_FIXTURE_TESTS", prepared.to_str().unwrap())
         .run();
     let dir = p.session_dir(&out.session_id());

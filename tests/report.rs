@@ -6,16 +6,13 @@ use crate::common::*;
 fn report_figures_come_from_the_results_and_the_bug_is_a_code_defect() {
     let p = Project::fixture("python-buggy");
     let roles = copy_roles(&p);
-    let mut config =
-        read_json(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("specs/team-config.json"));
-    config["max_gc_rounds"] = 0.into();
-    let spec = p.tmp.path().join("one-round.json");
-    std::fs::write(&spec, config.to_string()).unwrap();
+    // One run is what these tests look at: no GC rounds.
+    let spec = one_round_spec(&p);
     let generated = fixtures().join("generated/python-buggy");
     let out = p
         .run_with_roles(&roles, "test pricing", "standard")
         .arg("--spec")
-        .arg(spec.to_str().unwrap())
+        .arg(&spec)
         .env("TT_FIXTURE_TESTS", generated.to_str().unwrap())
         .run();
     out.assert_code(0);

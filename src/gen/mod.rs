@@ -146,6 +146,29 @@ pub struct GenResult {
     pub stats: serde_json::Value,
 }
 
+impl GenResult {
+    /// Line coverage the search reached over every module (None when no module had lines).
+    pub fn reached_percent(&self) -> Option<f64> {
+        let (total, covered) = self
+            .modules
+            .iter()
+            .fold((0, 0), |(t, c), m| (t + m.lines_total, c + m.lines_covered));
+        (total > 0).then(|| 100.0 * covered as f64 / total as f64)
+    }
+
+    /// The modules that could not be imported, as the generator's outcome data lists them.
+    pub fn import_errors(&self) -> Vec<serde_json::Value> {
+        self.modules
+            .iter()
+            .filter_map(|m| {
+                m.import_error.as_ref().map(|e| {
+                    serde_json::json!({"module": m.module, "error": e, "kind": m.import_error_kind})
+                })
+            })
+            .collect()
+    }
+}
+
 /// The generator helper and the modules it imports, into `scratch`.
 fn write_helpers(scratch: &Path) -> Result<(), GenError> {
     write_modules(
@@ -184,15 +207,28 @@ pub fn generate(
         ("PYTHONDONTWRITEBYTECODE", "1"),
     ];
     let helper_arg = helper.display().to_string();
-    let out = run_sandboxed(
+    run_helper(
         sandbox,
         &[python, &helper_arg],
         mirror,
         &env,
-        Some(input),
+        input,
         timeout,
     )
-    .map_err(GenError::DidNotFinish)?;
+}
+
+/// Runs a generator helper (`argv`) in `mirror` with the request on stdin; its result is the
+/// JSON it prints. Shared by the Python and the JavaScript helper.
+pub(crate) fn run_helper(
+    sandbox: Option<&Sandbox>,
+    argv: &[&str],
+    mirror: &Path,
+    env: &[(&str, &str)],
+    input: Vec<u8>,
+    timeout: Duration,
+) -> Result<GenResult, GenError> {
+    let out = run_sandboxed(sandbox, argv, mirror, env, Some(input), timeout)
+        .map_err(GenError::DidNotFinish)?;
     if !out.success() {
         return Err(GenError::Exited {
             code: out.status,

@@ -422,25 +422,13 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
         &dir,
         &history_dir(&ctx.session.root, layer, round.unwrap_or(0)),
     )?;
-    let (total, covered) = result
-        .modules
-        .iter()
-        .fold((0, 0), |(t, c), m| (t + m.lines_total, c + m.lines_covered));
-    let import_errors: Vec<Value> = result
-        .modules
-        .iter()
-        .filter_map(|m| {
-            m.import_error
-                .as_ref()
-                .map(|e| json!({"module": m.module, "error": e, "kind": m.import_error_kind}))
-        })
-        .collect();
+    let import_errors = result.import_errors();
     (ctx.progress)(
         "tests_written",
         Some(90.0),
         Some(format!("{tests} tests in {} file(s)", written.len())),
     );
-    let reached = (total > 0).then(|| 100.0 * covered as f64 / total as f64);
+    let reached = result.reached_percent();
     let mut summary = format!(
         "{layer}: {tests} tests in {} file(s) for {} module(s); search reached {} line coverage; {} contract finding(s)",
         written.len(),

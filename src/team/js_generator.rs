@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::error::{Result, RoleError};
 use super::shared::feedback::{feedback, first_round};
@@ -161,25 +161,13 @@ pub(crate) fn js_round(
         written.push(format!("tests/{layer}/{}", m.test_file));
         tests += m.tests.len();
     }
-    let (total, covered) = result
-        .modules
-        .iter()
-        .fold((0, 0), |(t, c), m| (t + m.lines_total, c + m.lines_covered));
-    let import_errors: Vec<Value> = result
-        .modules
-        .iter()
-        .filter_map(|m| {
-            m.import_error
-                .as_ref()
-                .map(|e| json!({"module": m.module, "error": e, "kind": m.import_error_kind}))
-        })
-        .collect();
+    let import_errors = result.import_errors();
     (ctx.progress)(
         "tests_written",
         Some(90.0),
         Some(format!("{tests} tests in {} file(s)", written.len())),
     );
-    let reached = (total > 0).then(|| 100.0 * covered as f64 / total as f64);
+    let reached = result.reached_percent();
     let mut summary = format!(
         "{layer}: {tests} {framework} tests in {} file(s) for {} module(s); search reached {} line coverage; {} contract finding(s)",
         written.len(),

@@ -348,3 +348,14 @@ pub fn generator_task(p: &Project, id: &str) -> Value {
         .find(|t| t["owner"] == "generator")
         .expect("a generator task")
 }
+
+/// A team config with no GC rounds (the tests that look at one run), written into the
+/// project's temp folder; its path for `--spec`.
+pub fn one_round_spec(p: &Project) -> String {
+    let mut config =
+        read_json(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("specs/team-config.json"));
+    config["max_gc_rounds"] = 0.into();
+    let spec = p.tmp.path().join("one-round.json");
+    std::fs::write(&spec, config.to_string()).unwrap();
+    spec.to_str().unwrap().to_string()
+}

@@ -11,7 +11,6 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::{GenError, GenRequest, GenResult, ModuleRef};
-use crate::proc::run_sandboxed;
 use crate::sandbox::Sandbox;
 use crate::testing::framework::Framework;
 use crate::util::tail_lines;
@@ -138,25 +137,7 @@ pub fn generate(
     let helper_arg = helper.display().to_string();
     // The project's NODE_OPTIONS (loaders, inspectors) are not the generator's.
     let env = [("NODE_OPTIONS", ""), ("NO_COLOR", "1")];
-    let out = run_sandboxed(
-        sandbox,
-        &[node, &helper_arg],
-        mirror,
-        &env,
-        Some(input),
-        timeout,
-    )
-    .map_err(GenError::DidNotFinish)?;
-    if !out.success() {
-        return Err(GenError::Exited {
-            code: out.status,
-            stderr_tail: tail_lines(&out.stderr, 15),
-        });
-    }
-    serde_json::from_str(out.stdout.trim()).map_err(|cause| GenError::NoResult {
-        cause,
-        output_tail: tail_lines(&format!("{}{}", out.stdout, out.stderr), 10),
-    })
+    super::run_helper(sandbox, &[node, &helper_arg], mirror, &env, input, timeout)
 }
 
 /// The entry points L3 would run in `repo` (package.json `bin`, a `main` that reads its
