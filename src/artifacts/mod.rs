@@ -1,5 +1,6 @@
 //! What a session writes and reads back: the run records under `results/` (`run-NNN.json`),
-//! their tests, repairs and quarantined tests, and the coverage detail (`coverage-NNN.json`).
+//! their tests, repairs and quarantined tests, the coverage detail (`coverage-NNN.json`), and the
+//! code fixes of a test-fix cycle (`fixes/manifest.json`).
 //! The writers (the executor) and the readers (the generator's feedback, the executor's rerun,
 //! the report) share these types, so a field cannot be spelled two ways.
 //!
@@ -10,6 +11,7 @@
 mod coverage;
 mod coverage_change;
 mod finding;
+mod fixes;
 mod load_error;
 mod localisation;
 mod mutation;
@@ -23,6 +25,9 @@ mod test_record;
 pub use coverage::{CoverageFile, CoverageRecord};
 pub use coverage_change::{coverage_change, CoverageChange, FileChange, LayerChange};
 pub use finding::{Finding, FindingCategory};
+pub use fixes::{
+    FixManifest, FixPatch, FixedFile, COMBINED_PATCH, FIXES_MANIFEST, FIX_MANIFEST_VERSION,
+};
 pub use load_error::{LoadErrorRecord, LoadVerdictRecord};
 pub use localisation::{LocalisationRecord, Suspect, TestLocalisation, LOCALISATION_FILE};
 pub use mutation::{KeptTest, LayerMutation, MutationRecord, SuiteScore, Survivor, MUTATION_FILE};
