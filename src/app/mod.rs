@@ -5,6 +5,7 @@ pub mod complete;
 pub mod create;
 pub mod drive;
 pub mod extend;
+pub mod fixes;
 pub mod open;
 pub mod plan;
 pub mod resume;

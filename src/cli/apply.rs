@@ -3,12 +3,16 @@
 //! file with other content is never overwritten without `--force`. A test the session recorded as
 //! unsafe (it changed something outside its own temporary folders, or the sandbox stopped it) is
 //! refused by name: cut out of its file, or the whole file refused when it cannot be cut.
+//!
+//! `apply --fixes` applies the session's code fixes instead (`app::fixes`): the diffstat first,
+//! then the patch, only onto files that are still what the fixes were made from.
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 
 use super::Location;
+use crate::app::fixes;
 use crate::error::Error;
 use crate::session::{self, SessionDir, LAYER_DIRS};
 use crate::testing::detect::session_framework;
@@ -23,9 +27,13 @@ pub struct ApplyArgs {
     /// Replace files that already exist with other content.
     #[arg(long)]
     pub force: bool,
-    /// Say what would be copied, copy nothing.
+    /// Say what would be copied (with --fixes: what would change), write nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Apply the session's code fixes (the patch of a test-fix cycle) instead of its tests;
+    /// refused when a file they touch changed since they were made.
+    #[arg(long, conflicts_with_all = ["layer", "force"])]
+    pub fixes: bool,
     /// Apply one layer's tests only (L1, L2 or L3).
     #[arg(long, value_name = "LAYER")]
     pub layer: Option<String>,
@@ -49,6 +57,9 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
     let state = session.load_state()?;
     if !state.repo.is_dir() {
         return Err(Error::MissingRepo { path: state.repo }.into());
+    }
+    if args.fixes {
+        return apply_fixes(&session, &state.repo, args.dry_run);
     }
     // A framework without a runner has no tests apply knows where to put.
     let runner = session_framework(&session, &state.repo)
@@ -168,6 +179,105 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
         }
     }
     Ok(0)
+}
+
+/// `apply --fixes`: the diffstat, then the patch (unless `dry_run`), then what was verified.
+fn apply_fixes(session: &SessionDir, repo: &Path, dry_run: bool) -> anyhow::Result<i32> {
+    let plan = fixes::prepare(session, repo).map_err(Error::from)?;
+    let m = &plan.manifest;
+    if plan.is_empty() {
+        println!(
+            "nothing to apply: the code fixes of session {} change no file",
+            plan.session
+        );
+        return Ok(0);
+    }
+    if plan.check == fixes::Check::AlreadyApplied {
+        println!(
+            "The fixes of session {} are already applied: the {} they touch {} the fixed content.",
+            plan.session,
+            files(m.files.len()),
+            if m.files.len() == 1 { "has" } else { "have" }
+        );
+        print_branch(&plan);
+        return Ok(0);
+    }
+    print_diffstat(&plan);
+    let verified = fixes::apply(&plan, dry_run).map_err(Error::from)?;
+    if dry_run {
+        println!(
+            "Dry run: the fixes apply cleanly to {}; nothing was written.",
+            plan.top.display()
+        );
+        return Ok(0);
+    }
+    println!(
+        "Applied to {}: the {} now {} the fixed content (sha256 checked).",
+        plan.top.display(),
+        files(verified.len()),
+        if verified.len() == 1 { "has" } else { "have" }
+    );
+    print_branch(&plan);
+    Ok(0)
+}
+
+fn files(n: usize) -> String {
+    format!("{n} file{}", if n == 1 { "" } else { "s" })
+}
+
+/// The header (session, iterations), one line per file (status, path, +added -removed) and
+/// the totals, like `git diff --stat`'s last line.
+fn print_diffstat(plan: &fixes::FixPlan) {
+    let m = &plan.manifest;
+    let mut header = format!("Code fixes of session {}", plan.session);
+    if !m.iterations.is_empty() {
+        let n = m.iterations.len();
+        header.push_str(&format!(
+            ": {n} iteration{}",
+            if n == 1 { "" } else { "s" }
+        ));
+    }
+    if !m.branch.is_empty() {
+        header.push_str(&format!(" on branch {}", m.branch));
+    }
+    println!("{header}");
+    for it in &m.iterations {
+        let short: String = it.commit.chars().take(10).collect();
+        let subject = it.message.lines().next().unwrap_or_default();
+        println!("  iteration {} {short} {subject}", it.iteration);
+    }
+    let width = plan.stat.iter().map(|s| s.path.len()).max().unwrap_or(0);
+    let (mut added, mut removed) = (0, 0);
+    for s in &plan.stat {
+        let lines = match s.lines {
+            Some((a, r)) => {
+                added += a;
+                removed += r;
+                format!("+{a} -{r}")
+            }
+            None => "binary".to_string(),
+        };
+        println!("  {:<8}  {:<width$}  {lines}", s.status, s.path);
+    }
+    println!(
+        "  {} changed, {added} insertion{}(+), {removed} deletion{}(-)",
+        files(plan.stat.len()),
+        if added == 1 { "" } else { "s" },
+        if removed == 1 { "" } else { "s" }
+    );
+}
+
+/// Where the iterations are, as a command that works pasted from any folder.
+fn print_branch(plan: &fixes::FixPlan) {
+    let branch = &plan.manifest.branch;
+    if branch.is_empty() {
+        return;
+    }
+    println!(
+        "The fix iterations are commits on branch {branch}: `git -C {} log {}`",
+        crate::hint::quote(&plan.top.to_string_lossy()),
+        crate::hint::quote(branch)
+    );
 }
 
 /// A planned copy: the session's file, its destination, and the bytes to write there.
