@@ -39,12 +39,18 @@ pub enum FixError {
     /// A touched file is no longer what the fixes were made from.
     #[error(
         "refusing to apply the fixes of session {session}: {} changed since the fixes were made, \
-         and nothing was written:\n{}\nPut back the content they were made from (for example \
-         `git stash`) and apply again, or make the fixes again from your current code",
+         and nothing was written:\n{}\n{}Put back the content they were made from and apply \
+         again, or make the fixes again from your current code",
         if files.len() == 1 { "this file".to_string() } else { format!("these {} files", files.len()) },
-        files.iter().map(|d| format!("  {d}")).collect::<Vec<_>>().join("\n")
+        files.iter().map(|d| format!("  {d}")).collect::<Vec<_>>().join("\n"),
+        see.as_ref().map(|c| format!("Your changes since then: `{c}`\n")).unwrap_or_default()
     )]
-    Changed { session: String, files: Vec<Drift> },
+    Changed {
+        session: String,
+        files: Vec<Drift>,
+        /// The command that shows the changes since the fixes' base, when the base is known.
+        see: Option<String>,
+    },
 
     #[error("the fixes do not apply to {}: {stderr}", repo.display())]
     DoesNotApply { repo: PathBuf, stderr: String },
@@ -58,7 +64,10 @@ pub enum FixError {
 
     // The io error is part of the message, not a `source`: printed as a chain it would repeat.
     #[error("reading {}: {cause}", path.display())]
-    Read { path: PathBuf, cause: std::io::Error },
+    Read {
+        path: PathBuf,
+        cause: std::io::Error,
+    },
 
     /// git could not start, be waited for, or ran past its time.
     #[error(transparent)]
@@ -73,7 +82,9 @@ impl From<FixError> for crate::error::Error {
             FixError::Manifest(f) => Error::File(f),
             FixError::Git(p) => Error::Proc(p),
             FixError::BadManifest { manifest, problem } => Error::bad_file(manifest, problem),
-            FixError::Read { path, cause } => Error::io(format!("reading {}", path.display()), cause),
+            FixError::Read { path, cause } => {
+                Error::io(format!("reading {}", path.display()), cause)
+            }
             other @ (FixError::NoFixes { .. }
             | FixError::BadPatch { .. }
             | FixError::Changed { .. }
@@ -312,9 +323,23 @@ pub fn prepare(session: &SessionDir, repo: &Path) -> Result<FixPlan, FixError> {
     }
     let check = check(&top, &manifest.files)?;
     if let Check::Changed(files) = check {
+        let base = &manifest.base_commit;
+        let see = (!base.is_empty() && !base.starts_with('-')).then(|| {
+            let mut words = vec![
+                "git".to_string(),
+                "-C".to_string(),
+                crate::hint::quote(&top.to_string_lossy()),
+                "diff".to_string(),
+                crate::hint::quote(base),
+                "--".to_string(),
+            ];
+            words.extend(files.iter().map(|d| crate::hint::quote(&d.path)));
+            words.join(" ")
+        });
         return Err(FixError::Changed {
             session: session.id.clone(),
             files,
+            see,
         });
     }
     Ok(FixPlan {
@@ -553,6 +578,7 @@ mod tests {
                 drift("calc/ops.py", Change::Edited, false),
                 drift("new.py", Change::Created, false),
             ],
+            see: Some("git -C /r diff abc -- calc/ops.py new.py".into()),
         };
         let text = e.to_string();
         assert!(text.contains("these 2 files changed"), "{text}");
@@ -562,6 +588,12 @@ mod tests {
         );
         assert!(
             text.contains("\n  new.py: exists now, and the fixes create it\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "\nYour changes since then: `git -C /r diff abc -- calc/ops.py new.py`\n"
+            ),
             "{text}"
         );
         let e = crate::error::Error::from(e);

@@ -232,19 +232,21 @@ fn print_diffstat(plan: &fixes::FixPlan) {
     let mut header = format!("Code fixes of session {}", plan.session);
     if !m.iterations.is_empty() {
         let n = m.iterations.len();
-        header.push_str(&format!(
-            ": {n} iteration{}",
-            if n == 1 { "" } else { "s" }
-        ));
+        header.push_str(&format!(": {n} iteration{}", if n == 1 { "" } else { "s" }));
     }
     if !m.branch.is_empty() {
         header.push_str(&format!(" on branch {}", m.branch));
     }
     println!("{header}");
     for it in &m.iterations {
-        let short: String = it.commit.chars().take(10).collect();
         let subject = it.message.lines().next().unwrap_or_default();
-        println!("  iteration {} {short} {subject}", it.iteration);
+        let short: String = it.commit.chars().take(10).collect();
+        let commit = if short.is_empty() {
+            String::new()
+        } else {
+            format!(" ({short})")
+        };
+        println!("  iteration {}: {subject}{commit}", it.iteration);
     }
     let width = plan.stat.iter().map(|s| s.path.len()).max().unwrap_or(0);
     let (mut added, mut removed) = (0, 0);
