@@ -3,6 +3,7 @@
 mod common;
 
 mod agents;
+mod apply_fixes;
 mod builtin_roles;
 mod completion;
 mod dynamic;
