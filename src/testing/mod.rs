@@ -5,6 +5,7 @@
 pub mod cargo;
 pub mod classify;
 pub mod cobertura;
+pub mod code_check;
 pub mod coveragepy;
 pub mod detect;
 pub mod effects;
