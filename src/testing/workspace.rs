@@ -101,6 +101,8 @@ pub(crate) fn list_files(
             if !skip {
                 list_files(root, &rel, exclude, found)?;
             }
+        } else if name == ".git" {
+            // A worktree's pointer to its repository's git data: VCS data, like the folder.
         } else if kind.is_file() || (kind.is_symlink() && abs.is_file()) {
             found(rel, abs);
         }

@@ -90,6 +90,152 @@ pub(crate) fn localise(
     out
 }
 
+/// Failing tests that point at the same file, ranked together: with several faults in a
+/// project, one Ochiai ranking over every failure buries the fault fewer tests show. Each
+/// cluster is the failing tests whose own top suspect is in one file; its lines are ranked by
+/// Ochiai over the cluster's tests (failing) and every passing test, a line in a cluster test's
+/// stack first among equals.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct FaultCluster {
+    pub file: String,
+    pub tests: Vec<String>,
+    pub suspects: Vec<Suspect>,
+    /// Locations among the suspects that are frames of a cluster test's traceback.
+    pub in_stack: BTreeSet<String>,
+}
+
+/// `per_test` from [`localise`] over `trace`; `stacks`: test (run-record id) -> the project
+/// frames (`file:line`) of its traceback.
+pub(crate) fn clusters(
+    per_test: &[TestLocalisation],
+    trace: &SuiteMutations,
+    stacks: &BTreeMap<String, Vec<String>>,
+    rel: &dyn Fn(&str) -> String,
+    mirror: &Path,
+) -> Vec<FaultCluster> {
+    let mut groups: BTreeMap<String, Vec<&TestLocalisation>> = BTreeMap::new();
+    for t in per_test {
+        if let Some(top) = t.suspects.first() {
+            let file = top
+                .location
+                .rsplit_once(':')
+                .map_or(top.location.as_str(), |(f, _)| f);
+            groups.entry(file.to_string()).or_default().push(t);
+        }
+    }
+    let lines_of = |t: &crate::testing::python::mutation::TestReach| -> BTreeSet<(String, u32)> {
+        t.reached
+            .iter()
+            .flat_map(|(file, reach)| {
+                let file = rel(file);
+                reach.lines.iter().map(move |l| (file.clone(), *l))
+            })
+            .collect()
+    };
+    let mut passing: BTreeMap<(String, u32), usize> = BTreeMap::new();
+    let mut failing: BTreeMap<String, BTreeSet<(String, u32)>> = BTreeMap::new();
+    for (id, t) in &trace.tests {
+        if t.outcome == "passed" {
+            for key in lines_of(t) {
+                *passing.entry(key).or_default() += 1;
+            }
+        } else if matches!(t.outcome.as_str(), "failed" | "xfailed") {
+            failing.insert(record_id(id), lines_of(t));
+        }
+    }
+    let mut sources: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut out = Vec::new();
+    for (file, members) in groups {
+        let tests: Vec<String> = members.iter().map(|t| t.test.clone()).collect();
+        let f = tests.len() as f64;
+        let mut ef: BTreeMap<(String, u32), usize> = BTreeMap::new();
+        for t in &tests {
+            for key in failing.get(t).into_iter().flatten() {
+                *ef.entry(key.clone()).or_default() += 1;
+            }
+        }
+        let in_stack: BTreeSet<String> = tests
+            .iter()
+            .flat_map(|t| stacks.get(t).into_iter().flatten().cloned())
+            .collect();
+        let raised: BTreeSet<String> = members
+            .iter()
+            .flat_map(|t| t.suspects.iter().filter(|s| s.raised_here))
+            .map(|s| s.location.clone())
+            .collect();
+        let mut suspects: Vec<Suspect> = ef
+            .into_iter()
+            .map(|((file, line), ef)| {
+                let ep = passing.get(&(file.clone(), line)).copied().unwrap_or(0);
+                let location = format!("{file}:{line}");
+                let code = sources
+                    .entry(file.clone())
+                    .or_insert_with(|| {
+                        std::fs::read_to_string(mirror.join(&file))
+                            .map(|s| s.lines().map(str::to_string).collect())
+                            .unwrap_or_default()
+                    })
+                    .get(line as usize - 1)
+                    .map(|c| c.trim().to_string())
+                    .unwrap_or_default();
+                Suspect {
+                    raised_here: raised.contains(&location),
+                    score: round3(ef as f64 / (f * (ef + ep) as f64).sqrt()),
+                    passing: ep,
+                    location,
+                    code,
+                }
+            })
+            .collect();
+        suspects.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(
+                    in_stack
+                        .contains(&b.location)
+                        .cmp(&in_stack.contains(&a.location)),
+                )
+                .then(a.location.cmp(&b.location))
+        });
+        suspects.truncate(TOP);
+        let in_stack = suspects
+            .iter()
+            .filter(|s| in_stack.contains(&s.location))
+            .map(|s| s.location.clone())
+            .collect();
+        out.push(FaultCluster {
+            file,
+            tests,
+            suspects,
+            in_stack,
+        });
+    }
+    out
+}
+
+/// The frames of a pytest traceback in files `is_code` accepts, innermost last (`file:line`).
+pub(crate) fn stack_frames(detail: &str, is_code: &dyn Fn(&str) -> bool) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in detail.lines().map(str::trim) {
+        let Some((path, rest)) = line.split_once(".py:") else {
+            continue;
+        };
+        let Some(num) = rest
+            .split(':')
+            .next()
+            .and_then(|n| n.trim().parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let file = format!("{}.py", path.trim_start_matches("../").trim());
+        let at = format!("{file}:{num}");
+        if is_code(&file) && !out.contains(&at) {
+            out.push(at);
+        }
+    }
+    out
+}
+
 fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
@@ -130,6 +276,7 @@ pub(crate) fn markdown(found: &[TestLocalisation]) -> String {
 mod tests {
     use super::*;
     use crate::testing::python::mutation::{Reach, TestReach};
+    use std::collections::BTreeMap;
 
     fn reach(lines: &[u32]) -> BTreeMap<String, Reach> {
         [(
@@ -148,6 +295,7 @@ mod tests {
         let test = |outcome: &str, lines: &[u32]| TestReach {
             outcome: outcome.into(),
             reached: reach(lines),
+            detail: None,
         };
         trace
             .tests
@@ -184,6 +332,63 @@ mod tests {
         );
         assert_eq!(found[0].suspects[1].score, 1.0);
         assert_eq!(found[0].suspects[2].passing, 2);
+    }
+
+    #[test]
+    fn two_faults_are_ranked_in_their_own_groups() {
+        // Two files, a fault in each; one ranking over every failure would put b.py's fault
+        // below a.py's lines.
+        let at = |file: &str, lines: &[u32]| -> BTreeMap<String, Reach> {
+            [(
+                format!("/m/{file}"),
+                Reach {
+                    lines: lines.to_vec(),
+                    arcs: Vec::new(),
+                },
+            )]
+            .into()
+        };
+        let mut trace = SuiteMutations::default();
+        let mut add = |id: &str, outcome: &str, reached| {
+            trace.tests.insert(
+                id.into(),
+                TestReach {
+                    outcome: outcome.into(),
+                    reached,
+                    detail: None,
+                },
+            );
+        };
+        add("t.py::a1", "failed", at("a.py", &[1, 2]));
+        add("t.py::a2", "failed", at("a.py", &[1, 2]));
+        add("t.py::a_ok", "passed", at("a.py", &[1]));
+        add("t.py::b1", "failed", at("b.py", &[5, 6]));
+        add("t.py::b_ok", "passed", at("b.py", &[5]));
+        add("t.py::b_ok2", "passed", at("b.py", &[5]));
+        let rel = |f: &str| f.trim_start_matches("/m/").to_string();
+        let per_test = localise(
+            &[("s".into(), &trace)],
+            &BTreeMap::new(),
+            &rel,
+            Path::new("/nowhere"),
+        );
+        let stacks: BTreeMap<String, Vec<String>> =
+            [("t::b1".to_string(), vec!["b.py:6".to_string()])].into();
+        let groups = clusters(&per_test, &trace, &stacks, &rel, Path::new("/nowhere"));
+        assert_eq!(groups.len(), 2);
+        assert_eq!(groups[0].file, "a.py");
+        assert_eq!(groups[0].tests, vec!["t::a1", "t::a2"]);
+        assert_eq!(groups[0].suspects[0].location, "a.py:2");
+        assert_eq!(groups[1].suspects[0].location, "b.py:6");
+        assert_eq!(groups[1].suspects[0].score, 1.0);
+        assert!(groups[1].in_stack.contains("b.py:6"));
+    }
+
+    #[test]
+    fn stack_frames_are_the_project_frames_of_a_traceback_in_order() {
+        let detail = "tests/test_x.py:9: in test_take\n    take(3, 3)\nshop/inventory.py:14: in take\n    raise ValueError\nE   ValueError: only 3 left\nshop/inventory.py:14: ValueError";
+        let is_code = |f: &str| f.starts_with("shop/");
+        assert_eq!(stack_frames(detail, &is_code), vec!["shop/inventory.py:14"]);
     }
 
     #[test]

@@ -139,6 +139,7 @@ pub(crate) fn run(ctx: &RoleContext) -> Result<Mutation, RoleError> {
         per_mutant: PER_MUTANT,
         max_mutants: MAX_MUTANTS,
         sandbox: sandbox.as_ref(),
+        trace_timeout: None,
     };
     let mut problems = Vec::new();
     let base = if baseline_files.is_empty() {

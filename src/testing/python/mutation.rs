@@ -38,6 +38,9 @@ pub struct SuiteRun<'a> {
     pub per_mutant: Duration,
     pub max_mutants: usize,
     pub sandbox: Option<&'a Sandbox>,
+    /// How long the traced run of the whole suite may take (None: the helper's own rule, a
+    /// share of the budget).
+    pub trace_timeout: Option<Duration>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -73,6 +76,8 @@ pub struct TestReach {
     pub outcome: String,
     /// Absolute module path -> lines and arcs the test runs.
     pub reached: BTreeMap<String, Reach>,
+    /// A failing test's report (its traceback's end), as pytest wrote it.
+    pub detail: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -115,6 +120,7 @@ pub fn analyse(run: &SuiteRun) -> Result<SuiteMutations, MutationError> {
         "budget_s": run.budget.as_secs_f64(),
         "timeout_s": run.per_mutant.as_secs_f64(),
         "max_mutants": run.max_mutants,
+        "trace_timeout_s": run.trace_timeout.map(|t| t.as_secs_f64()),
     });
     write(request.clone(), body.to_string().as_bytes())?;
     let s = |p: &Path| p.to_string_lossy().into_owned();
@@ -127,7 +133,11 @@ pub fn analyse(run: &SuiteRun) -> Result<SuiteMutations, MutationError> {
             ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
         ],
         // The helper stops itself at its budget; this is the backstop.
-        deadline: Instant::now() + run.budget + run.per_mutant * 2 + Duration::from_secs(30),
+        deadline: Instant::now()
+            + run.budget
+            + run.per_mutant * 2
+            + run.trace_timeout.unwrap_or_default()
+            + Duration::from_secs(30),
     };
     let argv = vec![run.python.to_string(), s(&helper), s(&request), s(&result)];
     let ran = exec.run(&argv).map_err(|cause| MutationError::Exec {

@@ -171,6 +171,8 @@ class _Recorder:
         self.outcomes = {}
         # test -> the line of its own file where it failed (the assertion that noticed).
         self.failed_at = {}
+        # test -> the end of its failure report (the traceback), for classifying and localising.
+        self.details = {}
 
     def pytest_runtest_setup(self, item):
         if self.cov is not None:
@@ -182,6 +184,7 @@ class _Recorder:
         if failed:
             self.outcomes[report.nodeid] = "failed"
             self.failed_at.setdefault(report.nodeid, _failure_line(report))
+            self.details.setdefault(report.nodeid, str(getattr(report, "longreprtext", ""))[-4000:])
         elif hasattr(report, "wasxfail") and report.skipped:
             # An expected failure (a defect kept as xfail) failed as it was expected to.
             self.outcomes[report.nodeid] = "xfailed"
@@ -307,7 +310,7 @@ def trace(req):
                 per_file[real] = {"lines": lines, "arcs": arcs}
         reached[context] = per_file
     data.set_query_contexts(None)
-    return {"outcomes": recorder.outcomes, "reached": reached}
+    return {"outcomes": recorder.outcomes, "reached": reached, "details": recorder.details}
 
 
 def _exact(context):
@@ -334,7 +337,8 @@ def main():
     budget = float(req.get("budget_s", 60))
     timeout = float(req.get("timeout_s", 10))
     result = {"mutants": [], "tests": {}, "exhausted": False, "problems": []}
-    traced, problem = _in_child(lambda: trace(req), max(timeout * 6, budget * 0.5))
+    trace_timeout = float(req.get("trace_timeout_s") or max(timeout * 6, budget * 0.5))
+    traced, problem = _in_child(lambda: trace(req), trace_timeout)
     if traced is None:
         result["problems"].append("the suite did not run under coverage: %s" % problem)
         _write(result)
@@ -345,6 +349,8 @@ def main():
         if test == "<collection>":
             continue
         result["tests"][test] = {"outcome": outcome, "reached": reached.get(test, {})}
+        if test in traced["details"]:
+            result["tests"][test]["detail"] = traced["details"][test]
     candidates = []
     for path in req["modules"]:
         real = os.path.realpath(path)
