@@ -33,6 +33,8 @@ pub struct NewSession {
     pub layer: Option<String>,
     pub concurrency: Option<usize>,
     pub max_roles: Option<usize>,
+    /// `--max-iterations N` of the test-fix loop.
+    pub max_iterations: Option<u32>,
     pub agents: AgentChoice,
     pub sandbox: SandboxSettings,
     /// The completion action to record.
@@ -89,6 +91,7 @@ pub fn create(new: &NewSession) -> Result<Created> {
     )?;
     controls.concurrency = new.concurrency;
     controls.max_roles = new.max_roles;
+    controls.max_iterations = new.max_iterations;
     controls.apply(&mut config);
     let scope = scope::analyse(&new.repo, new.base.as_deref())?;
     let selection = select(new, &config, &scope)?;

@@ -22,7 +22,8 @@ pub struct RunArgs {
     pub task: String,
     #[command(flatten)]
     pub location: Location,
-    /// auto (by change scope and task keywords), targeted, standard or comprehensive.
+    /// auto (by change scope and task keywords), targeted, standard, comprehensive, or test-fix
+    /// (fix the code the failing tests point at; needs an agent backend for the fixer).
     #[arg(long, default_value = "auto")]
     pub pipeline: String,
     /// Measure the change against REV's merge base with HEAD (a branch's whole change) instead
@@ -61,6 +62,9 @@ pub struct RunArgs {
     /// Most tasks running at once (default: every ready task, the pipeline's parallel width).
     #[arg(short = 'c', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub concurrency: Option<u64>,
+    /// Iterations of the test-fix loop (`--pipeline test-fix`; default 10).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_iterations: Option<u32>,
 }
 
 impl RunArgs {
@@ -80,6 +84,7 @@ impl RunArgs {
             layer: self.layer.clone(),
             concurrency: self.concurrency.map(|n| n as usize),
             max_roles: self.drive.max_roles.map(|n| n as usize),
+            max_iterations: self.max_iterations,
             agents: self.drive.agents.choice(),
             sandbox: self.sandbox.settings()?,
             completion: self.drive.completion_action(),

@@ -1,6 +1,6 @@
 //! specs/team-config.json: roles, pipelines (task registries), targets and limits, as data.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -54,6 +54,10 @@ pub struct TaskSpec {
     /// Required when the owner's inner_loop is dynamic.
     #[serde(default)]
     pub inner_loop: Option<bool>,
+    /// Which of its steps the role does, for a role with several (the fixer: `validate` or
+    /// `cycle`); kept in the task's meta as `step`.
+    #[serde(default)]
+    pub step: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -235,12 +239,19 @@ impl TeamConfig {
                 }
             }
         }
-        if self.roles.len() > self.max_roles {
-            return Err(bad(format!(
-                "{} roles exceed max_roles {}",
-                self.roles.len(),
-                self.max_roles
-            )));
+        // A pipeline's roles are what run together (the coordinator with them); the config may
+        // hold more roles than one pipeline uses (the fixer runs in test-fix only).
+        for (name, pipeline) in &self.pipelines {
+            let mut used: BTreeSet<&str> =
+                pipeline.tasks.iter().map(|t| t.owner.as_str()).collect();
+            used.insert("coordinator");
+            if used.len() > self.max_roles {
+                return Err(bad(format!(
+                    "pipeline {name}: {} roles exceed max_roles {}",
+                    used.len(),
+                    self.max_roles
+                )));
+            }
         }
         for gc_role in [&self.gc.generator, &self.gc.critic] {
             if self.role(gc_role).is_none() {
@@ -318,7 +329,12 @@ impl TeamConfig {
 
 /// A fresh pending task from a registry entry.
 pub fn new_task(spec: &TaskSpec, inner_loop: bool, description: String, now: &str) -> Task {
+    let mut meta = serde_json::Map::new();
+    if let Some(step) = &spec.step {
+        meta.insert(crate::tasks::meta::STEP.into(), serde_json::json!(step));
+    }
     Task {
+        meta,
         instance: spec.instance.clone(),
         layer: spec.layer.clone(),
         inner_loop,

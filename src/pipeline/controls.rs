@@ -31,6 +31,8 @@ pub struct RunControls {
     pub concurrency: Option<usize>,
     /// `--max-roles N`: roles in use at once, coordinator included.
     pub max_roles: Option<usize>,
+    /// `--max-iterations N`: iterations of the test-fix loop (default 10).
+    pub max_iterations: Option<u32>,
 }
 
 impl RunControls {
@@ -95,6 +97,7 @@ impl RunControls {
             layer,
             concurrency: None,
             max_roles: None,
+            max_iterations: None,
         })
     }
 

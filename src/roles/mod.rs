@@ -12,7 +12,7 @@ use crate::tasks::InnerLoop;
 /// Default timeout of a command role, in seconds.
 pub const DEFAULT_TIMEOUT_S: u64 = 1800;
 
-const BUILTIN_ROLES: [(&str, &str); 5] = [
+const BUILTIN_ROLES: [(&str, &str); 6] = [
     (
         "coordinator",
         include_str!("../../roles/coordinator/role.md"),
@@ -21,6 +21,7 @@ const BUILTIN_ROLES: [(&str, &str); 5] = [
     ("generator", include_str!("../../roles/generator/role.md")),
     ("executor", include_str!("../../roles/executor/role.md")),
     ("analyst", include_str!("../../roles/analyst/role.md")),
+    ("fixer", include_str!("../../roles/fixer/role.md")),
 ];
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

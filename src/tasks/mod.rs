@@ -164,6 +164,8 @@ pub mod meta {
     pub const GC_ROUND: &str = "gc_round";
     pub const RERUN_OF: &str = "rerun_of";
     pub const ROUNDS_FROM: &str = "rounds_from";
+    /// Which step of its role a task is (the fixer's `validate` or `cycle`).
+    pub const STEP: &str = "step";
 }
 
 /// The keys of outcome data that carry meaning (the file format: tasks.json, .outcomes/).
