@@ -11,7 +11,9 @@
 mod coverage;
 mod coverage_change;
 mod finding;
+mod fix_plan;
 mod fixes;
+mod iteration_state;
 mod load_error;
 mod localisation;
 mod mutation;
@@ -25,8 +27,13 @@ mod test_record;
 pub use coverage::{CoverageFile, CoverageRecord};
 pub use coverage_change::{coverage_change, CoverageChange, FileChange, LayerChange};
 pub use finding::{Finding, FindingCategory};
+pub use fix_plan::{FixPlan, ModificationPoint, PlannedFix, FIX_PLAN_FILE};
 pub use fixes::{
     FixManifest, FixPatch, FixedFile, COMBINED_PATCH, FIXES_MANIFEST, FIX_MANIFEST_VERSION,
+};
+pub use iteration_state::{
+    CycleStatus, FullRun, Iteration, IterationOutcome, IterationState, NextAction, Strategy,
+    ITERATION_STATE,
 };
 pub use load_error::{LoadErrorRecord, LoadVerdictRecord};
 pub use localisation::{LocalisationRecord, Suspect, TestLocalisation, LOCALISATION_FILE};

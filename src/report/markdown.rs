@@ -171,6 +171,9 @@ pub fn markdown(r: &Report) -> String {
     if let Some(m) = &r.mutation {
         mutation_section(&mut md, m);
     }
+    if let Some(f) = &r.fix_cycle {
+        super::fix_cycle::markdown(&mut md, f, &r.session_id);
+    }
 
     // Coverage per layer.
     let _ = writeln!(

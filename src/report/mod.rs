@@ -10,6 +10,7 @@
 
 mod baseline;
 mod findings;
+mod fix_cycle;
 mod gaps;
 pub mod html;
 mod layers;
@@ -104,6 +105,7 @@ fn compose(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> Repo
         score: score.breakdown,
         baseline: baseline::baseline(session, &layers.final_runs),
         mutation: crate::util::read_json(&session.root.join(crate::artifacts::MUTATION_FILE)).ok(),
+        fix_cycle: fix_cycle::fix_cycle(session),
         layers: layers.layers,
         defect_patterns: found.defect_patterns,
         gc_effectiveness: layers.gc_effectiveness,
@@ -126,6 +128,11 @@ fn compose(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> Repo
         pass_rate_target: config.pass_rate_target,
         max_gc_rounds: max_rounds,
     };
+    // A test-fix session generates no layer: its result is the cycle's, not a quality score.
+    if report.layers.is_empty() && report.fix_cycle.is_some() {
+        report.scored = false;
+        report.band = NOT_SCORED.into();
+    }
     report.recommendations = recommendations::recommendations(&report);
     report
 }

@@ -28,6 +28,9 @@ pub struct Report {
     /// The mutation analysis of the Python suites (`results/mutation.json`), when it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mutation: Option<crate::artifacts::MutationRecord>,
+    /// The test-fix cycle (`iteration-state.json`), when the session ran one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix_cycle: Option<super::fix_cycle::FixCycleReport>,
     pub defect_patterns: Vec<DefectPattern>,
     pub gc_effectiveness: Vec<GcEffect>,
     pub coverage_gaps: Vec<CoverageGap>,

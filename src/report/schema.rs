@@ -38,6 +38,17 @@ pub const REPORT_SCHEMA: &str = r##"{
         }}
       }
     },
+    "fix_cycle": {
+      "type": "object",
+      "required": ["status", "iterations", "branch", "fixed_files"],
+      "properties": {
+        "status": {"type": "string", "enum": ["running", "success", "partial_success", "failure", "needs_agent", "nothing_to_fix"]},
+        "iterations": {"type": "array", "items": {"type": "object", "required": ["iteration", "strategy", "pass_rate", "outcome"]}},
+        "branch": {"type": "string"},
+        "stuck_tests": {"type": "array", "items": {"type": "string"}},
+        "fixed_files": {"type": "array", "items": {"type": "object", "required": ["path", "status"]}}
+      }
+    },
     "mutation": {
       "type": "object",
       "required": ["modules", "mutants", "no_coverage", "generated", "combined", "layers", "survivors"],

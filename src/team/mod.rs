@@ -5,6 +5,7 @@ mod agent_role;
 pub mod analyst;
 pub mod error;
 pub mod executor;
+pub mod fixer;
 pub mod generator;
 mod js_generator;
 mod shared;
@@ -50,6 +51,7 @@ pub fn run_builtin(role: &str, ctx: &RoleContext) -> Outcome {
         "generator" => generator::run(ctx),
         "executor" => executor::run(ctx),
         "analyst" => analyst::run(ctx),
+        "fixer" => fixer::run(ctx),
         // Does nothing and succeeds: what the runtime alone costs (benches/).
         "noop" => Outcome::completed("no-op"),
         // A dynamic role with agent backends: its role file is the agent's instructions.

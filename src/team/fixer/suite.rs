@@ -1,0 +1,359 @@
+//! Running the suite the fixer works on: the project's own tests (and the session's tests that
+//! found code defects) against a mirror of the worktree, sandboxed, once under coverage with a
+//! context per test. One run gives each test's outcome, its failure report and the lines it
+//! reaches: the pass rate, the localisation and the progressive selection all come from it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::sandbox::Sandbox;
+use crate::testing::python::mutation::{analyse, SuiteMutations, SuiteRun, TestReach};
+use crate::testing::toolchain::Toolchain;
+
+/// Where the session's carried tests sit inside the mirror (never a folder of the project).
+pub const CARRIED_DIR: &str = ".team-testing-fix";
+
+/// One test's latest result.
+#[derive(Debug, Clone, Default)]
+pub struct TestResult {
+    pub passed: bool,
+    pub outcome: String,
+    pub detail: Option<String>,
+    /// Repository-relative module -> lines the test runs.
+    pub reach: BTreeMap<String, Vec<u32>>,
+}
+
+/// Every test of the suite by pytest node id, with the result of the last run that ran it.
+#[derive(Debug, Clone, Default)]
+pub struct SuiteResults {
+    pub tests: BTreeMap<String, TestResult>,
+}
+
+impl SuiteResults {
+    pub fn total(&self) -> usize {
+        self.tests.len()
+    }
+
+    pub fn passed(&self) -> usize {
+        self.tests.values().filter(|t| t.passed).count()
+    }
+
+    /// Percent; 100 for an empty suite.
+    pub fn pass_rate(&self) -> f64 {
+        if self.tests.is_empty() {
+            100.0
+        } else {
+            round1(self.passed() as f64 * 100.0 / self.total() as f64)
+        }
+    }
+
+    pub fn failed(&self) -> Vec<String> {
+        self.tests
+            .iter()
+            .filter(|(_, t)| !t.passed)
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
+    /// The results of a partial run replace those of the same tests.
+    pub fn merge(&mut self, newer: SuiteResults) {
+        self.tests.extend(newer.tests);
+    }
+
+    /// As the localisation reads a traced suite.
+    pub fn as_trace(&self, mirror: &Path) -> SuiteMutations {
+        let mut trace = SuiteMutations::default();
+        for (id, t) in &self.tests {
+            let reached = t
+                .reach
+                .iter()
+                .map(|(file, lines)| {
+                    (
+                        mirror.join(file).to_string_lossy().into_owned(),
+                        crate::testing::python::mutation::Reach {
+                            lines: lines.clone(),
+                            arcs: Vec::new(),
+                        },
+                    )
+                })
+                .collect();
+            trace.tests.insert(
+                id.clone(),
+                TestReach {
+                    outcome: t.outcome.clone(),
+                    reached,
+                    detail: t.detail.clone(),
+                },
+            );
+        }
+        trace
+    }
+}
+
+fn round1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SuiteError {
+    #[error("cannot copy the worktree to {}: {cause}", into.display())]
+    Mirror {
+        into: PathBuf,
+        cause: std::io::Error,
+    },
+    #[error(transparent)]
+    Run(#[from] crate::testing::python::mutation::MutationError),
+    #[error("the suite did not run: {0}")]
+    DidNotRun(String),
+}
+
+/// The suite of one fix cycle.
+pub struct Suite<'a> {
+    pub tools: &'a Toolchain,
+    pub sandbox: Option<&'a Sandbox>,
+    /// The worktree whose code is tested (read only: it is mirrored first).
+    pub worktree: &'a Path,
+    /// The mirror the tests run in, and a scratch folder of ours (both writable in the sandbox).
+    pub mirror: PathBuf,
+    pub scratch: PathBuf,
+    /// The project's test files (repository-relative) and the carried tests (mirror-relative
+    /// file -> bytes, under [`CARRIED_DIR`]) with the node ids of theirs that belong to the suite.
+    pub project_tests: Vec<String>,
+    pub carried: BTreeMap<PathBuf, Vec<u8>>,
+    pub carried_ids: Vec<String>,
+}
+
+impl Suite<'_> {
+    /// Every test of the suite, as pytest arguments.
+    pub fn everything(&self) -> Vec<String> {
+        let mut all = self.project_tests.clone();
+        all.extend(self.carried_ids.iter().cloned());
+        all
+    }
+
+    /// Runs `selection` (node ids or files; the whole suite when None) within `timeout`.
+    pub fn run(
+        &self,
+        selection: Option<&[String]>,
+        name: &str,
+        timeout: Duration,
+    ) -> Result<(SuiteResults, Duration), SuiteError> {
+        let started = Instant::now();
+        crate::testing::workspace::mirror(self.worktree, &self.mirror, &self.carried).map_err(
+            |cause| SuiteError::Mirror {
+                into: self.mirror.clone(),
+                cause,
+            },
+        )?;
+        std::fs::create_dir_all(&self.scratch).map_err(|cause| SuiteError::Mirror {
+            into: self.scratch.clone(),
+            cause,
+        })?;
+        let modules = project_modules(&self.mirror);
+        let files = match selection {
+            Some(s) => s.to_vec(),
+            None => self.everything(),
+        };
+        let s = |p: &Path| p.to_string_lossy().into_owned();
+        let mut pythonpath = vec![self.mirror.clone()];
+        if self.mirror.join("src").is_dir() {
+            pythonpath.push(self.mirror.join("src"));
+        }
+        let options = vec![
+            "-p".into(),
+            "no:cacheprovider".into(),
+            format!("--rootdir={}", s(&self.mirror)),
+            format!(
+                "--basetemp={}",
+                s(&self.scratch.join(format!("pytest-{name}")))
+            ),
+        ];
+        let traced = analyse(&SuiteRun {
+            name: name.to_string(),
+            python: &self.tools.interpreter,
+            scratch: &self.scratch,
+            cwd: self.mirror.clone(),
+            pythonpath,
+            options,
+            files,
+            modules: &modules,
+            seed: 1,
+            budget: Duration::ZERO,
+            per_mutant: Duration::from_secs(1),
+            max_mutants: 0,
+            sandbox: self.sandbox,
+            trace_timeout: Some(timeout),
+        })?;
+        if traced.tests.is_empty() {
+            return Err(SuiteError::DidNotRun(if traced.problems.is_empty() {
+                "no test ran".into()
+            } else {
+                traced.problems.join("; ")
+            }));
+        }
+        let mut results = SuiteResults::default();
+        for (id, t) in traced.tests {
+            let reach = t
+                .reached
+                .into_iter()
+                .map(|(file, r)| {
+                    let rel = Path::new(&file)
+                        .strip_prefix(&self.mirror)
+                        .map(s)
+                        .unwrap_or(file);
+                    (rel, r.lines)
+                })
+                .collect();
+            results.tests.insert(
+                id,
+                TestResult {
+                    passed: t.outcome == "passed" || t.outcome == "skipped",
+                    outcome: t.outcome,
+                    detail: t.detail,
+                    reach,
+                },
+            );
+        }
+        Ok((results, started.elapsed()))
+    }
+}
+
+/// The project's Python modules in the mirror (what coverage measures): not tests, not ours.
+fn project_modules(mirror: &Path) -> Vec<PathBuf> {
+    crate::testing::detect::walk(mirror)
+        .into_iter()
+        .filter(|p| {
+            p.ends_with(".py")
+                && crate::testing::detect::test_pattern(p).is_none()
+                && !p.starts_with(CARRIED_DIR)
+                && !p.ends_with("conftest.py")
+        })
+        .map(|p| mirror.join(p))
+        .collect()
+}
+
+/// The project's test files in the worktree.
+pub fn project_test_files(worktree: &Path) -> Vec<String> {
+    crate::testing::detect::walk(worktree)
+        .into_iter()
+        .filter(|p| p.ends_with(".py") && crate::testing::detect::test_pattern(p).is_some())
+        .collect()
+}
+
+/// Progressive testing: the tests a change to `modified` can affect. A test is affected when it
+/// ran a modified file last time, imports a modified module, or is itself modified; a change to
+/// a file no test could be traced to (a new module, a conftest) affects everything (None).
+pub fn affected(
+    results: &SuiteResults,
+    modified: &[String],
+    test_sources: &dyn Fn(&str) -> Option<String>,
+) -> Option<Vec<String>> {
+    let mut out: BTreeSet<String> = BTreeSet::new();
+    for file in modified {
+        if file.ends_with("conftest.py") || !file.ends_with(".py") {
+            return None;
+        }
+        let module = module_name(file);
+        let mut any = false;
+        for (id, t) in &results.tests {
+            let test_file = id.split("::").next().unwrap_or(id);
+            let imports = test_sources(test_file).is_some_and(|src| imports_module(&src, &module));
+            if t.reach.contains_key(file) || test_file == file || imports {
+                out.insert(id.clone());
+                any = true;
+            }
+        }
+        if !any && crate::testing::detect::test_pattern(file).is_none() {
+            return None;
+        }
+    }
+    Some(out.into_iter().collect())
+}
+
+/// `pkg/sub/mod.py` -> `pkg.sub.mod` (a `src/` layout's prefix dropped).
+fn module_name(file: &str) -> String {
+    let file = file.strip_prefix("src/").unwrap_or(file);
+    let stem = file.trim_end_matches(".py").trim_end_matches("/__init__");
+    stem.replace('/', ".")
+}
+
+/// Whether `source` imports `module` (or a package above it that re-exports it, as `from pkg
+/// import mod`).
+fn imports_module(source: &str, module: &str) -> bool {
+    let (parent, last) = module.rsplit_once('.').unwrap_or(("", module));
+    source.lines().map(str::trim).any(|l| {
+        let rest = l
+            .strip_prefix("import ")
+            .or_else(|| l.strip_prefix("from "))
+            .unwrap_or("");
+        let target = rest.split([' ', ',']).next().unwrap_or("");
+        target == module
+            || target.starts_with(&format!("{module}."))
+            || (!parent.is_empty()
+                && target == parent
+                && l.starts_with("from ")
+                && l.split(" import ").nth(1).is_some_and(|names| {
+                    names
+                        .split(',')
+                        .any(|n| n.trim().split(' ').next() == Some(last))
+                }))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(passed: bool, files: &[&str]) -> TestResult {
+        TestResult {
+            passed,
+            outcome: if passed { "passed" } else { "failed" }.into(),
+            detail: None,
+            reach: files.iter().map(|f| (f.to_string(), vec![1])).collect(),
+        }
+    }
+
+    #[test]
+    fn a_change_affects_the_tests_that_ran_or_import_the_file() {
+        let mut r = SuiteResults::default();
+        r.tests
+            .insert("tests/test_a.py::t1".into(), result(false, &["shop/a.py"]));
+        r.tests
+            .insert("tests/test_b.py::t2".into(), result(true, &["shop/b.py"]));
+        r.tests
+            .insert("tests/test_c.py::t3".into(), result(true, &[]));
+        let sources = |f: &str| {
+            Some(match f {
+                "tests/test_c.py" => "from shop import a\n".to_string(),
+                _ => String::new(),
+            })
+        };
+        let got = affected(&r, &["shop/a.py".into()], &sources).unwrap();
+        assert_eq!(got, vec!["tests/test_a.py::t1", "tests/test_c.py::t3"]);
+        assert!(affected(&r, &["conftest.py".into()], &sources).is_none());
+        assert!(affected(&r, &["shop/new.py".into()], &sources).is_none());
+    }
+
+    #[test]
+    fn imports_are_recognised_in_their_forms() {
+        assert!(imports_module("import shop.a\n", "shop.a"));
+        assert!(imports_module("from shop.a import f\n", "shop.a"));
+        assert!(imports_module("from shop import b, a\n", "shop.a"));
+        assert!(!imports_module("from shop import ab\n", "shop.a"));
+        assert_eq!(module_name("src/pkg/__init__.py"), "pkg");
+    }
+
+    #[test]
+    fn partial_results_replace_those_of_the_same_tests() {
+        let mut r = SuiteResults::default();
+        r.tests.insert("a".into(), result(false, &[]));
+        r.tests.insert("b".into(), result(true, &[]));
+        assert_eq!(r.pass_rate(), 50.0);
+        let mut newer = SuiteResults::default();
+        newer.tests.insert("a".into(), result(true, &[]));
+        r.merge(newer);
+        assert_eq!(r.pass_rate(), 100.0);
+        assert!(r.failed().is_empty());
+    }
+}
