@@ -57,6 +57,21 @@ pub fn revise(opened: &mut Opened, task: &str, feedback: &str) -> Result<String>
     apply(opened, ext?, "revise")
 }
 
+/// Adds the test-fix cycle to the opened session (its iterations capped at `max_iterations`
+/// when given); returns what was added.
+pub fn fix(opened: &mut Opened, max_iterations: Option<u32>) -> Result<String> {
+    if let Some(n) = max_iterations {
+        opened.state.controls.max_iterations = Some(n);
+        opened.session.save_state(&opened.state)?;
+    }
+    let ext = {
+        let ctx = DescribeCtx::of(&opened.session);
+        let d = ctx.describe();
+        extend::fix(&opened.config, &opened.graph, &d)
+    };
+    apply(opened, ext?, "fix")
+}
+
 /// Reopens the failed and skipped tasks, and adds a run of only the tests that failed in each
 /// layer's last run (the executor keeps that run's passes); returns what it reopened and added.
 pub fn rerun(opened: &mut Opened) -> Result<String> {
@@ -187,6 +202,16 @@ pub fn next_steps(session: &SessionDir) -> Vec<String> {
     });
     if has_tests {
         steps.push(format!("{} puts the tests into the project", hint("apply")));
+    }
+    if session
+        .root
+        .join(crate::artifacts::FIXES_MANIFEST)
+        .is_file()
+    {
+        steps.push(format!(
+            "{} applies the code fixes",
+            crate::hint::quoted(session, "apply", &["--fixes"])
+        ));
     }
     if session.root.join("analysis/quality-report.md").is_file() {
         steps.push(format!("{} prints the report", hint("report")));

@@ -40,7 +40,13 @@ pub fn quality_score(session: &SessionDir) -> Option<(f64, String)> {
 /// report, and the files of dynamic roles.
 pub fn deliverables(session: &SessionDir) -> Vec<String> {
     let mut out = Vec::new();
-    for f in ["strategy/test-strategy.md", "analysis/quality-report.md"] {
+    for f in [
+        "strategy/test-strategy.md",
+        "analysis/quality-report.md",
+        "iteration-state.json",
+        "analysis/fault-localisation.md",
+        "fixes/combined.patch",
+    ] {
         if session.root.join(f).is_file() {
             out.push(f.to_string());
         }

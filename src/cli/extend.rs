@@ -48,6 +48,29 @@ pub struct RerunArgs {
     pub drive: DriveArgs,
 }
 
+#[derive(Args, Debug)]
+pub struct FixArgs {
+    /// Session id or path (default: the one active or paused).
+    pub session: Option<String>,
+    /// Iterations of the loop (default 10).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_iterations: Option<u32>,
+    #[command(flatten)]
+    pub location: Location,
+    #[command(flatten)]
+    pub drive: DriveArgs,
+}
+
+/// Adds the test-fix cycle to a session (its code defects and the project's failing tests) and
+/// runs it: the code is fixed in a git worktree; `apply --fixes` brings the fixes over.
+pub fn fix(args: FixArgs) -> anyhow::Result<i32> {
+    let root = args.location.root();
+    let mut opened = app::open::open(&root, args.session.as_deref(), &args.drive.open_options())?;
+    let summary = app::extend::fix(&mut opened, args.max_iterations)?;
+    println!("Session {}: {summary}", opened.session.id);
+    drive(opened, resume_begin(), &args.drive)
+}
+
 pub fn deepen(args: DeepenArgs) -> anyhow::Result<i32> {
     let root = args.location.root();
     let mut opened = app::open::open(&root, args.session.as_deref(), &args.drive.open_options())?;

@@ -61,6 +61,9 @@ pub enum Command {
     Revise(extend::ReviseArgs),
     /// Run again what failed or was blocked, and the layers whose tests failed.
     Rerun(extend::RerunArgs),
+    /// Fix the code the session's failing tests point at, in a git worktree, iterating until the
+    /// suite passes (needs an agent backend for the fixer; `apply --fixes` applies the result).
+    Fix(extend::FixArgs),
 }
 
 /// Parses the arguments and runs the command; returns the process exit code.
@@ -79,5 +82,6 @@ pub fn main() -> anyhow::Result<i32> {
         Command::Deepen(a) => extend::deepen(a),
         Command::Revise(a) => extend::revise(a),
         Command::Rerun(a) => extend::rerun(a),
+        Command::Fix(a) => extend::fix(a),
     }
 }

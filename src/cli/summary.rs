@@ -70,7 +70,8 @@ pub fn print_summary(session: &SessionDir, end: &RunEnd) -> Result<()> {
             .take(8)
             .map(|f| format!("{} {} -> {}", f.file, pct(f.before), pct(f.after)))
             .collect();
-        if !shown.is_empty() {
+        // Without generated tests (a test-fix session) there is no "after" to show.
+        if !shown.is_empty() && files.iter().any(|f| f.after.is_some()) {
             let more = files.len().saturating_sub(shown.len());
             println!(
                 "  coverage per file (the project's own tests -> with the generated ones): {}{}",
@@ -80,6 +81,23 @@ pub fn print_summary(session: &SessionDir, end: &RunEnd) -> Result<()> {
                 } else {
                     String::new()
                 }
+            );
+        }
+    }
+    if let Some(cycle) = crate::artifacts::IterationState::load(&session.root) {
+        println!("  test-fix: {}", cycle.summary);
+        if let Ok(m) = crate::util::read_json::<crate::artifacts::FixManifest>(
+            &session.root.join(crate::artifacts::FIXES_MANIFEST),
+        ) {
+            println!(
+                "  fixes: {} file(s) ({}), commits on branch {}",
+                m.files.len(),
+                m.files
+                    .iter()
+                    .map(|f| f.path.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                m.branch
             );
         }
     }
