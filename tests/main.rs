@@ -10,6 +10,7 @@ mod dynamic;
 mod errors;
 mod executor;
 mod first_hour;
+mod fix_cycle;
 mod fuzz;
 mod generator;
 mod generator_reach;
