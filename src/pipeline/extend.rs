@@ -153,6 +153,63 @@ fn analyst_after(
     Some(task)
 }
 
+/// `fix`: the test-fix cycle after what the session has done: the fixer's L0 validation, then
+/// its loop, then a new report when the pipeline has an analyst.
+pub fn fix(config: &TeamConfig, graph: &TaskGraph, d: &Describe) -> Result<Extension, Error> {
+    let prefix = prefix_of(config, "fixer");
+    let last = graph
+        .tasks
+        .iter()
+        .rev()
+        .find(|t| t.status != TaskStatus::Deleted)
+        .map(|t| t.id.clone())
+        .ok_or_else(|| Error::Usage("fix: the session has no task to follow".into()))?;
+    let validate_id = next_id(graph, &prefix);
+    let n: u32 = validate_id
+        .rsplit('-')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1);
+    let cycle_id = format!("{prefix}-{:03}", n + 1);
+    let step = |id: &str, subject: &str, step: &str, after: &str| {
+        let mut task = Task {
+            created_at: d.now.to_string(),
+            inner_loop: true,
+            ..Task::new(id, subject, "fixer", vec![after.to_string()])
+        };
+        task.meta.insert(meta::STEP.into(), json!(step));
+        task.description = describe(
+            config,
+            &task,
+            d.session_dir,
+            d.scope_text,
+            "roles/fixer/role.md",
+        );
+        task
+    };
+    let mut tasks = vec![
+        step(
+            &validate_id,
+            "L0 code validation and quality gate",
+            "validate",
+            &last,
+        ),
+        step(&cycle_id, "Test-and-fix loop", "cycle", &validate_id),
+    ];
+    let mut with_cycle = graph.clone();
+    with_cycle.tasks.extend(tasks.iter().cloned());
+    if let Some(report) = analyst_after(config, &with_cycle, &cycle_id, d) {
+        tasks.push(report);
+    }
+    let ids: Vec<String> = tasks.iter().map(|t| t.id.clone()).collect();
+    Ok(Extension {
+        summary: format!("fix: the test-fix cycle added ({})", ids.join(" -> ")),
+        tasks,
+        rewire: None,
+        supersede: None,
+    })
+}
+
 /// `deepen [--layer L] [--target N]`: the next layer not yet run (or L), or, for a layer that has
 /// run, its target raised (to N, else by 10 points) with a new revision round and a fresh budget
 /// of GC rounds. A new report follows when the pipeline has an analyst.
