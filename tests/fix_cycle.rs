@@ -172,6 +172,14 @@ fn an_agent_fixes_both_bugs_a_regression_is_rolled_back_and_only_apply_fixes_cha
         .any(|d| d == "final validation: running the whole suite (13 tests)"));
     assert_eq!(its[1]["selected_tests"].as_array().unwrap().len(), 6);
     assert!(st["tests_run"].as_u64().unwrap() < st["tests_full"].as_u64().unwrap());
+    let status = p.cmd(&["status", &id]).run();
+    assert!(
+        status
+            .stdout
+            .contains("Test-Fix Cycle: success (after 3 iteration(s)); pass rate 69.2% -> 84.6% -> 69.2% -> 100.0%"),
+        "{}",
+        status.stdout
+    );
     // The report has the cycle.
     let report =
         std::fs::read_to_string(p.session_dir(&id).join("analysis/quality-report.md")).unwrap();
@@ -276,6 +284,12 @@ fn fix_continues_an_earlier_session_on_its_failing_tests() {
         .run();
     out.assert_code(0);
     let id = out.session_id();
+    // A generated test that pinned the buggy value, as a generator asserting what it saw does.
+    std::fs::write(
+        p.session_dir(&id).join("tests/L1-unit/test_pinned.py"),
+        "from shop.pricing import apply_discount\n\n\ndef test_ten_percent_as_seen():\n    assert apply_discount(100, 10) == 0.0\n",
+    )
+    .unwrap();
     let cfg = agent_config(&p);
     let fixed = p
         .cmd(&[
@@ -312,6 +326,16 @@ fn fix_continues_an_earlier_session_on_its_failing_tests() {
     let st = state(&p, &id);
     assert_eq!(st["status"], "success");
     assert_eq!(st["max_iterations"], 5);
+    assert_eq!(
+        st["pinned_tests"],
+        serde_json::json!([".team-testing-fix/L1-unit/test_pinned.py::test_ten_percent_as_seen"]),
+        "the session's tests that asserted the old behaviour are named"
+    );
+    assert!(
+        fixed.stdout.contains("asserted the old behaviour"),
+        "{}",
+        fixed.stdout
+    );
     assert!(fixed.stdout.contains("apply") && fixed.stdout.contains("--fixes"));
 }
 

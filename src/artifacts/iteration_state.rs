@@ -173,6 +173,9 @@ pub struct IterationState {
     pub stuck_tests: Vec<String>,
     pub iterations: Vec<Iteration>,
     pub final_validation: Option<FullRun>,
+    /// The session's generated tests that fail against the fixed code: they asserted the old
+    /// behaviour (regenerate them before applying them with the fixes).
+    pub pinned_tests: Vec<String>,
     /// Progressive testing: tests run over the iterations, against the full suite each time.
     pub tests_run: usize,
     pub tests_full: usize,

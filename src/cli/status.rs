@@ -48,6 +48,7 @@ pub fn status(args: StatusArgs) -> anyhow::Result<i32> {
         let out = json!({
             "session_id": session.id,
             "coverage_change": crate::artifacts::coverage_change(&session.root),
+            "fix_cycle": crate::artifacts::IterationState::load(&session.root),
             "status": state.status,
             "pipeline_mode": state.pipeline_mode,
             "gc_rounds": state.gc_rounds,
@@ -200,6 +201,9 @@ pub fn render(
     if let Some(change) = crate::artifacts::coverage_change(&session.root) {
         out.push_str(&coverage_lines(&change));
     }
+    if let Some(cycle) = crate::artifacts::IterationState::load(&session.root) {
+        out.push_str(&fix_cycle_lines(&cycle, c));
+    }
     out.push('\n');
     out.push_str(&format!("{c} Pipeline Graph:\n"));
     let width = graph.tasks.iter().map(|t| t.id.len()).max().unwrap_or(0) + 1;
@@ -259,6 +263,43 @@ pub fn render(
 
 /// Coverage before -> after: the project's own tests, then with the generated ones, per layer
 /// and per file.
+/// The test-fix loop: where it is, its pass rate over the iterations, what is stuck.
+fn fix_cycle_lines(cycle: &crate::artifacts::IterationState, c: &str) -> String {
+    let rates: Vec<String> = cycle
+        .iterations
+        .iter()
+        .map(|i| format!("{:.1}%", i.pass_rate))
+        .collect();
+    let done = cycle.iterations.last().map_or(0, |i| i.iteration);
+    let at = if cycle.status == crate::artifacts::CycleStatus::Running {
+        format!(
+            "iteration {done} of at most {} done, next {} strategy",
+            cycle.max_iterations,
+            cycle.selected_strategy.as_str()
+        )
+    } else {
+        format!("after {done} iteration(s)")
+    };
+    let mut out = format!(
+        "{c} Test-Fix Cycle: {} ({at}); pass rate {}; branch {}\n",
+        cycle.status.as_str().replace('_', " "),
+        if rates.is_empty() {
+            "-".to_string()
+        } else {
+            rates.join(" -> ")
+        },
+        if cycle.branch.is_empty() {
+            "-"
+        } else {
+            &cycle.branch
+        }
+    );
+    if !cycle.stuck_tests.is_empty() {
+        out.push_str(&format!("  stuck: {}\n", cycle.stuck_tests.join(", ")));
+    }
+    out
+}
+
 fn coverage_lines(change: &crate::artifacts::CoverageChange) -> String {
     let c = "[coordinator]";
     let pct = |p: Option<f64>| p.map_or("-".to_string(), |p| format!("{p:.1}%"));

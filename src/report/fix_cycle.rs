@@ -106,6 +106,16 @@ pub(super) fn markdown(md: &mut String, f: &FixCycleReport, session_id: &str) {
         }
         md.push('\n');
     }
+    if !s.pinned_tests.is_empty() {
+        md.push_str(&format!(
+            "{} generated test(s) of this session fail against the fixed code: they asserted the old behaviour. Generate tests anew after `apply --fixes` (a new `team-testing run`) rather than applying these as they are:\n\n",
+            s.pinned_tests.len()
+        ));
+        for t in &s.pinned_tests {
+            md.push_str(&format!("- `{t}`\n"));
+        }
+        md.push('\n');
+    }
     if !f.fixed_files.is_empty() {
         md.push_str(&format!(
             "The fixes change {} file(s): {}. `team-testing apply --fixes {session_id}` applies them (it refuses if those files changed since).\n\n",

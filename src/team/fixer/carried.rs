@@ -1,6 +1,7 @@
-//! The session's own tests that found code defects (a standard run's, continued with
-//! `team-testing fix`): they join the fixer's suite, copied under a folder of ours in the
-//! mirror, so that fixing the code makes them pass too.
+//! The session's own generated tests (a standard run's, continued with `team-testing fix`).
+//! Those that found code defects join the fixer's suite, so fixing the code makes them pass
+//! too; the others are run once at the end against the fixed code, which tells which of them
+//! pinned the old behaviour. All are copied under a folder of ours in the mirror.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -9,34 +10,46 @@ use super::suite::CARRIED_DIR;
 use crate::session::LAYER_DIRS;
 use crate::testing::classify::Classification;
 
-/// (mirror-relative file -> bytes, the node ids of the defect tests).
-pub fn tests(session: &Path) -> (BTreeMap<PathBuf, Vec<u8>>, Vec<String>) {
+#[derive(Debug, Default)]
+pub struct Carried {
+    /// Mirror-relative file -> bytes.
+    pub files: BTreeMap<PathBuf, Vec<u8>>,
+    /// Node ids of the tests that found code defects.
+    pub defect_ids: Vec<String>,
+    /// Every carried test file, mirror-relative.
+    pub test_files: Vec<String>,
+}
+
+pub fn tests(session: &Path) -> Carried {
     let results = crate::artifacts::runs(session);
-    let mut files = BTreeMap::new();
-    let mut ids = Vec::new();
+    let mut out = Carried::default();
     for layer in LAYER_DIRS {
-        let Some(run) = results.of_layer(layer).last() else {
-            continue;
-        };
-        let defects: Vec<String> = run
-            .tests()
-            .iter()
-            .filter(|t| t.classification == Some(Classification::CodeDefect))
-            .filter_map(|t| node_id(layer, &t.id))
-            .collect();
-        if defects.is_empty() {
+        let dir = session.join("tests").join(layer);
+        let layer_files = crate::testing::python::test_files(&dir);
+        if layer_files.is_empty() {
             continue;
         }
-        let dir = session.join("tests").join(layer);
+        if let Some(run) = results.of_layer(layer).last() {
+            out.defect_ids.extend(
+                run.tests()
+                    .iter()
+                    .filter(|t| t.classification == Some(Classification::CodeDefect))
+                    .filter_map(|t| node_id(layer, &t.id)),
+            );
+        }
         let _ =
             crate::testing::workspace::list_files(&dir, Path::new(""), None, &mut |rel, abs| {
                 if let Ok(bytes) = crate::util::read_regular(&abs) {
-                    files.insert(Path::new(CARRIED_DIR).join(layer).join(rel), bytes);
+                    out.files
+                        .insert(Path::new(CARRIED_DIR).join(layer).join(rel), bytes);
                 }
             });
-        ids.extend(defects);
+        out.test_files.extend(layer_files.iter().filter_map(|f| {
+            let rel = f.strip_prefix(&dir).ok()?;
+            Some(format!("{CARRIED_DIR}/{layer}/{}", rel.display()))
+        }));
     }
-    (files, ids)
+    out
 }
 
 /// A run record's test id (`pkg.test_mod::TestA::test_b`) as a node id of its carried copy.

@@ -43,6 +43,9 @@ struct Loop<'a> {
     worktree: Option<Worktree>,
     /// The worktree, or the repository when there is none.
     code: PathBuf,
+    /// The session's generated test files (mirror-relative), run against the fixed code at the
+    /// end.
+    session_tests: Vec<String>,
     suite: Suite<'a>,
     state: IterationState,
     results: SuiteResults,
@@ -87,7 +90,7 @@ pub fn run(ctx: &RoleContext, tools: &Toolchain) -> Result<CycleEnd, FixError> {
         crate::sandbox::python_roots(&tools.interpreter, ctx.repo),
         &[mirror.clone(), scratch.clone()],
     )?;
-    let (carried, carried_ids) = super::carried::tests(&session);
+    let carried = super::carried::tests(&session);
     let suite = Suite {
         tools,
         sandbox: sandbox.as_ref(),
@@ -95,17 +98,19 @@ pub fn run(ctx: &RoleContext, tools: &Toolchain) -> Result<CycleEnd, FixError> {
         mirror,
         scratch,
         project_tests: suite::project_test_files(&code),
-        carried,
-        carried_ids,
+        carried: carried.files,
+        carried_ids: carried.defect_ids,
     };
     if suite.everything().is_empty() {
         return Err(FixError::NoTests);
     }
+    let session_tests = carried.test_files;
     let mut lp = Loop {
         ctx,
         session: session.clone(),
         worktree,
         code: code.clone(),
+        session_tests,
         suite,
         state,
         results: SuiteResults::default(),
@@ -562,6 +567,7 @@ impl Loop<'_> {
             duration_s: took.as_secs_f64(),
         });
         self.results = results;
+        self.pinned_tests()?;
         // The full run has the last word: an estimate the whole suite does not confirm is no success.
         if self.state.status != CycleStatus::Failure {
             let fails = plan::failures(&self.results);
@@ -575,6 +581,30 @@ impl Loop<'_> {
         }
         self.state.next_action = NextAction::Complete;
         self.save()
+    }
+}
+
+impl Loop<'_> {
+    /// The session's generated tests that fail against the fixed code (the defect tests are in
+    /// the suite): they pinned the old behaviour, so applying them with the fixes would fail.
+    fn pinned_tests(&mut self) -> Result<(), FixError> {
+        let changed = self
+            .state
+            .fixes()
+            .any(|i| i.outcome == IterationOutcome::Improved);
+        if self.session_tests.is_empty() || !changed {
+            return Ok(());
+        }
+        let files = self.session_tests.clone();
+        let (ran, _) = self
+            .suite
+            .run(Some(&files), "session-tests", self.run_timeout()?)?;
+        self.state.pinned_tests = ran
+            .failed()
+            .into_iter()
+            .filter(|t| !self.suite.carried_ids.contains(t))
+            .collect();
+        Ok(())
     }
 }
 
@@ -631,8 +661,16 @@ fn summary(state: &IterationState) -> String {
             } else {
                 String::new()
             };
+            let pinned = if state.pinned_tests.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; {} generated test(s) of the session asserted the old behaviour and fail now",
+                    state.pinned_tests.len()
+                )
+            };
             format!(
-                "{}: pass rate {first:.1}% -> {last:.1}% in {fixes} iteration(s), {commits} committed, {rolled} rolled back{saved}",
+                "{}: pass rate {first:.1}% -> {last:.1}% in {fixes} iteration(s), {commits} committed, {rolled} rolled back{saved}{pinned}",
                 status.as_str().replace('_', " ")
             )
         }

@@ -89,7 +89,7 @@ pub fn run(ctx: &RoleContext) -> Result<Outcome, FixError> {
                 .collect()
         })
         .unwrap_or_default();
-    let carried = super::carried::tests(&ctx.session.root).1;
+    let carried = super::carried::tests(&ctx.session.root).defect_ids;
     let mut md = found.markdown();
     md.push_str(&format!(
         "\n## Quality gate\n\n- The project's own suite: {}\n",

@@ -11,14 +11,20 @@ use crate::proc::run_captured_input;
 /// One git command's budget.
 const GIT_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// The identity of the worktree's commits (the user's own config may have none).
-const IDENTITY: [&str; 6] = [
+/// Settings of every git command here: an identity for the worktree's commits (the user's own
+/// config may have none), no signing, and none of the repository's hooks or fsmonitor (a
+/// checkout, commit or revert must not run programs of the repository's configuration).
+const SETTINGS: [&str; 10] = [
     "-c",
     "user.name=team-testing",
     "-c",
     "user.email=team-testing@localhost",
     "-c",
     "commit.gpgsign=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.fsmonitor=false",
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -38,7 +44,7 @@ pub enum GitError {
 /// Runs git in `dir`; its stdout, or why it failed.
 fn git(dir: &Path, args: &[&str], input: Option<Vec<u8>>) -> Result<String, GitError> {
     let mut argv = vec!["git"];
-    argv.extend(IDENTITY);
+    argv.extend(SETTINGS);
     argv.extend(args);
     let failed = |detail: String| GitError::Failed {
         args: args.join(" "),
