@@ -383,3 +383,71 @@ fn critical_issues_in_the_code_block_the_loop_and_an_agent_change_with_a_placeho
     assert!(subjects(&p, &st).is_empty(), "nothing committed");
     assert!(!p.session_dir(&id).join("fixes/combined.patch").exists());
 }
+
+#[test]
+fn files_that_would_make_git_run_programs_are_refused_and_a_project_in_a_subfolder_is_fixed() {
+    // The fixture one folder down in its git repository, as in a monorepo.
+    let p = Project::fixture("python-fixcycle");
+    let sub = p.repo.join("shop-app");
+    std::fs::create_dir_all(&sub).unwrap();
+    for name in ["shop", "tests", "pytest.ini"] {
+        std::fs::rename(p.repo.join(name), sub.join(name)).unwrap();
+    }
+    crate::common::git(&p.repo, &["add", "-A"]);
+    crate::common::git(&p.repo, &["commit", "-q", "-m", "move into a subfolder"]);
+    let cfg = agent_config(&p);
+    let out = p
+        .cmd(&[
+            "run",
+            TASK,
+            "--pipeline",
+            "test-fix",
+            "-y",
+            "--repo",
+            sub.to_str().unwrap(),
+            "--config",
+            &cfg,
+            "--backend",
+            "fixer=fake",
+        ])
+        .env("FAKE_AGENT_FIX", "hostile")
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let st = state(&p, &id);
+    assert_eq!(st["status"], "success", "{st}");
+    assert_eq!(st["prefix"], "shop-app/");
+    let note = st["iterations"][1]["note"].as_str().unwrap().to_string();
+    assert!(
+        note.contains(".GIT/config: not a path inside the repository (refused)")
+            && note.contains(".gitattributes: not a path inside the repository (refused)")
+            && !note.contains("git refused"),
+        "the hostile files were refused before git saw them: {note}"
+    );
+    let manifest = read_json(&p.session_dir(&id).join("fixes/manifest.json"));
+    let paths: Vec<&str> = manifest["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        vec!["shop-app/shop/inventory.py", "shop-app/shop/pricing.py"]
+    );
+    p.cmd(&["apply", "--fixes", &id, "--repo", sub.to_str().unwrap()])
+        .run()
+        .assert_code(0);
+    assert!(!p.repo.join(".gitattributes").exists() && !sub.join(".gitattributes").exists());
+    let pytest = Command::new("python3")
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .current_dir(&sub)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    assert!(
+        pytest.status.success(),
+        "{}",
+        String::from_utf8_lossy(&pytest.stdout)
+    );
+}

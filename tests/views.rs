@@ -308,6 +308,7 @@ fn roles_list_shows_every_role_with_its_backend_and_source() {
             "analyst",
             "coordinator",
             "executor",
+            "fixer",
             "generator",
             "strategist"
         ]

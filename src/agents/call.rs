@@ -192,6 +192,15 @@ fn run_backend(
                 ("TT_ROLE", input.role),
                 ("TT_TASK_ID", input.task_id),
                 ("TT_REPO", &*input.repo.to_string_lossy()),
+                // git in the agent's folder must not find the user's repository above it.
+                (
+                    "GIT_CEILING_DIRECTORIES",
+                    &*input
+                        .folder
+                        .parent()
+                        .unwrap_or(input.folder)
+                        .to_string_lossy(),
+                ),
             ]
             .map(|(k, v)| (k, v.to_string()));
             let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();

@@ -372,6 +372,17 @@ pub fn apply(plan: &FixPlan, dry_run: bool) -> Result<Vec<String>, FixError> {
     if dry_run {
         return Ok(Vec::new());
     }
+    // The touched files as they are, to put back should the result not be what was fixed.
+    let before: Vec<(PathBuf, Option<Vec<u8>>)> = plan
+        .manifest
+        .files
+        .iter()
+        .map(|f| {
+            let path = plan.top.join(&f.path);
+            let bytes = crate::util::read_regular(&path).ok();
+            (path, bytes)
+        })
+        .collect();
     let out = git(&[&args[..], &[&patch]].concat(), &plan.top)?;
     if !out.success() {
         return Err(FixError::DoesNotApply {
@@ -389,6 +400,12 @@ pub fn apply(plan: &FixPlan, dry_run: bool) -> Result<Vec<String>, FixError> {
         }
     }
     if !wrong.is_empty() {
+        for (path, bytes) in &before {
+            let _ = match bytes {
+                Some(b) => crate::util::write_nofollow(path, b),
+                None => std::fs::remove_file(path),
+            };
+        }
         return Err(FixError::NotAsFixed {
             repo: plan.top.clone(),
             files: wrong,

@@ -162,6 +162,9 @@ pub struct IterationState {
     /// The worktree, its branch, the user's HEAD and the commit the fixes start from (HEAD plus
     /// the uncommitted changes).
     pub worktree: String,
+    /// Where the project is inside the worktree (`""`, or `pkg/` for a project in a subfolder of
+    /// its git repository).
+    pub prefix: String,
     pub branch: String,
     pub user_head: String,
     pub base_commit: String,

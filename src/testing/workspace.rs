@@ -50,6 +50,14 @@ pub(crate) fn mirror(
     stale.iter().try_for_each(std::fs::remove_file)
 }
 
+/// Whether the symlink `link` resolves to a file inside `root`.
+fn stays_in(root: &Path, link: &Path) -> bool {
+    match (root.canonicalize(), link.canonicalize()) {
+        (Ok(root), Ok(target)) => target.starts_with(root),
+        _ => false,
+    }
+}
+
 fn is_symlink(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
 }
@@ -76,7 +84,9 @@ fn real_path_in(copy: &Path, rel: &Path) -> io::Result<PathBuf> {
 
 /// Calls `found(relative, absolute)` for every file under `root/rel`, leaving out [`SKIP_DIRS`], the
 /// root `target/` and `exclude` (the copy itself, should the session live inside the repo).
-/// Symlinks to files count as files; symlinked folders are not followed (no loops).
+/// Symlinks to files inside `root` count as files; a symlink out of it is left out (a copy made
+/// through it would hand a sandboxed test what the sandbox keeps from it: `/proc/self/environ`,
+/// a key in the home folder); symlinked folders are not followed (no loops).
 pub(crate) fn list_files(
     root: &Path,
     rel: &Path,
@@ -103,9 +113,35 @@ pub(crate) fn list_files(
             }
         } else if name == ".git" {
             // A worktree's pointer to its repository's git data: VCS data, like the folder.
-        } else if kind.is_file() || (kind.is_symlink() && abs.is_file()) {
+        } else if kind.is_file() || (kind.is_symlink() && abs.is_file() && stays_in(root, &abs)) {
             found(rel, abs);
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_symlink_out_of_the_repository_is_not_copied_and_one_inside_is() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("repo");
+        std::fs::create_dir_all(repo.join("pkg")).unwrap();
+        std::fs::write(repo.join("pkg/real.txt"), "inside").unwrap();
+        std::fs::write(tmp.path().join("secret.txt"), "outside").unwrap();
+        std::os::unix::fs::symlink(repo.join("pkg/real.txt"), repo.join("pkg/alias.txt")).unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("secret.txt"), repo.join("pkg/leak.txt"))
+            .unwrap();
+        std::os::unix::fs::symlink("/proc/self/environ", repo.join("env.txt")).unwrap();
+        let copy = tmp.path().join("copy");
+        mirror(&repo, &copy, &BTreeMap::new()).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(copy.join("pkg/alias.txt")).unwrap(),
+            "inside"
+        );
+        assert!(!copy.join("pkg/leak.txt").exists());
+        assert!(!copy.join("env.txt").exists());
+    }
 }

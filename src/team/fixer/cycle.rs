@@ -70,7 +70,7 @@ pub fn run(ctx: &RoleContext, tools: &Toolchain) -> Result<CycleEnd, FixError> {
         .unwrap_or(DEFAULT_MAX_ITERATIONS);
     let has_agent = ctx.agents.chain("fixer").iter().any(|b| !b.is_builtin());
     let (state, worktree) = if has_agent {
-        let (state, wt) = open_or_make(ctx, &wt_path)?;
+        let (state, wt) = open_or_make(ctx, &wt_path, &scratch)?;
         (state, Some(wt))
     } else {
         let state = IterationState {
@@ -83,7 +83,7 @@ pub fn run(ctx: &RoleContext, tools: &Toolchain) -> Result<CycleEnd, FixError> {
     };
     let code = worktree
         .as_ref()
-        .map_or_else(|| ctx.repo.to_path_buf(), |w| w.path.clone());
+        .map_or_else(|| ctx.repo.to_path_buf(), Worktree::code);
     let sandbox = sandbox_for(
         ctx,
         "fix",
@@ -117,16 +117,18 @@ pub fn run(ctx: &RoleContext, tools: &Toolchain) -> Result<CycleEnd, FixError> {
     };
     lp.state.current_task = ctx.task.id.clone();
     lp.state.max_iterations = max_iterations;
-    if lp.state.next_action == NextAction::Complete && lp.state.status != CycleStatus::Running {
-        // A retry of a loop that ended: its result stands.
-        return Ok(CycleEnd { state: lp.state });
-    }
-    lp.start()?;
-    while lp.state.next_action == NextAction::ExecuteFixTask {
-        lp.iterate()?;
-    }
-    if lp.state.next_action == NextAction::FinalValidation {
-        lp.final_validation()?;
+    // A retry of a loop that ended keeps its result; only the delivery is written again (a kill
+    // may have come between the last record and it).
+    let ended =
+        lp.state.next_action == NextAction::Complete && lp.state.status != CycleStatus::Running;
+    if !ended {
+        lp.start()?;
+        while lp.state.next_action == NextAction::ExecuteFixTask {
+            lp.iterate()?;
+        }
+        if lp.state.next_action == NextAction::FinalValidation {
+            lp.final_validation()?;
+        }
     }
     if let Some(wt) = &lp.worktree {
         super::deliver::write(&session, wt, &lp.state)?;
@@ -138,7 +140,11 @@ pub fn run(ctx: &RoleContext, tools: &Toolchain) -> Result<CycleEnd, FixError> {
 
 /// The worktree and the state of an earlier attempt at this session's loop, reset to its last
 /// recorded commit; or a new worktree and a fresh state.
-fn open_or_make(ctx: &RoleContext, wt_path: &Path) -> Result<(IterationState, Worktree), FixError> {
+fn open_or_make(
+    ctx: &RoleContext,
+    wt_path: &Path,
+    scratch: &Path,
+) -> Result<(IterationState, Worktree), FixError> {
     let session = &ctx.session.root;
     // The same task again (a resume, a retry): its worktree and state go on. Another cycle task
     // of the session (`fix` once more) starts afresh.
@@ -146,6 +152,7 @@ fn open_or_make(ctx: &RoleContext, wt_path: &Path) -> Result<(IterationState, Wo
         let wt = Worktree {
             path: wt_path.to_path_buf(),
             branch: state.branch.clone(),
+            prefix: state.prefix.clone(),
         };
         if !state.base_commit.is_empty() && wt.is_usable() {
             let recorded = recorded_head(&state);
@@ -164,11 +171,12 @@ fn open_or_make(ctx: &RoleContext, wt_path: &Path) -> Result<(IterationState, Wo
         }
     }
     let branch = worktree::free_branch(ctx.repo, &ctx.session.id, &ctx.task.id);
-    let made = worktree::make(ctx.repo, wt_path, &branch)?;
+    let made = worktree::make(ctx.repo, wt_path, &branch, scratch)?;
     let state = IterationState {
         version: 1,
         current_task: ctx.task.id.clone(),
         worktree: wt_path.display().to_string(),
+        prefix: made.worktree.prefix.clone(),
         branch,
         user_head: made.user_head,
         base_commit: made.base.clone(),
@@ -347,7 +355,18 @@ impl Loop<'_> {
         };
         let (backend, notes) = self.ask(&backends, &prompt)?;
         it.backend = backend;
-        let modified = self.wt().changed_files()?;
+        // What the answer had that was refused stays on record, whatever the outcome.
+        let refused = notes.join("; ");
+        let modified = match self.wt().changed_files() {
+            Ok(m) => m,
+            // git refused what the agent wrote (a path it does not take): the change goes.
+            Err(e) => {
+                self.wt().discard()?;
+                it.outcome = IterationOutcome::Rejected;
+                it.note = with_refused(format!("git refused the change: {e}"), &refused);
+                return self.record(it);
+            }
+        };
         if modified.is_empty() {
             it.outcome = IterationOutcome::NoChange;
             it.note = if notes.is_empty() {
@@ -367,7 +386,7 @@ impl Loop<'_> {
         )? {
             self.wt().discard()?;
             it.outcome = IterationOutcome::Rejected;
-            it.note = problem;
+            it.note = with_refused(problem, &refused);
             return self.record(it);
         }
         // Progressive testing: only what the change can affect.
@@ -425,6 +444,7 @@ impl Loop<'_> {
             )?);
             it.commit = Some(commit.clone());
             it.outcome = IterationOutcome::Improved;
+            it.note = refused.clone();
             self.state.best_iteration = n;
             self.state.best_pass_rate = after;
             self.state.best_commit = commit;
@@ -437,10 +457,13 @@ impl Loop<'_> {
             ))?;
             it.rollback_commit = Some(rollback);
             it.outcome = IterationOutcome::Regressed;
-            it.note = format!(
-                "the pass rate fell {:.1} points; rolled back to iteration {}",
-                before - after,
-                self.state.best_iteration
+            it.note = with_refused(
+                format!(
+                    "the pass rate fell {:.1} points; rolled back to iteration {}",
+                    before - after,
+                    self.state.best_iteration
+                ),
+                &refused,
             );
         } else {
             self.wt().discard()?;
@@ -449,7 +472,10 @@ impl Loop<'_> {
             } else {
                 IterationOutcome::Unchanged
             };
-            it.note = "no better than before: the change was dropped".into();
+            it.note = with_refused(
+                "no better than before: the change was dropped".into(),
+                &refused,
+            );
         }
         self.record(it)
     }
@@ -479,7 +505,16 @@ impl Loop<'_> {
                 Ok(answer) => {
                     notes.extend(answer.refused.iter().cloned());
                     for f in &answer.files {
-                        if let Err(why) = write_into(&self.code, &f.path, &f.content) {
+                        let written = if self.wt().is_ignored(&f.path) {
+                            // git would not commit it: what is tested must be what is delivered.
+                            Err(format!(
+                                "{}: a file git ignores (refused)",
+                                f.path.display()
+                            ))
+                        } else {
+                            write_into(&self.code, &f.path, &f.content)
+                        };
+                        if let Err(why) = written {
                             notes.push(why);
                         }
                     }
@@ -612,9 +647,19 @@ impl Loop<'_> {
 /// or through a symlink.
 fn write_into(root: &Path, rel: &Path, content: &str) -> Result<(), String> {
     let shown = rel.display().to_string();
+    // Git's data (in any case, as a case-insensitive filesystem sees it), our sessions, and the
+    // files that tell git to run programs or fetch anything (attributes, submodules).
+    let forbidden = |p: &std::ffi::OsStr| {
+        let p = p.to_string_lossy().to_ascii_lowercase();
+        let p = p.trim_end_matches(['.', ' ']);
+        matches!(
+            p,
+            ".git" | "git~1" | ".workflow" | ".gitattributes" | ".gitmodules"
+        )
+    };
     let safe = rel
         .components()
-        .all(|c| matches!(c, std::path::Component::Normal(p) if p != ".git" && p != ".workflow"));
+        .all(|c| matches!(c, std::path::Component::Normal(p) if !forbidden(p)));
     if !safe || rel.as_os_str().is_empty() {
         return Err(format!(
             "{shown}: not a path inside the repository (refused)"
@@ -632,6 +677,15 @@ fn write_into(root: &Path, rel: &Path, content: &str) -> Result<(), String> {
     }
     crate::util::write_nofollow(&root.join(rel), content.as_bytes())
         .map_err(|e| format!("{shown}: {e}"))
+}
+
+/// `note`, then what the answer had that was refused.
+fn with_refused(note: String, refused: &str) -> String {
+    if refused.is_empty() {
+        note
+    } else {
+        format!("{note}; refused: {refused}")
+    }
 }
 
 /// One sentence for the outcome and the summary.

@@ -1,13 +1,16 @@
 //! What the loop delivers: a patch per committed iteration, the combined patch from the base to
-//! the last commit, and the manifest `apply --fixes` checks the user's tree against.
+//! the last commit, and the manifest `apply --fixes` checks the user's tree against. Patches are
+//! written by git straight into their files (whole, binary-safe); hashes are of the blobs' bytes.
 
 use std::path::Path;
 
 use super::worktree::Worktree;
 use super::FixError;
-use crate::artifacts::{FixManifest, FixPatch, FixedFile, COMBINED_PATCH, FIXES_MANIFEST};
-use crate::artifacts::{IterationOutcome, IterationState};
-use crate::util::{atomic_write, atomic_write_json, mkdirs};
+use crate::artifacts::{
+    FixManifest, FixPatch, FixedFile, IterationOutcome, IterationState, COMBINED_PATCH,
+    FIXES_MANIFEST,
+};
+use crate::util::{atomic_write_json, mkdirs};
 
 /// The subject of an iteration's commit in the worktree (the seed's form).
 pub fn commit_subject(n: u32, strategy: &str, before: f64, after: f64) -> String {
@@ -22,30 +25,25 @@ pub fn iteration_patch(
     commit: &str,
 ) -> Result<String, FixError> {
     let rel = format!("fixes/iteration-{n}.patch");
-    let diff = wt.diff(&format!("{commit}^"), commit)?;
     mkdirs(&session.join("fixes"))?;
-    atomic_write(&session.join(&rel), diff.as_bytes())?;
+    wt.diff_to_file(&format!("{commit}^"), commit, &session.join(&rel))?;
     Ok(rel)
 }
 
-/// The combined patch and the manifest, when the loop committed anything.
+/// The combined patch and the manifest, when the loop committed anything. Idempotent: a retry
+/// or a resume writes the same files again.
 pub fn write(session: &Path, wt: &Worktree, state: &IterationState) -> Result<(), FixError> {
     let head = wt.head()?;
     if head == state.base_commit {
         return Ok(());
     }
     mkdirs(&session.join("fixes"))?;
-    let diff = wt.diff(&state.base_commit, &head)?;
-    atomic_write(&session.join(COMBINED_PATCH), diff.as_bytes())?;
-    let git_blob = |commit: &str, path: &str| -> Option<String> {
-        let out = crate::proc::run_captured(
-            &["git", "show", &format!("{commit}:{path}")],
-            &wt.path,
-            std::time::Duration::from_secs(60),
-        )
-        .ok()
-        .filter(|o| o.success())?;
-        Some(crate::agents::record::sha256_hex(out.stdout.as_bytes()))
+    wt.diff_to_file(&state.base_commit, &head, &session.join(COMBINED_PATCH))?;
+    let scratch = session.join("workspace").join("fix").join("scratch");
+    mkdirs(&scratch)?;
+    let sha = |commit: &str, path: &str| {
+        wt.blob(commit, path, &scratch)
+            .map(|b| crate::agents::record::sha256_hex(&b))
     };
     let files = wt
         .name_status(&state.base_commit, &head)?
@@ -57,10 +55,8 @@ pub fn write(session: &Path, wt: &Worktree, state: &IterationState) -> Result<()
                 _ => "modified",
             }
             .to_string(),
-            base_sha256: git_blob(&state.base_commit, &path),
-            head_sha256: crate::util::read_regular(&wt.path.join(&path))
-                .ok()
-                .map(|b| crate::agents::record::sha256_hex(&b)),
+            base_sha256: sha(&state.base_commit, &path),
+            head_sha256: sha(&head, &path),
             path,
         })
         .collect();

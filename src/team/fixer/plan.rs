@@ -74,8 +74,10 @@ pub fn localise(
     code: &Path,
 ) -> (Vec<TestLocalisation>, Vec<FaultCluster>) {
     let trace = results.as_trace(mirror);
-    let is_code =
-        |f: &str| crate::testing::detect::test_pattern(f).is_none() && code.join(f).is_file();
+    let is_code = |f: &str| {
+        crate::testing::detect::test_pattern(f).is_none()
+            && inside(code, f).is_some_and(|p| p.is_file())
+    };
     let mut raised = BTreeMap::new();
     let mut stacks = BTreeMap::new();
     for f in fails {
@@ -147,7 +149,8 @@ pub fn plan(
                         reason.push_str("; a frame of the failure's traceback");
                     }
                     ModificationPoint {
-                        function: enclosing_function(&code.join(&file), line),
+                        function: inside(code, &file)
+                            .and_then(|path| enclosing_function(&path, line)),
                         file,
                         line,
                         code: s.code.clone(),
@@ -189,6 +192,22 @@ pub fn plan(
         fixes,
         confidence_score,
     }
+}
+
+/// `code/rel` when `rel` is a relative path of plain names that stays inside `code` (symlinks
+/// resolved): test ids and traceback frames come from the project's code and name what they like.
+pub fn inside(code: &Path, rel: &str) -> Option<std::path::PathBuf> {
+    let rel = Path::new(rel);
+    if rel.as_os_str().is_empty()
+        || !rel
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+    {
+        return None;
+    }
+    let root = code.canonicalize().ok()?;
+    let real = code.join(rel).canonicalize().ok()?;
+    real.starts_with(&root).then_some(real)
 }
 
 /// The name of the Python function whose body holds `line`.

@@ -104,11 +104,19 @@ pub fn build(p: &PromptInput) -> String {
     );
     out.push_str("\nFILES (as they are now, repository-relative):\n");
     for rel in files {
-        let path = p.code.join(&rel);
+        // Only the project's own files: a test id or a frame may name any path.
+        let Some(path) = super::plan::inside(p.code, &rel) else {
+            continue;
+        };
         match std::fs::metadata(&path) {
             Ok(m) if m.is_file() && m.len() <= QUOTE_MAX => {
                 let text = std::fs::read_to_string(&path).unwrap_or_default();
-                out.push_str(&format!("```python\n# path: {rel}\n{text}```\n\n"));
+                let fence = match Path::new(&rel).extension().and_then(|e| e.to_str()) {
+                    Some("py") => "python",
+                    Some(other) => other,
+                    None => "",
+                };
+                out.push_str(&format!("```{fence}\n# path: {rel}\n{text}```\n\n"));
             }
             Ok(_) => out.push_str(&format!("- {rel} (too big to quote)\n")),
             Err(_) => {}

@@ -1,10 +1,18 @@
 //! The git worktree the fixer works in: a checkout of the user's HEAD under the session, on a
 //! branch of its own, with the user's uncommitted changes copied in and committed as its base.
-//! The user's working tree is never touched; every git command has a timeout and argv, never a
-//! shell string.
+//! The user's working tree is never touched.
+//!
+//! Git runs here with argv and a timeout, and none of the repository's programs: no hooks, no
+//! fsmonitor, every filter driver emptied, diffs by plumbing (`diff-tree`, `diff-index`) with no
+//! textconv or external diff, so neither the user's diff settings nor a file an agent wrote can
+//! make git run code or change what a patch says. Patches and blobs go to files, never through
+//! a capped pipe.
 
+use std::fs::File;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use crate::proc::run_captured_input;
 
@@ -12,8 +20,7 @@ use crate::proc::run_captured_input;
 const GIT_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Settings of every git command here: an identity for the worktree's commits (the user's own
-/// config may have none), no signing, and none of the repository's hooks or fsmonitor (a
-/// checkout, commit or revert must not run programs of the repository's configuration).
+/// config may have none), no signing, none of the repository's hooks or fsmonitor.
 const SETTINGS: [&str; 10] = [
     "-c",
     "user.name=team-testing",
@@ -25,6 +32,16 @@ const SETTINGS: [&str; 10] = [
     "core.hooksPath=/dev/null",
     "-c",
     "core.fsmonitor=false",
+];
+
+/// Diff options that make a patch what the files say: binary, no renames, no textconv or
+/// external diff program.
+const DIFF: [&str; 5] = [
+    "-p",
+    "--binary",
+    "--no-renames",
+    "--no-textconv",
+    "--no-ext-diff",
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -41,11 +58,53 @@ pub enum GitError {
     Copy { path: String, cause: std::io::Error },
 }
 
+/// `-c filter.<name>.clean= ...` for every filter driver the repository's config names, so a
+/// `.gitattributes` (the project's or an agent's) cannot make `git add` or a checkout run it.
+fn no_filters(dir: &Path) -> Vec<String> {
+    let mut argv = vec!["git".to_string()];
+    argv.extend(SETTINGS.iter().map(|s| s.to_string()));
+    argv.extend(
+        ["config", "--name-only", "--get-regexp", r"^filter\."]
+            .iter()
+            .map(|s| s.to_string()),
+    );
+    let args: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let Ok(out) = run_captured_input(&args, dir, &[], None, GIT_TIMEOUT) else {
+        return Vec::new();
+    };
+    let mut drivers: Vec<String> = out
+        .stdout
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("filter.")?;
+            rest.rsplit_once('.').map(|(name, _)| name.to_string())
+        })
+        .collect();
+    drivers.sort();
+    drivers.dedup();
+    drivers
+        .iter()
+        .flat_map(|d| {
+            ["clean", "smudge", "process"]
+                .iter()
+                .flat_map(move |k| ["-c".to_string(), format!("filter.{d}.{k}=")])
+                .chain(["-c".to_string(), format!("filter.{d}.required=false")])
+        })
+        .collect()
+}
+
+fn argv_for(dir: &Path, args: &[&str]) -> Vec<String> {
+    let mut argv = vec!["git".to_string()];
+    argv.extend(SETTINGS.iter().map(|s| s.to_string()));
+    argv.extend(no_filters(dir));
+    argv.extend(args.iter().map(|s| s.to_string()));
+    argv
+}
+
 /// Runs git in `dir`; its stdout, or why it failed.
 fn git(dir: &Path, args: &[&str], input: Option<Vec<u8>>) -> Result<String, GitError> {
-    let mut argv = vec!["git"];
-    argv.extend(SETTINGS);
-    argv.extend(args);
+    let argv = argv_for(dir, args);
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     let failed = |detail: String| GitError::Failed {
         args: args.join(" "),
         dir: dir.to_path_buf(),
@@ -59,10 +118,52 @@ fn git(dir: &Path, args: &[&str], input: Option<Vec<u8>>) -> Result<String, GitE
     Ok(out.stdout)
 }
 
+/// Runs git in `dir` with its stdout into `out` (whole, however big), within the timeout.
+fn git_to_file(dir: &Path, args: &[&str], out: &Path) -> Result<(), GitError> {
+    let failed = |detail: String| GitError::Failed {
+        args: args.join(" "),
+        dir: dir.to_path_buf(),
+        detail,
+    };
+    let argv = argv_for(dir, args);
+    let file = File::create(out).map_err(|e| failed(format!("{}: {e}", out.display())))?;
+    let mut command = Command::new(&argv[0]);
+    command
+        .args(&argv[1..])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(file)
+        .stderr(Stdio::null())
+        .process_group(0);
+    let mut child = command.spawn().map_err(|e| failed(e.to_string()))?;
+    let _group = crate::proc::GroupGuard::track(child.id());
+    let deadline = Instant::now() + GIT_TIMEOUT;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => return Ok(()),
+            Ok(Some(status)) => return Err(failed(format!("exited with {status}"))),
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(failed(format!(
+                    "timed out after {}s",
+                    GIT_TIMEOUT.as_secs()
+                )));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(e) => return Err(failed(e.to_string())),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Worktree {
+    /// The worktree's top folder.
     pub path: PathBuf,
     pub branch: String,
+    /// Where the project is inside it (`""`, or `pkg/` when the project is a subfolder of its
+    /// git repository).
+    pub prefix: String,
 }
 
 /// What making the worktree found.
@@ -97,86 +198,125 @@ pub fn free_branch(repo: &Path, session_id: &str, task_id: &str) -> String {
 }
 
 /// Makes the worktree at `path` on `branch` from the user's HEAD, with their uncommitted changes
-/// (tracked and untracked, not ignored) committed on top. A stale worktree of an earlier attempt
-/// at the same path is removed first.
-pub fn make(repo: &Path, path: &Path, branch: &str) -> Result<Made, GitError> {
+/// (tracked and untracked, not ignored) committed on top; `scratch` holds the patch of those
+/// changes. A stale worktree of an earlier attempt at the same path is removed first; a worktree
+/// that could not be made whole is removed with its branch.
+pub fn make(repo: &Path, path: &Path, branch: &str, scratch: &Path) -> Result<Made, GitError> {
+    let not_a_repo = |e: GitError| GitError::NotARepository {
+        repo: repo.to_path_buf(),
+        detail: e.to_string(),
+    };
     let user_head = git(repo, &["rev-parse", "--verify", "HEAD^{commit}"], None)
-        .map_err(|e| GitError::NotARepository {
-            repo: repo.to_path_buf(),
-            detail: e.to_string(),
-        })?
+        .map_err(not_a_repo)?
         .trim()
         .to_string();
+    let top = PathBuf::from(
+        git(repo, &["rev-parse", "--show-toplevel"], None)
+            .map_err(not_a_repo)?
+            .trim(),
+    );
+    let prefix = git(repo, &["rev-parse", "--show-prefix"], None)?
+        .trim()
+        .to_string();
+    let shown = path.to_string_lossy().into_owned();
     if path.exists() {
-        let shown = path.to_string_lossy().into_owned();
-        let _ = git(repo, &["worktree", "remove", "--force", &shown], None);
+        let _ = git(&top, &["worktree", "remove", "--force", &shown], None);
         let _ = std::fs::remove_dir_all(path);
-        let _ = git(repo, &["worktree", "prune"], None);
     }
+    // A worktree whose folder was deleted with its session is still registered: forget it.
+    let _ = git(&top, &["worktree", "prune"], None);
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|cause| GitError::Copy {
             path: parent.display().to_string(),
             cause,
         })?;
     }
-    let shown = path.to_string_lossy().into_owned();
     git(
-        repo,
+        &top,
         &["worktree", "add", "-q", "-B", branch, &shown, &user_head],
         None,
     )?;
     let worktree = Worktree {
         path: path.to_path_buf(),
         branch: branch.to_string(),
+        prefix,
     };
-    // The uncommitted changes: tracked ones as a binary diff, untracked files copied.
-    let diff = git(repo, &["diff", "--binary", "HEAD"], None)?;
-    if !diff.trim().is_empty() {
+    match copy_uncommitted(&top, &worktree, scratch).and_then(|()| {
+        if worktree.is_dirty()? {
+            worktree.commit("test-cycle: base - the working tree's uncommitted changes")?;
+        }
+        worktree.head()
+    }) {
+        Ok(base) => Ok(Made {
+            worktree,
+            user_head,
+            base,
+        }),
+        Err(e) => {
+            let _ = git(&top, &["worktree", "remove", "--force", &shown], None);
+            let _ = git(&top, &["branch", "-D", branch], None);
+            Err(e)
+        }
+    }
+}
+
+/// The user's uncommitted changes into the worktree: tracked ones as a binary patch (plumbing,
+/// so the user's diff settings do not shape it), untracked regular files copied.
+fn copy_uncommitted(top: &Path, wt: &Worktree, scratch: &Path) -> Result<(), GitError> {
+    std::fs::create_dir_all(scratch).map_err(|cause| GitError::Copy {
+        path: scratch.display().to_string(),
+        cause,
+    })?;
+    let patch = scratch.join("uncommitted.patch");
+    let mut args = vec!["diff-index"];
+    args.extend(DIFF);
+    args.push("HEAD");
+    git_to_file(top, &args, &patch)?;
+    if std::fs::metadata(&patch).is_ok_and(|m| m.len() > 0) {
+        let shown = patch.to_string_lossy().into_owned();
         git(
-            path,
-            &["apply", "--binary", "--whitespace=nowarn", "-"],
-            Some(diff.into_bytes()),
+            &wt.path,
+            &["apply", "--binary", "--whitespace=nowarn", &shown],
+            None,
         )?;
     }
     let untracked = git(
-        repo,
-        &["ls-files", "--others", "--exclude-standard", "-z"],
+        top,
+        &[
+            "ls-files",
+            "--others",
+            "--exclude-standard",
+            "--full-name",
+            "-z",
+        ],
         None,
     )?;
     for rel in untracked.split('\0').filter(|r| !r.is_empty()) {
-        let from = repo.join(rel);
+        let from = top.join(rel);
         // Regular files only: a symlink could point anywhere.
         if !std::fs::symlink_metadata(&from).is_ok_and(|m| m.is_file()) {
             continue;
         }
-        let bytes = crate::util::read_regular(&from).map_err(|cause| GitError::Copy {
+        let copy_err = |cause| GitError::Copy {
             path: rel.to_string(),
             cause,
-        })?;
-        let to = path.join(rel);
+        };
+        let bytes = crate::util::read_regular(&from).map_err(copy_err)?;
+        let to = wt.path.join(rel);
         if let Some(parent) = to.parent() {
-            std::fs::create_dir_all(parent).map_err(|cause| GitError::Copy {
-                path: rel.to_string(),
-                cause,
-            })?;
+            std::fs::create_dir_all(parent).map_err(copy_err)?;
         }
-        crate::util::write_nofollow(&to, &bytes).map_err(|cause| GitError::Copy {
-            path: rel.to_string(),
-            cause,
-        })?;
+        crate::util::write_nofollow(&to, &bytes).map_err(copy_err)?;
     }
-    if worktree.is_dirty()? {
-        worktree.commit("test-cycle: base - the working tree's uncommitted changes")?;
-    }
-    let base = worktree.head()?;
-    Ok(Made {
-        worktree,
-        user_head,
-        base,
-    })
+    Ok(())
 }
 
 impl Worktree {
+    /// The project's folder inside the worktree.
+    pub fn code(&self) -> PathBuf {
+        self.path.join(&self.prefix)
+    }
+
     pub fn head(&self) -> Result<String, GitError> {
         Ok(git(&self.path, &["rev-parse", "HEAD"], None)?
             .trim()
@@ -184,9 +324,11 @@ impl Worktree {
     }
 
     pub fn is_dirty(&self) -> Result<bool, GitError> {
-        Ok(!git(&self.path, &["status", "--porcelain"], None)?
-            .trim()
-            .is_empty())
+        Ok(
+            !git(&self.path, &["status", "--porcelain", "--ignored=no"], None)?
+                .trim()
+                .is_empty(),
+        )
     }
 
     /// Commits everything in the worktree; the new HEAD.
@@ -211,40 +353,78 @@ impl Worktree {
         self.head()
     }
 
-    /// Drops every uncommitted change (a change that did not improve, or a killed iteration's).
+    /// Drops every uncommitted change, ignored files too (a change that did not improve, or a
+    /// killed iteration's): what is tested is what is committed.
     pub fn discard(&self) -> Result<(), GitError> {
         git(&self.path, &["reset", "-q", "--hard", "HEAD"], None)?;
-        git(&self.path, &["clean", "-q", "-fd"], None)?;
+        git(&self.path, &["clean", "-q", "-fdx"], None)?;
         Ok(())
     }
 
     /// Moves the branch back to `commit` (commits a killed run made after its last record).
     pub fn reset_to(&self, commit: &str) -> Result<(), GitError> {
         git(&self.path, &["reset", "-q", "--hard", commit], None)?;
-        git(&self.path, &["clean", "-q", "-fd"], None)?;
+        git(&self.path, &["clean", "-q", "-fdx"], None)?;
         Ok(())
     }
 
-    /// `git diff --binary from to`.
-    pub fn diff(&self, from: &str, to: &str) -> Result<String, GitError> {
-        git(&self.path, &["diff", "--binary", from, to], None)
+    /// The patch from `from` to `to`, whole, into `out`.
+    pub fn diff_to_file(&self, from: &str, to: &str, out: &Path) -> Result<(), GitError> {
+        let mut args = vec!["diff-tree", "-r"];
+        args.extend(DIFF);
+        args.extend([from, to]);
+        git_to_file(&self.path, &args, out)
     }
 
-    /// The files the working tree changed against HEAD (added, modified, deleted).
+    /// The bytes of `path` (worktree-relative) at `commit`, through `scratch`; None when the
+    /// file is not there.
+    pub fn blob(&self, commit: &str, path: &str, scratch: &Path) -> Option<Vec<u8>> {
+        let spec = format!("{commit}:{path}");
+        git(&self.path, &["cat-file", "-e", &spec], None).ok()?;
+        let out = scratch.join("blob");
+        git_to_file(&self.path, &["cat-file", "blob", &spec], &out).ok()?;
+        std::fs::read(&out).ok()
+    }
+
+    /// The files the working tree changed against HEAD (added, modified, deleted), relative to
+    /// the project's folder; a change outside it is refused by the caller.
     pub fn changed_files(&self) -> Result<Vec<String>, GitError> {
         git(&self.path, &["add", "-A"], None)?;
-        let out = git(&self.path, &["diff", "--cached", "--name-only", "-z"], None)?;
+        let out = git(
+            &self.path,
+            &[
+                "diff-index",
+                "--cached",
+                "--name-only",
+                "--no-renames",
+                "-z",
+                "HEAD",
+            ],
+            None,
+        );
         git(&self.path, &["reset", "-q"], None)?;
-        Ok(out
+        Ok(out?
             .split('\0')
             .filter(|s| !s.is_empty())
-            .map(str::to_string)
+            .map(|p| p.strip_prefix(&self.prefix).unwrap_or(p).to_string())
             .collect())
     }
 
-    /// (status letter, path) of what changed between two commits.
+    /// (status letter, worktree-relative path) of what changed between two commits.
     pub fn name_status(&self, from: &str, to: &str) -> Result<Vec<(char, String)>, GitError> {
-        let out = git(&self.path, &["diff", "--name-status", "-z", from, to], None)?;
+        let out = git(
+            &self.path,
+            &[
+                "diff-tree",
+                "-r",
+                "--name-status",
+                "--no-renames",
+                "-z",
+                from,
+                to,
+            ],
+            None,
+        )?;
         let parts: Vec<&str> = out.split('\0').filter(|s| !s.is_empty()).collect();
         Ok(parts
             .chunks(2)
@@ -255,15 +435,15 @@ impl Worktree {
             .collect())
     }
 
-    /// The subjects of the commits after `base`, oldest first.
-    pub fn log_since(&self, base: &str) -> Result<Vec<String>, GitError> {
-        let range = format!("{base}..HEAD");
-        let out = git(
+    /// Whether `rel` (project-relative) is ignored by git: a file git would not commit.
+    pub fn is_ignored(&self, rel: &Path) -> bool {
+        let path = Path::new(&self.prefix).join(rel);
+        git(
             &self.path,
-            &["log", "--reverse", "--format=%s", &range],
+            &["check-ignore", "-q", "--no-index", &path.to_string_lossy()],
             None,
-        )?;
-        Ok(out.lines().map(str::to_string).collect())
+        )
+        .is_ok()
     }
 
     /// Whether the worktree exists and is on its branch.
