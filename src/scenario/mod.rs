@@ -13,5 +13,6 @@
 //! `util`.
 
 pub mod plan;
+pub mod req;
 
 pub use plan::{Priority, Scenario};
