@@ -14,5 +14,6 @@
 
 pub mod plan;
 pub mod req;
+pub mod route;
 
 pub use plan::{Priority, Scenario};
