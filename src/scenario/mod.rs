@@ -12,6 +12,7 @@
 //! Pure library code: it reads and writes the files it is given and imports nothing above
 //! `util`.
 
+pub mod board;
 pub mod build;
 pub mod plan;
 pub mod req;
