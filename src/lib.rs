@@ -16,6 +16,7 @@ pub mod proc;
 pub mod report;
 pub mod roles;
 pub mod sandbox;
+pub mod scenario;
 pub mod sched;
 pub mod session;
 pub mod tasks;
