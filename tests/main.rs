@@ -24,6 +24,7 @@ mod report;
 mod resume;
 mod safety;
 mod sandbox;
+mod scenarios;
 mod strategist;
 mod torture;
 mod verdicts;

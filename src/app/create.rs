@@ -35,6 +35,8 @@ pub struct NewSession {
     pub max_roles: Option<usize>,
     /// `--max-iterations N` of the test-fix loop.
     pub max_iterations: Option<u32>,
+    /// `--spec-dir DIR`: where the requirement files are.
+    pub spec_dir: Option<PathBuf>,
     pub agents: AgentChoice,
     pub sandbox: SandboxSettings,
     /// The completion action to record.
@@ -92,6 +94,7 @@ pub fn create(new: &NewSession) -> Result<Created> {
     controls.concurrency = new.concurrency;
     controls.max_roles = new.max_roles;
     controls.max_iterations = new.max_iterations;
+    controls.spec_dir = absolute(&new.spec_dir, "spec dir")?;
     controls.apply(&mut config);
     let scope = scope::analyse(&new.repo, new.base.as_deref())?;
     let selection = select(new, &config, &scope)?;
@@ -125,6 +128,34 @@ pub fn create(new: &NewSession) -> Result<Created> {
             problem: e.to_string(),
         })?;
 
+    // The scenario plan, before anything is written: a malformed requirement file stops here.
+    let layers: Vec<String> = {
+        let graph = TaskGraph::new(tasks("<session>", "")?);
+        let mut codes: Vec<String> = graph
+            .tasks
+            .iter()
+            .filter(|t| t.owner == config.gc.generator)
+            .filter_map(|t| {
+                t.layer
+                    .as_deref()
+                    .map(|l| crate::tasks::layer_code(l).to_string())
+            })
+            .collect();
+        codes.sort();
+        codes.dedup();
+        codes
+    };
+    let scenarios = if layers.is_empty() {
+        None
+    } else {
+        Some(super::scenarios::plan(
+            &scope.repo,
+            &new.sessions_root,
+            controls.spec_dir.as_deref(),
+            &scope,
+            &layers,
+        )?)
+    };
     let agents = new
         .agents
         .settings(&scope.repo, &registry, &new.sessions_root)?;
@@ -139,10 +170,17 @@ pub fn create(new: &NewSession) -> Result<Created> {
         crate::session::git_exclude::exclude_sessions(&scope.repo, &new.sessions_root);
     let now = now_ts();
     let graph = TaskGraph::new(tasks(&session.root.display().to_string(), &now)?);
-    atomic_write_json(
-        &session.analysis_json(),
-        &task_analysis(&config, &new.task, &selection, &scope, &graph.tasks),
-    )?;
+    let mut analysis = task_analysis(&config, &new.task, &selection, &scope, &graph.tasks);
+    if let Some(planned) = &scenarios {
+        super::scenarios::write(&session, planned)?;
+        analysis["scenario_plan"] = serde_json::json!({
+            "route": planned.route.as_str(),
+            "why": planned.why,
+            "scenarios": planned.rows.len(),
+            "file": crate::scenario::plan::FILE,
+        });
+    }
+    atomic_write_json(&session.analysis_json(), &analysis)?;
     session.save_tasks(&graph)?;
     let mut roles: Vec<String> = Vec::new();
     for t in &graph.tasks {

@@ -10,5 +10,6 @@ pub mod open;
 pub mod plan;
 pub mod resume;
 pub mod roles;
+pub mod scenarios;
 pub mod summary;
 pub mod team;

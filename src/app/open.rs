@@ -46,6 +46,9 @@ pub fn open(root: &Path, arg: Option<&str>, options: &OpenOptions) -> Result<Ope
             path: state.repo.clone(),
         });
     }
+    // A plan the user edited since `--dry-run` is checked before anything runs: each bad row is
+    // named, and the session stays as it is.
+    super::scenarios::load(&session, &state.repo)?;
     if let Some(n) = options.max_roles {
         state.controls.max_roles = Some(n);
     }

@@ -62,6 +62,10 @@ pub struct RunArgs {
     /// Most tasks running at once (default: every ready task, the pipeline's parallel width).
     #[arg(short = 'c', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub concurrency: Option<u64>,
+    /// Where the requirement files (REQ-*.md) are, for the spec route of the scenario plan
+    /// (default: anywhere in the repository).
+    #[arg(long, value_name = "DIR")]
+    pub spec_dir: Option<PathBuf>,
     /// Iterations of the test-fix loop (`--pipeline test-fix`; default 10).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_iterations: Option<u32>,
@@ -85,6 +89,7 @@ impl RunArgs {
             concurrency: self.concurrency.map(|n| n as usize),
             max_roles: self.drive.max_roles.map(|n| n as usize),
             max_iterations: self.max_iterations,
+            spec_dir: self.spec_dir.clone(),
             agents: self.drive.agents.choice(),
             sandbox: self.sandbox.settings()?,
             completion: self.drive.completion_action(),
@@ -180,6 +185,7 @@ fn confirm_plan(
     graph: &TaskGraph,
 ) -> anyhow::Result<bool> {
     print_plan("Plan", state, config, graph);
+    print_scenarios(session);
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let mut out = std::io::stderr();
@@ -270,6 +276,17 @@ fn print_plan(title: &str, state: &SessionState, config: &TeamConfig, graph: &Ta
     }
 }
 
+/// The scenario plan: its route, scenarios per layer, priorities and sample rows.
+fn print_scenarios(session: &SessionDir) {
+    let lines = crate::scenario::gate::session_gate_lines(&session.root);
+    if let Some((first, rest)) = lines.split_first() {
+        println!("Scenario plan ({}), {first}", crate::scenario::plan::FILE);
+        for l in rest {
+            println!("  {l}");
+        }
+    }
+}
+
 /// The dry run's plan: what will run, and what will have nothing to do.
 fn print_dry_run(
     session: &SessionDir,
@@ -279,6 +296,7 @@ fn print_dry_run(
     planned: &Planned,
 ) {
     print_plan("Plan (dry run)", state, config, graph);
+    print_scenarios(session);
     println!("  strategy: {}", planned.strategy_note);
     let (skipped, to_run): (Vec<_>, Vec<_>) = planned
         .plan

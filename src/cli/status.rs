@@ -178,6 +178,9 @@ pub fn render(
         state.status.as_str()
     ));
     out.push_str(&format!("{c} Mode: {}\n", state.pipeline_mode));
+    if let Some(route) = crate::scenario::gate::session_gate_lines(&session.root).first() {
+        out.push_str(&format!("{c} Scenario plan: {route}\n"));
+    }
     out.push_str(&format!("{c} Progress: {d}/{total} ({pct}%)\n"));
     let mut layers: Vec<String> = graph
         .tasks

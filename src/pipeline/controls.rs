@@ -33,6 +33,9 @@ pub struct RunControls {
     pub max_roles: Option<usize>,
     /// `--max-iterations N`: iterations of the test-fix loop (default 10).
     pub max_iterations: Option<u32>,
+    /// `--spec-dir DIR`: where the requirement files (`REQ-*.md`) are (default: anywhere in the
+    /// repository).
+    pub spec_dir: Option<std::path::PathBuf>,
 }
 
 impl RunControls {
@@ -98,6 +101,7 @@ impl RunControls {
             concurrency: None,
             max_roles: None,
             max_iterations: None,
+            spec_dir: None,
         })
     }
 

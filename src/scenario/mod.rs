@@ -7,13 +7,15 @@
 //! - `plan`: the rows, `scenarios.csv` (written atomically, read tolerantly) and its validation;
 //! - `route`: which route feeds the plan (resume, rerun, spec, gap, code) and why;
 //! - `build`: scenarios from each route's input, numbered `AT-001`..;
-//! - `board`: `discoveries.ndjson`, the board of patterns, fixtures and conventions roles share.
+//! - `board`: `discoveries.ndjson`, the board of patterns, fixtures and conventions roles share;
+//! - `gate`: what the plan gate, the strategy and `status` show of a plan.
 //!
 //! Pure library code: it reads and writes the files it is given and imports nothing above
 //! `util`.
 
 pub mod board;
 pub mod build;
+pub mod gate;
 pub mod plan;
 pub mod req;
 pub mod route;

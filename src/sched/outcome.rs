@@ -6,6 +6,7 @@ use serde_json::json;
 use super::effect::publish;
 use super::{Effect, Scheduler, COORDINATOR};
 use crate::bus::message::{ErrorReport, Payload, Progress};
+use crate::tasks::data::FAIL_FAST;
 use crate::tasks::{Outcome, OutcomeStatus, TaskStatus};
 
 /// A task a dead process left in progress, and its outcome if the record on disk shows that
@@ -81,25 +82,75 @@ impl Scheduler {
                 let _ = self.graph.complete(task_id, outcome.clone(), now);
                 if is_critic {
                     effects.extend(self.gc_checkpoint(task_id, &outcome, now));
+                    if let Some(reason) = outcome.data.get(FAIL_FAST).and_then(|v| v.as_str()) {
+                        effects.extend(self.fail_fast(task.layer.as_deref(), reason, now));
+                    }
                 }
             }
         }
         effects
     }
 
+    /// The scenario plan's fail-fast: a critical scenario failed in `layer`, so the later layers
+    /// do not run (their tasks are not applicable, with the reason); the report still follows.
+    fn fail_fast(&mut self, layer: Option<&str>, reason: &str, now: &str) -> Vec<Effect> {
+        let Some(layer) = layer else {
+            return Vec::new();
+        };
+        let code = crate::tasks::layer_code(layer).to_string();
+        let gc = &self.config.gc;
+        let owners = [gc.generator.clone(), gc.critic.clone()];
+        let later: Vec<String> = self
+            .graph
+            .tasks
+            .iter()
+            .filter(|t| t.status == TaskStatus::Pending && t.owner == owners[0])
+            .filter(|t| {
+                t.layer
+                    .as_deref()
+                    .is_some_and(|l| crate::tasks::layer_code(l) > code.as_str())
+            })
+            .map(|t| t.id.clone())
+            .collect();
+        if later.is_empty() {
+            return Vec::new();
+        }
+        let why = format!("fail-fast: {reason}");
+        let owner_refs = [owners[0].as_str(), owners[1].as_str()];
+        let mut stopped = Vec::new();
+        for id in &later {
+            stopped.push(id.clone());
+            stopped.extend(
+                self.graph
+                    .not_applicable(id, Outcome::not_applicable(why.clone()), &owner_refs, now)
+                    .unwrap_or_default(),
+            );
+        }
+        vec![publish(
+            COORDINATOR,
+            format!("[coordinator] {why}; not run: {}", stopped.join(", ")),
+            Payload::Progress(Progress {
+                task_id: later[0].clone(),
+                phase: "fail_fast".into(),
+                progress_pct: None,
+                detail: Some(why),
+            }),
+        )]
+    }
+
     /// Back to pending while attempts remain, else failed (its successors are skipped at the
-    /// next beat).
+    /// next beat). A failure only the user can fix (a blocker) is not retried.
     fn failed(&mut self, task_id: &str, outcome: Outcome, now: &str) -> Effect {
         let reason = outcome.summary.clone();
+        let blocker = outcome
+            .data
+            .get(crate::tasks::data::BLOCKER)
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false);
+        let attempts = if blocker { 1 } else { self.config.max_attempts };
         let retry = self
             .graph
-            .fail_attempt(
-                task_id,
-                &reason,
-                self.config.max_attempts,
-                Some(outcome),
-                now,
-            )
+            .fail_attempt(task_id, &reason, attempts, Some(outcome), now)
             .unwrap_or(false);
         publish(
             COORDINATOR,

@@ -187,6 +187,9 @@ pub mod data {
     pub const FAILED_TESTS: &str = "failed_tests";
     /// What the generator found while searching (broken contracts, import errors): a list.
     pub const FINDINGS: &str = "findings";
+    /// Set by an executor task when a critical scenario of the plan failed: why the later layers
+    /// do not run.
+    pub const FAIL_FAST: &str = "fail_fast";
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

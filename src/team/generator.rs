@@ -418,6 +418,13 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
         written.push(format!("tests/{layer}/{}", m.test_file));
         tests += m.tests.len();
     }
+    // The plan's scenarios with stated checks get their own files (the first round writes them;
+    // revisions keep them).
+    if round.is_none() {
+        let (files, n) = super::shared::scenario_tests::write(&ctx.session.root, layer, &dir)?;
+        written.extend(files);
+        tests += n;
+    }
     copy_py_files(
         &dir,
         &history_dir(&ctx.session.root, layer, round.unwrap_or(0)),

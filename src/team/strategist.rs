@@ -268,6 +268,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         existing.len(),
     );
     md.push_str(&render_toolchain(&tools, &layout));
+    md.push_str(&render_scenario_plan(ctx));
     let dir = ctx.session.root.join("strategy");
     if let Err(e) =
         mkdirs(&dir).and_then(|()| atomic_write(&dir.join("test-strategy.md"), md.as_bytes()))
@@ -689,6 +690,21 @@ fn toolchain_risks(t: &Toolchain) -> Vec<Value> {
         );
     }
     risks
+}
+
+/// The scenario plan's route and why it was chosen, with the scenarios per layer (when the
+/// session has a plan).
+fn render_scenario_plan(ctx: &RoleContext) -> String {
+    let lines = crate::scenario::gate::session_gate_lines(&ctx.session.root);
+    let Some((route, rest)) = lines.split_first() else {
+        return String::new();
+    };
+    let mut md =
+        format!("\n## Scenario Plan\n\nThe plan is `scenarios.csv` in the session; {route}.\n\n");
+    for l in rest {
+        md.push_str(&format!("- {}\n", l.trim()));
+    }
+    md
 }
 
 fn render_toolchain(t: &Toolchain, layout: &TestLayout) -> String {

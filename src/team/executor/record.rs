@@ -249,6 +249,27 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
         "defect_patterns": patterns, "quarantined": f.quarantined.len(),
         "failed_tests": failed_ids,
     })));
+    // The plan's scenarios of this layer get their results; a critical one that failed stops the
+    // later layers (the coordinator reads `fail_fast`).
+    let run_file = results.join(format!("run-{:03}.json", f.n));
+    if let Ok(record) = crate::artifacts::read_run(&run_file) {
+        match crate::team::shared::scenario_results::record(
+            &ctx.session.root,
+            f.layer,
+            &record,
+            ctx.task.gc_round().is_none(),
+        ) {
+            Ok(Some(reason)) => {
+                out.summary = format!("{}; fail-fast: {reason}", out.summary);
+                out.data.insert(data::FAIL_FAST.into(), json!(reason));
+            }
+            Ok(None) => {}
+            Err(e) => {
+                out.data
+                    .insert("scenario_results_error".into(), json!(e.to_string()));
+            }
+        }
+    }
     out.artifacts = std::iter::once(format!("results/run-{:03}.json", f.n))
         .chain(f.out.reports.iter().cloned())
         .collect();

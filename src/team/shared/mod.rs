@@ -9,3 +9,7 @@ pub(crate) mod feedback;
 pub(crate) mod localise;
 pub(crate) mod mutation;
 pub(crate) mod python_modules;
+/// Each scenario's result from a layer's run, written back into scenarios.csv.
+pub(crate) mod scenario_results;
+/// The tests of a layer's scenarios (scenarios.csv) written from their stated checks.
+pub(crate) mod scenario_tests;

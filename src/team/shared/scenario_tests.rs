@@ -1,0 +1,344 @@
+//! The tests of a layer's scenarios (scenarios.csv) the built-in Python generator writes beside
+//! its search: each scenario whose test cases state a concrete check (`apply_discount(100, 10)
+//! returns 90`, `take(1, 2) raises ValueError`, `can_fulfil(5, 5) is true`) gets its own file, at
+//! the row's `test_file`, one test per case named after the scenario (`test_at_001_case_1`).
+//! A case is written only when its call and value are plain literals: requirement text never
+//! becomes code that could do anything but call the function under test.
+
+use std::path::{Component, Path};
+
+use crate::scenario::plan::{self, Scenario};
+use crate::tasks::layer_code;
+use crate::team::error::RoleError;
+use crate::util::atomic_write;
+
+/// Python's built-in exceptions a case may name without an import.
+const BUILTIN_EXCEPTIONS: [&str; 16] = [
+    "Exception",
+    "ValueError",
+    "TypeError",
+    "KeyError",
+    "IndexError",
+    "ZeroDivisionError",
+    "ArithmeticError",
+    "LookupError",
+    "RuntimeError",
+    "AssertionError",
+    "AttributeError",
+    "NotImplementedError",
+    "OverflowError",
+    "PermissionError",
+    "FileNotFoundError",
+    "StopIteration",
+];
+
+/// One checkable case.
+#[derive(Debug, Clone, PartialEq)]
+enum Check {
+    Equals(String),
+    Raises(String),
+    Truthy,
+    Falsy,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Case {
+    /// The function's name as called (`apply_discount`).
+    function: String,
+    /// `apply_discount(100, 10)`.
+    call: String,
+    check: Check,
+}
+
+/// Writes the scenario tests of `layer` into `dir` (the session's `tests/<layer>/`); returns the
+/// session-relative files written and the number of tests.
+pub(crate) fn write(
+    session: &Path,
+    layer: &str,
+    dir: &Path,
+) -> Result<(Vec<String>, usize), RoleError> {
+    let path = session.join(plan::FILE);
+    let Ok(mut rows) = plan::read_csv(&path) else {
+        return Ok((Vec::new(), 0));
+    };
+    let code = layer_code(layer);
+    let mut written = Vec::new();
+    let mut tests = 0;
+    for row in rows.iter_mut().filter(|r| r.layer == code) {
+        let Some(module) = module_of(&row.target_file) else {
+            continue;
+        };
+        let cases: Vec<Case> = row
+            .test_cases
+            .iter()
+            .filter_map(|c| parse_case(c))
+            .collect();
+        let own = if cases.is_empty() {
+            None
+        } else {
+            file_name(row, layer)
+        };
+        if let Some(name) = own {
+            let source = render(row, &module, &cases);
+            atomic_write(&dir.join(&name), source.as_bytes())?;
+            written.push(format!("tests/{layer}/{name}"));
+            tests += cases.len();
+            row.test_file = format!("tests/{layer}/{name}");
+            row.status = "written".into();
+        } else {
+            // No stated check: the search's tests of the target module stand for the scenario.
+            let searched = format!("test_{}.py", module.replace('.', "_"));
+            if dir.join(&searched).is_file() {
+                row.test_file = format!("tests/{layer}/{searched}");
+                row.status = "written".into();
+            }
+        }
+    }
+    plan::write_csv(&path, &rows).map_err(|e| RoleError::Io {
+        action: "write",
+        path: path.clone(),
+        cause: std::io::Error::other(e.to_string()),
+    })?;
+    Ok((written, tests))
+}
+
+/// The row's test file name inside the layer's folder: its `test_file` when that is a plain
+/// `tests/<layer>/test_*.py` path, else one made from its id.
+fn file_name(row: &Scenario, layer: &str) -> Option<String> {
+    let given = Path::new(&row.test_file);
+    let prefix = Path::new("tests").join(layer);
+    let ok = given.starts_with(&prefix)
+        && given
+            .components()
+            .all(|c| matches!(c, Component::Normal(_)))
+        && given.parent() == Some(prefix.as_path());
+    let name = given.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if ok && name.starts_with("test_") && name.ends_with(".py") {
+        return Some(name.to_string());
+    }
+    let id = row.id.to_ascii_lowercase().replace('-', "_");
+    is_identifier(&id).then(|| format!("test_{id}.py"))
+}
+
+/// `shop/pricing.py` -> `shop.pricing` (a `src/` layout's prefix dropped).
+fn module_of(target: &str) -> Option<String> {
+    let stem = target.strip_suffix(".py")?;
+    let stem = stem.strip_prefix("src/").unwrap_or(stem);
+    let stem = stem.strip_suffix("/__init__").unwrap_or(stem);
+    let module = stem.replace('/', ".");
+    module.split('.').all(is_identifier).then_some(module)
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+/// A test case as the plan writes it (`CALL returns V`, `CALL raises E`, `CALL is true`,
+/// `CALL is false`), when its call and value are literals only.
+fn parse_case(case: &str) -> Option<Case> {
+    let case = case.trim();
+    let (call, check) = if let Some(call) = case.strip_suffix(" is true") {
+        (call, Check::Truthy)
+    } else if let Some(call) = case.strip_suffix(" is false") {
+        (call, Check::Falsy)
+    } else if let Some((call, e)) = case.rsplit_once(" raises ") {
+        (call, Check::Raises(e.trim().to_string()))
+    } else if let Some((call, v)) = case.rsplit_once(" returns ") {
+        (call, Check::Equals(v.trim().to_string()))
+    } else {
+        return None;
+    };
+    let call = call.trim();
+    let (function, args) = call.split_once('(')?;
+    let args = args.strip_suffix(')')?;
+    let function = function.trim();
+    if !is_identifier(function) || !literals(args) {
+        return None;
+    }
+    match &check {
+        Check::Equals(v) if !literals(v) || v.is_empty() => return None,
+        Check::Raises(e) if !is_identifier(e) => return None,
+        _ => {}
+    }
+    Some(Case {
+        function: function.to_string(),
+        call: call.to_string(),
+        check,
+    })
+}
+
+/// Whether `text` is only Python literals: numbers, simple strings (no backslash), True, False,
+/// None, and the brackets, commas and colons of lists, tuples and dicts.
+fn literals(text: &str) -> bool {
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | ',' | ':' | '[' | ']' | '(' | ')' | '{' | '}' | '-' | '+' | '.' => {}
+            '0'..='9' => {}
+            'e' | 'E' | 'j' | '_' => {}
+            '\'' | '"' => {
+                let quote = c;
+                loop {
+                    match chars.next() {
+                        Some(q) if q == quote => break,
+                        Some('\\') | None => return false,
+                        Some(_) => {}
+                    }
+                }
+            }
+            c if c.is_ascii_alphabetic() => {
+                let mut word = c.to_string();
+                while let Some(&n) = chars.peek() {
+                    if n.is_ascii_alphanumeric() || n == '_' {
+                        word.push(n);
+                        chars.next();
+                    } else {
+                        break;
+                    }
+                }
+                if !matches!(word.as_str(), "True" | "False" | "None") {
+                    return false;
+                }
+            }
+            _ => return false,
+        }
+    }
+    true
+}
+
+fn render(row: &Scenario, module: &str, cases: &[Case]) -> String {
+    let mut names: Vec<&str> = cases.iter().map(|c| c.function.as_str()).collect();
+    for c in cases {
+        if let Check::Raises(e) = &c.check {
+            if !BUILTIN_EXCEPTIONS.contains(&e.as_str()) {
+                names.push(e);
+            }
+        }
+    }
+    names.sort();
+    names.dedup();
+    let id = row.id.to_ascii_lowercase().replace('-', "_");
+    let reference = if row.req_ref.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", row.req_ref)
+    };
+    let mut out = format!(
+        "\"\"\"Scenario {}{reference}: {}. Written by team-testing from the scenario's test cases.\"\"\"\n",
+        row.id,
+        row.name.replace('\\', "/").replace("\"\"\"", "'''")
+    );
+    out.push_str("import tempfile\n\nimport pytest\n\n");
+    out.push_str(&format!("from {module} import {}\n", names.join(", ")));
+    out.push_str(ISOLATION_FIXTURE);
+    for (i, c) in cases.iter().enumerate() {
+        let doc = format!("{}: {}", row.id, describe(c)).replace('"', "'");
+        out.push_str(&format!(
+            "\n\ndef test_{id}_case_{}():\n    \"\"\"{doc}\"\"\"\n",
+            i + 1
+        ));
+        match &c.check {
+            Check::Equals(v) => out.push_str(&format!("    assert {} == {v}\n", c.call)),
+            Check::Truthy => out.push_str(&format!("    assert {}\n", c.call)),
+            Check::Falsy => out.push_str(&format!("    assert not {}\n", c.call)),
+            Check::Raises(e) => out.push_str(&format!(
+                "    with pytest.raises({e}):\n        {}\n",
+                c.call
+            )),
+        }
+    }
+    out
+}
+
+fn describe(c: &Case) -> String {
+    match &c.check {
+        Check::Equals(v) => format!("{} returns {v}", c.call),
+        Check::Raises(e) => format!("{} raises {e}", c.call),
+        Check::Truthy => format!("{} is true", c.call),
+        Check::Falsy => format!("{} is false", c.call),
+    }
+}
+
+/// The isolation fixture every test team-testing writes carries (see `gen/tt_isolation.py`).
+const ISOLATION_FIXTURE: &str = r#"
+
+@pytest.fixture(autouse=True)
+def _tt_isolated(tmp_path_factory, monkeypatch):
+    """team-testing: run in a fresh folder, with HOME, the XDG folders and TMPDIR of its own."""
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    for name, sub in (("XDG_CONFIG_HOME", ".config"), ("XDG_DATA_HOME", ".local/share"),
+                      ("XDG_CACHE_HOME", ".cache"), ("XDG_STATE_HOME", ".local/state")):
+        monkeypatch.setenv(name, str(home / sub))
+    tmp = tmp_path_factory.mktemp("tmp")
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cases_with_literal_calls_and_values_become_checks() {
+        let c = parse_case("apply_discount(100, 10) returns 90").unwrap();
+        assert_eq!(c.function, "apply_discount");
+        assert_eq!(c.check, Check::Equals("90".into()));
+        assert_eq!(
+            parse_case("take(1, 2) raises ValueError").unwrap().check,
+            Check::Raises("ValueError".into())
+        );
+        assert_eq!(
+            parse_case("can_fulfil(5, 5) is true").unwrap().check,
+            Check::Truthy
+        );
+        assert_eq!(
+            parse_case("f([1, 'a b', None], {'k': -1.5}) returns (1, 2)")
+                .unwrap()
+                .check,
+            Check::Equals("(1, 2)".into())
+        );
+    }
+
+    #[test]
+    fn anything_but_literals_is_left_out() {
+        for bad in [
+            "f(__import__('os').system('x')) returns 1",
+            "f(1) returns open('/etc/passwd')",
+            "f('a\\'b') returns 1",
+            "os.system('x') returns 0",
+            "f(1) raises os.error",
+            "the total is right",
+            "f(x) returns 1",
+        ] {
+            assert!(parse_case(bad).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_scenario_file_imports_what_it_calls_and_names_its_tests_after_the_scenario() {
+        let row = Scenario {
+            id: "AT-004".into(),
+            name: "Taking the whole stock".into(),
+            req_ref: "REQ-002:AC-1".into(),
+            ..Scenario::default()
+        };
+        let cases = vec![
+            parse_case("take(3, 3) returns 0").unwrap(),
+            parse_case("take(1, 2) raises OutOfStock").unwrap(),
+        ];
+        let src = render(&row, "shop.inventory", &cases);
+        assert!(
+            src.contains("from shop.inventory import OutOfStock, take\n"),
+            "{src}"
+        );
+        assert!(src.contains("def test_at_004_case_1():\n    \"\"\"AT-004: take(3, 3) returns 0\"\"\"\n    assert take(3, 3) == 0\n"));
+        assert!(src.contains("    with pytest.raises(OutOfStock):\n        take(1, 2)\n"));
+        assert!(src.starts_with("\"\"\"Scenario AT-004 (REQ-002:AC-1)"));
+        assert_eq!(module_of("src/pkg/mod.py").as_deref(), Some("pkg.mod"));
+        assert_eq!(module_of("README.md"), None);
+    }
+}

@@ -1,0 +1,282 @@
+//! The scenario plan against the real binary: python-spec has two requirement files with five
+//! acceptance criteria (REQ-002 AC-1, `take(3, 3)` returns 0, is violated by a seeded bug: the
+//! stock check is `>` where it should be `>=`), and a function whose branch no search reaches
+//! (the gap an earlier session leaves).
+
+use std::collections::BTreeMap;
+
+use crate::common::{read_json, Project};
+
+/// scenarios.csv as (id -> column -> value).
+fn scenarios(p: &Project, id: &str) -> BTreeMap<String, BTreeMap<String, String>> {
+    let mut reader = csv::Reader::from_path(p.session_dir(id).join("scenarios.csv")).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            let row: BTreeMap<String, String> = headers
+                .iter()
+                .zip(r.iter())
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect();
+            (row["id"].clone(), row)
+        })
+        .collect()
+}
+
+fn set_priority(p: &Project, id: &str, scenario: &str, priority: &str) {
+    let path = p.session_dir(id).join("scenarios.csv");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let edited: Vec<String> = text
+        .lines()
+        .map(|l| {
+            if l.starts_with(&format!("{scenario},")) {
+                l.replacen(",high,", &format!(",{priority},"), 1)
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    std::fs::write(&path, edited.join("\n") + "\n").unwrap();
+}
+
+#[test]
+fn the_spec_route_plans_a_scenario_per_criterion_and_the_run_honours_an_edited_plan() {
+    let p = Project::fixture("python-spec");
+    let out = p
+        .cmd(&[
+            "run",
+            "test the shop",
+            "--pipeline",
+            "targeted",
+            "--dry-run",
+            "-y",
+        ])
+        .run();
+    out.assert_code(0);
+    assert!(
+        out.stdout
+            .contains("route: spec (2 requirement file(s) with 5 acceptance criteria"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("scenarios: 5 (L1 5)"), "{}", out.stdout);
+    let id = out.session_id();
+    let plan = scenarios(&p, &id);
+    assert_eq!(plan.len(), 5);
+    assert_eq!(plan["AT-004"]["req_ref"], "REQ-002:AC-1");
+    assert_eq!(plan["AT-004"]["target_file"], "shop/inventory.py");
+    assert_eq!(plan["AT-004"]["test_cases"], "take(3, 3) returns 0");
+    let strategy =
+        std::fs::read_to_string(p.session_dir(&id).join("strategy/test-strategy.md")).unwrap();
+    assert!(
+        strategy.contains("## Scenario Plan") && strategy.contains("route: spec"),
+        "{strategy}"
+    );
+    // The user raises one scenario's priority before running the plan.
+    set_priority(&p, &id, "AT-003", "critical");
+    let status = p.cmd(&["status", &id]).run();
+    assert!(
+        status.stdout.contains("Scenario plan: route: spec"),
+        "{}",
+        status.stdout
+    );
+    p.cmd(&["resume", &id, "-y"]).run().assert_code(0);
+    let plan = scenarios(&p, &id);
+    assert_eq!(plan["AT-003"]["priority"], "critical", "the edit is kept");
+    for (at, row) in &plan {
+        assert!(
+            row["test_file"].starts_with("tests/L1-unit/test_at_"),
+            "{at} has its own test file: {row:?}"
+        );
+        assert!(
+            p.session_dir(&id).join(&row["test_file"]).is_file(),
+            "{at}: {} exists",
+            row["test_file"]
+        );
+    }
+    // The violated criterion's scenario failed on the code; the others pass.
+    let violated = &plan["AT-004"];
+    assert_eq!(violated["status"], "failed");
+    assert_eq!(violated["classification"], "code_defect");
+    assert_eq!(violated["red_result"], "expected_fail");
+    assert!(
+        violated["evidence"].starts_with("shop/inventory.py:"),
+        "{violated:?}"
+    );
+    for at in ["AT-001", "AT-002", "AT-003", "AT-005"] {
+        assert_eq!(plan[at]["status"], "passed", "{at}: {:?}", plan[at]);
+        assert_eq!(plan[at]["red_result"], "pass");
+    }
+    // Each test names its scenario.
+    let test = std::fs::read_to_string(p.session_dir(&id).join(&violated["test_file"])).unwrap();
+    assert!(
+        test.contains("def test_at_004_case_1():") && test.contains("assert take(3, 3) == 0"),
+        "{test}"
+    );
+}
+
+#[test]
+fn a_failed_critical_scenario_stops_the_next_layer_with_the_reason() {
+    let p = Project::fixture("python-spec");
+    let out = p
+        .cmd(&[
+            "run",
+            "test the shop",
+            "--pipeline",
+            "standard",
+            "--dry-run",
+            "-y",
+        ])
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    set_priority(&p, &id, "AT-004", "critical");
+    let run = p.cmd(&["resume", &id, "-y"]).run();
+    run.assert_code(0);
+    let tasks = p.tasks(&id);
+    let l2: Vec<&serde_json::Value> = tasks
+        .iter()
+        .filter(|t| t["layer"] == "L2-integration")
+        .collect();
+    assert!(!l2.is_empty());
+    for t in &l2 {
+        assert_eq!(t["status"], "not_applicable", "{t}");
+        assert!(
+            t["reason"]
+                .as_str()
+                .unwrap()
+                .starts_with("fail-fast: critical scenario AT-004 (REQ-002:AC-1) failed in L1"),
+            "{t}"
+        );
+    }
+    let status = p.cmd(&["status", &id]).run();
+    assert!(
+        status
+            .stdout
+            .contains("fail-fast: critical scenario AT-004"),
+        "{}",
+        status.stdout
+    );
+    let report =
+        std::fs::read_to_string(p.session_dir(&id).join("analysis/quality-report.md")).unwrap();
+    assert!(
+        report.contains("fail-fast: critical scenario AT-004"),
+        "the report says why L2 did not run"
+    );
+}
+
+#[test]
+fn a_malformed_requirement_file_or_a_broken_plan_is_an_error_naming_the_file_and_line() {
+    let p = Project::fixture("python-spec");
+    p.write(
+        "REQ-003.md",
+        "# REQ-003: Refunds\n\n## Acceptance Criteria\n\n### AC-1\nGiven a paid order\nWhen it is refunded\n",
+    );
+    let out = p
+        .cmd(&[
+            "run",
+            "test the shop",
+            "--pipeline",
+            "targeted",
+            "--dry-run",
+            "-y",
+        ])
+        .run();
+    out.assert_code(2);
+    assert!(
+        out.stderr
+            .contains("REQ-003.md: line 6: AC-1: Given without Then"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !p.sessions.exists() || std::fs::read_dir(&p.sessions).unwrap().next().is_none(),
+        "no session made"
+    );
+    std::fs::remove_file(p.repo.join("REQ-003.md")).unwrap();
+
+    let out = p
+        .cmd(&[
+            "run",
+            "test the shop",
+            "--pipeline",
+            "targeted",
+            "--dry-run",
+            "-y",
+        ])
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let path = p.session_dir(&id).join("scenarios.csv");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let broken = text.replacen("AT-002,", "AT-001,", 1).replacen(
+        ",L1,high,business_rule,shop/pricing.py",
+        ",L7,high,business_rule,shop/pricing.py",
+        1,
+    );
+    std::fs::write(&path, &broken).unwrap();
+    let tasks_before = std::fs::read(p.session_dir(&id).join("tasks.json")).unwrap();
+    let out = p.cmd(&["resume", &id, "-y"]).run();
+    out.assert_code(2);
+    assert!(
+        out.stderr
+            .contains("scenarios.csv:2 (AT-001): unknown layer 'L7'")
+            && out
+                .stderr
+                .contains("scenarios.csv:3 (AT-001): duplicate id (first at line 2)"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        broken,
+        "the plan is kept as written"
+    );
+    assert_eq!(
+        std::fs::read(p.session_dir(&id).join("tasks.json")).unwrap(),
+        tasks_before
+    );
+}
+
+#[test]
+fn a_second_run_after_one_that_left_gaps_takes_the_gap_route_aimed_at_those_lines() {
+    let p = Project::fixture("python-spec");
+    for f in ["REQ-001.md", "REQ-002.md"] {
+        std::fs::remove_file(p.repo.join(f)).unwrap();
+    }
+    crate::common::git(&p.repo, &["add", "-A"]);
+    crate::common::git(&p.repo, &["commit", "-q", "-m", "no requirements"]);
+    let first = p
+        .cmd(&["run", "test the shop", "--pipeline", "targeted", "-y"])
+        .run();
+    first.assert_code(0);
+    let first_id = first.session_id();
+    let analysis = read_json(&p.session_dir(&first_id).join("task-analysis.json"));
+    assert_eq!(analysis["scenario_plan"]["route"], "code");
+    let second = p
+        .cmd(&[
+            "run",
+            "test the shop again",
+            "--pipeline",
+            "targeted",
+            "--dry-run",
+            "-y",
+        ])
+        .run();
+    second.assert_code(0);
+    assert!(
+        second.stdout.contains("route: gap") && second.stdout.contains(&first_id),
+        "{}",
+        second.stdout
+    );
+    let plan = scenarios(&p, &second.session_id());
+    let gap = plan
+        .values()
+        .find(|r| r["source"] == "gap")
+        .expect("a gap scenario");
+    assert_eq!(gap["req_ref"], "gap:shop/audit.py:lucky");
+    assert_eq!(gap["target_file"], "shop/audit.py");
+    assert_eq!(gap["test_cases"], "lines 9-10", "{gap:?}");
+}
