@@ -188,7 +188,9 @@ static AC: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 static PRIORITY: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)^\s*(?:[-*+]\s+)?[*_]*priority[*_]*\s*:\s*[*_]*\s*(?P<word>[A-Za-z0-9]+)[*_]*(?:\W.*)?$")
+    re(
+        r"(?i)^\s*(?:[-*+]\s+)?[*_]*priority[*_]*\s*:\s*[*_]*\s*(?P<word>[A-Za-z0-9]+)[*_]*(?:\W.*)?$",
+    )
 });
 static PRIORITY_SUFFIX: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)\s*[(\[]\s*priority\s*:\s*(?P<word>[^)\]\s]+)\s*[)\]]"));
