@@ -31,6 +31,10 @@ pub struct Report {
     /// The test-fix cycle (`iteration-state.json`), when the session ran one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fix_cycle: Option<super::fix_cycle::FixCycleReport>,
+    /// Requirement -> criterion -> scenarios -> tests, when the session was planned with
+    /// scenarios (scenarios.csv).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub traceability: Option<super::traceability::Traceability>,
     pub defect_patterns: Vec<DefectPattern>,
     pub gc_effectiveness: Vec<GcEffect>,
     pub coverage_gaps: Vec<CoverageGap>,
