@@ -86,6 +86,7 @@ fn compose(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> Repo
         None
     };
     let traced = plan.as_ref().map(|scenarios| {
+        traceability::annotate_rows(&mut found.rows, scenarios);
         traceability::traceability(
             session,
             state.map(|s| s.repo.as_path()),

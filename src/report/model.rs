@@ -308,7 +308,7 @@ pub struct RunSummary {
     pub env_problem: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
 pub struct CsvRow {
     pub id: String,
     pub layer: String,
@@ -318,4 +318,17 @@ pub struct CsvRow {
     pub criticality: String,
     pub duration: Option<f64>,
     pub round: u32,
+    // The scenario of the test (scenarios.csv), when it has one; empty otherwise.
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub priority: String,
+    #[serde(default)]
+    pub category: String,
+    #[serde(default)]
+    pub target_file: String,
+    #[serde(default)]
+    pub red_result: String,
+    #[serde(default)]
+    pub findings: String,
 }

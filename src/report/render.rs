@@ -29,8 +29,9 @@ pub enum ReportError {
     File(#[from] crate::util::FileError),
 }
 
-/// The columns of analysis/results.csv, in order.
-pub const CSV_HEADER: [&str; 8] = [
+/// The columns of analysis/results.csv, in order: the test's, then its scenario's (the seed's
+/// columns of scenarios.csv; empty for a test of no scenario).
+pub const CSV_HEADER: [&str; 14] = [
     "id",
     "layer",
     "file",
@@ -39,6 +40,12 @@ pub const CSV_HEADER: [&str; 8] = [
     "criticality",
     "duration",
     "round",
+    "name",
+    "priority",
+    "category",
+    "target_file",
+    "red_result",
+    "findings",
 ];
 
 /// The files [`write`] always produces, relative to the session folder (with a traceability

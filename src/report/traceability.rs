@@ -7,7 +7,7 @@
 //! A scenario's last result is that of its tests in the last run record holding any of them (a
 //! test belongs to a scenario when its file is the scenario's `test_file`, or when its name or
 //! file carries the scenario's number, `at_001` / `AT-001`); without one, the lifecycle columns
-//! the executor filled in scenarios.csv.
+//! the executor filled in scenarios.csv. The same match gives results.csv its scenario columns.
 //!
 //! The criteria come from the requirement files (the spec folder named by session.json's
 //! `controls.spec_dir`, else the repository) when they can be read, else from the scenarios'
@@ -25,6 +25,7 @@ use serde_json::Value;
 
 use super::load::Run;
 use super::markdown::cell;
+use super::model::CsvRow;
 use crate::scenario::plan::{self, Priority, Scenario};
 use crate::scenario::req;
 use crate::session::SessionDir;
@@ -315,6 +316,23 @@ pub(super) fn traceability(
         summary,
         criteria,
         other_scenarios,
+    }
+}
+
+/// Fills the scenario columns of each test row whose test belongs to a scenario.
+pub(super) fn annotate_rows(rows: &mut [CsvRow], scenarios: &[Scenario]) {
+    let matcher = Matcher::new(scenarios);
+    for row in rows {
+        let file = Some(row.file.as_str()).filter(|f| !f.is_empty());
+        if let Some(i) = matcher.find(&row.layer, file, &row.id) {
+            let s = &scenarios[i];
+            row.name = s.name.clone();
+            row.priority = s.priority.as_str().to_string();
+            row.category = s.category.clone();
+            row.target_file = s.target_file.clone();
+            row.red_result = s.red_result.clone();
+            row.findings = s.findings.clone();
+        }
     }
 }
 

@@ -376,6 +376,74 @@ fn traceability_json_validates_against_the_schema() {
 }
 
 #[test]
+fn results_csv_carries_each_tests_scenario() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = traced_session(tmp.path());
+    write(&s, &build(&s, &config())).unwrap();
+    let mut rd = csv::Reader::from_path(s.root.join("analysis/results.csv")).unwrap();
+    let headers: Vec<String> = rd.headers().unwrap().iter().map(str::to_string).collect();
+    assert_eq!(headers, CSV_HEADER);
+    assert_eq!(
+        &headers[..8],
+        [
+            "id",
+            "layer",
+            "file",
+            "status",
+            "classification",
+            "criticality",
+            "duration",
+            "round"
+        ]
+    );
+    let rows: Vec<CsvRow> = rd.deserialize().map(|r| r.unwrap()).collect();
+    assert_eq!(rows.len(), 7);
+    let at2 = rows
+        .iter()
+        .find(|r| r.id == "test_at_002_refuse_over_100::test_refused")
+        .unwrap();
+    assert_eq!(
+        (
+            at2.name.as_str(),
+            at2.priority.as_str(),
+            at2.category.as_str(),
+            at2.target_file.as_str(),
+            at2.red_result.as_str(),
+            at2.findings.as_str()
+        ),
+        (
+            "refuse over 100",
+            "critical",
+            "business_rule",
+            "src/shop.py",
+            "unexpected_fail",
+            "apply_discount accepts 150%"
+        )
+    );
+    let by_name = rows
+        .iter()
+        .find(|r| r.id == "test_gaps::test_at_005_mean_empty")
+        .unwrap();
+    assert_eq!(
+        (by_name.name.as_str(), by_name.priority.as_str()),
+        ("mean of empty", "low")
+    );
+    for other in rows.iter().filter(|r| r.id == "test_other::test_x") {
+        assert_eq!(
+            [
+                &other.name,
+                &other.priority,
+                &other.category,
+                &other.target_file,
+                &other.red_result,
+                &other.findings
+            ],
+            [""; 6]
+        );
+    }
+}
+
+#[test]
 fn traceability_falls_back_to_req_ref_when_the_requirement_files_cannot_be_read() {
     let tmp = tempfile::tempdir().unwrap();
     let s = traced_session(tmp.path());
@@ -447,7 +515,20 @@ fn a_session_without_scenarios_has_no_traceability_and_nothing_else_changes() {
         md_without
     );
     assert!(!md_without.contains("Traceability"));
-    assert_eq!(with.rows, without.rows);
+    // results.csv: the same rows, the scenario columns empty.
+    let blank = |r: &CsvRow| CsvRow {
+        name: String::new(),
+        priority: String::new(),
+        category: String::new(),
+        target_file: String::new(),
+        red_result: String::new(),
+        findings: String::new(),
+        ..r.clone()
+    };
+    assert_eq!(
+        with.rows.iter().map(blank).collect::<Vec<_>>(),
+        without.rows
+    );
     // The files: the six of every report, and a stale traceability.md removed.
     let files = write(&s, &without).unwrap();
     assert_eq!(files, ARTIFACTS.to_vec());
