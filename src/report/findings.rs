@@ -233,6 +233,7 @@ fn test_records(runs: &[Run]) -> TestRecords {
                 criticality: criticality_of(t).unwrap_or_default(),
                 duration: t.duration_s,
                 round: r.round,
+                ..CsvRow::default()
             });
         }
     }

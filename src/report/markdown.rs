@@ -16,7 +16,7 @@ fn rate(v: Option<f64>) -> String {
     v.map_or("-".into(), |v| format!("{:.1}%", v * 100.0))
 }
 
-fn cell(s: &str) -> String {
+pub(super) fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
@@ -173,6 +173,9 @@ pub fn markdown(r: &Report) -> String {
     }
     if let Some(f) = &r.fix_cycle {
         super::fix_cycle::markdown(&mut md, f, &r.session_id);
+    }
+    if let Some(t) = &r.traceability {
+        super::traceability::markdown(&mut md, t);
     }
 
     // Coverage per layer.

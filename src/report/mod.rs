@@ -2,7 +2,7 @@
 //! session.json, results/run-NNN.json, results/coverage-NNN.json) and written as
 //! analysis/quality-report.md, report.html (`html/`, which also reads the coverage records, the
 //! message log and the repository's files), report.json (+ report.schema.json), results.csv and
-//! issues.jsonl.
+//! issues.jsonl; for a session planned with scenarios, analysis/traceability.md too.
 //!
 //! [`build`] reads (`load`) and computes one section after the other, each from the loaded
 //! files and what the sections before it computed (no writes); [`write`] writes the files,
@@ -25,6 +25,7 @@ pub mod schema;
 mod score;
 #[cfg(test)]
 mod tests;
+mod traceability;
 mod trends;
 
 use crate::pipeline::config::TeamConfig;
@@ -40,6 +41,10 @@ pub use render::{render, write, ARTIFACTS, CSV_HEADER};
 pub use schema::{validate, REPORT_SCHEMA};
 pub use score::{
     band, quality_score, LayerFinal, NOT_SCORED, W_COVERAGE, W_DETECTION, W_EFFECTIVENESS, W_GC,
+};
+pub use traceability::{
+    CriteriaFrom, ScenarioStatus, TraceSummary, Traceability, TracedCriterion, TracedScenario,
+    Verdict, TRACEABILITY_FILE,
 };
 pub use trends::{TREND_COVERAGE_POINTS, TREND_SCORE_POINTS};
 
@@ -72,6 +77,23 @@ fn compose(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> Repo
         &config.gc.generator,
         &layers.final_runs,
     );
+    // An earlier session's figures for trends need no traceability (nor a walk of its
+    // repository for requirement files).
+    let mut plan_missing = Vec::new();
+    let plan = if with_trends {
+        traceability::read_plan(session, &mut plan_missing)
+    } else {
+        None
+    };
+    let traced = plan.as_ref().map(|scenarios| {
+        traceability::annotate_rows(&mut found.rows, scenarios);
+        traceability::traceability(
+            session,
+            state.map(|s| s.repo.as_path()),
+            scenarios,
+            &loaded.runs,
+        )
+    });
     findings::add_suspects(&mut found.findings.code_defects, &session.root);
     let gaps = gaps::coverage_gaps(
         &session.root,
@@ -106,6 +128,7 @@ fn compose(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> Repo
         baseline: baseline::baseline(session, &layers.final_runs),
         mutation: crate::util::read_json(&session.root.join(crate::artifacts::MUTATION_FILE)).ok(),
         fix_cycle: fix_cycle::fix_cycle(session),
+        traceability: traced,
         layers: layers.layers,
         defect_patterns: found.defect_patterns,
         gc_effectiveness: layers.gc_effectiveness,
@@ -121,8 +144,8 @@ fn compose(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> Repo
         confidence,
         trends,
         recommendations: Vec::new(),
-        // In the order found: the files, then the layers, then the coverage files.
-        missing: [loaded.missing, layers.missing, gaps.missing].concat(),
+        // In the order found: the files, then the layers, then the coverage files, then the plan.
+        missing: [loaded.missing, layers.missing, gaps.missing, plan_missing].concat(),
         runs: loaded.runs.iter().map(load::Run::summary).collect(),
         rows: found.rows,
         pass_rate_target: config.pass_rate_target,

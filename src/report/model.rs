@@ -31,6 +31,10 @@ pub struct Report {
     /// The test-fix cycle (`iteration-state.json`), when the session ran one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fix_cycle: Option<super::fix_cycle::FixCycleReport>,
+    /// Requirement -> criterion -> scenarios -> tests, when the session was planned with
+    /// scenarios (scenarios.csv).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub traceability: Option<super::traceability::Traceability>,
     pub defect_patterns: Vec<DefectPattern>,
     pub gc_effectiveness: Vec<GcEffect>,
     pub coverage_gaps: Vec<CoverageGap>,
@@ -304,7 +308,7 @@ pub struct RunSummary {
     pub env_problem: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
 pub struct CsvRow {
     pub id: String,
     pub layer: String,
@@ -314,4 +318,17 @@ pub struct CsvRow {
     pub criticality: String,
     pub duration: Option<f64>,
     pub round: u32,
+    // The scenario of the test (scenarios.csv), when it has one; empty otherwise.
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub priority: String,
+    #[serde(default)]
+    pub category: String,
+    #[serde(default)]
+    pub target_file: String,
+    #[serde(default)]
+    pub red_result: String,
+    #[serde(default)]
+    pub findings: String,
 }

@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use super::markdown::markdown;
 use super::model::Report;
 use super::schema::REPORT_SCHEMA;
+use super::traceability::{document, TRACEABILITY_FILE};
 use crate::pipeline::config::TeamConfig;
 use crate::session::SessionDir;
 use crate::util::{atomic_write, atomic_write_json, mkdirs};
@@ -28,8 +29,9 @@ pub enum ReportError {
     File(#[from] crate::util::FileError),
 }
 
-/// The columns of analysis/results.csv, in order.
-pub const CSV_HEADER: [&str; 8] = [
+/// The columns of analysis/results.csv, in order: the test's, then its scenario's (the seed's
+/// columns of scenarios.csv; empty for a test of no scenario).
+pub const CSV_HEADER: [&str; 14] = [
     "id",
     "layer",
     "file",
@@ -38,9 +40,16 @@ pub const CSV_HEADER: [&str; 8] = [
     "criticality",
     "duration",
     "round",
+    "name",
+    "priority",
+    "category",
+    "target_file",
+    "red_result",
+    "findings",
 ];
 
-/// The files [`write`] produces, relative to the session folder.
+/// The files [`write`] always produces, relative to the session folder (with a traceability
+/// section, [`super::TRACEABILITY_FILE`] too).
 pub const ARTIFACTS: [&str; 6] = [
     "analysis/quality-report.md",
     "analysis/report.html",
@@ -93,7 +102,7 @@ impl Report {
 
     /// The outcome data the analyst reports (merged into meta.json under its instance).
     pub fn outcome_data(&self) -> Value {
-        json!({
+        let mut data = json!({
             "quality_score": self.quality_score, "band": self.band,
             "coverage_gaps": self.coverage_gaps,
             "top_defect_patterns": self.defect_patterns.iter().take(5).collect::<Vec<_>>(),
@@ -101,11 +110,16 @@ impl Report {
             "recommendations": self.recommendations,
             "confidence": self.confidence,
             "missing": self.missing,
-        })
+        });
+        if let Some(t) = &self.traceability {
+            data["traceability"] = json!(t.summary);
+        }
+        data
     }
 }
 
-/// Writes every file of [`ARTIFACTS`] under `<session>/analysis/`.
+/// Writes every file of [`ARTIFACTS`] under `<session>/analysis/`, and analysis/traceability.md
+/// when the report has the section (an older one is removed when it has not).
 pub fn write(session: &SessionDir, report: &Report) -> Result<Vec<String>, ReportError> {
     let dir = session.root.join("analysis");
     mkdirs(&dir)?;
@@ -116,7 +130,19 @@ pub fn write(session: &SessionDir, report: &Report) -> Result<Vec<String>, Repor
     put("report.schema.json", REPORT_SCHEMA.as_bytes())?;
     put("results.csv", report.csv()?.as_bytes())?;
     put("issues.jsonl", report.issues_jsonl().as_bytes())?;
-    Ok(ARTIFACTS.iter().map(|s| s.to_string()).collect())
+    let mut written: Vec<String> = ARTIFACTS.iter().map(|s| s.to_string()).collect();
+    let trace = session.root.join(TRACEABILITY_FILE);
+    match &report.traceability {
+        Some(t) => {
+            atomic_write(&trace, document(t, &report.session_id).as_bytes())?;
+            written.push(TRACEABILITY_FILE.to_string());
+        }
+        // Best effort: a stale file is only a stale file.
+        None => {
+            let _ = std::fs::remove_file(&trace);
+        }
+    }
+    Ok(written)
 }
 
 fn read_if(path: &Path) -> Option<String> {

@@ -49,6 +49,61 @@ pub const REPORT_SCHEMA: &str = r##"{
         "fixed_files": {"type": "array", "items": {"type": "object", "required": ["path", "status"]}}
       }
     },
+    "traceability": {
+      "type": "object",
+      "required": ["criteria_from", "summary", "criteria", "other_scenarios"],
+      "properties": {
+        "criteria_from": {"type": "string", "enum": ["requirements", "scenarios"]},
+        "notes": {"type": "array", "items": {"type": "string"}},
+        "summary": {
+          "type": "object",
+          "required": ["requirements", "criteria", "covered", "violated", "failing", "not_run", "no_scenario"],
+          "properties": {
+            "requirements": {"type": "integer", "minimum": 0}, "criteria": {"type": "integer", "minimum": 0},
+            "covered": {"type": "integer", "minimum": 0}, "violated": {"type": "integer", "minimum": 0},
+            "failing": {"type": "integer", "minimum": 0}, "not_run": {"type": "integer", "minimum": 0},
+            "no_scenario": {"type": "integer", "minimum": 0}
+          }
+        },
+        "criteria": {"type": "array", "items": {
+          "type": "object",
+          "required": ["requirement", "requirement_title", "criterion", "text", "verdict", "scenarios"],
+          "properties": {
+            "requirement": {"type": "string"}, "requirement_title": {"type": ["string", "null"]},
+            "criterion": {"type": "string"}, "text": {"type": ["string", "null"]},
+            "verdict": {"type": "string", "enum": ["covered", "violated", "failing", "not_run", "no_scenario"]},
+            "scenarios": {"type": "array", "items": {
+            "type": "object",
+            "required": ["id", "name", "layer", "priority", "req_ref", "test_file", "status", "classification", "status_from"],
+            "properties": {
+              "id": {"type": "string"}, "name": {"type": "string"}, "layer": {"type": "string"},
+              "priority": {"type": "string", "enum": ["critical", "high", "medium", "low"]},
+              "req_ref": {"type": "string"}, "test_file": {"type": "string"},
+              "status": {"type": "string", "enum": ["passed", "failed", "not_run"]},
+              "classification": {"type": ["string", "null"]},
+              "red_result": {"type": "string"},
+              "status_from": {"type": ["string", "null"]},
+              "note": {"type": "string"}
+            }
+          }}
+          }
+        }},
+        "other_scenarios": {"type": "array", "items": {
+            "type": "object",
+            "required": ["id", "name", "layer", "priority", "req_ref", "test_file", "status", "classification", "status_from"],
+            "properties": {
+              "id": {"type": "string"}, "name": {"type": "string"}, "layer": {"type": "string"},
+              "priority": {"type": "string", "enum": ["critical", "high", "medium", "low"]},
+              "req_ref": {"type": "string"}, "test_file": {"type": "string"},
+              "status": {"type": "string", "enum": ["passed", "failed", "not_run"]},
+              "classification": {"type": ["string", "null"]},
+              "red_result": {"type": "string"},
+              "status_from": {"type": ["string", "null"]},
+              "note": {"type": "string"}
+            }
+          }}
+      }
+    },
     "mutation": {
       "type": "object",
       "required": ["modules", "mutants", "no_coverage", "generated", "combined", "layers", "survivors"],

@@ -550,7 +550,7 @@ fn session_without_results_gets_a_missing_section() {
         ""
     );
     let mut rd = csv::Reader::from_path(s.root.join("analysis/results.csv")).unwrap();
-    assert_eq!(rd.headers().unwrap().len(), 8);
+    assert_eq!(rd.headers().unwrap().len(), CSV_HEADER.len());
     assert_eq!(rd.records().count(), 0);
 }
 
@@ -657,3 +657,4 @@ fn checked_in_example_sessions_report_their_own_figures() {
 /// Each section on its own, on a small constructed input.
 mod example_sessions;
 mod sections;
+mod traceability;

@@ -1,7 +1,7 @@
 //! Analyst: builds the session's quality report from its own files (see [`crate::report`]) and
 //! writes analysis/quality-report.md, report.html, report.json, report.schema.json, results.csv
-//! and issues.jsonl. A session with missing or partial results still gets a report of what exists,
-//! with a Missing section.
+//! and issues.jsonl, and for a session planned with scenarios analysis/traceability.md. A session
+//! with missing or partial results still gets a report of what exists, with a Missing section.
 
 use super::shared::mutation::{self, Mutation};
 use super::util::to_map;
@@ -71,6 +71,13 @@ pub fn run(ctx: &RoleContext) -> Outcome {
     );
     if !rep.missing.is_empty() {
         summary.push_str(&format!("; {} missing item(s)", rep.missing.len()));
+    }
+    if let Some(t) = &rep.traceability {
+        let s = &t.summary;
+        summary.push_str(&format!(
+            "; traceability: {} of {} criteria covered, {} violated, {} failing, {} not run, {} with no scenario",
+            s.covered, s.criteria, s.violated, s.failing, s.not_run, s.no_scenario
+        ));
     }
     summary.push_str(&format!("; {mutation}"));
     let mut out = Outcome::completed(summary);
