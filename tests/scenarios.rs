@@ -49,7 +49,7 @@ fn the_spec_route_plans_a_scenario_per_criterion_and_the_run_honours_an_edited_p
             "run",
             "test the shop",
             "--pipeline",
-            "targeted",
+            "standard",
             "--dry-run",
             "-y",
         ])
@@ -109,6 +109,64 @@ fn the_spec_route_plans_a_scenario_per_criterion_and_the_run_honours_an_edited_p
         assert_eq!(plan[at]["status"], "passed", "{at}: {:?}", plan[at]);
         assert_eq!(plan[at]["red_result"], "pass");
     }
+    // `rerun` takes the rerun route, for the failed scenario.
+    p.cmd(&["rerun", &id, "-y"]).run();
+    let status = p.cmd(&["status", &id]).run();
+    assert!(
+        status.stdout.contains("Scenario plan: route: rerun (a rerun with 1 failed or blocked scenario(s) of the last run: AT-004"),
+        "{}",
+        status.stdout
+    );
+    // The traceability matrix: every criterion has a test, the violated one shows the defect.
+    let trace =
+        std::fs::read_to_string(p.session_dir(&id).join("analysis/traceability.md")).unwrap();
+    let report = read_json(&p.session_dir(&id).join("analysis/report.json"));
+    let criteria = report["traceability"]["criteria"].as_array().unwrap();
+    assert_eq!(criteria.len(), 5, "{trace}");
+    for c in criteria {
+        assert!(!c["scenarios"].as_array().unwrap().is_empty(), "{c}");
+    }
+    assert_eq!(criteria[0]["criterion"], "AC-1");
+    assert_eq!(criteria[0]["requirement"], "REQ-002");
+    assert_eq!(criteria[0]["verdict"], "violated", "listed first: {trace}");
+    assert!(
+        criteria[1..].iter().all(|c| c["verdict"] == "covered"),
+        "{trace}"
+    );
+    let edited = criteria
+        .iter()
+        .flat_map(|c| c["scenarios"].as_array().unwrap())
+        .find(|s| s["id"] == "AT-003")
+        .unwrap();
+    assert_eq!(edited["priority"], "critical", "the edited priority shows");
+    assert!(trace.contains("failed (code_defect)"), "{trace}");
+    // The shared board: the project's conventions, one pattern per scenario file, read by the
+    // generator.
+    let board = std::fs::read_to_string(p.session_dir(&id).join("discoveries.ndjson")).unwrap();
+    let kinds: Vec<String> = board
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        kinds.iter().filter(|k| *k == "convention").count(),
+        1,
+        "{board}"
+    );
+    assert_eq!(
+        kinds.iter().filter(|k| *k == "test_pattern").count(),
+        5,
+        "{board}"
+    );
+    let gen = crate::common::generator_task(&p, &id);
+    assert!(
+        gen["outcome"]["data"]["discoveries_read"].as_u64().unwrap() >= 6,
+        "{gen}"
+    );
     // Each test names its scenario.
     let test = std::fs::read_to_string(p.session_dir(&id).join(&violated["test_file"])).unwrap();
     assert!(
@@ -278,5 +336,146 @@ fn a_second_run_after_one_that_left_gaps_takes_the_gap_route_aimed_at_those_line
         .expect("a gap scenario");
     assert_eq!(gap["req_ref"], "gap:shop/audit.py:lucky");
     assert_eq!(gap["target_file"], "shop/audit.py");
-    assert_eq!(gap["test_cases"], "lines 9-10", "{gap:?}");
+    assert_eq!(gap["test_cases"], "lines 9-10;branch line 8", "{gap:?}");
+}
+
+#[test]
+fn the_reflective_strategy_reflects_each_iteration_and_stops_when_only_code_defects_fail() {
+    // Only a code defect fails, coverage is short of a 100 % target: reflective stops at once.
+    let p = Project::fixture("python-spec");
+    let out = p
+        .cmd(&[
+            "run",
+            "test the shop",
+            "--pipeline",
+            "targeted",
+            "-y",
+            "--strategy",
+            "reflective",
+            "--target",
+            "L1=100",
+        ])
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let state = read_json(&p.session_dir(&id).join("session.json"));
+    assert_eq!(
+        state["gc_rounds"]["L1"].as_u64().unwrap_or(0),
+        0,
+        "no round spent"
+    );
+    let log = std::fs::read_to_string(p.session_dir(&id).join("reflection-log.md")).unwrap();
+    assert_eq!(log.matches("## Iteration").count(), 1, "{log}");
+    assert!(
+        log.contains("every remaining failure (1) is a code defect"),
+        "{log}"
+    );
+    assert!(
+        p.messages(&id).iter().any(|m| m["summary"]
+            .as_str()
+            .is_some_and(|s| s.contains("converged: every remaining failure is a code defect"))),
+        "the gate says why it stopped"
+    );
+
+    // No failure, coverage short: a revision round runs, and each iteration has its reflection.
+    let p = Project::fixture("python-spec");
+    for f in ["REQ-001.md", "REQ-002.md"] {
+        std::fs::remove_file(p.repo.join(f)).unwrap();
+    }
+    crate::common::git(&p.repo, &["add", "-A"]);
+    crate::common::git(&p.repo, &["commit", "-q", "-m", "no requirements"]);
+    let out = p
+        .cmd(&[
+            "run",
+            "test the shop",
+            "--pipeline",
+            "targeted",
+            "-y",
+            "--strategy",
+            "reflective",
+            "--target",
+            "L1=100",
+            "--max-rounds",
+            "1",
+        ])
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let log = std::fs::read_to_string(p.session_dir(&id).join("reflection-log.md")).unwrap();
+    assert_eq!(log.matches("## Iteration").count(), 2, "{log}");
+    assert!(
+        log.contains("## Iteration 0 of L1-unit") && log.contains("## Iteration 1 of L1-unit"),
+        "{log}"
+    );
+    assert!(
+        log.contains("the missing lines need inputs the search has not tried"),
+        "{log}"
+    );
+}
+
+#[test]
+fn an_agent_backend_writes_each_scenario_in_its_own_call() {
+    let p = Project::fixture("python-spec");
+    let cfg = crate::common::config(
+        &p,
+        &format!(
+            "[backends.fake]\nkind = \"cli\"\ncommand = [\"python3\", {:?}, \"{{prompt_file}}\"]\n",
+            crate::common::fake_agent()
+        ),
+    );
+    let out = p
+        .cmd(&[
+            "run",
+            "test the shop",
+            "--pipeline",
+            "targeted",
+            "-y",
+            "-c",
+            "2",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--backend",
+            "generator=fake",
+        ])
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let gen = crate::common::generator_task(&p, &id);
+    let data = &gen["outcome"]["data"];
+    assert_eq!(data["backend"], "fake", "{gen}");
+    assert_eq!(data["scenarios"], 5);
+    assert_eq!(data["wave"], 2);
+    assert_eq!(data["test_files"].as_array().unwrap().len(), 5, "{gen}");
+    // One recorded call per scenario, each carrying its row and the project's style.
+    let calls: Vec<serde_json::Value> = std::fs::read_dir(p.session_dir(&id).join("agents"))
+        .unwrap()
+        .flatten()
+        .map(|e| read_json(&e.path()))
+        .filter(|c| c["role"] == "generator")
+        .filter(|c| {
+            c["prompt"]
+                .as_str()
+                .is_some_and(|p| p.contains("SCENARIO:"))
+        })
+        .collect();
+    assert_eq!(calls.len(), 5);
+    for c in &calls {
+        let prompt = c["prompt"].as_str().unwrap();
+        assert!(
+            prompt.contains("SCENARIO:") && prompt.contains("req_ref: REQ-00"),
+            "{prompt}"
+        );
+        assert!(
+            prompt.contains("Style example `tests/test_pricing.py`"),
+            "{prompt}"
+        );
+    }
+    // The violated criterion's agent-written test fails on the code, as the plan records.
+    let plan = scenarios(&p, &id);
+    assert_eq!(
+        plan["AT-004"]["classification"], "code_defect",
+        "{:?}",
+        plan["AT-004"]
+    );
+    assert_eq!(plan["AT-001"]["status"], "passed");
 }

@@ -15,9 +15,10 @@ const KILL_POINTS: [(&str, &[u64]); 10] = [
     ("log.append", &[1, 2, 4, 7, 11, 16, 22, 29, 37]),
     ("log.torn", &[1, 3, 6, 10, 15, 21, 28, 33]),
     ("log.fsync", &[2, 5, 9, 14, 20, 27, 31]),
-    // The first 7 renames create the session (wisdom/, task-analysis.json, tasks.json,
-    // session.json); a_kill_while_the_session_is_created_leaves_nothing_half_listed covers them.
-    ("state.rename", &[8, 9, 11, 13, 16, 20, 25]),
+    // The first 8 renames create the session (wisdom/, scenarios.csv, task-analysis.json,
+    // tasks.json, session.json); a_kill_while_the_session_is_created_leaves_nothing_half_listed
+    // covers them.
+    ("state.rename", &[9, 10, 12, 14, 17, 21, 26]),
     // A beat's journal line: before it is written, and half written.
     ("journal.append", &[1, 2, 4, 7, 11, 16]),
     ("journal.torn", &[3, 9, 14]),
@@ -254,7 +255,7 @@ fn only_session(p: &Project) -> String {
 
 #[test]
 fn a_kill_while_the_session_is_created_leaves_nothing_half_listed() {
-    for n in 1..=7 {
+    for n in 1..=8 {
         let p = Project::fixture("python-calc");
         let out = run_cmd(&p)
             .env("TEAM_TESTING_CRASH_AT", &format!("state.rename:{n}"))

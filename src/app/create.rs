@@ -37,6 +37,8 @@ pub struct NewSession {
     pub max_iterations: Option<u32>,
     /// `--spec-dir DIR`: where the requirement files are.
     pub spec_dir: Option<PathBuf>,
+    /// `--strategy NAME` of the GC rounds.
+    pub strategy: Option<String>,
     pub agents: AgentChoice,
     pub sandbox: SandboxSettings,
     /// The completion action to record.
@@ -95,6 +97,7 @@ pub fn create(new: &NewSession) -> Result<Created> {
     controls.max_roles = new.max_roles;
     controls.max_iterations = new.max_iterations;
     controls.spec_dir = absolute(&new.spec_dir, "spec dir")?;
+    controls.strategy = new.strategy.clone();
     controls.apply(&mut config);
     let scope = scope::analyse(&new.repo, new.base.as_deref())?;
     let selection = select(new, &config, &scope)?;
@@ -156,6 +159,12 @@ pub fn create(new: &NewSession) -> Result<Created> {
             &layers,
         )?)
     };
+    let mut warnings = scope.warnings.clone();
+    if let Some(active) = scenarios.as_ref().and_then(|p| p.active.as_ref()) {
+        warnings.push(format!(
+            "session {active} of this repository is still active or paused: `team-testing resume {active}` continues it (the resume route); this run plans a new session"
+        ));
+    }
     let agents = new
         .agents
         .settings(&scope.repo, &registry, &new.sessions_root)?;
@@ -227,7 +236,7 @@ pub fn create(new: &NewSession) -> Result<Created> {
         registry,
         graph,
         selection,
-        warnings: scope.warnings,
+        warnings,
         git_exclude,
     })
 }

@@ -93,6 +93,18 @@ pub fn rerun(opened: &mut Opened) -> Result<String> {
     for id in &reopened {
         let _ = std::fs::remove_file(opened.session.outcome_file(id));
     }
+    let failed = super::scenarios::failed_scenarios(&opened.session);
+    if !failed.is_empty() {
+        let _ = super::scenarios::note_route(
+            &opened.session,
+            crate::scenario::route::Route::Rerun,
+            &format!(
+                "a rerun with {} failed or blocked scenario(s) of the last run: {}",
+                failed.len(),
+                failed.join(", ")
+            ),
+        );
+    }
     let mut all = reopened;
     all.extend(added);
     let summary = format!("rerun: {}", all.join(", "));

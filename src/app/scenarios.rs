@@ -22,6 +22,9 @@ pub struct Planned {
     pub route: Route,
     pub why: String,
     pub rows: Vec<Scenario>,
+    /// An earlier session of the repository that is still active or paused (the seed's resume
+    /// route is `team-testing resume` on it).
+    pub active: Option<String>,
 }
 
 /// Plans the scenarios of a new session of `repo`. `layers` are the pipeline's layer codes
@@ -71,13 +74,61 @@ pub fn plan(
         _ => build::from_code(&boundaries(repo, scope)),
     };
     rows.extend(build::regression(&earlier_defects(&previous)));
+    rows.extend(build::from_localisation(&earlier_suspects(&previous)));
     let hints = infrastructure_hints(repo);
     for row in &mut rows {
         row.layer = nearest_layer(&row.layer, layers);
         row.infrastructure_hints = hints.clone();
     }
     build::renumber(&mut rows);
-    Ok(Planned { route, why, rows })
+    let active = previous
+        .iter()
+        .find(|s| {
+            s.load_state().is_ok_and(|st| {
+                matches!(
+                    st.status,
+                    crate::session::SessionStatus::Active | crate::session::SessionStatus::Paused
+                )
+            })
+        })
+        .map(|s| s.id.clone());
+    Ok(Planned {
+        route,
+        why,
+        rows,
+        active,
+    })
+}
+
+/// Records the route a command took on an existing plan (`resume`: the session goes on;
+/// `rerun`: only what failed runs again), with why, where the plan gate and `status` read it.
+pub fn note_route(session: &SessionDir, route: Route, why: &str) -> Result<()> {
+    if !session.root.join(plan::FILE).is_file() {
+        return Ok(());
+    }
+    let path = session.analysis_json();
+    let mut analysis: serde_json::Value = crate::util::read_json(&path).unwrap_or_default();
+    let previous = analysis["scenario_plan"]["route"]
+        .as_str()
+        .unwrap_or("-")
+        .to_string();
+    analysis["scenario_plan"]["route"] = serde_json::json!(route.as_str());
+    analysis["scenario_plan"]["why"] =
+        serde_json::json!(format!("{why} (planned by the {previous} route)"));
+    crate::util::atomic_write_json(&path, &analysis)?;
+    Ok(())
+}
+
+/// The failed or blocked scenarios of a plan, by id.
+pub fn failed_scenarios(session: &SessionDir) -> Vec<String> {
+    plan::read_csv(&session.root.join(plan::FILE))
+        .map(|rows| {
+            rows.into_iter()
+                .filter(|r| r.status == "failed" || r.status == "blocked")
+                .map(|r| r.id)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Writes the plan into the session.
@@ -136,10 +187,14 @@ fn earlier_sessions(repo: &Path, root: &Path) -> Vec<SessionDir> {
     found.into_iter().map(|(_, s)| s).collect()
 }
 
+/// A function's uncovered line ranges and its lines with a branch never taken.
+type Uncovered = (Vec<(u32, u32)>, Vec<String>);
+
 /// The uncovered ranges of a session's last coverage record of each layer, per function.
 fn gaps_of(session: &SessionDir, repo: &Path) -> Vec<Gap> {
     let results = crate::artifacts::runs(&session.root);
     let mut missing: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    let mut partial: BTreeMap<String, Vec<u32>> = BTreeMap::new();
     for layer in crate::session::LAYER_DIRS {
         let Some(run) = results.of_layer(layer).last() else {
             continue;
@@ -151,6 +206,10 @@ fn gaps_of(session: &SessionDir, repo: &Path) -> Vec<Gap> {
             continue;
         };
         for f in record.files {
+            partial
+                .entry(f.path.clone())
+                .or_default()
+                .extend(f.partial_lines.iter().copied());
             // Missing in every layer: a line one layer covers is no gap.
             let entry = missing
                 .entry(f.path.clone())
@@ -159,23 +218,38 @@ fn gaps_of(session: &SessionDir, repo: &Path) -> Vec<Gap> {
         }
     }
     let mut gaps = Vec::new();
-    for (file, lines) in missing.into_iter().filter(|(_, l)| !l.is_empty()) {
+    for (file, lines) in missing {
         let source = std::fs::read_to_string(repo.join(&file)).unwrap_or_default();
-        let mut per_function: BTreeMap<Option<String>, Vec<(u32, u32)>> = BTreeMap::new();
+        let mut per_function: BTreeMap<Option<String>, Uncovered> = BTreeMap::new();
         for line in lines {
             let function = enclosing_def(&source, line);
-            let ranges = per_function.entry(function).or_default();
+            let (ranges, _) = per_function.entry(function).or_default();
             match ranges.last_mut() {
                 Some(last) if last.1 + 1 == line => last.1 = line,
                 _ => ranges.push((line, line)),
             }
         }
-        for (function, lines) in per_function {
+        // A line that ran with a branch never taken is a branch gap.
+        let mut branch_lines = partial.get(&file).cloned().unwrap_or_default();
+        branch_lines.sort_unstable();
+        branch_lines.dedup();
+        for line in branch_lines {
+            let function = enclosing_def(&source, line);
+            per_function
+                .entry(function)
+                .or_default()
+                .1
+                .push(format!("line {line}"));
+        }
+        for (function, (lines, branches)) in per_function {
+            if lines.is_empty() && branches.is_empty() {
+                continue;
+            }
             gaps.push(Gap {
                 file: file.clone(),
                 function,
                 lines,
-                branches: Vec::new(),
+                branches,
             });
         }
     }
@@ -217,6 +291,26 @@ fn earlier_defects(previous: &[SessionDir]) -> Vec<(String, String, String)> {
         }
     }
     out
+}
+
+/// The top suspects of the latest earlier session's fault localisation: (location, score, test).
+fn earlier_suspects(previous: &[SessionDir]) -> Vec<(String, f64, String)> {
+    let Some(record) = previous.iter().find_map(|s| {
+        crate::util::read_json::<crate::artifacts::LocalisationRecord>(
+            &s.root.join(crate::artifacts::LOCALISATION_FILE),
+        )
+        .ok()
+    }) else {
+        return Vec::new();
+    };
+    record
+        .tests
+        .iter()
+        .filter_map(|t| {
+            let top = t.suspects.first()?;
+            Some((top.location.clone(), top.score, t.test.clone()))
+        })
+        .collect()
 }
 
 /// Where each top-level Python function is defined: name -> repository-relative files.

@@ -62,6 +62,11 @@ pub struct RunArgs {
     /// Most tasks running at once (default: every ready task, the pipeline's parallel width).
     #[arg(short = 'c', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub concurrency: Option<u64>,
+    /// The GC rounds' strategy: conservative, aggressive or surgical to start with (then chosen
+    /// per round), or reflective (a reflection each iteration in reflection-log.md decides the
+    /// next, and a layer whose only failures are code defects stops at once).
+    #[arg(long, value_name = "NAME", value_parser = clap::builder::PossibleValuesParser::new(crate::pipeline::controls::STRATEGIES))]
+    pub strategy: Option<String>,
     /// Where the requirement files (REQ-*.md) are, for the spec route of the scenario plan
     /// (default: anywhere in the repository).
     #[arg(long, value_name = "DIR")]
@@ -90,6 +95,7 @@ impl RunArgs {
             max_roles: self.drive.max_roles.map(|n| n as usize),
             max_iterations: self.max_iterations,
             spec_dir: self.spec_dir.clone(),
+            strategy: self.strategy.clone(),
             agents: self.drive.agents.choice(),
             sandbox: self.sandbox.settings()?,
             completion: self.drive.completion_action(),

@@ -112,6 +112,10 @@ pub struct TeamConfig {
     pub pipelines: BTreeMap<String, PipelineSpec>,
     #[serde(skip)]
     pub source: PathBuf,
+    /// `--strategy reflective` (a run control): the GC loop converges at once when every
+    /// remaining failure is a code defect.
+    #[serde(skip)]
+    pub reflective: bool,
 }
 
 fn default_branch_target() -> f64 {

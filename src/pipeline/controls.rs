@@ -9,6 +9,10 @@ use super::config::TeamConfig;
 use crate::error::Error;
 use crate::tasks::Task;
 
+/// `--strategy` values: the seed's three and the reflective one.
+pub const STRATEGIES: [&str; 4] = ["conservative", "aggressive", "surgical", REFLECTIVE];
+pub const REFLECTIVE: &str = "reflective";
+
 /// `--coverage-preset NAME`: L1/L2/L3 line-coverage targets in percent.
 pub const PRESETS: [(&str, [f64; 3]); 3] = [
     ("standard", [80.0, 60.0, 40.0]),
@@ -36,6 +40,9 @@ pub struct RunControls {
     /// `--spec-dir DIR`: where the requirement files (`REQ-*.md`) are (default: anywhere in the
     /// repository).
     pub spec_dir: Option<std::path::PathBuf>,
+    /// `--strategy NAME`: the GC rounds' starting strategy (conservative, aggressive, surgical)
+    /// or `reflective` (a reflection each iteration decides the next; see team::shared::reflect).
+    pub strategy: Option<String>,
 }
 
 impl RunControls {
@@ -102,11 +109,13 @@ impl RunControls {
             max_roles: None,
             max_iterations: None,
             spec_dir: None,
+            strategy: None,
         })
     }
 
     /// The config as this session runs it.
     pub fn apply(&self, config: &mut TeamConfig) {
+        config.reflective = self.strategy.as_deref() == Some(REFLECTIVE);
         if let Some(n) = self.max_rounds {
             config.max_gc_rounds = n;
         }

@@ -38,6 +38,7 @@ impl Scheduler {
             branch_target: target.map(|t| t.min(config.branch_coverage_target)),
             rounds_used: used.saturating_sub(base),
             max_rounds: config.max_gc_rounds,
+            converge_on_code_defects: config.reflective,
         };
         let decision = match gc_decision(&input) {
             GcDecision::Revise { reason, .. } => GcDecision::Revise {

@@ -62,6 +62,9 @@ pub struct GateInput {
     pub branch_target: Option<f64>,
     pub rounds_used: u32,
     pub max_rounds: u32,
+    /// The reflective strategy's convergence: when every remaining failure is a code defect, no
+    /// round is spent (revising tests cannot fix the code).
+    pub converge_on_code_defects: bool,
 }
 
 /// The seed's rule: (pass rate >= target AND coverage >= layer target) OR rounds used up -> go
@@ -69,6 +72,22 @@ pub struct GateInput {
 /// 100 % it passes only as a partial success, when every failure that counts is low criticality.
 /// Unknown coverage (no tool) is judged on pass rate alone.
 pub fn gc_decision(input: &GateInput) -> GcDecision {
+    let decision = decide(input);
+    let only_defects = input
+        .figures
+        .as_ref()
+        .is_some_and(|f| f.code_defects > 0 && f.passed == f.counted);
+    match decision {
+        GcDecision::Revise { .. } if input.converge_on_code_defects && only_defects => {
+            GcDecision::Partial {
+                note: "converged: every remaining failure is a code defect, which revising the tests cannot change (reflective strategy)".into(),
+            }
+        }
+        other => other,
+    }
+}
+
+fn decide(input: &GateInput) -> GcDecision {
     let pass_rate = input
         .figures
         .as_ref()
@@ -138,6 +157,7 @@ mod tests {
             branch_target: Some(70.0),
             rounds_used,
             max_rounds: 3,
+            converge_on_code_defects: false,
         }
     }
 
@@ -216,5 +236,23 @@ mod tests {
         }
         i.branch_target = None;
         assert_eq!(gc_decision(&i), GcDecision::Pass);
+    }
+
+    #[test]
+    fn the_reflective_loop_converges_when_every_remaining_failure_is_a_code_defect() {
+        let mut i = input(0.8, Some(60.0), 0);
+        i.figures = Some(figures(8, 8, 2, true));
+        assert!(
+            matches!(gc_decision(&i), GcDecision::Revise { .. }),
+            "coverage is short"
+        );
+        i.converge_on_code_defects = true;
+        match gc_decision(&i) {
+            GcDecision::Partial { note } => assert!(note.contains("code defect"), "{note}"),
+            other => panic!("{other:?}"),
+        }
+        // A test defect left: revising can still help.
+        i.figures = Some(figures(9, 8, 2, true));
+        assert!(matches!(gc_decision(&i), GcDecision::Revise { .. }));
     }
 }

@@ -13,9 +13,11 @@ use serde_json::{json, Value};
 use super::error::{Result, RoleError};
 use super::shared::feedback::{feedback, first_round, Feedback};
 use super::shared::python_modules::modules_in_scope;
+use super::shared::reflect;
 use super::util::{sandbox_for, time_left, to_map};
 use super::RoleContext;
 use crate::gen::{self, GenRequest};
+use crate::pipeline::controls::REFLECTIVE;
 use crate::tasks::Outcome;
 use crate::testing::detect::session_framework;
 use crate::testing::framework::{self, Family, SessionFramework};
@@ -207,6 +209,18 @@ enum Strategy {
     Surgical { restore: u64 },
 }
 
+/// The earlier round with the best pass rate (0, the first run, when none is better).
+fn best_round(fb: &Feedback) -> u64 {
+    fb.history
+        .iter()
+        .copied()
+        .fold(None, |acc: Option<(u64, f64)>, r| match acc {
+            Some(a) if a.1 >= r.1 => Some(a),
+            _ => Some(r),
+        })
+        .map_or(0, |(k, _)| k)
+}
+
 fn pick_strategy(round: u64, fb: &Feedback) -> Strategy {
     if let Some(&(_, last)) = fb.history.last() {
         let best = fb.history[..fb.history.len() - 1].iter().copied().fold(
@@ -337,7 +351,30 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
     } else {
         first_round(&ctx.session.root)
     };
-    let strategy = round.map_or(Strategy::Conservative, |r| pick_strategy(r, &fb));
+    let chosen = ctx
+        .session
+        .load_state()
+        .ok()
+        .and_then(|s| s.controls.strategy);
+    let strategy = round.map_or(Strategy::Conservative, |r| {
+        let auto = pick_strategy(r, &fb);
+        match chosen.as_deref() {
+            // A reflection decided this round.
+            Some(REFLECTIVE) => match reflect::next_for(&ctx.session.root, layer) {
+                Some(reflect::Next::Aggressive) => Strategy::Aggressive,
+                Some(reflect::Next::Surgical) => Strategy::Surgical {
+                    restore: best_round(&fb),
+                },
+                _ => auto,
+            },
+            // The starting strategy named with --strategy; later rounds choose their own.
+            Some("aggressive") if r == 1 && auto == Strategy::Conservative => Strategy::Aggressive,
+            Some("surgical") if r == 1 && auto == Strategy::Conservative => Strategy::Surgical {
+                restore: best_round(&fb),
+            },
+            _ => auto,
+        }
+    });
     if let (Strategy::Surgical { restore }, Some(r)) = (strategy, round) {
         return surgical_round(ctx, layer, r, restore, &fb, &dir);
     }
@@ -422,9 +459,22 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
     // revisions keep them).
     if round.is_none() {
         let (files, n) = super::shared::scenario_tests::write(&ctx.session.root, layer, &dir)?;
+        for f in &files {
+            super::shared::discoveries::add(
+                &ctx.session.root,
+                "generator",
+                &crate::scenario::board::Discovery::TestPattern {
+                    name: f.rsplit('/').next().unwrap_or(f).to_string(),
+                    file: f.clone(),
+                    description: "a scenario's stated checks, one test each, named after it".into(),
+                },
+            );
+        }
         written.extend(files);
         tests += n;
     }
+    // The board as this round read it (agent prompts carry it; the count is on record).
+    let discoveries_read = super::shared::discoveries::read(&ctx.session.root).len();
     copy_py_files(
         &dir,
         &history_dir(&ctx.session.root, layer, round.unwrap_or(0)),
@@ -465,7 +515,7 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
     out.data = to_map(json!({
         "layer": layer, "test_files": written, "round": round, "is_revision": round.is_some(),
         "seed": req.seed, "tests": tests, "strategy": format!("{strategy:?}"), "search_coverage": reached, "findings": result.findings,
-        "import_errors": import_errors, "stats": result.stats,
+        "import_errors": import_errors, "stats": result.stats, "discoveries_read": discoveries_read,
     }));
     out.artifacts = written;
     Ok(out)

@@ -269,6 +269,8 @@ pub fn run(ctx: &RoleContext) -> Outcome {
     );
     md.push_str(&render_toolchain(&tools, &layout));
     md.push_str(&render_scenario_plan(ctx));
+    // What the project's own tests teach goes on the shared board for the generator.
+    super::shared::discoveries::note_project(&ctx.session.root, ctx.repo, "strategist");
     let dir = ctx.session.root.join("strategy");
     if let Err(e) =
         mkdirs(&dir).and_then(|()| atomic_write(&dir.join("test-strategy.md"), md.as_bytes()))

@@ -249,6 +249,26 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
         "defect_patterns": patterns, "quarantined": f.quarantined.len(),
         "failed_tests": failed_ids,
     })));
+    // The reflective strategy reflects on every run of the layer and leaves the next round's plan.
+    if ctx.config.reflective {
+        let results = crate::artifacts::runs(&ctx.session.root);
+        let runs: Vec<&crate::artifacts::RunRecord> = results.of_layer(f.layer).collect();
+        match crate::team::shared::reflect::reflect(
+            &ctx.session.root,
+            f.layer,
+            &ctx.task.id,
+            &runs,
+            ctx.task.coverage_target(),
+        ) {
+            Ok(r) => {
+                out.data.insert("reflection".into(), json!(r));
+            }
+            Err(e) => {
+                out.data
+                    .insert("reflection_error".into(), json!(e.to_string()));
+            }
+        }
+    }
     // The plan's scenarios of this layer get their results; a critical one that failed stops the
     // later layers (the coordinator reads `fail_fast`).
     let run_file = results.join(format!("run-{:03}.json", f.n));
@@ -260,6 +280,15 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
             ctx.task.gc_round().is_none(),
         ) {
             Ok(Some(reason)) => {
+                crate::team::shared::discoveries::add(
+                    &ctx.session.root,
+                    "executor",
+                    &crate::scenario::board::Discovery::Blocker {
+                        issue: reason.clone(),
+                        severity: "critical".into(),
+                        layer: f.layer.to_string(),
+                    },
+                );
                 out.summary = format!("{}; fail-fast: {reason}", out.summary);
                 out.data.insert(data::FAIL_FAST.into(), json!(reason));
             }

@@ -43,6 +43,15 @@ pub(crate) fn agent_round(
     round: Option<u64>,
     backend: &Backend,
 ) -> Result<Outcome> {
+    // A planned layer's first round: one call per scenario of a requirement, a gap or a defect
+    // (the code route's scenarios are the modules in scope, which the layer's call covers).
+    let planned: Vec<_> = super::agent_scenarios::rows_for(&ctx.session.root, layer)
+        .into_iter()
+        .filter(|r| r.source != "code")
+        .collect();
+    if round.is_none() && !planned.is_empty() {
+        return super::agent_scenarios::scenario_round(ctx, layer, backend, &planned);
+    }
     let modules = modules_in_scope(ctx)?;
     if modules.is_empty() {
         return Err(RoleError::NoModuleInScope);
@@ -62,7 +71,7 @@ pub(crate) fn agent_round(
         Some(format!("{} candidate file(s)", called.files.len())),
     );
     let scope: Vec<String> = modules.iter().map(|m| m.file.clone()).collect();
-    let judged = accept_filter(ctx, layer, &called.files, &scope)?;
+    let judged = accept_filter(ctx, layer, &called.files, &scope, false)?;
     let accepted: Vec<&AnswerFile> = judged
         .iter()
         .filter(|(_, v)| v.is_none())
@@ -231,7 +240,7 @@ fn free_name(dir: &Path, name: &str) -> String {
         .expect("some name is free")
 }
 
-fn file_name(path: &Path) -> String {
+pub(super) fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()
@@ -252,6 +261,7 @@ fn build_prompt(ctx: &RoleContext, layer: &str, modules: &[ModuleRef]) -> String
     let task = ctx.task.description.replace(&session, "<session>");
     let _ = writeln!(p, "TASK: {}\n", task.trim());
     p.push_str("CONTEXT:\n\n");
+    p.push_str(&super::discoveries::prompt_section(&ctx.session.root));
     if let Ok(strategy) =
         std::fs::read_to_string(ctx.session.root.join("strategy/test-strategy.md"))
     {
@@ -328,11 +338,12 @@ fn ranges(lines: &[u32]) -> String {
 
 /// Each candidate with None (accepted) or why it was rejected: not a test file, did not load,
 /// failed, flaky, or no new coverage of the scope.
-fn accept_filter<'a>(
+pub(super) fn accept_filter<'a>(
     ctx: &RoleContext,
     layer: &str,
     files: &'a [AnswerFile],
     scope: &[String],
+    scenarios: bool,
 ) -> Result<Vec<(&'a AnswerFile, Option<String>)>> {
     let python = python_for(ctx.repo);
     let (mirror, _) = crate::gen::scratch_dirs(&ctx.session.root, layer);
@@ -365,6 +376,24 @@ fn accept_filter<'a>(
         scope,
         audit: &audit,
     };
+    if scenarios {
+        // A scenario's file traces its requirement: it must load and be safe, nothing more.
+        let mut out = Vec::new();
+        for f in files {
+            let name = file_name(&f.path);
+            let verdict = if !is_test_name(&name) {
+                Some(format!("not a pytest test file name ({name})"))
+            } else {
+                let path = bench.join(&name);
+                std::fs::write(&path, &f.content).map_err(RoleError::io("write", &path))?;
+                let verdict = runner.judge_scenario(&path);
+                let _ = std::fs::remove_file(&path);
+                verdict
+            };
+            out.push((f, verdict));
+        }
+        return Ok(out);
+    }
     // What the layer's tests already cover: a candidate must add to it.
     let existing: Vec<PathBuf> = std::fs::read_dir(ctx.session.root.join("tests").join(layer))
         .map(|rd| {
@@ -505,6 +534,16 @@ impl Bench<'_> {
 
     /// None when `file` loads and passes [`ACCEPT_RUNS`] runs in a row, else why not.
     fn loads_and_passes(&self, file: &Path) -> Option<String> {
+        self.loads(file, true)
+    }
+
+    /// A scenario's test file: it must load and stay inside its own temporary folders; whether it
+    /// passes is the executor's to judge (a failure may be the code's defect the scenario is for).
+    fn judge_scenario(&self, file: &Path) -> Option<String> {
+        self.loads(file, false)
+    }
+
+    fn loads(&self, file: &Path, must_pass: bool) -> Option<String> {
         if let Err(e) = self.audit.clear() {
             return Some(format!("could not be checked: {e}"));
         }
@@ -534,6 +573,13 @@ impl Bench<'_> {
             }
             Err(Trial::Unsafe(why)) => return Some(why),
             Err(Trial::NotRun(e)) => return Some(format!("did not load: {e}")),
+        }
+        if !must_pass {
+            return match pytest(&[]) {
+                Err(Trial::Unsafe(why)) => Some(why),
+                Err(Trial::NotRun(e)) => Some(format!("did not run: {e}")),
+                Ok(_) => None,
+            };
         }
         let mut passes = 0;
         for _ in 0..ACCEPT_RUNS {

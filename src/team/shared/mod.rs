@@ -4,11 +4,17 @@
 /// The agent-backed work of the generator (a generation round) and of the executor (repairing
 /// a test file), with the accept bench both use.
 pub(crate) mod agent_gen;
+/// A planned layer's scenarios written by an agent, one call per scenario, in waves.
+pub(crate) mod agent_scenarios;
 pub(crate) mod baseline;
+/// The session's shared board of discoveries (discoveries.ndjson).
+pub(crate) mod discoveries;
 pub(crate) mod feedback;
 pub(crate) mod localise;
 pub(crate) mod mutation;
 pub(crate) mod python_modules;
+/// The reflective strategy's reflection after each run of a layer.
+pub(crate) mod reflect;
 /// Each scenario's result from a layer's run, written back into scenarios.csv.
 pub(crate) mod scenario_results;
 /// The tests of a layer's scenarios (scenarios.csv) written from their stated checks.

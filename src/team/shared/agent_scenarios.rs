@@ -1,0 +1,269 @@
+//! A layer's scenarios written by an agent backend, one call per scenario (the seed's test
+//! writer): its row, the infrastructure hints with two or three of the project's tests as style
+//! examples, the previous layer's findings (`prev_context`), the shared board and the code under
+//! test. The calls run in waves of up to `-c` at a time (5 by default). A file is kept when it
+//! loads and stays inside its own temporary folders; whether it passes is the executor's to
+//! judge, since a failure may be the very defect the scenario is for.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde_json::json;
+
+use super::agent_gen::{accept_filter, file_name};
+use crate::agents::answer::AnswerFile;
+use crate::agents::backends::Backend;
+use crate::agents::call;
+use crate::scenario::plan::{self, Scenario};
+use crate::tasks::Outcome;
+use crate::team::error::{Result, RoleError};
+use crate::team::util::{agent_input, to_map};
+use crate::team::RoleContext;
+use crate::util::{atomic_write, mkdirs};
+
+/// The seed's default width of a wave.
+const DEFAULT_WAVE: usize = 5;
+/// Bytes of a file quoted in a prompt.
+const QUOTE_MAX: usize = 16 * 1024;
+
+/// The layer's scenarios of the plan (none: the session has no plan or none for this layer).
+pub(crate) fn rows_for(session: &Path, layer: &str) -> Vec<Scenario> {
+    let code = crate::tasks::layer_code(layer);
+    plan::read_csv(&session.join(plan::FILE))
+        .map(|rows| rows.into_iter().filter(|r| r.layer == code).collect())
+        .unwrap_or_default()
+}
+
+/// One call per scenario of `rows` through `backend`; Err when no file was accepted (the chain
+/// then tries its next backend).
+pub(crate) fn scenario_round(
+    ctx: &RoleContext,
+    layer: &str,
+    backend: &Backend,
+    rows: &[Scenario],
+) -> Result<Outcome> {
+    let wave = ctx
+        .session
+        .load_state()
+        .ok()
+        .and_then(|s| s.controls.concurrency)
+        .unwrap_or(DEFAULT_WAVE)
+        .max(1);
+    let workspace = ctx.session.root.join("workspace");
+    let mut answers: Vec<(usize, AnswerFile)> = Vec::new();
+    let mut failures: Vec<(usize, String)> = Vec::new();
+    for (w, chunk) in rows.chunks(wave).enumerate() {
+        (ctx.progress)(
+            "agent_call",
+            Some(20.0 + 40.0 * (w * wave) as f64 / rows.len().max(1) as f64),
+            Some(format!(
+                "{}: scenarios {} (wave {} of up to {wave})",
+                backend.name,
+                chunk
+                    .iter()
+                    .map(|r| r.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                w + 1
+            )),
+        );
+        let results: Vec<(usize, std::result::Result<Vec<AnswerFile>, String>)> =
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = chunk
+                    .iter()
+                    .enumerate()
+                    .map(|(i, row)| {
+                        let index = w * wave + i;
+                        let folder = workspace
+                            .join(format!("agent-{layer}-{}", row.id.to_ascii_lowercase()));
+                        scope.spawn(move || {
+                            let prompt = prompt(ctx, layer, row);
+                            let got = agent_input(ctx, "generator", &prompt, &folder)
+                                .and_then(|input| Ok(call::call(backend, &input)?))
+                                .map(|called| called.files)
+                                .map_err(|e| e.to_string());
+                            (index, got)
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("a scenario call does not panic"))
+                    .collect()
+            });
+        for (index, got) in results {
+            match got {
+                Ok(files) => {
+                    let want = expected_name(&rows[index]);
+                    // The file named as asked, else the answer's only file, under that name.
+                    let chosen = files
+                        .iter()
+                        .find(|f| file_name(&f.path) == want)
+                        .or_else(|| (files.len() == 1).then(|| &files[0]));
+                    match chosen {
+                        Some(f) => answers.push((
+                            index,
+                            AnswerFile {
+                                path: want.into(),
+                                content: f.content.clone(),
+                            },
+                        )),
+                        None => failures.push((index, "the answer has no test file".into())),
+                    }
+                }
+                Err(e) => failures.push((index, e)),
+            }
+        }
+    }
+    let files: Vec<AnswerFile> = answers.iter().map(|(_, f)| f.clone()).collect();
+    let scope: Vec<String> = rows.iter().map(|r| r.target_file.clone()).collect();
+    let judged = accept_filter(ctx, layer, &files, &scope, true)?;
+    let dir = ctx.session.root.join("tests").join(layer);
+    mkdirs(&dir)?;
+    let mut updated: Vec<Scenario> =
+        plan::read_csv(&ctx.session.root.join(plan::FILE)).map_err(|e| RoleError::Io {
+            action: "read",
+            path: ctx.session.root.join(plan::FILE),
+            cause: std::io::Error::other(e.to_string()),
+        })?;
+    let mut written = Vec::new();
+    let mut rejected = Vec::new();
+    for ((index, _), (file, verdict)) in answers.iter().zip(&judged) {
+        let id = &rows[*index].id;
+        let row = updated.iter_mut().find(|r| &r.id == id);
+        match verdict {
+            None => {
+                let name = file_name(&file.path);
+                atomic_write(&dir.join(&name), file.content.as_bytes())?;
+                let rel = format!("tests/{layer}/{name}");
+                if let Some(row) = row {
+                    row.test_file = rel.clone();
+                    row.status = "written".into();
+                    row.error.clear();
+                }
+                written.push(rel);
+            }
+            Some(why) => {
+                if let Some(row) = row {
+                    row.status = "blocked".into();
+                    row.error = why.clone();
+                }
+                rejected.push(json!({"scenario": id, "file": file.path, "reason": why}));
+            }
+        }
+    }
+    for (index, why) in &failures {
+        if let Some(row) = updated.iter_mut().find(|r| r.id == rows[*index].id) {
+            row.status = "blocked".into();
+            row.error = why.clone();
+        }
+        rejected.push(json!({"scenario": rows[*index].id, "reason": why}));
+    }
+    plan::write_csv(&ctx.session.root.join(plan::FILE), &updated).map_err(|e| RoleError::Io {
+        action: "write",
+        path: ctx.session.root.join(plan::FILE),
+        cause: std::io::Error::other(e.to_string()),
+    })?;
+    if written.is_empty() {
+        return Err(RoleError::NothingAccepted {
+            backend: backend.name.clone(),
+            reasons: rejected.iter().map(|r| r.to_string()).collect(),
+        });
+    }
+    let mut out = Outcome::completed(format!(
+        "{layer}: {} scenario file(s) from {}, one call per scenario in waves of up to {wave}; {} not written",
+        written.len(),
+        backend.name,
+        rejected.len()
+    ));
+    out.artifacts = written.clone();
+    out.data = to_map(json!({
+        "layer": layer, "test_files": written, "round": null, "is_revision": false,
+        "backend": backend.name, "rejected": rejected, "scenarios": rows.len(), "wave": wave,
+    }));
+    Ok(out)
+}
+
+/// The file name the row asks for (`test_at_001_….py`).
+fn expected_name(row: &Scenario) -> String {
+    Path::new(&row.test_file)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .filter(|n| n.starts_with("test_") && n.ends_with(".py"))
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("test_{}.py", row.id.to_ascii_lowercase().replace('-', "_")))
+}
+
+/// The writer's prompt for one scenario.
+fn prompt(ctx: &RoleContext, layer: &str, row: &Scenario) -> String {
+    let mut p = String::new();
+    let name = expected_name(row);
+    let _ = writeln!(
+        p,
+        "PURPOSE: write the {layer} test file for scenario {} | Success: each test case is one test, named after the scenario, that passes on correct code\n",
+        row.id
+    );
+    let _ = writeln!(p, "SCENARIO:");
+    for (k, v) in [
+        ("id", row.id.clone()),
+        ("name", row.name.clone()),
+        ("priority", row.priority.as_str().to_string()),
+        ("category", row.category.clone()),
+        ("target_file", row.target_file.clone()),
+        ("test_file", name.clone()),
+        ("description", row.description.clone()),
+        ("test_cases", row.test_cases.join("; ")),
+        ("fixtures", row.fixtures.join("; ")),
+        ("req_ref", row.req_ref.clone()),
+    ] {
+        let _ = writeln!(p, "  {k}: {v}");
+    }
+    let _ = writeln!(p, "\nINFRASTRUCTURE: {}", row.infrastructure_hints);
+    let examples: Vec<&str> = row
+        .infrastructure_hints
+        .split_once("see ")
+        .map(|(_, files)| files.split(", ").take(3).collect())
+        .unwrap_or_default();
+    for file in examples {
+        if let Some(text) = quote(ctx.repo, file) {
+            let _ = writeln!(p, "\nStyle example `{file}`:\n```python\n{text}```");
+        }
+    }
+    if !row.prev_context.is_empty() {
+        let _ = writeln!(
+            p,
+            "\nPREV_CONTEXT (the previous layer's findings): {}",
+            row.prev_context
+        );
+    }
+    p.push('\n');
+    p.push_str(&super::discoveries::prompt_section(&ctx.session.root));
+    if let Some(text) = quote(ctx.repo, &row.target_file) {
+        let _ = writeln!(p, "CODE `{}`:\n```python\n{text}```\n", row.target_file);
+    }
+    let _ = writeln!(
+        p,
+        "ANSWER: one pytest file, as a fenced block whose first line is `# path: {name}`. Name every test `test_{}_...` and put {} in its docstring. Do not change the code under test; a test that fails because the code is wrong is what this scenario is for.",
+        row.id.to_ascii_lowercase().replace('-', "_"),
+        row.id
+    );
+    p
+}
+
+/// A repository file's text for a prompt: plain relative paths inside the repository only.
+fn quote(repo: &Path, rel: &str) -> Option<String> {
+    let path = Path::new(rel);
+    if rel.is_empty()
+        || !path
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+    {
+        return None;
+    }
+    let real = repo.join(path).canonicalize().ok()?;
+    if !real.starts_with(repo.canonicalize().ok()?) {
+        return None;
+    }
+    let text = std::fs::read_to_string(real).ok()?;
+    Some(text.chars().take(QUOTE_MAX).collect())
+}
