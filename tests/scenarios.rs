@@ -170,7 +170,7 @@ fn the_spec_route_plans_a_scenario_per_criterion_and_the_run_honours_an_edited_p
     // Each test names its scenario.
     let test = std::fs::read_to_string(p.session_dir(&id).join(&violated["test_file"])).unwrap();
     assert!(
-        test.contains("def test_at_004_case_1():") && test.contains("assert take(3, 3) == 0"),
+        test.contains("def test_at_004_case_1():") && test.contains("assert (take(3, 3)) == (0)"),
         "{test}"
     );
 }

@@ -160,10 +160,8 @@ pub fn create(new: &NewSession) -> Result<Created> {
         )?)
     };
     let mut warnings = scope.warnings.clone();
-    if let Some(active) = scenarios.as_ref().and_then(|p| p.active.as_ref()) {
-        warnings.push(format!(
-            "session {active} of this repository is still active or paused: `team-testing resume {active}` continues it (the resume route); this run plans a new session"
-        ));
+    if let Some(active) = scenarios.as_ref().and_then(|p| p.active.clone()) {
+        warnings.push(active);
     }
     let agents = new
         .agents

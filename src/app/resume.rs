@@ -34,11 +34,6 @@ pub fn resume(root: &Path, arg: Option<&str>, options: &OpenOptions) -> Result<R
         )));
     }
     let mut opened = open(root, arg, options)?;
-    let _ = super::scenarios::note_route(
-        &opened.session,
-        crate::scenario::route::Route::Resume,
-        &format!("session {} is resumed where it stopped", opened.session.id),
-    );
     if opened.state.status == SessionStatus::Failed {
         // A failed pipeline gets its failed tasks (and what they skipped) another full try.
         for t in opened.graph.tasks.iter_mut() {

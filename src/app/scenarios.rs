@@ -22,8 +22,8 @@ pub struct Planned {
     pub route: Route,
     pub why: String,
     pub rows: Vec<Scenario>,
-    /// An earlier session of the repository that is still active or paused (the seed's resume
-    /// route is `team-testing resume` on it).
+    /// What to say of an earlier session of the repository that is still active or paused (the
+    /// seed's resume route is `resume` on it), with the command that resumes it.
     pub active: Option<String>,
 }
 
@@ -50,14 +50,16 @@ pub fn plan(
         }
     })?;
     let previous = earlier_sessions(repo, sessions_root);
-    let gaps = previous
-        .first()
-        .map(|s| gaps_of(s, repo))
+    // The newest earlier session that measured gaps (a dry run measured nothing).
+    let (gaps, gap_source) = previous
+        .iter()
+        .map(|s| (gaps_of(s, repo), s))
+        .find(|(g, _)| !g.is_empty())
+        .map(|(g, s)| {
+            let n = g.len();
+            (g, Some((s.id.clone(), n)))
+        })
         .unwrap_or_default();
-    let gap_source = previous
-        .first()
-        .filter(|_| !gaps.is_empty())
-        .map(|s| (s.id.clone(), gaps.len()));
     let (route, why) = route::detect(&RouteInput {
         active_session: None,
         rerun_requested: false,
@@ -80,6 +82,10 @@ pub fn plan(
         row.layer = nearest_layer(&row.layer, layers);
         row.infrastructure_hints = hints.clone();
     }
+    // What the routes built from earlier sessions may name files gone since, or locations in a
+    // session's own tests: a row the plan check would refuse is left out here.
+    let codes: Vec<&str> = ["L1", "L2", "L3"].to_vec();
+    rows.retain(|r| plan::validate(std::slice::from_ref(r), repo, &codes).is_ok());
     build::renumber(&mut rows);
     let active = previous
         .iter()
@@ -91,7 +97,13 @@ pub fn plan(
                 )
             })
         })
-        .map(|s| s.id.clone());
+        .map(|s| {
+            format!(
+                "session {} of this repository is still active or paused: {} continues it (the resume route); this run plans a new session",
+                s.id,
+                crate::hint::quoted(s, "resume", &[])
+            )
+        });
     Ok(Planned {
         route,
         why,

@@ -85,15 +85,20 @@ fn compose(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> Repo
     } else {
         None
     };
-    let traced = plan.as_ref().map(|scenarios| {
-        traceability::annotate_rows(&mut found.rows, scenarios);
-        traceability::traceability(
-            session,
-            state.map(|s| s.repo.as_path()),
-            scenarios,
-            &loaded.runs,
-        )
-    });
+    // The matrix traces requirements (the seed writes it for the spec route): a plan without
+    // acceptance criteria has none, though its rows still annotate results.csv.
+    let traced = plan
+        .as_ref()
+        .map(|scenarios| {
+            traceability::annotate_rows(&mut found.rows, scenarios);
+            traceability::traceability(
+                session,
+                state.map(|s| s.repo.as_path()),
+                scenarios,
+                &loaded.runs,
+            )
+        })
+        .filter(|t| !t.criteria.is_empty());
     findings::add_suspects(&mut found.findings.code_defects, &session.root);
     let gaps = gaps::coverage_gaps(
         &session.root,

@@ -30,6 +30,7 @@ pub fn gate_lines(route: &str, why: &str, rows: &[Scenario]) -> Vec<String> {
         *per_layer.entry(r.layer.as_str()).or_default() += 1;
         *per_priority.entry(r.priority).or_default() += 1;
     }
+    let why: String = why.chars().filter(|c| !c.is_control()).collect();
     let mut out = vec![
         format!("route: {route} ({why})"),
         format!(
@@ -50,23 +51,25 @@ pub fn gate_lines(route: &str, why: &str, rows: &[Scenario]) -> Vec<String> {
                 .join(", ")
         ),
     ];
+    // Requirement text reaches a terminal here: no control characters (escape sequences).
+    let plain = |t: &str| -> String { t.chars().filter(|c| !c.is_control()).collect() };
     for r in rows.iter().take(5) {
         out.push(format!(
             "  {} [{} {}] {} -> {} ({})",
             r.id,
             r.layer,
             r.priority.as_str(),
-            r.name,
+            plain(&r.name),
             if r.target_file.is_empty() {
-                "target to find"
+                "target to find".to_string()
             } else {
-                &r.target_file
+                plain(&r.target_file)
             },
-            if r.req_ref.is_empty() {
+            plain(if r.req_ref.is_empty() {
                 &r.source
             } else {
                 &r.req_ref
-            }
+            })
         ));
     }
     if rows.len() > 5 {

@@ -228,6 +228,8 @@ pub enum Problem {
     PathOutside { column: &'static str, path: String },
     #[error("empty name")]
     EmptyName,
+    #[error("{fields} fields where the header has {columns} (a stray quote or separator?)")]
+    ExtraFields { fields: usize, columns: usize },
 }
 
 /// A problem with the row on `line` of `file`, whose id is `id`.
@@ -330,6 +332,7 @@ fn read_rows(path: &Path) -> Result<(Vec<Scenario>, Vec<RowProblem>), PlanError>
         .flexible(true)
         .trim(csv::Trim::All)
         .from_reader(bytes.as_slice());
+    let columns = rd.headers().map_err(csv_err)?.len();
     let header: HashMap<String, usize> = {
         let mut map = HashMap::new();
         for (i, h) in rd.headers().map_err(csv_err)?.iter().enumerate() {
@@ -353,6 +356,8 @@ fn read_rows(path: &Path) -> Result<(Vec<Scenario>, Vec<RowProblem>), PlanError>
     let file = display_name(path);
     let mut rows = Vec::new();
     let mut problems = Vec::new();
+    // Lines are counted as the records go (counting from the start each time is quadratic).
+    let (mut counted_to, mut newlines) = (0usize, 0usize);
     for record in rd.records() {
         let record = record.map_err(csv_err)?;
         if record.iter().all(str::is_empty) {
@@ -365,8 +370,29 @@ fn read_rows(path: &Path) -> Result<(Vec<Scenario>, Vec<RowProblem>), PlanError>
             while at < bytes.len() && matches!(bytes[at], b'\n' | b'\r') {
                 at += 1;
             }
-            1 + bytes[..at].iter().filter(|&&b| b == b'\n').count()
+            if at >= counted_to {
+                newlines += bytes[counted_to..at]
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count();
+                counted_to = at;
+            }
+            1 + newlines
         });
+        if record.len() > columns {
+            problems.push(RowProblem {
+                file: file.clone(),
+                line,
+                id: record
+                    .get(header.get("id").copied().unwrap_or(0))
+                    .unwrap_or("")
+                    .to_string(),
+                problem: Problem::ExtraFields {
+                    fields: record.len(),
+                    columns,
+                },
+            });
+        }
         let get = |column: &str| -> String {
             header
                 .get(column)
@@ -709,6 +735,22 @@ mod tests {
                 "scenarios.csv:5 (AT-001): duplicate id (first at line 2)",
                 "scenarios.csv:5 (AT-001): unknown layer 'L4' (expected L1, L2)",
             ]
+        );
+    }
+
+    #[test]
+    fn a_row_with_more_fields_than_the_header_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE);
+        std::fs::write(
+            &path,
+            "id,name,layer\nAT-001,one,L1\nAT-002,\"two\",L1,stray\n",
+        )
+        .unwrap();
+        let err = load(&path, dir.path(), &["L1"]).unwrap_err().to_string();
+        assert!(
+            err.contains("scenarios.csv:3 (AT-002): 4 fields where the header has 3"),
+            "{err}"
         );
     }
 }

@@ -43,13 +43,15 @@ pub(crate) fn agent_round(
     round: Option<u64>,
     backend: &Backend,
 ) -> Result<Outcome> {
-    // A planned layer's first round: one call per scenario of a requirement, a gap or a defect
-    // (the code route's scenarios are the modules in scope, which the layer's call covers).
+    // A planned layer's first round: one call per scenario of a requirement or a gap (the code
+    // route's scenarios are the modules in scope, which the layer's call covers; a plan too big
+    // for one call each goes the same way).
     let planned: Vec<_> = super::agent_scenarios::rows_for(&ctx.session.root, layer)
         .into_iter()
-        .filter(|r| r.source != "code")
+        .filter(|r| r.source == "spec" || r.source == "gap")
         .collect();
-    if round.is_none() && !planned.is_empty() {
+    if round.is_none() && !planned.is_empty() && planned.len() <= super::agent_scenarios::MAX_CALLS
+    {
         return super::agent_scenarios::scenario_round(ctx, layer, backend, &planned);
     }
     let modules = modules_in_scope(ctx)?;

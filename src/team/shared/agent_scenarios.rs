@@ -21,6 +21,8 @@ use crate::team::util::{agent_input, to_map};
 use crate::team::RoleContext;
 use crate::util::{atomic_write, mkdirs};
 
+/// Most scenarios of a layer written one call each; a bigger plan's layer gets the layer's call.
+pub(crate) const MAX_CALLS: usize = 50;
 /// The seed's default width of a wave.
 const DEFAULT_WAVE: usize = 5;
 /// Bytes of a file quoted in a prompt.

@@ -49,10 +49,10 @@ pub(crate) fn record(
         if first_round || row.red_result.is_empty() {
             // RED-GREEN: passing at once may need strengthening; failing on what the code does is
             // the expected red; failing on the test's own setup is not.
-            row.red_result = match class {
-                None => "pass",
-                Some(Classification::CodeDefect) => "expected_fail",
-                Some(_) => "unexpected_fail",
+            row.red_result = match (failed.is_empty(), class) {
+                (true, _) => "pass",
+                (false, Some(Classification::CodeDefect)) => "expected_fail",
+                (false, _) => "unexpected_fail",
             }
             .into();
         }

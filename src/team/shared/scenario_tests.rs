@@ -64,7 +64,10 @@ pub(crate) fn write(
     let code = layer_code(layer);
     let mut written = Vec::new();
     let mut tests = 0;
-    for row in rows.iter_mut().filter(|r| r.layer == code) {
+    for row in rows
+        .iter_mut()
+        .filter(|r| r.layer == code && plan::is_scenario_id(&r.id))
+    {
         let Some(module) = module_of(&row.target_file) else {
             continue;
         };
@@ -172,6 +175,11 @@ fn parse_case(case: &str) -> Option<Case> {
 /// Whether `text` is only Python literals: numbers, simple strings (no backslash), True, False,
 /// None, and the brackets, commas and colons of lists, tuples and dicts.
 fn literals(text: &str) -> bool {
+    // Python reads three quotes as one triple-quoted string where a token-by-token reading
+    // sees an empty string and another: no triple quotes, ever.
+    if text.contains("'''") || text.contains("\"\"\"") {
+        return false;
+    }
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
@@ -226,21 +234,22 @@ fn render(row: &Scenario, module: &str, cases: &[Case]) -> String {
         format!(" ({})", row.req_ref)
     };
     let mut out = format!(
-        "\"\"\"Scenario {}{reference}: {}. Written by team-testing from the scenario's test cases.\"\"\"\n",
-        row.id,
-        row.name.replace('\\', "/").replace("\"\"\"", "'''")
+        "\"\"\"Scenario {}{}: {}. Written by team-testing from the scenario's test cases.\"\"\"\n",
+        doc_safe(&row.id),
+        doc_safe(&reference),
+        doc_safe(&row.name)
     );
     out.push_str("import tempfile\n\nimport pytest\n\n");
     out.push_str(&format!("from {module} import {}\n", names.join(", ")));
     out.push_str(ISOLATION_FIXTURE);
     for (i, c) in cases.iter().enumerate() {
-        let doc = format!("{}: {}", row.id, describe(c)).replace('"', "'");
+        let doc = doc_safe(&format!("{}: {}", row.id, describe(c)));
         out.push_str(&format!(
             "\n\ndef test_{id}_case_{}():\n    \"\"\"{doc}\"\"\"\n",
             i + 1
         ));
         match &c.check {
-            Check::Equals(v) => out.push_str(&format!("    assert {} == {v}\n", c.call)),
+            Check::Equals(v) => out.push_str(&format!("    assert ({}) == ({v})\n", c.call)),
             Check::Truthy => out.push_str(&format!("    assert {}\n", c.call)),
             Check::Falsy => out.push_str(&format!("    assert not {}\n", c.call)),
             Check::Raises(e) => out.push_str(&format!(
@@ -250,6 +259,18 @@ fn render(row: &Scenario, module: &str, cases: &[Case]) -> String {
         }
     }
     out
+}
+
+/// Text for a docstring: no quote, backslash or line break can end it or escape from it.
+fn doc_safe(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '"' => '\'',
+            '\\' => '/',
+            c if c.is_control() => ' ',
+            c => c,
+        })
+        .collect()
 }
 
 fn describe(c: &Case) -> String {
@@ -313,6 +334,8 @@ mod tests {
             "f(1) raises os.error",
             "the total is right",
             "f(x) returns 1",
+            "f(\'\'\' \' \'\'\'+str(1)+\'\'\' \' \'\'\', 1) raises ValueError",
+            "f(1) returns \'\'\' \'\'\'",
         ] {
             assert!(parse_case(bad).is_none(), "{bad}");
         }
@@ -335,9 +358,18 @@ mod tests {
             src.contains("from shop.inventory import OutOfStock, take\n"),
             "{src}"
         );
-        assert!(src.contains("def test_at_004_case_1():\n    \"\"\"AT-004: take(3, 3) returns 0\"\"\"\n    assert take(3, 3) == 0\n"));
+        assert!(src.contains("def test_at_004_case_1():\n    \"\"\"AT-004: take(3, 3) returns 0\"\"\"\n    assert (take(3, 3)) == (0)\n"), "{src}");
         assert!(src.contains("    with pytest.raises(OutOfStock):\n        take(1, 2)\n"));
         assert!(src.starts_with("\"\"\"Scenario AT-004 (REQ-002:AC-1)"));
+        // A reference or a name cannot end the docstring.
+        let hostile = Scenario {
+            req_ref: "X\"\"\"; import os #".into(),
+            name: "n\\\"\"\"\nimport os".into(),
+            ..row
+        };
+        let src = render(&hostile, "shop.inventory", &cases);
+        // The module docstring, the fixture's, one per test: none ended early.
+        assert_eq!(src.matches("\"\"\"").count(), 4 + 2 * cases.len(), "{src}");
         assert_eq!(module_of("src/pkg/mod.py").as_deref(), Some("pkg.mod"));
         assert_eq!(module_of("README.md"), None);
     }
