@@ -3,10 +3,10 @@
 //! a Content-Security-Policy that allows no request, so the file works from disk and offline.
 //!
 //! Everything the Markdown report has ([`sections`], [`findings`]; the test-fix cycle,
-//! [`fix_cycle`], when the session ran one) plus coverage and pass rate per round, the tasks'
-//! timeline from the message log, the per-file coverage table with each file's coloured source
-//! ([`files`], [`source`]), and a list of every test result. Every string from the project is
-//! escaped ([`escape`]).
+//! [`fix_cycle`], and requirements traceability, [`traceability`], when the session has them)
+//! plus coverage and pass rate per round, the tasks' timeline from the message log, the per-file
+//! coverage table with each file's coloured source ([`files`], [`source`]), and a list of every
+//! test result. Every string from the project is escaped ([`escape`]).
 //!
 //! Reads the session (final coverage records, the message log, the repository's files) besides
 //! the [`Report`]; writes nothing.
@@ -20,6 +20,7 @@ mod sections;
 mod shell;
 mod source;
 mod timeline;
+mod traceability;
 
 use std::fmt::Write as _;
 
@@ -71,6 +72,9 @@ pub fn html(session: &SessionDir, report: &Report) -> String {
     if r.fix_cycle.is_some() {
         b.push_str("<a href=\"#fix-cycle\">Fix cycle</a>");
     }
+    if r.traceability.is_some() {
+        b.push_str("<a href=\"#traceability\">Traceability</a>");
+    }
     b.push_str(
         "<a href=\"#layers\">Layers</a>\
          <a href=\"#timeline-section\">Timeline</a><a href=\"#files\">Files</a><a href=\"#findings\">Findings</a>\
@@ -87,6 +91,9 @@ pub fn html(session: &SessionDir, report: &Report) -> String {
     }
     if let Some(f) = &r.fix_cycle {
         fix_cycle::section(&mut b, f, &r.session_id);
+    }
+    if let Some(t) = &r.traceability {
+        traceability::section(&mut b, t);
     }
     sections::layers(&mut b, r);
 
