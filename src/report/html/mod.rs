@@ -2,10 +2,11 @@
 //! drawn by [`charts`] and [`timeline`], a few lines of inline script that only sort and expand;
 //! a Content-Security-Policy that allows no request, so the file works from disk and offline.
 //!
-//! Everything the Markdown report has ([`sections`], [`findings`]) plus coverage and pass rate
-//! per round, the tasks' timeline from the message log, the per-file coverage table with each
-//! file's coloured source ([`files`], [`source`]), and a list of every test result. Every string
-//! from the project is escaped ([`escape`]).
+//! Everything the Markdown report has ([`sections`], [`findings`]; the test-fix cycle,
+//! [`fix_cycle`], and requirements traceability, [`traceability`], when the session has them)
+//! plus coverage and pass rate per round, the tasks' timeline from the message log, the per-file
+//! coverage table with each file's coloured source ([`files`], [`source`]), and a list of every
+//! test result. Every string from the project is escaped ([`escape`]).
 //!
 //! Reads the session (final coverage records, the message log, the repository's files) besides
 //! the [`Report`]; writes nothing.
@@ -14,10 +15,12 @@ mod charts;
 mod escape;
 mod files;
 mod findings;
+mod fix_cycle;
 mod sections;
 mod shell;
 mod source;
 mod timeline;
+mod traceability;
 
 use std::fmt::Write as _;
 
@@ -65,8 +68,15 @@ pub fn html(session: &SessionDir, report: &Report) -> String {
         about.push(format!("started {}", esc(c)));
     }
     let _ = writeln!(b, "<p class=\"muted\">{}</p></header>", about.join(" · "));
+    b.push_str("<nav aria-label=\"Sections\"><a href=\"#score\">Score</a>");
+    if r.fix_cycle.is_some() {
+        b.push_str("<a href=\"#fix-cycle\">Fix cycle</a>");
+    }
+    if r.traceability.is_some() {
+        b.push_str("<a href=\"#traceability\">Traceability</a>");
+    }
     b.push_str(
-        "<nav aria-label=\"Sections\"><a href=\"#score\">Score</a><a href=\"#layers\">Layers</a>\
+        "<a href=\"#layers\">Layers</a>\
          <a href=\"#timeline-section\">Timeline</a><a href=\"#files\">Files</a><a href=\"#findings\">Findings</a>\
          <a href=\"#flaky\">Flaky</a><a href=\"#confidence\">Confidence</a><a href=\"#trends\">Trends</a>\
          <a href=\"#tests\">Tests</a><a href=\"#recommendations\">Recommendations</a></nav>\n<main>\n",
@@ -78,6 +88,12 @@ pub fn html(session: &SessionDir, report: &Report) -> String {
     }
     if let Some(m) = &r.mutation {
         sections::mutation(&mut b, m);
+    }
+    if let Some(f) = &r.fix_cycle {
+        fix_cycle::section(&mut b, f, &r.session_id);
+    }
+    if let Some(t) = &r.traceability {
+        traceability::section(&mut b, t);
     }
     sections::layers(&mut b, r);
 
