@@ -287,6 +287,30 @@ pub fn write_csv(path: &Path, rows: &[Scenario]) -> Result<(), PlanError> {
     Ok(())
 }
 
+/// Reads the plan, changes it and writes it back under an exclusive lock (a `.lock` file beside
+/// it), so layers that run at once (the comprehensive pipeline) never lose each other's updates.
+pub fn update<T>(
+    path: &Path,
+    change: impl FnOnce(&mut Vec<Scenario>) -> T,
+) -> Result<T, PlanError> {
+    let lock_path = path.with_extension("csv.lock");
+    let lock_err = |cause| PlanError::Read {
+        path: lock_path.clone(),
+        cause,
+    };
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(lock_err)?;
+    lock.lock().map_err(lock_err)?;
+    let mut rows = read_csv(path)?;
+    let out = change(&mut rows);
+    write_csv(path, &rows)?;
+    Ok(out)
+}
+
 /// Reads `scenarios.csv` as a user may have left it: columns found by header name in any order
 /// (case and surrounding whitespace ignored), unknown columns ignored, missing optional columns
 /// and short rows defaulted, cells trimmed, empty lines skipped, `id` and `layer` upper-cased.
@@ -752,5 +776,33 @@ mod tests {
             err.contains("scenarios.csv:3 (AT-002): 4 fields where the header has 3"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn updates_from_two_layers_at_once_are_both_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE);
+        std::fs::write(
+            &path,
+            "id,name,layer,findings\nAT-001,one,L1,\nAT-002,two,L2,\n",
+        )
+        .unwrap();
+        std::thread::scope(|s| {
+            for (id, layer) in [("AT-001", "L1"), ("AT-002", "L2")] {
+                let path = &path;
+                s.spawn(move || {
+                    for n in 0..40 {
+                        update(path, |rows| {
+                            let row = rows.iter_mut().find(|r| r.id == id).unwrap();
+                            row.findings = format!("{layer} {n}");
+                        })
+                        .unwrap();
+                    }
+                });
+            }
+        });
+        let rows = read_csv(&path).unwrap();
+        assert_eq!(rows[0].findings, "L1 39");
+        assert_eq!(rows[1].findings, "L2 39");
     }
 }

@@ -122,48 +122,49 @@ pub(crate) fn scenario_round(
     let judged = accept_filter(ctx, layer, &files, &scope, true)?;
     let dir = ctx.session.root.join("tests").join(layer);
     mkdirs(&dir)?;
-    let mut updated: Vec<Scenario> =
-        plan::read_csv(&ctx.session.root.join(plan::FILE)).map_err(|e| RoleError::Io {
-            action: "read",
-            path: ctx.session.root.join(plan::FILE),
-            cause: std::io::Error::other(e.to_string()),
-        })?;
     let mut written = Vec::new();
     let mut rejected = Vec::new();
+    // (scenario, its file, why it has none) for the plan.
+    let mut marks: Vec<(String, Option<String>, Option<String>)> = Vec::new();
     for ((index, _), (file, verdict)) in answers.iter().zip(&judged) {
         let id = &rows[*index].id;
-        let row = updated.iter_mut().find(|r| &r.id == id);
         match verdict {
             None => {
                 let name = file_name(&file.path);
                 atomic_write(&dir.join(&name), file.content.as_bytes())?;
                 let rel = format!("tests/{layer}/{name}");
-                if let Some(row) = row {
-                    row.test_file = rel.clone();
-                    row.status = "written".into();
-                    row.error.clear();
-                }
+                marks.push((id.clone(), Some(rel.clone()), None));
                 written.push(rel);
             }
             Some(why) => {
-                if let Some(row) = row {
-                    row.status = "blocked".into();
-                    row.error = why.clone();
-                }
+                marks.push((id.clone(), None, Some(why.clone())));
                 rejected.push(json!({"scenario": id, "file": file.path, "reason": why}));
             }
         }
     }
     for (index, why) in &failures {
-        if let Some(row) = updated.iter_mut().find(|r| r.id == rows[*index].id) {
-            row.status = "blocked".into();
-            row.error = why.clone();
-        }
+        marks.push((rows[*index].id.clone(), None, Some(why.clone())));
         rejected.push(json!({"scenario": rows[*index].id, "reason": why}));
     }
-    plan::write_csv(&ctx.session.root.join(plan::FILE), &updated).map_err(|e| RoleError::Io {
-        action: "write",
-        path: ctx.session.root.join(plan::FILE),
+    let path = ctx.session.root.join(plan::FILE);
+    plan::update(&path, |all: &mut Vec<Scenario>| {
+        for (id, file, why) in &marks {
+            let Some(row) = all.iter_mut().find(|r| &r.id == id) else {
+                continue;
+            };
+            if let Some(file) = file {
+                row.test_file = file.clone();
+                row.status = "written".into();
+                row.error.clear();
+            } else if let Some(why) = why {
+                row.status = "blocked".into();
+                row.error = why.clone();
+            }
+        }
+    })
+    .map_err(|e| RoleError::Io {
+        action: "update",
+        path: path.clone(),
         cause: std::io::Error::other(e.to_string()),
     })?;
     if written.is_empty() {

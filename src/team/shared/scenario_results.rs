@@ -23,9 +23,26 @@ pub(crate) fn record(
     first_round: bool,
 ) -> Result<Option<String>, RoleError> {
     let path = session.join(plan::FILE);
-    let Ok(mut rows) = plan::read_csv(&path) else {
+    if !path.is_file() {
         return Ok(None);
-    };
+    }
+    plan::update(&path, |rows| apply(session, layer, run, first_round, rows)).map_err(|e| {
+        RoleError::Io {
+            action: "update",
+            path: path.clone(),
+            cause: std::io::Error::other(e.to_string()),
+        }
+    })
+}
+
+/// The run's results into the rows; the fail-fast reason when a critical scenario failed.
+fn apply(
+    session: &Path,
+    layer: &str,
+    run: &RunRecord,
+    first_round: bool,
+    rows: &mut [Scenario],
+) -> Option<String> {
     let code = layer_code(layer).to_string();
     let mut fail_fast = None;
     let mut findings: Vec<String> = Vec::new();
@@ -120,12 +137,7 @@ pub(crate) fn record(
             row.prev_context = context.clone();
         }
     }
-    plan::write_csv(&path, &rows).map_err(|e| RoleError::Io {
-        action: "write",
-        path: path.clone(),
-        cause: std::io::Error::other(e.to_string()),
-    })?;
-    Ok(fail_fast)
+    fail_fast
 }
 
 /// Whether test `t` is one of the row's: its file is the row's test file (by module stem).

@@ -58,9 +58,22 @@ pub(crate) fn write(
     dir: &Path,
 ) -> Result<(Vec<String>, usize), RoleError> {
     let path = session.join(plan::FILE);
-    let Ok(mut rows) = plan::read_csv(&path) else {
+    if !path.is_file() {
         return Ok((Vec::new(), 0));
-    };
+    }
+    plan::update(&path, |rows| write_rows(layer, dir, rows)).map_err(|e| RoleError::Io {
+        action: "update",
+        path: path.clone(),
+        cause: std::io::Error::other(e.to_string()),
+    })?
+}
+
+/// Writes the layer's scenario files and records them in the rows.
+fn write_rows(
+    layer: &str,
+    dir: &Path,
+    rows: &mut [Scenario],
+) -> Result<(Vec<String>, usize), RoleError> {
     let code = layer_code(layer);
     let mut written = Vec::new();
     let mut tests = 0;
@@ -97,11 +110,6 @@ pub(crate) fn write(
             }
         }
     }
-    plan::write_csv(&path, &rows).map_err(|e| RoleError::Io {
-        action: "write",
-        path: path.clone(),
-        cause: std::io::Error::other(e.to_string()),
-    })?;
     Ok((written, tests))
 }
 
