@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::common::{read_json, Project};
+use crate::common::{read_json, Output, Project};
 
 /// scenarios.csv as (id -> column -> value).
 fn scenarios(p: &Project, id: &str) -> BTreeMap<String, BTreeMap<String, String>> {
@@ -23,6 +23,12 @@ fn scenarios(p: &Project, id: &str) -> BTreeMap<String, BTreeMap<String, String>
             (row["id"].clone(), row)
         })
         .collect()
+}
+
+/// `run TASK --pipeline PIPELINE --dry-run -y`: the plan only.
+fn plan_only(p: &Project, task: &str, pipeline: &str) -> Output {
+    p.cmd(&["run", task, "--pipeline", pipeline, "--dry-run", "-y"])
+        .run()
 }
 
 fn set_priority(p: &Project, id: &str, scenario: &str, priority: &str) {
@@ -44,16 +50,7 @@ fn set_priority(p: &Project, id: &str, scenario: &str, priority: &str) {
 #[test]
 fn the_spec_route_plans_a_scenario_per_criterion_and_the_run_honours_an_edited_plan() {
     let p = Project::fixture("python-spec");
-    let out = p
-        .cmd(&[
-            "run",
-            "test the shop",
-            "--pipeline",
-            "standard",
-            "--dry-run",
-            "-y",
-        ])
-        .run();
+    let out = plan_only(&p, "test the shop", "standard");
     out.assert_code(0);
     assert!(
         out.stdout
@@ -178,16 +175,7 @@ fn the_spec_route_plans_a_scenario_per_criterion_and_the_run_honours_an_edited_p
 #[test]
 fn a_failed_critical_scenario_stops_the_next_layer_with_the_reason() {
     let p = Project::fixture("python-spec");
-    let out = p
-        .cmd(&[
-            "run",
-            "test the shop",
-            "--pipeline",
-            "standard",
-            "--dry-run",
-            "-y",
-        ])
-        .run();
+    let out = plan_only(&p, "test the shop", "standard");
     out.assert_code(0);
     let id = out.session_id();
     set_priority(&p, &id, "AT-004", "critical");
@@ -232,16 +220,7 @@ fn a_malformed_requirement_file_or_a_broken_plan_is_an_error_naming_the_file_and
         "REQ-003.md",
         "# REQ-003: Refunds\n\n## Acceptance Criteria\n\n### AC-1\nGiven a paid order\nWhen it is refunded\n",
     );
-    let out = p
-        .cmd(&[
-            "run",
-            "test the shop",
-            "--pipeline",
-            "targeted",
-            "--dry-run",
-            "-y",
-        ])
-        .run();
+    let out = plan_only(&p, "test the shop", "targeted");
     out.assert_code(2);
     assert!(
         out.stderr
@@ -255,16 +234,7 @@ fn a_malformed_requirement_file_or_a_broken_plan_is_an_error_naming_the_file_and
     );
     std::fs::remove_file(p.repo.join("REQ-003.md")).unwrap();
 
-    let out = p
-        .cmd(&[
-            "run",
-            "test the shop",
-            "--pipeline",
-            "targeted",
-            "--dry-run",
-            "-y",
-        ])
-        .run();
+    let out = plan_only(&p, "test the shop", "targeted");
     out.assert_code(0);
     let id = out.session_id();
     let path = p.session_dir(&id).join("scenarios.csv");
@@ -313,16 +283,7 @@ fn a_second_run_after_one_that_left_gaps_takes_the_gap_route_aimed_at_those_line
     let first_id = first.session_id();
     let analysis = read_json(&p.session_dir(&first_id).join("task-analysis.json"));
     assert_eq!(analysis["scenario_plan"]["route"], "code");
-    let second = p
-        .cmd(&[
-            "run",
-            "test the shop again",
-            "--pipeline",
-            "targeted",
-            "--dry-run",
-            "-y",
-        ])
-        .run();
+    let second = plan_only(&p, "test the shop again", "targeted");
     second.assert_code(0);
     assert!(
         second.stdout.contains("route: gap") && second.stdout.contains(&first_id),

@@ -198,9 +198,4 @@ impl IterationState {
     pub fn fixes(&self) -> impl Iterator<Item = &Iteration> {
         self.iterations.iter().filter(|i| i.iteration > 0)
     }
-
-    /// The pass rate now: the last iteration's, or the best one's after a dropped change.
-    pub fn current_pass_rate(&self) -> f64 {
-        self.best_pass_rate
-    }
 }

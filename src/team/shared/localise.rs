@@ -22,18 +22,8 @@ pub(crate) fn localise(
     mirror: &Path,
 ) -> Vec<TestLocalisation> {
     // How many passing tests (of every suite) run each line.
-    let mut passing: BTreeMap<(String, u32), usize> = BTreeMap::new();
-    for (_, trace) in suites {
-        for t in trace.tests.values().filter(|t| t.outcome == "passed") {
-            for (file, reach) in &t.reached {
-                let file = rel(file);
-                for line in &reach.lines {
-                    *passing.entry((file.clone(), *line)).or_default() += 1;
-                }
-            }
-        }
-    }
-    let mut sources: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let passing = passing_counts(suites.iter().map(|(_, t)| *t), rel);
+    let mut sources = SourceLines::new(mirror);
     let mut out = Vec::new();
     for (suite, trace) in suites {
         for (id, t) in &trace.tests {
@@ -52,16 +42,7 @@ pub(crate) fn localise(
                 .map(|(file, line)| {
                     let ep = passing.get(&(file.clone(), line)).copied().unwrap_or(0);
                     let location = format!("{file}:{line}");
-                    let code = sources
-                        .entry(file.clone())
-                        .or_insert_with(|| {
-                            std::fs::read_to_string(mirror.join(&file))
-                                .map(|s| s.lines().map(str::to_string).collect())
-                                .unwrap_or_default()
-                        })
-                        .get(line as usize - 1)
-                        .map(|c| c.trim().to_string())
-                        .unwrap_or_default();
+                    let code = sources.line(&file, line);
                     Suspect {
                         raised_here: frame == Some(&location),
                         score: round3(1.0 / ((1 + ep) as f64).sqrt()),
@@ -132,18 +113,14 @@ pub(crate) fn clusters(
             })
             .collect()
     };
-    let mut passing: BTreeMap<(String, u32), usize> = BTreeMap::new();
-    let mut failing: BTreeMap<String, BTreeSet<(String, u32)>> = BTreeMap::new();
-    for (id, t) in &trace.tests {
-        if t.outcome == "passed" {
-            for key in lines_of(t) {
-                *passing.entry(key).or_default() += 1;
-            }
-        } else if matches!(t.outcome.as_str(), "failed" | "xfailed") {
-            failing.insert(record_id(id), lines_of(t));
-        }
-    }
-    let mut sources: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let passing = passing_counts(std::iter::once(trace), rel);
+    let failing: BTreeMap<String, BTreeSet<(String, u32)>> = trace
+        .tests
+        .iter()
+        .filter(|(_, t)| matches!(t.outcome.as_str(), "failed" | "xfailed"))
+        .map(|(id, t)| (record_id(id), lines_of(t)))
+        .collect();
+    let mut sources = SourceLines::new(mirror);
     let mut out = Vec::new();
     for (file, members) in groups {
         let tests: Vec<String> = members.iter().map(|t| t.test.clone()).collect();
@@ -168,16 +145,7 @@ pub(crate) fn clusters(
             .map(|((file, line), ef)| {
                 let ep = passing.get(&(file.clone(), line)).copied().unwrap_or(0);
                 let location = format!("{file}:{line}");
-                let code = sources
-                    .entry(file.clone())
-                    .or_insert_with(|| {
-                        std::fs::read_to_string(mirror.join(&file))
-                            .map(|s| s.lines().map(str::to_string).collect())
-                            .unwrap_or_default()
-                    })
-                    .get(line as usize - 1)
-                    .map(|c| c.trim().to_string())
-                    .unwrap_or_default();
+                let code = sources.line(&file, line);
                 Suspect {
                     raised_here: raised.contains(&location),
                     score: round3(ef as f64 / (f * (ef + ep) as f64).sqrt()),
@@ -234,6 +202,54 @@ pub(crate) fn stack_frames(detail: &str, is_code: &dyn Fn(&str) -> bool) -> Vec<
         }
     }
     out
+}
+
+/// How many passing tests of `traces` run each (repository-relative file, line).
+fn passing_counts<'a>(
+    traces: impl Iterator<Item = &'a SuiteMutations>,
+    rel: &dyn Fn(&str) -> String,
+) -> BTreeMap<(String, u32), usize> {
+    let mut passing: BTreeMap<(String, u32), usize> = BTreeMap::new();
+    for trace in traces {
+        for t in trace.tests.values().filter(|t| t.outcome == "passed") {
+            for (file, reach) in &t.reached {
+                let file = rel(file);
+                for line in &reach.lines {
+                    *passing.entry((file.clone(), *line)).or_default() += 1;
+                }
+            }
+        }
+    }
+    passing
+}
+
+/// The code of a line, each file read once, for quoting suspects.
+struct SourceLines<'a> {
+    root: &'a Path,
+    files: BTreeMap<String, Vec<String>>,
+}
+
+impl<'a> SourceLines<'a> {
+    fn new(root: &'a Path) -> Self {
+        SourceLines {
+            root,
+            files: BTreeMap::new(),
+        }
+    }
+
+    fn line(&mut self, file: &str, line: u32) -> String {
+        let root = self.root;
+        self.files
+            .entry(file.to_string())
+            .or_insert_with(|| {
+                std::fs::read_to_string(root.join(file))
+                    .map(|s| s.lines().map(str::to_string).collect())
+                    .unwrap_or_default()
+            })
+            .get((line as usize).wrapping_sub(1))
+            .map(|c| c.trim().to_string())
+            .unwrap_or_default()
+    }
 }
 
 fn round3(x: f64) -> f64 {

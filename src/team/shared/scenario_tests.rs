@@ -249,7 +249,8 @@ fn render(row: &Scenario, module: &str, cases: &[Case]) -> String {
     );
     out.push_str("import tempfile\n\nimport pytest\n\n");
     out.push_str(&format!("from {module} import {}\n", names.join(", ")));
-    out.push_str(ISOLATION_FIXTURE);
+    out.push_str("\n\n");
+    out.push_str(isolation_fixture());
     for (i, c) in cases.iter().enumerate() {
         let doc = doc_safe(&format!("{}: {}", row.id, describe(c)));
         out.push_str(&format!(
@@ -290,22 +291,14 @@ fn describe(c: &Case) -> String {
     }
 }
 
-/// The isolation fixture every test team-testing writes carries (see `gen/tt_isolation.py`).
-const ISOLATION_FIXTURE: &str = r#"
-
-@pytest.fixture(autouse=True)
-def _tt_isolated(tmp_path_factory, monkeypatch):
-    """team-testing: run in a fresh folder, with HOME, the XDG folders and TMPDIR of its own."""
-    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
-    home = tmp_path_factory.mktemp("home")
-    monkeypatch.setenv("HOME", str(home))
-    for name, sub in (("XDG_CONFIG_HOME", ".config"), ("XDG_DATA_HOME", ".local/share"),
-                      ("XDG_CACHE_HOME", ".cache"), ("XDG_STATE_HOME", ".local/state")):
-        monkeypatch.setenv(name, str(home / sub))
-    tmp = tmp_path_factory.mktemp("tmp")
-    monkeypatch.setenv("TMPDIR", str(tmp))
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
-"#;
+/// The isolation fixture every test team-testing writes carries: the one `gen/tt_isolation.py`
+/// defines, from its decorator on.
+fn isolation_fixture() -> &'static str {
+    let at = crate::gen::ISOLATION
+        .find("@pytest.fixture")
+        .expect("tt_isolation.py defines the fixture");
+    &crate::gen::ISOLATION[at..]
+}
 
 #[cfg(test)]
 mod tests {
