@@ -5,6 +5,7 @@ mod common;
 mod agents;
 mod apply_fixes;
 mod builtin_roles;
+mod cluster;
 mod completion;
 mod dynamic;
 mod errors;

@@ -72,7 +72,14 @@ pub fn launch(
         if let Some(observer) = observer {
             bus.subscribe(Watch(observer).start().recipient());
         }
+        let link = env.remote.clone();
         let coordinator = Coordinator::new(Arc::new(env), bus.clone(), graph, state, end2).start();
+        if let Some(link) = link {
+            let addr = coordinator.clone();
+            link.on_note(Arc::new(move |note| {
+                addr.do_send(crate::actors::coordinator::RemoteNote(note))
+            }));
+        }
         bus.subscribe(coordinator.clone().recipient());
         coordinator.do_send(begin);
         // Ctrl-C pauses the session: the state on disk is already consistent (every beat persists),
@@ -103,13 +110,7 @@ pub fn launch(
         Some(end) => Ok(end),
         None => {
             // Interrupted: mark the session paused so `resume` picks it up.
-            if let Ok(mut state) = session_dir.load_state() {
-                state.status = SessionStatus::Paused;
-                state.active_workers.clear();
-                state.updated_at = crate::util::now_ts();
-                let _ = session_dir.save_state(&state);
-            }
-            mark_meta_paused(&session_dir.meta_json());
+            mark_paused(&session_dir);
             Ok(RunEnd {
                 status: SessionStatus::Paused,
                 exit_code: EXIT_INTERRUPTED,
@@ -121,6 +122,17 @@ pub fn launch(
             })
         }
     }
+}
+
+/// The session is paused (the run stopped short): `resume` picks it up.
+pub fn mark_paused(session: &crate::session::SessionDir) {
+    if let Ok(mut state) = session.load_state() {
+        state.status = SessionStatus::Paused;
+        state.active_workers.clear();
+        state.updated_at = crate::util::now_ts();
+        let _ = session.save_state(&state);
+    }
+    mark_meta_paused(&session.meta_json());
 }
 
 /// meta.json's top-level status follows the session's (the bus writer is closed by now).

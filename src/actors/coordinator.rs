@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use actix::prelude::*;
 
+use super::remote::{RemoteClaimed, RemoteWorker};
 use super::worker::{OutcomeRecord, RunTask, Worker, WorkerStopped};
 use super::RunEnv;
 use crate::bus::message::PipelineSelected;
@@ -45,9 +46,10 @@ pub struct Begin {
     pub selected: Option<PipelineSelected>,
 }
 
-/// A running worker; `serial` tells its stop notice from that of an earlier worker of the name.
+/// A running worker (local, or the stand-in for a remote one); `serial` tells its stop notice
+/// from that of an earlier worker of the name.
 struct WorkerSlot {
-    addr: Addr<Worker>,
+    addr: Recipient<RunTask>,
     serial: u64,
 }
 
@@ -145,20 +147,49 @@ impl Coordinator {
         if !self.workers.contains_key(&instance) {
             let serial = self.next_serial;
             self.next_serial += 1;
-            let worker = Worker {
-                instance: instance.clone(),
-                serial,
-                env: self.env.clone(),
-                bus: self.bus.clone(),
-                on_stop: ctx.address().recipient(),
+            let addr = match self.remote_for(role.as_ref()) {
+                Some(link) => RemoteWorker {
+                    instance: instance.clone(),
+                    serial,
+                    env: self.env.clone(),
+                    bus: self.bus.clone(),
+                    link,
+                    on_stop: ctx.address().recipient(),
+                    on_claim: ctx.address().recipient(),
+                }
+                .start()
+                .recipient(),
+                None => Worker {
+                    instance: instance.clone(),
+                    serial,
+                    env: self.env.clone(),
+                    bus: self.bus.clone(),
+                    on_stop: ctx.address().recipient(),
+                }
+                .start()
+                .recipient(),
             };
-            let addr = worker.start();
             self.workers
                 .insert(instance.clone(), WorkerSlot { addr, serial });
         }
         if let Some(slot) = self.workers.get(&instance) {
             slot.addr.do_send(RunTask { task, role, chain });
         }
+    }
+
+    /// The cluster, when a live worker there serves the role: built-in generators and
+    /// executors only (an executor that splits its layer into shards stays here and sends the
+    /// shards out instead).
+    fn remote_for(
+        &self,
+        role: Option<&crate::roles::RoleSpec>,
+    ) -> Option<Arc<crate::remote::Link>> {
+        let link = self.env.remote.as_ref()?;
+        let role = role?;
+        let builtin = matches!(role.backend, crate::roles::Backend::Builtin);
+        let remote_role = crate::remote::worker::REMOTE_ROLES.contains(&role.name.as_str());
+        let shards_here = role.name == self.env.config.gc.critic && link.shards() > 1;
+        (builtin && remote_role && !shards_here && link.serves(&role.name)).then(|| link.clone())
     }
 
     /// Every worker goes, and the CLI learns how the run ended.
@@ -311,5 +342,79 @@ impl Handler<WorkerStopped> for Coordinator {
         let effects = self.sched.worker_stopped(&msg.instance, &now_ts());
         self.execute(effects, ctx);
         self.run_beat(ctx);
+    }
+}
+
+impl Handler<RemoteClaimed> for Coordinator {
+    type Result = ();
+
+    fn handle(&mut self, msg: RemoteClaimed, ctx: &mut Self::Context) {
+        let effects =
+            self.sched
+                .remote_claim(&msg.task_id, msg.attempt, &msg.worker.name, &msg.worker.id);
+        self.execute(effects, ctx);
+    }
+}
+
+/// A note from the cluster link: an event it did not take, or the server lost for too long.
+#[derive(actix::Message)]
+#[rtype(result = "()")]
+pub struct RemoteNote(pub crate::remote::link::Note);
+
+impl Handler<RemoteNote> for Coordinator {
+    type Result = ();
+
+    fn handle(&mut self, msg: RemoteNote, _: &mut Self::Context) {
+        use crate::remote::link::Note;
+        match msg.0 {
+            Note::Ignored(line) => self.bus.publish(crate::bus::Message::new(
+                ME,
+                ME,
+                line.clone(),
+                Payload::Error(crate::bus::message::ErrorReport {
+                    task_id: None,
+                    message: line,
+                    retry: false,
+                }),
+            )),
+            Note::Lost(line) => {
+                if self.sched.is_finished() {
+                    return;
+                }
+                // Every beat is on disk already: stopping here loses nothing, and `resume`
+                // continues once the server is back.
+                self.bus.publish(crate::bus::Message::new(
+                    ME,
+                    ME,
+                    format!("[coordinator] {line}: pausing the session"),
+                    Payload::Error(crate::bus::message::ErrorReport {
+                        task_id: None,
+                        message: line.clone(),
+                        retry: false,
+                    }),
+                ));
+                let _ = self.bus.sync();
+                self.sched.halt();
+                crate::proc::kill_all_groups();
+                super::boot::mark_paused(&self.env.session);
+                let url = self
+                    .env
+                    .remote
+                    .as_ref()
+                    .map(|l| l.url().to_string())
+                    .unwrap_or_default();
+                let end = RunEnd {
+                    status: SessionStatus::Paused,
+                    exit_code: EXIT_PAUSED,
+                    warnings: vec![format!(
+                        "{line}; session {} is paused; continue with {}",
+                        self.env.session.id,
+                        crate::hint::quoted(&self.env.session, "resume", &["--nats", &url])
+                    )],
+                };
+                self.workers.clear();
+                self.finish(end);
+            }
+        }
     }
 }

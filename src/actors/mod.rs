@@ -3,6 +3,7 @@
 pub mod boot;
 pub mod coordinator;
 pub mod progress;
+pub mod remote;
 pub mod worker;
 
 use std::path::PathBuf;
@@ -19,4 +20,6 @@ pub struct RunEnv {
     pub registry: Registry,
     pub sandbox: crate::sandbox::SandboxSettings,
     pub agents: crate::agents::backends::AgentSettings,
+    /// The cluster, with `--nats`: roles its live workers serve run there.
+    pub remote: Option<std::sync::Arc<crate::remote::Link>>,
 }

@@ -102,7 +102,7 @@ async fn execute(env: Arc<RunEnv>, bus: BusHandle, instance: String, run: RunTas
         Some(0.0),
         Some(format!("attempt {}", task.attempts)),
     ));
-    let mut outcome = match role {
+    let outcome = match role {
         None => Outcome::failed(format!("no role file defines role {}", task.owner)),
         Some(role) => match &role.backend {
             Backend::Command { argv } => {
@@ -111,6 +111,19 @@ async fn execute(env: Arc<RunEnv>, bus: BusHandle, instance: String, run: RunTas
             Backend::Builtin => run_in_process(&env, &bus, &instance, &task, &role, chain).await,
         },
     };
+    conclude(&env, &bus, &instance, &task, outcome, started_at).await;
+}
+
+/// The end of an attempt, wherever it ran: a blocker said as one, the outcome recorded durably,
+/// then its state and exactly one task_complete for the coordinator.
+pub(super) async fn conclude(
+    env: &RunEnv,
+    bus: &BusHandle,
+    instance: &str,
+    task: &Task,
+    mut outcome: Outcome,
+    started_at: String,
+) {
     if outcome.status == OutcomeStatus::Failed && outcome.is_blocker() {
         // The role cannot go on without the user (a missing tool): say so as a blocker too.
         bus.publish(Message::new(
@@ -128,7 +141,7 @@ async fn execute(env: Arc<RunEnv>, bus: BusHandle, instance: String, run: RunTas
     let record = OutcomeRecord {
         task_id: task.id.clone(),
         attempt: task.attempts,
-        worker: instance.clone(),
+        worker: instance.to_string(),
         outcome: outcome.clone(),
     };
     // The record is what makes the completion survive a crash: without it, the task has not
@@ -187,7 +200,7 @@ fn state_of(task: &Task, o: &Outcome) -> Map<String, Value> {
     m
 }
 
-fn progress_msg(
+pub(super) fn progress_msg(
     instance: &str,
     task_id: &str,
     phase: &str,
@@ -371,6 +384,11 @@ async fn run_in_process(
             agents: &agents,
             role_body: &role_body,
             plan_only: false,
+            shards: env2
+                .remote
+                .as_deref()
+                .filter(|link| link.shards() > 1)
+                .map(|link| link as &dyn crate::team::ShardRunner),
         };
         run_builtin(&role_name, &ctx)
     });

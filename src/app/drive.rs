@@ -34,8 +34,15 @@ pub struct Driven {
 }
 
 /// Runs the opened session to its end and carries out the completion action. `quiet` keeps the
-/// live progress off stdout (`--json`).
-pub fn drive(opened: Opened, begin: Begin, quiet: bool, ui: &mut dyn DriveUi) -> Result<Driven> {
+/// live progress off stdout (`--json`); `cluster` (`--nats`) runs the roles its workers serve on
+/// them.
+pub fn drive(
+    opened: Opened,
+    begin: Begin,
+    quiet: bool,
+    cluster: Option<&crate::remote::ClusterSettings>,
+    ui: &mut dyn DriveUi,
+) -> Result<Driven> {
     let Opened {
         session,
         lock,
@@ -47,6 +54,22 @@ pub fn drive(opened: Opened, begin: Begin, quiet: bool, ui: &mut dyn DriveUi) ->
         ..
     } = opened;
     let mut begin = Some(begin);
+    let remote = match cluster {
+        Some(settings) => Some(std::sync::Arc::new(
+            crate::remote::Link::connect(
+                settings.clone(),
+                &session,
+                &state.repo,
+                crate::remote::link::Team {
+                    config: config.clone(),
+                    sandbox: state.sandbox.clone(),
+                    agents: state.agents.clone(),
+                },
+            )
+            .map_err(|e| Error::Environment(e.to_string()))?,
+        )),
+        None => None,
+    };
     loop {
         graph
             .validate(|r| registry.contains(r))
@@ -68,6 +91,7 @@ pub fn drive(opened: Opened, begin: Begin, quiet: bool, ui: &mut dyn DriveUi) ->
             registry: registry.clone(),
             sandbox: state.sandbox.clone(),
             agents: state.agents.clone(),
+            remote: remote.clone(),
         };
         let this_begin = begin.take().unwrap_or(Begin {
             resume: true,

@@ -58,6 +58,7 @@ pub fn dry_run(
         agents: &state.agents,
         role_body: &body,
         plan_only: true,
+        shards: None,
     };
     let out = crate::team::run_builtin("strategist", &ctx);
     let strategy_note = match out.status {

@@ -9,6 +9,7 @@ use clap::Args;
 use crate::app::open::OpenOptions;
 use crate::app::team::AgentChoice;
 use crate::error::Error;
+use crate::remote::{ClusterSettings, RemoteError};
 use crate::sandbox::SandboxSettings;
 use crate::session::CompletionAction;
 
@@ -56,6 +57,101 @@ pub struct DriveArgs {
     pub max_roles: Option<u64>,
     #[command(flatten)]
     pub agents: AgentArgs,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+/// How to reach a NATS server. Credentials stay in this process: never logged, never written
+/// into a session.
+#[derive(Args, Clone, Default)]
+pub struct NatsArgs {
+    /// The NATS server (JetStream) of a cluster of workers, e.g. nats://host:4222
+    /// (user:password@ in it is taken as --nats-user/--nats-password).
+    #[arg(long, value_name = "URL", env = "TEAM_TESTING_NATS")]
+    pub nats: Option<String>,
+    /// A NATS credentials file (JWT and NKey seed).
+    #[arg(long, value_name = "FILE", requires = "nats")]
+    pub nats_creds: Option<PathBuf>,
+    #[arg(long, value_name = "USER", requires = "nats")]
+    pub nats_user: Option<String>,
+    /// The password for --nats-user (better: $TEAM_TESTING_NATS_PASSWORD, out of `ps`).
+    #[arg(
+        long,
+        value_name = "PASSWORD",
+        requires = "nats_user",
+        env = "TEAM_TESTING_NATS_PASSWORD",
+        hide_env_values = true
+    )]
+    pub nats_password: Option<String>,
+    /// TLS: a CA bundle to trust for the server's certificate.
+    #[arg(long, value_name = "FILE", requires = "nats")]
+    pub nats_tls_ca: Option<PathBuf>,
+    /// TLS: a client certificate (with --nats-tls-key).
+    #[arg(long, value_name = "FILE", requires_all = ["nats", "nats_tls_key"])]
+    pub nats_tls_cert: Option<PathBuf>,
+    #[arg(long, value_name = "FILE", requires_all = ["nats", "nats_tls_cert"])]
+    pub nats_tls_key: Option<PathBuf>,
+}
+
+// By hand: the derived form would print the password.
+impl std::fmt::Debug for NatsArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NatsArgs")
+            .field("nats", &self.settings().ok().flatten().map(|s| s.url))
+            .field("nats_creds", &self.nats_creds)
+            .field("nats_user", &self.nats_user)
+            .finish_non_exhaustive()
+    }
+}
+
+impl NatsArgs {
+    /// The connection settings, when --nats was given.
+    pub fn settings(&self) -> Result<Option<ClusterSettings>, RemoteError> {
+        let Some(url) = &self.nats else {
+            return Ok(None);
+        };
+        let mut s = ClusterSettings::new(url)?;
+        if self.nats_user.is_some() {
+            s.user = self.nats_user.clone();
+            s.password = self.nats_password.clone();
+        }
+        s.creds = self.nats_creds.clone();
+        s.tls_ca = self.nats_tls_ca.clone();
+        s.tls_cert = self.nats_tls_cert.clone();
+        s.tls_key = self.nats_tls_key.clone();
+        if let Some(creds) = &s.creds {
+            // Named now, before anything runs: a typo is exit 2 with the file's name.
+            std::fs::metadata(creds).map_err(|source| RemoteError::Credentials {
+                path: creds.clone(),
+                source,
+            })?;
+        }
+        Ok(Some(s))
+    }
+}
+
+/// Running a session's roles on a cluster's workers.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ClusterArgs {
+    #[command(flatten)]
+    pub nats: NatsArgs,
+    /// With --nats: split each executor layer run by test file into N shards on the cluster's
+    /// executors, their results merged before the quality gate.
+    #[arg(long, value_name = "N", requires = "nats", value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub shards: Option<u64>,
+    /// With --nats: how long to wait for a lost server before pausing the session (seconds).
+    #[arg(long, value_name = "SECONDS", requires = "nats", default_value_t = 60)]
+    pub nats_wait: u64,
+}
+
+impl ClusterArgs {
+    pub fn settings(&self) -> Result<Option<ClusterSettings>, RemoteError> {
+        Ok(self.nats.settings()?.map(|mut s| {
+            s.shards = self.shards.unwrap_or(1) as usize;
+            s.wait = std::time::Duration::from_secs(self.nats_wait.max(1));
+            s
+        }))
+    }
 }
 
 /// What to do with a session whose tasks are all done.

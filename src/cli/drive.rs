@@ -103,7 +103,8 @@ pub fn drive(opened: Opened, begin: Begin, args: &DriveArgs) -> anyhow::Result<i
         );
     }
     let mut ui = Terminal { args };
-    let driven = crate::app::drive::drive(opened, begin, args.json, &mut ui)?;
+    let cluster = args.cluster.settings()?;
+    let driven = crate::app::drive::drive(opened, begin, args.json, cluster.as_ref(), &mut ui)?;
     if args.json {
         let mut out = summary_json(&driven.session, &driven.end)?;
         if let Some(done) = &driven.done {

@@ -13,6 +13,7 @@ mod sandbox;
 mod sessions;
 mod status;
 mod summary;
+mod worker;
 
 use clap::{Parser, Subcommand};
 
@@ -64,6 +65,11 @@ pub enum Command {
     /// Fix the code the session's failing tests point at, in a git worktree, iterating until the
     /// suite passes (needs an agent backend for the fixer; `apply --fixes` applies the result).
     Fix(extend::FixArgs),
+    /// Run the cluster's tasks on this host: pull them from NATS JetStream, run them sandboxed,
+    /// send back the results (until Ctrl-C).
+    Worker(worker::WorkerArgs),
+    /// List the cluster's live workers: their roles, slots and running tasks.
+    Workers(worker::WorkersArgs),
 }
 
 /// Parses the arguments and runs the command; returns the process exit code.
@@ -83,5 +89,7 @@ pub fn main() -> anyhow::Result<i32> {
         Command::Revise(a) => extend::revise(a),
         Command::Rerun(a) => extend::rerun(a),
         Command::Fix(a) => extend::fix(a),
+        Command::Worker(a) => worker::worker(a),
+        Command::Workers(a) => worker::workers(a),
     }
 }

@@ -41,6 +41,7 @@ pub fn status(args: StatusArgs) -> anyhow::Result<i32> {
             .map(|t| {
                 json!({"id": t.id, "owner": t.owner, "status": t.status, "blockedBy": t.blocked_by,
                        "layer": t.layer, "worker": t.worker, "attempts": t.attempts,
+                       "host": t.meta.get(crate::tasks::data::HOST),
                        "pass_rate": t.outcome.as_ref().and_then(|o| o.pass_rate),
                        "coverage": t.outcome.as_ref().and_then(|o| o.coverage)})
             })
@@ -369,6 +370,26 @@ fn word(t: &Task) -> &'static str {
 }
 
 fn detail(t: &Task, graph: &TaskGraph, milestone: &HashMap<String, String>, live: bool) -> String {
+    let text = status_detail(t, graph, milestone, live);
+    // A task a cluster worker took says which host runs (or ran) it.
+    match t
+        .meta
+        .get(crate::tasks::data::HOST)
+        .and_then(|h| h.as_str())
+    {
+        Some(host) if matches!(t.status, TaskStatus::InProgress | TaskStatus::Completed) => {
+            format!("{text} [host {host}]")
+        }
+        _ => text,
+    }
+}
+
+fn status_detail(
+    t: &Task,
+    graph: &TaskGraph,
+    milestone: &HashMap<String, String>,
+    live: bool,
+) -> String {
     match t.status {
         TaskStatus::Completed => t
             .outcome

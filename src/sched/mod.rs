@@ -176,6 +176,31 @@ impl Scheduler {
         self.graph.take_changed()
     }
 
+    /// A worker on another host took `task_id`'s `attempt`: the claim carries its identity
+    /// (`status` shows where each task runs). A claim of an attempt the task is no longer on
+    /// changes nothing.
+    pub fn remote_claim(
+        &mut self,
+        task_id: &str,
+        attempt: u32,
+        host: &str,
+        worker_id: &str,
+    ) -> Vec<Effect> {
+        let current = self.graph.get(task_id).is_some_and(|t| {
+            t.status == crate::tasks::TaskStatus::InProgress && t.attempts == attempt
+        });
+        if !current {
+            return Vec::new();
+        }
+        if let Some(task) = self.graph.get_mut(task_id) {
+            task.meta
+                .insert(crate::tasks::data::HOST.into(), json!(host));
+            task.meta
+                .insert(crate::tasks::data::REMOTE_WORKER.into(), json!(worker_id));
+        }
+        vec![Effect::QueueBeat]
+    }
+
     /// tasks.json and session.json are about to be written whole as of `beat`.
     pub fn mark_snapshot(&mut self, beat: u64) {
         self.graph.beat = beat;

@@ -190,6 +190,10 @@ pub mod data {
     /// Set by an executor task when a critical scenario of the plan failed: why the later layers
     /// do not run.
     pub const FAIL_FAST: &str = "fail_fast";
+    /// Task meta: the name of the cluster worker that took the task's current attempt.
+    pub const HOST: &str = "host";
+    /// Task meta: that worker's unique id.
+    pub const REMOTE_WORKER: &str = "remote_worker";
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -170,6 +170,7 @@ mod tests {
             agents: &Default::default(),
             role_body: "",
             plan_only: false,
+            shards: None,
         };
         let out = run(&ctx);
         assert_eq!(out.status, OutcomeStatus::Completed, "{}", out.summary);

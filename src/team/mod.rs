@@ -19,6 +19,26 @@ use crate::pipeline::config::TeamConfig;
 use crate::session::SessionDir;
 use crate::tasks::{Outcome, Task};
 
+pub use executor::{run_shard, shard_files};
+
+/// Runs a layer's test files as shards on other hosts (the cluster's executors) and hands back
+/// each shard's run; the executor merges them and judges the whole.
+pub trait ShardRunner: Sync {
+    /// How many shards a layer run is split into.
+    fn count(&self) -> usize;
+    /// Runs each group of test files (relative to the layer's folder) as one shard of run
+    /// `run_no`; the outputs in group order, or why the shards could not run.
+    fn run(
+        &self,
+        task: &Task,
+        layer: &str,
+        run_no: &str,
+        deselect: &[String],
+        groups: Vec<Vec<String>>,
+        timeout: std::time::Duration,
+    ) -> Result<Vec<crate::testing::runner::RunOutput>, String>;
+}
+
 /// Reports a progress milestone: phase, percent done, detail.
 pub type ProgressFn<'a> = &'a (dyn Fn(&str, Option<f64>, Option<String>) + Sync);
 
@@ -42,6 +62,8 @@ pub struct RoleContext<'a> {
     /// A dry run (`run --dry-run`): plan only, no project code runs (the strategist skips the
     /// baseline run of the project's own suite; the real run does it).
     pub plan_only: bool,
+    /// Where an executor layer run may be split into shards (a cluster run with `--shards`).
+    pub shards: Option<&'a dyn ShardRunner>,
 }
 
 /// Runs the built-in implementation of `role`. Unknown roles fail with a clear reason.

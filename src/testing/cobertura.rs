@@ -151,6 +151,7 @@ fn file_coverage(path: &str, lines: &BTreeMap<u32, LineAcc>) -> FileCoverage {
         .filter_map(|a| a.branches)
         .fold((0, 0), |(c, t), (bc, bt)| (c + bc, t + bt));
     FileCoverage {
+        missing_arcs: Vec::new(),
         executed_lines: lines
             .iter()
             .filter(|(_, a)| a.hits > 0)

@@ -148,7 +148,11 @@ fn file_coverage(path: String, entry: FileEntry) -> FileCoverage {
     partial_lines.sort_unstable();
     partial_lines.dedup();
     let s = entry.summary;
+    let mut missing_arcs = entry.missing_branches;
+    missing_arcs.sort_unstable();
+    missing_arcs.dedup();
     FileCoverage {
+        missing_arcs,
         executed_lines,
         partial_lines,
         path,

@@ -242,6 +242,7 @@ fn file_coverage(path: &str, acc: FileAcc) -> FileCoverage {
         .collect();
     partial_lines.dedup();
     FileCoverage {
+        missing_arcs: Vec::new(),
         executed_lines,
         partial_lines,
         path: path.to_string(),

@@ -16,6 +16,7 @@ pub mod junit;
 pub mod lcov;
 pub mod libtest;
 pub mod load_error;
+pub mod merge;
 pub mod node;
 pub mod python;
 pub mod report;

@@ -114,6 +114,10 @@ pub struct FileCoverage {
     /// Lines that ran with a branch never taken, ascending; empty without branch data.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub partial_lines: Vec<u32>,
+    /// `[from, to]` arcs never taken, when the tool lists them (coverage.py): what lets the
+    /// branch counts of shards of one run be merged exactly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_arcs: Vec<[i64; 2]>,
 }
 
 impl FileCoverage {

@@ -21,7 +21,7 @@ use crate::testing::effects;
 use crate::testing::framework::{self, SessionFramework};
 use crate::testing::load_error::classify_load_error;
 use crate::testing::report::{TestCase, TestStatus};
-use crate::testing::runner::{RunSpec, Runner};
+use crate::testing::runner::{RunOutput, RunSpec, Runner};
 use crate::testing::toolchain::{self, Toolchain};
 use crate::util::{mkdirs, now_ts};
 use carried::Carried;
@@ -62,20 +62,9 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         Err(unknown) => return empty_run(ctx, layer, framework, &run_path, unknown.to_string()),
     };
     let runner = runner.as_ref();
-    let read = runner.read_roots(&tools, ctx.repo);
-    // Its own copy of the project (and cargo's target folder) and the raw reports; not the rest
-    // of the workspace, where other roles' copies and helpers live.
-    let workspace = ctx.session.root.join("workspace");
-    let mut writable = vec![results.clone()];
-    writable.extend(runner.workspace_dirs(&workspace, layer));
-    for dir in &writable {
-        if let Err(e) = std::fs::create_dir_all(dir) {
-            return Outcome::failed(format!("cannot create {}: {e}", dir.display()));
-        }
-    }
-    let sandbox = match sandbox_for(ctx, &format!("executor-{layer}"), read, &writable) {
+    let (writable, sandbox) = match layer_sandbox(ctx, runner, &tools, layer, &results) {
         Ok(s) => s,
-        Err(e) => return Outcome::failed(e.to_string()),
+        Err(e) => return Outcome::failed(e),
     };
     if !runner.has_tests(&test_dir) {
         return empty_run(
@@ -142,7 +131,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
             Some(20.0 + 20.0 * iteration as f64),
             Some(format!("iteration {iteration}")),
         );
-        let out = runner.run(&spec);
+        let out = run_layer(ctx, runner, &spec);
         if let Some(problem) = &out.env_problem {
             return env_blocker(
                 ctx,
@@ -310,6 +299,144 @@ pub fn run(ctx: &RoleContext) -> Outcome {
             carried,
         },
     )
+}
+
+/// The folders a layer run writes (its copy of the project, cargo's target folder, the raw
+/// reports; not the rest of the workspace, where other roles' copies and helpers live), made,
+/// and the sandbox that lets it write there only.
+fn layer_sandbox(
+    ctx: &RoleContext,
+    runner: &dyn Runner,
+    tools: &Toolchain,
+    layer: &str,
+    results: &Path,
+) -> Result<(Vec<PathBuf>, Option<crate::sandbox::Sandbox>), String> {
+    let read = runner.read_roots(tools, ctx.repo);
+    let workspace = ctx.session.root.join("workspace");
+    let mut writable = vec![results.to_path_buf()];
+    writable.extend(runner.workspace_dirs(&workspace, layer));
+    for dir in &writable {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let sandbox = sandbox_for(ctx, &format!("executor-{layer}"), read, &writable)
+        .map_err(|e| e.to_string())?;
+    Ok((writable, sandbox))
+}
+
+/// One run of the layer: split by test file into shards on the cluster's executors when the
+/// run asks for it and the layer has files enough, else here. A shard that cannot run makes the
+/// run a local one, with the reason in the progress.
+fn run_layer(ctx: &RoleContext, runner: &dyn Runner, spec: &RunSpec) -> RunOutput {
+    let Some(shards) = ctx.shards.filter(|s| s.count() > 1) else {
+        return runner.run(spec);
+    };
+    let files = shard_files(&spec.test_dir);
+    if files.len() < 2 {
+        return runner.run(spec);
+    }
+    let count = shards.count().min(files.len());
+    let mut groups = vec![Vec::new(); count];
+    for (i, file) in files.into_iter().enumerate() {
+        groups[i % count].push(file);
+    }
+    (ctx.progress)(
+        "sharded",
+        None,
+        Some(format!("{count} shards on the cluster's executors")),
+    );
+    match shards.run(
+        ctx.task,
+        spec.layer,
+        &spec.run_no,
+        spec.deselect,
+        groups,
+        spec.timeout,
+    ) {
+        Ok(outputs) => crate::testing::merge::merge_outputs(outputs),
+        Err(problem) => {
+            (ctx.progress)(
+                "shards_failed",
+                None,
+                Some(format!("{problem}; running the layer here")),
+            );
+            runner.run(spec)
+        }
+    }
+}
+
+/// A layer's test files, relative to its folder, in a stable order: what shards split. Files
+/// that are not tests themselves (conftest.py, helpers) go to every shard.
+pub fn shard_files(test_dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![test_dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                if !name.starts_with('.') && name != "__pycache__" && name != "node_modules" {
+                    stack.push(path);
+                }
+                continue;
+            }
+            let is_test = name.starts_with("test")
+                || name.ends_with("_test.py")
+                || name.ends_with("_test.go")
+                || name.contains(".test.")
+                || name.contains(".spec.");
+            if kind.is_file() && is_test {
+                if let Ok(rel) = path.strip_prefix(test_dir) {
+                    out.push(rel.to_string_lossy().into_owned());
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// One shard of a layer run, on a cluster worker: the layer's folder holds only the shard's test
+/// files; no repairs or re-runs (the executor that split the run does those on the whole).
+pub fn run_shard(ctx: &RoleContext, layer: &str, run_no: &str, deselect: &[String]) -> RunOutput {
+    let failed = |problem: String| RunOutput {
+        env_problem: Some(problem),
+        ..Default::default()
+    };
+    let results = ctx.session.root.join("results");
+    let session_fw = session_framework(ctx.session, ctx.repo);
+    let known = match &session_fw {
+        Ok(known) => *known,
+        Err(unknown) => return failed(unknown.to_string()),
+    };
+    let tools = recorded_toolchain(ctx, &session_fw);
+    let runner = crate::testing::runner_for(known);
+    let (_, sandbox) = match layer_sandbox(ctx, runner.as_ref(), &tools, layer, &results) {
+        Ok(s) => s,
+        Err(e) => return failed(e),
+    };
+    let timeout = match time_left(ctx.deadline) {
+        Ok(t) => t,
+        Err(e) => return failed(e.to_string()),
+    };
+    runner.run(&RunSpec {
+        repo: ctx.repo,
+        session: &ctx.session.root,
+        layer,
+        test_dir: ctx.session.root.join("tests").join(layer),
+        tools: &tools,
+        results,
+        run_no: run_no.to_string(),
+        timeout,
+        deselect,
+        sandbox: sandbox.as_ref(),
+    })
 }
 
 /// The toolchain the strategist probed, else a fresh probe.

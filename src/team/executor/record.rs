@@ -333,6 +333,7 @@ pub(super) fn add_unmeasured(
             .map(|(i, _)| i as u32 + 1)
             .collect();
         report.files.push(crate::testing::report::FileCoverage {
+            missing_arcs: Vec::new(),
             path: path.clone(),
             lines_total: lines.len(),
             lines_covered: 0,

@@ -8,31 +8,9 @@
 //! make git run code or change what a patch says. Patches and blobs go to files, never through
 //! a capped pipe.
 
-use std::fs::File;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
-use crate::proc::run_captured_input;
-
-/// One git command's budget.
-const GIT_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// Settings of every git command here: an identity for the worktree's commits (the user's own
-/// config may have none), no signing, none of the repository's hooks or fsmonitor.
-const SETTINGS: [&str; 10] = [
-    "-c",
-    "user.name=team-testing",
-    "-c",
-    "user.email=team-testing@localhost",
-    "-c",
-    "commit.gpgsign=false",
-    "-c",
-    "core.hooksPath=/dev/null",
-    "-c",
-    "core.fsmonitor=false",
-];
+use crate::git::{git, git_to_file};
 
 /// Diff options that make a patch what the files say: binary, no renames, no textconv or
 /// external diff program.
@@ -48,112 +26,10 @@ const DIFF: [&str; 5] = [
 pub enum GitError {
     #[error("the repository {} is not a git repository with a commit (the test-fix cycle works in a git worktree): {detail}", repo.display())]
     NotARepository { repo: PathBuf, detail: String },
-    #[error("git {args} in {}: {detail}", dir.display())]
-    Failed {
-        args: String,
-        dir: PathBuf,
-        detail: String,
-    },
+    #[error(transparent)]
+    Failed(#[from] crate::git::GitFailed),
     #[error("cannot copy {path} into the worktree: {cause}")]
     Copy { path: String, cause: std::io::Error },
-}
-
-/// `-c filter.<name>.clean= ...` for every filter driver the repository's config names, so a
-/// `.gitattributes` (the project's or an agent's) cannot make `git add` or a checkout run it.
-fn no_filters(dir: &Path) -> Vec<String> {
-    let mut argv = vec!["git".to_string()];
-    argv.extend(SETTINGS.iter().map(|s| s.to_string()));
-    argv.extend(
-        ["config", "--name-only", "--get-regexp", r"^filter\."]
-            .iter()
-            .map(|s| s.to_string()),
-    );
-    let args: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let Ok(out) = run_captured_input(&args, dir, &[], None, GIT_TIMEOUT) else {
-        return Vec::new();
-    };
-    let mut drivers: Vec<String> = out
-        .stdout
-        .lines()
-        .filter_map(|l| {
-            let rest = l.strip_prefix("filter.")?;
-            rest.rsplit_once('.').map(|(name, _)| name.to_string())
-        })
-        .collect();
-    drivers.sort();
-    drivers.dedup();
-    drivers
-        .iter()
-        .flat_map(|d| {
-            ["clean", "smudge", "process"]
-                .iter()
-                .flat_map(move |k| ["-c".to_string(), format!("filter.{d}.{k}=")])
-                .chain(["-c".to_string(), format!("filter.{d}.required=false")])
-        })
-        .collect()
-}
-
-fn argv_for(dir: &Path, args: &[&str]) -> Vec<String> {
-    let mut argv = vec!["git".to_string()];
-    argv.extend(SETTINGS.iter().map(|s| s.to_string()));
-    argv.extend(no_filters(dir));
-    argv.extend(args.iter().map(|s| s.to_string()));
-    argv
-}
-
-/// Runs git in `dir`; its stdout, or why it failed.
-fn git(dir: &Path, args: &[&str], input: Option<Vec<u8>>) -> Result<String, GitError> {
-    let argv = argv_for(dir, args);
-    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let failed = |detail: String| GitError::Failed {
-        args: args.join(" "),
-        dir: dir.to_path_buf(),
-        detail,
-    };
-    let out = run_captured_input(&argv, dir, &[], input, GIT_TIMEOUT)
-        .map_err(|e| failed(e.to_string()))?;
-    if !out.success() {
-        return Err(failed(crate::util::tail_lines(&out.stderr, 5)));
-    }
-    Ok(out.stdout)
-}
-
-/// Runs git in `dir` with its stdout into `out` (whole, however big), within the timeout.
-fn git_to_file(dir: &Path, args: &[&str], out: &Path) -> Result<(), GitError> {
-    let failed = |detail: String| GitError::Failed {
-        args: args.join(" "),
-        dir: dir.to_path_buf(),
-        detail,
-    };
-    let argv = argv_for(dir, args);
-    let file = File::create(out).map_err(|e| failed(format!("{}: {e}", out.display())))?;
-    let mut command = Command::new(&argv[0]);
-    command
-        .args(&argv[1..])
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(file)
-        .stderr(Stdio::null())
-        .process_group(0);
-    let mut child = command.spawn().map_err(|e| failed(e.to_string()))?;
-    let _group = crate::proc::GroupGuard::track(child.id());
-    let deadline = Instant::now() + GIT_TIMEOUT;
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) if status.success() => return Ok(()),
-            Ok(Some(status)) => return Err(failed(format!("exited with {status}"))),
-            Ok(None) if Instant::now() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(failed(format!(
-                    "timed out after {}s",
-                    GIT_TIMEOUT.as_secs()
-                )));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => return Err(failed(e.to_string())),
-        }
-    }
 }
 
 #[derive(Debug, Clone)]
@@ -202,7 +78,7 @@ pub fn free_branch(repo: &Path, session_id: &str, task_id: &str) -> String {
 /// changes. A stale worktree of an earlier attempt at the same path is removed first; a worktree
 /// that could not be made whole is removed with its branch.
 pub fn make(repo: &Path, path: &Path, branch: &str, scratch: &Path) -> Result<Made, GitError> {
-    let not_a_repo = |e: GitError| GitError::NotARepository {
+    let not_a_repo = |e: crate::git::GitFailed| GitError::NotARepository {
         repo: repo.to_path_buf(),
         detail: e.to_string(),
     };
@@ -373,7 +249,7 @@ impl Worktree {
         let mut args = vec!["diff-tree", "-r"];
         args.extend(DIFF);
         args.extend([from, to]);
-        git_to_file(&self.path, &args, out)
+        Ok(git_to_file(&self.path, &args, out)?)
     }
 
     /// The bytes of `path` (worktree-relative) at `commit`, through `scratch`; None when the

@@ -43,6 +43,7 @@ pub(super) fn parse_profile(path: &Path, module: &str) -> Result<CoverageReport,
         files: files
             .into_iter()
             .map(|(path, lines)| FileCoverage {
+                missing_arcs: Vec::new(),
                 executed_lines: lines
                     .iter()
                     .filter(|(_, ran)| **ran)

@@ -1,0 +1,180 @@
+//! The repository as it is now, for a worker on another host: one commit holding the base commit's
+//! tree plus the uncommitted changes (untracked files too, ignored ones not), in a git bundle.
+//!
+//! Nothing is written into the user's repository: the snapshot's index and objects live in a
+//! scratch bare repository that borrows the user's objects (`alternates`), and its commit has a
+//! fixed author and date, so the same tree always gives the same commit, which names the bundle's
+//! cache entry on every worker.
+
+use std::path::{Path, PathBuf};
+
+use crate::git::{git, git_env};
+
+use super::{RemoteError, Result};
+
+/// A made snapshot: its commit, the bundle file, the project's folder inside the repository.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub commit: String,
+    pub bundle: PathBuf,
+    pub subdir: String,
+}
+
+fn git_error(step: &str) -> impl Fn(crate::git::GitFailed) -> RemoteError + '_ {
+    move |e| RemoteError::Git {
+        step: step.to_string(),
+        problem: e.to_string(),
+    }
+}
+
+/// Snapshots `repo` into `scratch` (made afresh).
+pub fn make(repo: &Path, scratch: &Path) -> Result<Snapshot> {
+    let top = PathBuf::from(
+        git(repo, &["rev-parse", "--show-toplevel"], None)
+            .map_err(|e| RemoteError::Refused(format!(
+                "workers on other hosts get the repository as a git bundle, and {} is not in a git repository: {e}",
+                repo.display()
+            )))?
+            .trim(),
+    );
+    let subdir = git(repo, &["rev-parse", "--show-prefix"], None)
+        .map_err(git_error("rev-parse --show-prefix"))?
+        .trim()
+        .to_string();
+    let objects = git(&top, &["rev-parse", "--git-path", "objects"], None)
+        .map_err(git_error("rev-parse --git-path objects"))?;
+    let objects = top.join(objects.trim());
+    let _ = std::fs::remove_dir_all(scratch);
+    let bare = scratch.join("snapshot.git");
+    std::fs::create_dir_all(&bare).map_err(|e| RemoteError::file(&bare, e))?;
+    git(&bare, &["init", "-q", "--bare", "."], None).map_err(git_error("init --bare"))?;
+    let alternates = bare.join("objects/info/alternates");
+    std::fs::write(&alternates, format!("{}\n", objects.display()))
+        .map_err(|e| RemoteError::file(&alternates, e))?;
+    let index = scratch.join("index");
+    let own_objects = bare.join("objects");
+    let (index_s, own_s, alt_s) = (
+        index.display().to_string(),
+        own_objects.display().to_string(),
+        objects.display().to_string(),
+    );
+    let env = [
+        ("GIT_INDEX_FILE", index_s.as_str()),
+        ("GIT_OBJECT_DIRECTORY", own_s.as_str()),
+        ("GIT_ALTERNATE_OBJECT_DIRECTORIES", alt_s.as_str()),
+        ("GIT_AUTHOR_NAME", "team-testing"),
+        ("GIT_AUTHOR_EMAIL", "team-testing@localhost"),
+        ("GIT_AUTHOR_DATE", "@0 +0000"),
+        ("GIT_COMMITTER_NAME", "team-testing"),
+        ("GIT_COMMITTER_EMAIL", "team-testing@localhost"),
+        ("GIT_COMMITTER_DATE", "@0 +0000"),
+    ];
+    let head = git(
+        &top,
+        &["rev-parse", "--verify", "-q", "HEAD^{commit}"],
+        None,
+    )
+    .ok()
+    .map(|h| h.trim().to_string());
+    if let Some(head) = &head {
+        git_env(&top, &["read-tree", head], &env, None).map_err(git_error("read-tree"))?;
+    }
+    git_env(&top, &["add", "-A", "--", "."], &env, None).map_err(git_error("add -A"))?;
+    let tree = git_env(&top, &["write-tree"], &env, None).map_err(git_error("write-tree"))?;
+    let mut args = vec!["commit-tree", tree.trim(), "-m", "team-testing snapshot"];
+    if let Some(head) = &head {
+        args.extend(["-p", head.as_str()]);
+    }
+    let commit = git_env(&top, &args, &env, None).map_err(git_error("commit-tree"))?;
+    let commit = commit.trim().to_string();
+    git(&bare, &["update-ref", "refs/heads/snapshot", &commit], None)
+        .map_err(git_error("update-ref"))?;
+    let bundle = scratch.join("repo.bundle");
+    let bundle_s = bundle.display().to_string();
+    git(
+        &bare,
+        &["bundle", "create", "-q", &bundle_s, "refs/heads/snapshot"],
+        None,
+    )
+    .map_err(git_error("bundle create"))?;
+    Ok(Snapshot {
+        commit,
+        bundle,
+        subdir,
+    })
+}
+
+/// Checks out `commit` from `bundle` into `dest` (a fresh folder), the worker's copy of the
+/// repository; the bundle must hold the commit it was named for.
+pub fn checkout(bundle: &Path, commit: &str, dest: &Path) -> Result<()> {
+    if !commit.bytes().all(|b| b.is_ascii_hexdigit()) || commit.len() < 40 {
+        return Err(RemoteError::Refused(format!(
+            "{commit:?} is not a commit id"
+        )));
+    }
+    let _ = std::fs::remove_dir_all(dest);
+    std::fs::create_dir_all(dest).map_err(|e| RemoteError::file(dest, e))?;
+    let bundle_s = bundle.display().to_string();
+    git(dest, &["init", "-q", "."], None).map_err(git_error("init"))?;
+    git(
+        dest,
+        &["fetch", "-q", "--no-tags", &bundle_s, "refs/heads/snapshot"],
+        None,
+    )
+    .map_err(git_error("fetch from the bundle"))?;
+    git(dest, &["checkout", "-q", "--detach", commit], None).map_err(git_error("checkout"))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(dir: &Path, args: &[&str]) {
+        git(dir, args, None).unwrap();
+    }
+
+    #[test]
+    fn snapshot_carries_uncommitted_changes_and_leaves_the_repo_alone() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("repo");
+        std::fs::create_dir_all(repo.join("pkg")).unwrap();
+        std::fs::write(repo.join("pkg/a.py"), "A = 1\n").unwrap();
+        std::fs::write(repo.join(".gitignore"), "*.log\n").unwrap();
+        sh(&repo, &["init", "-q"]);
+        sh(&repo, &["add", "."]);
+        sh(&repo, &["commit", "-q", "-m", "one"]);
+        std::fs::write(repo.join("pkg/a.py"), "A = 2\n").unwrap();
+        std::fs::write(repo.join("pkg/new.py"), "B = 3\n").unwrap();
+        std::fs::write(repo.join("debug.log"), "ignored\n").unwrap();
+        let status_before = git(&repo, &["status", "--porcelain"], None).unwrap();
+        let refs_before = git(&repo, &["for-each-ref"], None).unwrap();
+
+        let snap = make(&repo.join("pkg"), &tmp.path().join("scratch")).unwrap();
+        assert_eq!(snap.subdir, "pkg/");
+        let again = make(&repo, &tmp.path().join("scratch2")).unwrap();
+        assert_eq!(
+            snap.commit, again.commit,
+            "the same tree gives the same commit"
+        );
+
+        let dest = tmp.path().join("worker-copy");
+        checkout(&snap.bundle, &snap.commit, &dest).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dest.join("pkg/a.py")).unwrap(),
+            "A = 2\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dest.join("pkg/new.py")).unwrap(),
+            "B = 3\n"
+        );
+        assert!(!dest.join("debug.log").exists());
+
+        assert_eq!(
+            git(&repo, &["status", "--porcelain"], None).unwrap(),
+            status_before
+        );
+        assert_eq!(git(&repo, &["for-each-ref"], None).unwrap(), refs_before);
+        assert!(checkout(&snap.bundle, "not-a-commit", &dest).is_err());
+    }
+}

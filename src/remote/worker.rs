@@ -1,0 +1,594 @@
+//! `team-testing worker`: a long-running process on any host. It pulls tasks of its roles from
+//! the work queue, rebuilds the repository and the session's inputs in a folder of its own, runs
+//! the same role code in the same sandbox as a local worker, and sends back progress, the files
+//! the task wrote and the outcome. The task is acknowledged only once that outcome is stored in
+//! the event stream; while it runs, the worker tells NATS it is still at it, so only a worker that
+//! died (or hangs past the ack wait) has its task handed to another.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_nats::jetstream::{self, AckKind};
+use futures_util::StreamExt;
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+
+use super::files::{self, Manifest};
+use super::names::{self, token};
+use super::objects::Objects;
+use super::registry;
+use super::settings::ClusterSettings;
+use super::streams;
+use super::wire::{
+    EventKind, Finished, ReturnedFiles, RunningTask, ShardDone, TaskEnvelope, WorkerEvent,
+    WorkerId, WorkerInfo,
+};
+use super::{RemoteError, Result};
+use crate::session::SessionDir;
+use crate::tasks::Outcome;
+use crate::team::{run_builtin, RoleContext};
+
+/// How long a finished task's outcome may take to reach the stream (the server may be restarting)
+/// before the worker gives up on it and lets the task be redelivered.
+const OUTCOME_PATIENCE: Duration = Duration::from_secs(600);
+
+/// Roles a worker can run: the built-in ones whose work is the session's files.
+pub const REMOTE_ROLES: [&str; 2] = ["generator", "executor"];
+
+pub struct WorkerOptions {
+    pub settings: ClusterSettings,
+    pub roles: Vec<String>,
+    pub slots: usize,
+    /// The worker's own folder: caches, repository checkouts, one folder per running task.
+    pub dir: PathBuf,
+    pub name: String,
+    pub ack_wait: Duration,
+}
+
+struct Shared {
+    me: WorkerId,
+    roles: Vec<String>,
+    dir: PathBuf,
+    js: jetstream::Context,
+    objects: Objects,
+    ack_wait: Duration,
+    running: Mutex<Vec<RunningTask>>,
+    /// One checkout per repository snapshot, made once.
+    checkouts: tokio::sync::Mutex<HashMap<String, PathBuf>>,
+}
+
+/// Runs the worker until SIGINT or SIGTERM. `ready` is called once it is connected and pulling.
+pub fn serve(opts: WorkerOptions, ready: impl FnOnce(&WorkerId)) -> Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| RemoteError::nats("starting the worker runtime", e))?;
+    rt.block_on(serve_async(opts, ready))
+}
+
+async fn serve_async(opts: WorkerOptions, ready: impl FnOnce(&WorkerId)) -> Result<()> {
+    for role in &opts.roles {
+        if !REMOTE_ROLES.contains(&role.as_str()) {
+            return Err(RemoteError::Refused(format!(
+                "a worker runs the roles {}, not {role:?}",
+                REMOTE_ROLES.join(", ")
+            )));
+        }
+    }
+    std::fs::create_dir_all(&opts.dir).map_err(|e| RemoteError::file(&opts.dir, e))?;
+    let host = host_name();
+    let me = WorkerId {
+        id: format!(
+            "{}-{}-{}",
+            token(&opts.name),
+            std::process::id(),
+            &super::objects::name_of(format!("{:?}", Instant::now()).as_bytes())[7..13]
+        ),
+        name: opts.name.clone(),
+        host,
+    };
+    let client = opts
+        .settings
+        .connect(&format!("team-testing worker {}", opts.name))
+        .await?;
+    let js = jetstream::new(client);
+    let tasks = streams::tasks(&js).await?;
+    streams::events(&js).await?;
+    let objects = Objects::open(&js).await?;
+    let workers = registry::bucket(&js).await?;
+    let mut consumers = Vec::new();
+    for role in &opts.roles {
+        consumers.push(streams::role_pull(&tasks, role, opts.ack_wait).await?);
+    }
+    let shared = Arc::new(Shared {
+        me: me.clone(),
+        roles: opts.roles.clone(),
+        dir: opts.dir.clone(),
+        js,
+        objects,
+        ack_wait: opts.ack_wait,
+        running: Mutex::new(Vec::new()),
+        checkouts: tokio::sync::Mutex::new(HashMap::new()),
+    });
+    let started = crate::util::now_ts();
+    let slots_n = opts.slots;
+    let info = move |shared: &Shared| WorkerInfo {
+        id: shared.me.id.clone(),
+        name: shared.me.name.clone(),
+        host: shared.me.host.clone(),
+        roles: shared.roles.clone(),
+        slots: slots_n,
+        tasks: shared.running.lock().map(|r| r.clone()).unwrap_or_default(),
+        seen: crate::util::now_ts(),
+        started: started.clone(),
+    };
+    registry::heartbeat(&workers, &info(&shared)).await?;
+    let beat = {
+        let shared = shared.clone();
+        let workers = workers.clone();
+        let info = info.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(registry::HEARTBEAT).await;
+                let _ = registry::heartbeat(&workers, &info(&shared)).await;
+            }
+        })
+    };
+    ready(&me);
+    let slots = Arc::new(Semaphore::new(opts.slots.max(1)));
+    let stop = stop_signal();
+    tokio::pin!(stop);
+    'pull: loop {
+        let permit = tokio::select! {
+            _ = &mut stop => break 'pull,
+            p = slots.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break 'pull },
+        };
+        let mut taken = None;
+        while taken.is_none() {
+            for consumer in &consumers {
+                let fetched = tokio::select! {
+                    _ = &mut stop => break 'pull,
+                    f = consumer.fetch().max_messages(1).expires(Duration::from_millis(500)).messages() => f,
+                };
+                let Ok(mut batch) = fetched else {
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                    continue;
+                };
+                if let Some(Ok(msg)) = batch.next().await {
+                    taken = Some(msg);
+                    break;
+                }
+            }
+        }
+        if let Some(msg) = taken {
+            tokio::spawn(handle(shared.clone(), msg, permit));
+        }
+    }
+    beat.abort();
+    registry::leave(&workers, &me.id).await;
+    Ok(())
+}
+
+async fn stop_signal() {
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(t) => t,
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+}
+
+/// This machine's host name.
+pub fn host_name() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most buf.len() bytes into the buffer we own.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return "unknown".into();
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+/// Sends a task's events, in order, on its session's subject.
+#[derive(Clone)]
+struct Events {
+    js: jetstream::Context,
+    subject: String,
+    base: WorkerEvent,
+}
+
+impl Events {
+    fn event(&self, kind: EventKind) -> WorkerEvent {
+        WorkerEvent {
+            kind,
+            ..self.base.clone()
+        }
+    }
+
+    /// Best effort: a lost progress line loses nothing.
+    async fn send(&self, kind: EventKind) {
+        if let Ok(payload) = serde_json::to_vec(&self.event(kind)) {
+            if let Ok(ack) = self.js.publish(self.subject.clone(), payload.into()).await {
+                let _ = ack.await;
+            }
+        }
+    }
+
+    /// Until stored: the outcome is what the task's acknowledgement waits for.
+    async fn send_durable(&self, kind: EventKind) -> Result<()> {
+        let payload = serde_json::to_vec(&self.event(kind))
+            .map_err(|e| RemoteError::nats("the outcome", e))?;
+        streams::publish_durable(
+            &self.js,
+            &self.subject,
+            &format!("done.{}", self.base.work),
+            payload,
+            OUTCOME_PATIENCE,
+        )
+        .await
+        .map(|_| ())
+    }
+}
+
+async fn handle(shared: Arc<Shared>, msg: jetstream::Message, _slot: OwnedSemaphorePermit) {
+    let envelope: TaskEnvelope = match serde_json::from_slice(&msg.payload) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("team-testing worker: dropping an unreadable task: {e}");
+            let _ = msg.ack_with(AckKind::Term).await;
+            return;
+        }
+    };
+    if !shared.roles.contains(&envelope.role) {
+        // Not ours (a worker runs only the roles it was started with): back to the queue.
+        let _ = msg
+            .ack_with(AckKind::Nak(Some(Duration::from_secs(1))))
+            .await;
+        return;
+    }
+    let msg = Arc::new(msg);
+    let heartbeat = {
+        let msg = msg.clone();
+        let every = (shared.ack_wait / 3).max(Duration::from_millis(500));
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                let _ = msg.ack_with(AckKind::Progress).await;
+            }
+        })
+    };
+    let running = RunningTask {
+        session: envelope.session_id.clone(),
+        task_id: envelope.task.id.clone(),
+        attempt: envelope.task.attempts,
+        shard: envelope.shard.as_ref().map(|s| s.index),
+    };
+    if let Ok(mut r) = shared.running.lock() {
+        r.push(running.clone());
+    }
+    let events = Events {
+        js: shared.js.clone(),
+        subject: names::event_subject(&envelope.session_id),
+        base: WorkerEvent {
+            session_id: envelope.session_id.clone(),
+            task_id: envelope.task.id.clone(),
+            attempt: envelope.task.attempts,
+            work: envelope.work_id(),
+            worker: shared.me.clone(),
+            kind: EventKind::Claimed,
+        },
+    };
+    events.send(EventKind::Claimed).await;
+    eprintln!(
+        "team-testing worker {}: {} {} attempt {}{}",
+        shared.me.name,
+        envelope.session_id,
+        envelope.task.id,
+        envelope.task.attempts,
+        envelope
+            .shard
+            .as_ref()
+            .map(|s| format!(" shard {}/{}", s.index + 1, s.count))
+            .unwrap_or_default()
+    );
+    let kind = match run_envelope(&shared, &envelope, &events).await {
+        Ok(kind) => kind,
+        // The worker could not set the task up (a missing object, a full disk): a failed
+        // outcome, which the coordinator retries like any failed attempt.
+        Err(e) => EventKind::Finished(Box::new(Finished {
+            outcome: Outcome::failed(format!("worker {}: {e}", shared.me.name)),
+            files: ReturnedFiles::default(),
+        })),
+    };
+    match events.send_durable(kind).await {
+        Ok(()) => {
+            for _ in 0..5 {
+                if msg.double_ack().await.is_ok() {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+        }
+        Err(e) => eprintln!(
+            "team-testing worker {}: the outcome of {} could not be stored ({e}); it will be redelivered",
+            shared.me.name, envelope.task.id
+        ),
+    }
+    heartbeat.abort();
+    if let Ok(mut r) = shared.running.lock() {
+        r.retain(|t| t != &running);
+    }
+}
+
+async fn run_envelope(
+    shared: &Arc<Shared>,
+    envelope: &TaskEnvelope,
+    events: &Events,
+) -> Result<EventKind> {
+    let cache = shared.dir.join("objects");
+    let repo_top = shared.checkout(&envelope.repo, &cache).await?;
+    let repo = repo_top.join(envelope.repo.subdir.trim_end_matches('/'));
+    let run_dir = shared.dir.join("runs").join(token(&envelope.work_id()));
+    let _ = tokio::fs::remove_dir_all(&run_dir).await;
+    let session_root = run_dir.join(token(&envelope.session_id));
+    let manifest = materialize(&shared.objects, &envelope.inputs, &session_root, &cache).await?;
+    let session =
+        SessionDir::open(session_root.clone()).map_err(|e| RemoteError::file(&session_root, e))?;
+    if let Some(shard) = &envelope.shard {
+        let test_dir = session.root.join("tests").join(&shard.layer);
+        for rel in crate::team::shard_files(&test_dir) {
+            if !shard.files.contains(&rel) {
+                let _ = std::fs::remove_file(test_dir.join(&rel));
+            }
+        }
+    }
+    let (progress_tx, mut progress_rx) = mpsc::unbounded_channel::<EventKind>();
+    let forward = {
+        let events = events.clone();
+        tokio::spawn(async move {
+            while let Some(kind) = progress_rx.recv().await {
+                events.send(kind).await;
+            }
+        })
+    };
+    let env = envelope.clone();
+    let session2 = session.clone();
+    let repo2 = repo.clone();
+    let name = shared.me.name.clone();
+    let work =
+        tokio::task::spawn_blocking(move || run_role(&env, &session2, &repo2, &name, progress_tx));
+    let limit = Duration::from_secs(envelope.timeout_s) + Duration::from_secs(5);
+    let ran = tokio::time::timeout(limit, work).await;
+    if ran.is_ok() {
+        // The role is done, its progress sender gone: the last lines go out before the outcome.
+        let _ = forward.await;
+    } else {
+        forward.abort();
+    }
+    let ran = match ran {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => Ran::Task(Outcome::failed(format!(
+            "built-in role {} crashed on {}: {e}",
+            envelope.role, shared.me.name
+        ))),
+        Err(_) => Ran::Task(Outcome::failed(format!(
+            "built-in role {} timed out after {}s on {}",
+            envelope.role, envelope.timeout_s, shared.me.name
+        ))),
+    };
+    let kind = match ran {
+        Ran::Task(outcome) => {
+            let files = send_back(shared, &session.root, &repo, &manifest).await?;
+            EventKind::Finished(Box::new(Finished { outcome, files }))
+        }
+        Ran::Shard(mut output) => {
+            let shard = envelope.shard.as_ref().map(|s| (s.run_no.clone(), s.index));
+            if let Some((run_no, index)) = shard {
+                keep_reports_apart(&session.root, &mut output, &run_no, index);
+            }
+            let files = send_back(shared, &session.root, &repo, &manifest).await?;
+            let bytes =
+                serde_json::to_vec(&output).map_err(|e| RemoteError::nats("a shard's run", e))?;
+            let output = shared.objects.put(&bytes).await?;
+            EventKind::ShardDone(Box::new(ShardDone {
+                index: envelope.shard.as_ref().map(|s| s.index).unwrap_or(0),
+                output,
+                files,
+            }))
+        }
+    };
+    let _ = tokio::fs::remove_dir_all(&run_dir).await;
+    Ok(kind)
+}
+
+enum Ran {
+    Task(Outcome),
+    Shard(crate::testing::runner::RunOutput),
+}
+
+/// The role's work, on a blocking thread, exactly as a local worker runs it.
+fn run_role(
+    envelope: &TaskEnvelope,
+    session: &SessionDir,
+    repo: &Path,
+    worker_name: &str,
+    progress: mpsc::UnboundedSender<EventKind>,
+) -> Ran {
+    let report = |phase: &str, pct: Option<f64>, detail: Option<String>| {
+        let _ = progress.send(EventKind::Progress {
+            phase: phase.to_string(),
+            pct,
+            detail,
+        });
+    };
+    report(
+        "started",
+        Some(0.0),
+        Some(format!(
+            "attempt {} on {worker_name}",
+            envelope.task.attempts
+        )),
+    );
+    if envelope.role == "generator"
+        && envelope.sandbox.enabled
+        && !envelope.sandbox.protections().filesystem_contained
+    {
+        return Ran::Task(Outcome::failed(format!(
+            "worker {worker_name} offers no filesystem sandbox, and the built-in generator calls the project's functions with made-up arguments; run the worker in a container or VM"
+        )));
+    }
+    let ctx = RoleContext {
+        session,
+        repo,
+        task: &envelope.task,
+        instance: &envelope.instance,
+        config: &envelope.config,
+        deadline: Instant::now() + Duration::from_secs(envelope.timeout_s),
+        progress: &report,
+        sandbox: &envelope.sandbox,
+        agents: &envelope.agents,
+        role_body: &envelope.role_body,
+        plan_only: false,
+        shards: None,
+    };
+    match &envelope.shard {
+        Some(job) => Ran::Shard(crate::team::run_shard(
+            &ctx,
+            &job.layer,
+            &job.run_no,
+            &job.deselect,
+        )),
+        None => Ran::Task(run_builtin(&envelope.role, &ctx)),
+    }
+}
+
+/// A shard's raw reports under `results/shards/<run>-<index>/`, so the shards' files of one run
+/// do not overwrite each other in the session.
+fn keep_reports_apart(
+    session: &Path,
+    output: &mut crate::testing::runner::RunOutput,
+    run_no: &str,
+    index: usize,
+) {
+    let dir = format!("results/shards/{run_no}-{}", index + 1);
+    let _ = std::fs::create_dir_all(session.join(&dir));
+    for report in output.reports.iter_mut() {
+        let Some(name) = Path::new(report.as_str())
+            .file_name()
+            .and_then(|n| n.to_str())
+        else {
+            continue;
+        };
+        let moved = format!("{dir}/{name}");
+        if std::fs::rename(session.join(report.as_str()), session.join(&moved)).is_ok() {
+            *report = moved;
+        }
+    }
+}
+
+/// The session's files as the manifest names them, under `root`.
+async fn materialize(
+    objects: &Objects,
+    manifest_name: &str,
+    root: &Path,
+    cache: &Path,
+) -> Result<Manifest> {
+    let bytes = objects.get(manifest_name, cache).await?;
+    let manifest: Manifest =
+        serde_json::from_slice(&bytes).map_err(|e| RemoteError::nats("the input manifest", e))?;
+    tokio::fs::create_dir_all(root)
+        .await
+        .map_err(|e| RemoteError::file(root, e))?;
+    for (rel, name) in &manifest {
+        if !files::is_input(rel) {
+            return Err(RemoteError::Refused(format!(
+                "the task names {rel:?}, which is not a session input"
+            )));
+        }
+        let bytes = objects.get(name, cache).await?;
+        files::write(root, rel, &bytes)?;
+    }
+    Ok(manifest)
+}
+
+/// What the task wrote or removed, stored; named by session-relative path.
+async fn send_back(
+    shared: &Shared,
+    root: &Path,
+    repo: &Path,
+    manifest: &Manifest,
+) -> Result<ReturnedFiles> {
+    let root2 = root.to_path_buf();
+    let now = tokio::task::spawn_blocking(move || {
+        files::list(&root2, files::is_returnable)
+            .into_iter()
+            .filter_map(|rel| std::fs::read(root2.join(&rel)).ok().map(|b| (rel, b)))
+            .collect::<Vec<_>>()
+    })
+    .await
+    .map_err(|e| RemoteError::nats("collecting the task's files", e))?;
+    let mut returned = ReturnedFiles {
+        session_root: root.display().to_string(),
+        repo_root: repo.display().to_string(),
+        ..Default::default()
+    };
+    for (rel, bytes) in &now {
+        let name = super::objects::name_of(bytes);
+        if manifest.get(rel) != Some(&name) {
+            shared.objects.put(bytes).await?;
+            returned.written.insert(rel.clone(), name);
+        }
+    }
+    for rel in manifest.keys() {
+        if files::is_returnable(rel) && !now.iter().any(|(r, _)| r == rel) {
+            returned.removed.push(rel.clone());
+        }
+    }
+    Ok(returned)
+}
+
+impl Shared {
+    /// The repository at the snapshot's commit, checked out once per worker.
+    async fn checkout(&self, repo: &super::wire::RepoRef, cache: &Path) -> Result<PathBuf> {
+        let mut checkouts = self.checkouts.lock().await;
+        if let Some(path) = checkouts.get(&repo.commit) {
+            return Ok(path.clone());
+        }
+        let bytes = self.objects.get(&repo.object, cache).await?;
+        let bundle = cache.join(format!("{}.bundle", token(&repo.commit)));
+        tokio::fs::write(&bundle, &bytes)
+            .await
+            .map_err(|e| RemoteError::file(&bundle, e))?;
+        let dest = self.dir.join("repos").join(token(&repo.commit));
+        let (b, c, d) = (bundle.clone(), repo.commit.clone(), dest.clone());
+        tokio::task::spawn_blocking(move || super::snapshot::checkout(&b, &c, &d))
+            .await
+            .map_err(|e| RemoteError::nats("checkout", e))??;
+        let _ = tokio::fs::remove_file(&bundle).await;
+        let dest = dest.canonicalize().unwrap_or(dest);
+        checkouts.insert(repo.commit.clone(), dest.clone());
+        Ok(dest)
+    }
+}
+
+/// The live workers, for `team-testing workers`.
+pub fn list_workers(settings: &ClusterSettings) -> Result<Vec<WorkerInfo>> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| RemoteError::nats("starting the client runtime", e))?;
+    rt.block_on(async {
+        let client = settings.connect("team-testing workers").await?;
+        let js = jetstream::new(client);
+        let store = registry::bucket(&js).await?;
+        registry::list(&store).await
+    })
+}
