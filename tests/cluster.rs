@@ -1067,7 +1067,7 @@ fn sharded_layer_matches_unsharded() {
     let msgs = p.messages(&id);
     let details: Vec<String> = msgs
         .iter()
-        .filter(|m| m["type"] == "progress" && m["data"]["phase"] == "started")
+        .filter(|m| m["type"] == "progress" && m["data"]["phase"] == "shard_started")
         .map(|m| m["data"]["detail"].as_str().unwrap_or("").to_string())
         .collect();
     for host in ["host-b", "host-c"] {

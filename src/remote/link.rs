@@ -232,23 +232,20 @@ impl Link {
     /// returns what each shard's run found, in shard order.
     pub fn run_shards(
         &self,
-        task: &Task,
-        layer: &str,
-        run_no: &str,
-        deselect: &[String],
-        groups: Vec<Vec<String>>,
-        timeout: Duration,
+        req: crate::team::ShardRequest<'_>,
+        progress: crate::team::ProgressFn<'_>,
     ) -> Result<Vec<crate::testing::runner::RunOutput>> {
         let inner = self.inner.clone();
         let job = ShardPlan {
-            task: task.clone(),
-            layer: layer.to_string(),
-            run_no: run_no.to_string(),
-            deselect: deselect.to_vec(),
-            groups,
-            timeout,
+            task: req.task.clone(),
+            layer: req.layer.to_string(),
+            run_no: req.run_no.to_string(),
+            deselect: req.deselect.to_vec(),
+            groups: req.groups,
+            timeout: req.timeout,
         };
-        self.rt.block_on(async move { inner.run_shards(job).await })
+        self.rt
+            .block_on(async move { inner.run_shards(job, progress).await })
     }
 }
 
@@ -512,22 +509,27 @@ impl Inner {
             let _ = msg.ack().await;
             return;
         }
+        if shard_index(&event.work).is_some() {
+            // A shard's claim, progress or run: for the executor that split the layer.
+            let key = shard_key(&event.work);
+            let tx = self
+                .routes
+                .lock()
+                .ok()
+                .and_then(|r| r.shards.get(&key).cloned());
+            match tx {
+                Some(tx) => {
+                    let _ = tx.send((event, Acker(Some(msg))));
+                }
+                None => {
+                    let _ = msg.ack().await;
+                }
+            }
+            return;
+        }
         match event.kind {
             EventKind::ShardDone(_) => {
-                let key = shard_key(&event.work);
-                let tx = self
-                    .routes
-                    .lock()
-                    .ok()
-                    .and_then(|r| r.shards.get(&key).cloned());
-                match tx {
-                    Some(tx) => {
-                        let _ = tx.send((event, Acker(Some(msg))));
-                    }
-                    None => {
-                        let _ = msg.ack().await;
-                    }
-                }
+                let _ = msg.ack().await;
             }
             EventKind::Finished(finished) => {
                 let route = self.routes.lock().ok().and_then(|mut r| {
@@ -599,7 +601,11 @@ impl Inner {
         }
     }
 
-    async fn run_shards(&self, plan: ShardPlan) -> Result<Vec<crate::testing::runner::RunOutput>> {
+    async fn run_shards(
+        &self,
+        plan: ShardPlan,
+        progress: crate::team::ProgressFn<'_>,
+    ) -> Result<Vec<crate::testing::runner::RunOutput>> {
         let count = plan.groups.len();
         let req = TaskRequest {
             task: plan.task.clone(),
@@ -644,9 +650,25 @@ impl Inner {
                         ),
                     ));
                 };
-                let EventKind::ShardDone(done) = event.kind else {
-                    ack.ack().await;
-                    continue;
+                let done = match event.kind {
+                    EventKind::ShardDone(done) => done,
+                    EventKind::Claimed => {
+                        progress(
+                            "shard_started",
+                            None,
+                            Some(format!(
+                                "shard {} of {count} on {}",
+                                shard_index(&event.work).map_or(0, |i| i + 1),
+                                event.worker.name
+                            )),
+                        );
+                        ack.ack().await;
+                        continue;
+                    }
+                    _ => {
+                        ack.ack().await;
+                        continue;
+                    }
                 };
                 let ShardDone {
                     index,
@@ -684,6 +706,12 @@ impl Inner {
         }
         result
     }
+}
+
+/// The shard a work id names (`….shard1of2` is 1), None for a whole task.
+fn shard_index(work: &str) -> Option<usize> {
+    let (_, rest) = work.rsplit_once(".shard")?;
+    rest.split_once("of")?.0.parse().ok()
 }
 
 /// The part of a shard's work id all shards of one run share.

@@ -2,11 +2,8 @@
 //! envelope per shard on the executors' queue, and each shard's run comes back (the executor
 //! merges them with `testing::merge` and judges the whole).
 
-use std::time::Duration;
-
 use super::Link;
-use crate::tasks::Task;
-use crate::team::ShardRunner;
+use crate::team::{ProgressFn, ShardRequest, ShardRunner};
 use crate::testing::runner::RunOutput;
 
 impl ShardRunner for Link {
@@ -16,17 +13,16 @@ impl ShardRunner for Link {
 
     fn run(
         &self,
-        task: &Task,
-        layer: &str,
-        run_no: &str,
-        deselect: &[String],
-        groups: Vec<Vec<String>>,
-        timeout: Duration,
+        req: ShardRequest<'_>,
+        progress: ProgressFn<'_>,
     ) -> Result<Vec<RunOutput>, String> {
-        if !self.serves(&task.owner) {
-            return Err(format!("no live {} worker on {}", task.owner, self.url()));
+        if !self.serves(&req.task.owner) {
+            return Err(format!(
+                "no live {} worker on {}",
+                req.task.owner,
+                self.url()
+            ));
         }
-        self.run_shards(task, layer, run_no, deselect, groups, timeout)
-            .map_err(|e| e.to_string())
+        self.run_shards(req, progress).map_err(|e| e.to_string())
     }
 }

@@ -392,9 +392,15 @@ async fn run_envelope(
         Ran::Shard(mut output) => {
             let shard = envelope.shard.as_ref().map(|s| (s.run_no.clone(), s.index));
             if let Some((run_no, index)) = shard {
-                keep_reports_apart(&session.root, &mut output, &run_no, index);
+                keep_reports_apart(&session.root, &mut output, &manifest, &run_no, index);
             }
-            let files = send_back(shared, &session.root, &repo, &manifest).await?;
+            // A shard sends back its raw reports only: its folder held only its share of the
+            // layer's tests, and the executor that split the run writes the run's record.
+            let mut files = send_back(shared, &session.root, &repo, &manifest).await?;
+            files.removed.clear();
+            files
+                .written
+                .retain(|rel, _| rel.starts_with("results/shards/"));
             let bytes =
                 serde_json::to_vec(&output).map_err(|e| RemoteError::nats("a shard's run", e))?;
             let output = shared.objects.put(&bytes).await?;
@@ -470,26 +476,34 @@ fn run_role(
     }
 }
 
-/// A shard's raw reports under `results/shards/<run>-<index>/`, so the shards' files of one run
-/// do not overwrite each other in the session.
+/// What a shard's run wrote under results/, moved to `results/shards/<run>-<index>/`, so the
+/// shards' files of one run do not overwrite each other (or the merged run's) in the session.
 fn keep_reports_apart(
     session: &Path,
     output: &mut crate::testing::runner::RunOutput,
+    manifest: &Manifest,
     run_no: &str,
     index: usize,
 ) {
     let dir = format!("results/shards/{run_no}-{}", index + 1);
     let _ = std::fs::create_dir_all(session.join(&dir));
-    for report in output.reports.iter_mut() {
-        let Some(name) = Path::new(report.as_str())
-            .file_name()
-            .and_then(|n| n.to_str())
-        else {
+    let Ok(entries) = std::fs::read_dir(session.join("results")) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let rel = format!("results/{name}");
+        let Ok(bytes) = std::fs::read(entry.path()) else {
             continue;
         };
+        if manifest.get(&rel) == Some(&super::objects::name_of(&bytes)) {
+            continue;
+        }
         let moved = format!("{dir}/{name}");
-        if std::fs::rename(session.join(report.as_str()), session.join(&moved)).is_ok() {
-            *report = moved;
+        if std::fs::rename(entry.path(), session.join(&moved)).is_ok() {
+            for report in output.reports.iter_mut().filter(|r| **r == rel) {
+                *report = moved.clone();
+            }
         }
     }
 }

@@ -26,17 +26,23 @@ pub use executor::{run_shard, shard_files};
 pub trait ShardRunner: Sync {
     /// How many shards a layer run is split into.
     fn count(&self) -> usize;
-    /// Runs each group of test files (relative to the layer's folder) as one shard of run
-    /// `run_no`; the outputs in group order, or why the shards could not run.
+    /// Runs each of `req.groups` as one shard; the outputs in group order, or why the shards
+    /// could not run.
     fn run(
         &self,
-        task: &Task,
-        layer: &str,
-        run_no: &str,
-        deselect: &[String],
-        groups: Vec<Vec<String>>,
-        timeout: std::time::Duration,
+        req: ShardRequest<'_>,
+        progress: ProgressFn<'_>,
     ) -> Result<Vec<crate::testing::runner::RunOutput>, String>;
+}
+
+/// One layer run to split: its test files in groups (relative to the layer's folder).
+pub struct ShardRequest<'a> {
+    pub task: &'a Task,
+    pub layer: &'a str,
+    pub run_no: &'a str,
+    pub deselect: &'a [String],
+    pub groups: Vec<Vec<String>>,
+    pub timeout: std::time::Duration,
 }
 
 /// Reports a progress milestone: phase, percent done, detail.

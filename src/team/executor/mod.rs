@@ -345,14 +345,15 @@ fn run_layer(ctx: &RoleContext, runner: &dyn Runner, spec: &RunSpec) -> RunOutpu
         None,
         Some(format!("{count} shards on the cluster's executors")),
     );
-    match shards.run(
-        ctx.task,
-        spec.layer,
-        &spec.run_no,
-        spec.deselect,
+    let req = super::ShardRequest {
+        task: ctx.task,
+        layer: spec.layer,
+        run_no: &spec.run_no,
+        deselect: spec.deselect,
         groups,
-        spec.timeout,
-    ) {
+        timeout: spec.timeout,
+    };
+    match shards.run(req, ctx.progress) {
         Ok(outputs) => crate::testing::merge::merge_outputs(outputs),
         Err(problem) => {
             (ctx.progress)(
