@@ -178,8 +178,7 @@ impl Coordinator {
     }
 
     /// The cluster, when a live worker there serves the role: built-in generators and
-    /// executors only (an executor that splits its layer into shards stays here and sends the
-    /// shards out instead).
+    /// executors only (with `--shards`, they stay here and send their shards out instead).
     fn remote_for(
         &self,
         role: Option<&crate::roles::RoleSpec>,
@@ -188,7 +187,8 @@ impl Coordinator {
         let role = role?;
         let builtin = matches!(role.backend, crate::roles::Backend::Builtin);
         let remote_role = crate::remote::worker::REMOTE_ROLES.contains(&role.name.as_str());
-        let shards_here = role.name == self.env.config.gc.critic && link.shards() > 1;
+        let splits = [&self.env.config.gc.critic, &self.env.config.gc.generator];
+        let shards_here = splits.contains(&&role.name) && link.shards() > 1;
         (builtin && remote_role && !shards_here && link.serves(&role.name)).then(|| link.clone())
     }
 

@@ -102,7 +102,7 @@ pub struct ModuleRef {
     pub file: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GenRequest {
     pub modules: Vec<ModuleRef>,
     pub layer: String,
@@ -111,10 +111,10 @@ pub struct GenRequest {
     pub call_timeout_s: f64,
     pub target_percent: f64,
     /// Revision rounds: lines still uncovered per file, to aim the search at.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub missing: BTreeMap<String, Vec<u32>>,
     /// Test names the executor found broken or flaky: not to be emitted again.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub avoid: Vec<String>,
 }
 
@@ -154,6 +154,47 @@ impl GenResult {
             .iter()
             .fold((0, 0), |(t, c), m| (t + m.lines_total, c + m.lines_covered));
         (total > 0).then(|| 100.0 * covered as f64 / total as f64)
+    }
+
+    /// Shards' results of one search as one: modules in `order`, findings side by side, the
+    /// statistics' counts added up.
+    pub fn merge(parts: Vec<GenResult>, order: &[ModuleRef]) -> GenResult {
+        let mut modules = Vec::new();
+        let mut findings = Vec::new();
+        let mut stats = serde_json::Map::new();
+        for part in parts {
+            modules.extend(part.modules);
+            findings.extend(part.findings);
+            if let serde_json::Value::Object(s) = part.stats {
+                for (k, v) in s {
+                    let sum = match (stats.get(&k), &v) {
+                        (Some(serde_json::Value::Number(a)), serde_json::Value::Number(b)) => {
+                            match (a.as_u64(), b.as_u64()) {
+                                (Some(a), Some(b)) => serde_json::json!(a + b),
+                                _ => serde_json::json!(
+                                    a.as_f64().unwrap_or(0.0) + b.as_f64().unwrap_or(0.0)
+                                ),
+                            }
+                        }
+                        (Some(a), _) => a.clone(),
+                        (None, _) => v,
+                    };
+                    stats.insert(k, sum);
+                }
+            }
+        }
+        let rank = |m: &GeneratedModule| {
+            order
+                .iter()
+                .position(|r| r.module == m.module)
+                .unwrap_or(usize::MAX)
+        };
+        modules.sort_by_key(rank);
+        GenResult {
+            modules,
+            findings,
+            stats: serde_json::Value::Object(stats),
+        }
     }
 
     /// The modules that could not be imported, as the generator's outcome data lists them.

@@ -2373,8 +2373,11 @@ def main():
     for index, spec in enumerate(specs):
         # The time left, shared by size: a big module gets more of it than a small one.
         share = (end - time.monotonic()) * weights[index] / max(1, sum(weights[index:]))
+        # Each module's own generator, from the seed and its name: the same seed gives the same
+        # tests whether the modules are searched together or in shards on several hosts.
+        module_rng = random.Random(f"{req.get('seed', 1)}:{spec.get('module', '')}")
         try:
-            entry, found = search_module(spec, req, rng, time.monotonic() + share)
+            entry, found = search_module(spec, req, module_rng, time.monotonic() + share)
         except BaseException as exc:  # noqa: BLE001 - one module never loses the others
             if isinstance(exc, KeyboardInterrupt):
                 raise

@@ -235,26 +235,77 @@ impl Link {
         req: crate::team::ShardRequest<'_>,
         progress: crate::team::ProgressFn<'_>,
     ) -> Result<Vec<crate::testing::runner::RunOutput>> {
+        let count = req.groups.len();
+        let jobs = req
+            .groups
+            .into_iter()
+            .enumerate()
+            .map(|(index, files)| ShardJob {
+                index,
+                count,
+                layer: req.layer.to_string(),
+                run_no: req.run_no.to_string(),
+                files,
+                deselect: req.deselect.to_vec(),
+                generate: None,
+            })
+            .collect();
+        self.shards_of(req.task, jobs, req.timeout, progress)
+    }
+
+    /// Runs each of a generator search's `groups` as one shard on the generators.
+    pub fn generate_shards(
+        &self,
+        req: crate::team::GenShardRequest<'_>,
+        progress: crate::team::ProgressFn<'_>,
+    ) -> Result<Vec<crate::gen::GenResult>> {
+        let count = req.groups.len();
+        let jobs = req
+            .groups
+            .into_iter()
+            .enumerate()
+            .map(|(index, group)| ShardJob {
+                index,
+                count,
+                layer: req.layer.to_string(),
+                run_no: "gen".into(),
+                files: Vec::new(),
+                deselect: Vec::new(),
+                generate: Some(group),
+            })
+            .collect();
+        self.shards_of(req.task, jobs, req.timeout, progress)
+    }
+
+    /// The shards' outputs, each read as `T`, in shard order.
+    fn shards_of<T: serde::de::DeserializeOwned>(
+        &self,
+        task: &Task,
+        jobs: Vec<ShardJob>,
+        timeout: Duration,
+        progress: crate::team::ProgressFn<'_>,
+    ) -> Result<Vec<T>> {
         let inner = self.inner.clone();
-        let job = ShardPlan {
-            task: req.task.clone(),
-            layer: req.layer.to_string(),
-            run_no: req.run_no.to_string(),
-            deselect: req.deselect.to_vec(),
-            groups: req.groups,
-            timeout: req.timeout,
+        let plan = ShardPlan {
+            task: task.clone(),
+            jobs,
+            timeout,
         };
-        self.rt
-            .block_on(async move { inner.run_shards(job, progress).await })
+        let outputs = self
+            .rt
+            .block_on(async move { inner.run_shards(plan, progress).await })?;
+        outputs
+            .iter()
+            .map(|bytes| {
+                serde_json::from_slice(bytes).map_err(|e| RemoteError::nats("a shard's output", e))
+            })
+            .collect()
     }
 }
 
 struct ShardPlan {
     task: Task,
-    layer: String,
-    run_no: String,
-    deselect: Vec<String>,
-    groups: Vec<Vec<String>>,
+    jobs: Vec<ShardJob>,
     timeout: Duration,
 }
 
@@ -605,8 +656,8 @@ impl Inner {
         &self,
         plan: ShardPlan,
         progress: crate::team::ProgressFn<'_>,
-    ) -> Result<Vec<crate::testing::runner::RunOutput>> {
-        let count = plan.groups.len();
+    ) -> Result<Vec<Vec<u8>>> {
+        let count = plan.jobs.len();
         let req = TaskRequest {
             task: plan.task.clone(),
             instance: plan.task.owner.clone(),
@@ -616,18 +667,13 @@ impl Inner {
         };
         let (tx, mut rx) = mpsc::unbounded_channel();
         let mut envelopes = Vec::new();
-        for (index, files) in plan.groups.iter().enumerate() {
-            let job = ShardJob {
-                index,
-                count,
-                layer: plan.layer.clone(),
-                run_no: plan.run_no.clone(),
-                files: files.clone(),
-                deselect: plan.deselect.clone(),
-            };
+        for job in plan.jobs {
             envelopes.push(self.envelope(&req, Some(job)).await?);
         }
-        let key = shard_key(&envelopes[0].work_id());
+        let Some(first) = envelopes.first() else {
+            return Ok(Vec::new());
+        };
+        let key = shard_key(&first.work_id());
         if let Ok(mut r) = self.routes.lock() {
             r.shards.insert(key.clone(), tx);
         }
@@ -635,9 +681,9 @@ impl Inner {
             for envelope in &envelopes {
                 self.publish(envelope).await?;
             }
-            let mut outputs: Vec<Option<crate::testing::runner::RunOutput>> =
-                (0..count).map(|_| None).collect();
-            let deadline = Instant::now() + plan.timeout + Duration::from_secs(60);
+            let mut outputs: Vec<Option<Vec<u8>>> = (0..count).map(|_| None).collect();
+            let wait = plan.timeout + Duration::from_secs(60);
+            let deadline = Instant::now() + wait;
             while outputs.iter().any(Option::is_none) {
                 let left = deadline.saturating_duration_since(Instant::now());
                 let Ok(Some((event, ack))) = tokio::time::timeout(left, rx.recv()).await else {
@@ -646,7 +692,7 @@ impl Inner {
                         format!(
                             "{} of {count} shard(s) did not finish within {}s",
                             outputs.iter().filter(|o| o.is_none()).count(),
-                            plan.timeout.as_secs() + 60
+                            wait.as_secs()
                         ),
                     ));
                 };
@@ -672,12 +718,20 @@ impl Inner {
                 };
                 let ShardDone {
                     index,
+                    error,
                     output,
                     files,
                 } = *done;
                 if index >= count || outputs[index].is_some() {
                     ack.ack().await;
                     continue;
+                }
+                if let Some(error) = error {
+                    ack.ack().await;
+                    return Err(RemoteError::nats(
+                        "sharded run",
+                        format!("shard {} on {}: {error}", index + 1, event.worker.name),
+                    ));
                 }
                 let here = self.session.root.display().to_string();
                 let repo = self.repo.display().to_string();
@@ -692,10 +746,8 @@ impl Inner {
                         (files.repo_root.as_str(), repo.as_str()),
                     ],
                 );
-                let out: crate::testing::runner::RunOutput = serde_json::from_slice(&bytes)
-                    .map_err(|e| RemoteError::nats("a shard's run", e))?;
                 self.bring_in(&files).await?;
-                outputs[index] = Some(out);
+                outputs[index] = Some(bytes);
                 ack.ack().await;
             }
             Ok(outputs.into_iter().flatten().collect())

@@ -66,9 +66,14 @@ pub struct ShardJob {
     pub count: usize,
     pub layer: String,
     pub run_no: String,
-    /// Test files relative to `tests/<layer>`.
+    /// Test files relative to `tests/<layer>` (a layer run's shard).
+    #[serde(default)]
     pub files: Vec<String>,
+    #[serde(default)]
     pub deselect: Vec<String>,
+    /// A generator search's shard: its modules and budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generate: Option<crate::gen::GenRequest>,
 }
 
 /// What a worker sends back on the session's event subject.
@@ -111,7 +116,11 @@ pub struct Finished {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ShardDone {
     pub index: usize,
-    /// The object holding the shard's `RunOutput` (JSON): a big suite's cases outgrow a message.
+    /// Why the shard could not do its work (then `output` is empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The object holding the shard's `RunOutput` or `GenResult` (JSON): a big suite's cases
+    /// outgrow a message.
     pub output: String,
     pub files: ReturnedFiles,
 }

@@ -342,7 +342,7 @@ async fn run_envelope(
     let manifest = materialize(&shared.objects, &envelope.inputs, &session_root, &cache).await?;
     let session =
         SessionDir::open(session_root.clone()).map_err(|e| RemoteError::file(&session_root, e))?;
-    if let Some(shard) = &envelope.shard {
+    if let Some(shard) = envelope.shard.as_ref().filter(|s| s.generate.is_none()) {
         let test_dir = session.root.join("tests").join(&shard.layer);
         for rel in crate::team::shard_files(&test_dir) {
             if !shard.files.contains(&rel) {
@@ -389,6 +389,22 @@ async fn run_envelope(
             let files = send_back(shared, &session.root, &repo, &manifest).await?;
             EventKind::Finished(Box::new(Finished { outcome, files }))
         }
+        Ran::Search(found) => {
+            let (output, error) = match found {
+                Ok(result) => {
+                    let bytes = serde_json::to_vec(&result)
+                        .map_err(|e| RemoteError::nats("a shard's search", e))?;
+                    (shared.objects.put(&bytes).await?, None)
+                }
+                Err(e) => (String::new(), Some(e)),
+            };
+            EventKind::ShardDone(Box::new(ShardDone {
+                index: envelope.shard.as_ref().map(|s| s.index).unwrap_or(0),
+                error,
+                output,
+                files: ReturnedFiles::default(),
+            }))
+        }
         Ran::Shard(mut output) => {
             let shard = envelope.shard.as_ref().map(|s| (s.run_no.clone(), s.index));
             if let Some((run_no, index)) = shard {
@@ -406,6 +422,7 @@ async fn run_envelope(
             let output = shared.objects.put(&bytes).await?;
             EventKind::ShardDone(Box::new(ShardDone {
                 index: envelope.shard.as_ref().map(|s| s.index).unwrap_or(0),
+                error: None,
                 output,
                 files,
             }))
@@ -418,6 +435,7 @@ async fn run_envelope(
 enum Ran {
     Task(Outcome),
     Shard(crate::testing::runner::RunOutput),
+    Search(std::result::Result<crate::gen::GenResult, String>),
 }
 
 /// The role's work, on a blocking thread, exactly as a local worker runs it.
@@ -465,14 +483,19 @@ fn run_role(
         plan_only: false,
         shards: None,
     };
-    match &envelope.shard {
-        Some(job) => Ran::Shard(crate::team::run_shard(
+    let Some(job) = &envelope.shard else {
+        return Ran::Task(run_builtin(&envelope.role, &ctx));
+    };
+    match &job.generate {
+        Some(req) => {
+            Ran::Search(crate::team::search_here(&ctx, &job.layer, req).map_err(|e| e.to_string()))
+        }
+        None => Ran::Shard(crate::team::run_shard(
             &ctx,
             &job.layer,
             &job.run_no,
             &job.deselect,
         )),
-        None => Ran::Task(run_builtin(&envelope.role, &ctx)),
     }
 }
 

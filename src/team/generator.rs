@@ -386,13 +386,6 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
         budget_factor = 1.5;
     }
     let state = ctx.session.load_state()?;
-    let (mirror, scratch) = gen::scratch_dirs(&ctx.session.root, layer);
-    crate::testing::workspace::mirror(ctx.repo, &mirror, &BTreeMap::new()).map_err(|cause| {
-        RoleError::Mirror {
-            into: mirror.clone(),
-            cause,
-        }
-    })?;
     let left = time_left(ctx.deadline)?;
     let budget = (budget_factor * ctx.config.generator_budget(layer, modules.len()))
         .min(left.as_secs_f64() * 0.8)
@@ -418,16 +411,7 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
             req.seed
         )),
     );
-    // The helper stops itself at its budget; the timeout is the backstop.
-    let timeout = left.min(Duration::from_secs_f64(budget + 60.0));
-    let python = python_for(ctx.repo);
-    let sandbox = sandbox_for(
-        ctx,
-        &format!("generator-{layer}"),
-        crate::sandbox::python_roots(&python, ctx.repo),
-        &[],
-    )?;
-    let result = gen::generate(&python, &mirror, &scratch, &req, timeout, sandbox.as_ref())?;
+    let result = search(ctx, layer, &req)?;
     let no_entry_points = result.stats["entry_points"].as_u64() == Some(0);
     if layer.starts_with("L3") && no_entry_points && round.is_none() {
         return Ok(not_applicable(
@@ -519,6 +503,83 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
     }));
     out.artifacts = written;
     Ok(out)
+}
+
+/// The search over `req.modules`: split into shards on the cluster's generators when the run
+/// asks for it (each shard gets its modules' share of the budget), else here. Shards that cannot
+/// run make it a search here, with the reason in the progress.
+fn search(ctx: &RoleContext, layer: &str, req: &GenRequest) -> Result<gen::GenResult> {
+    let Some(shards) = ctx
+        .shards
+        .filter(|s| s.count() > 1 && req.modules.len() > 1)
+    else {
+        return search_here(ctx, layer, req);
+    };
+    let count = shards.count().min(req.modules.len());
+    let mut groups: Vec<GenRequest> = (0..count)
+        .map(|_| GenRequest {
+            modules: Vec::new(),
+            ..req.clone()
+        })
+        .collect();
+    for (i, module) in req.modules.iter().enumerate() {
+        groups[i % count].modules.push(module.clone());
+    }
+    for g in groups.iter_mut() {
+        g.budget_s = (req.budget_s * g.modules.len() as f64 / req.modules.len() as f64).max(1.0);
+    }
+    (ctx.progress)(
+        "sharded",
+        None,
+        Some(format!("{count} shards on the cluster's generators")),
+    );
+    let timeout = time_left(ctx.deadline)?.min(Duration::from_secs_f64(req.budget_s + 60.0));
+    let shard_req = super::GenShardRequest {
+        task: ctx.task,
+        layer,
+        groups,
+        timeout,
+    };
+    match shards.generate(shard_req, ctx.progress) {
+        Ok(parts) => Ok(gen::GenResult::merge(parts, &req.modules)),
+        Err(problem) => {
+            (ctx.progress)(
+                "shards_failed",
+                None,
+                Some(format!("{problem}; searching here")),
+            );
+            search_here(ctx, layer, req)
+        }
+    }
+}
+
+/// The search on this host: the helper in a mirror of the repository, sandboxed. A cluster
+/// worker runs a generator shard through this too.
+pub fn search_here(ctx: &RoleContext, layer: &str, req: &GenRequest) -> Result<gen::GenResult> {
+    let (mirror, scratch) = gen::scratch_dirs(&ctx.session.root, layer);
+    crate::testing::workspace::mirror(ctx.repo, &mirror, &BTreeMap::new()).map_err(|cause| {
+        RoleError::Mirror {
+            into: mirror.clone(),
+            cause,
+        }
+    })?;
+    // The helper stops itself at its budget; the timeout is the backstop.
+    let timeout = time_left(ctx.deadline)?.min(Duration::from_secs_f64(req.budget_s + 60.0));
+    let python = python_for(ctx.repo);
+    let sandbox = sandbox_for(
+        ctx,
+        &format!("generator-{layer}"),
+        crate::sandbox::python_roots(&python, ctx.repo),
+        &[],
+    )?;
+    Ok(gen::generate(
+        &python,
+        &mirror,
+        &scratch,
+        req,
+        timeout,
+        sandbox.as_ref(),
+    )?)
 }
 
 #[cfg(test)]

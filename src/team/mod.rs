@@ -20,6 +20,7 @@ use crate::session::SessionDir;
 use crate::tasks::{Outcome, Task};
 
 pub use executor::{run_shard, shard_files};
+pub use generator::search_here;
 
 /// Runs a layer's test files as shards on other hosts (the cluster's executors) and hands back
 /// each shard's run; the executor merges them and judges the whole.
@@ -33,6 +34,20 @@ pub trait ShardRunner: Sync {
         req: ShardRequest<'_>,
         progress: ProgressFn<'_>,
     ) -> Result<Vec<crate::testing::runner::RunOutput>, String>;
+    /// Runs each of `req.groups` as one generator search; the results in group order.
+    fn generate(
+        &self,
+        req: GenShardRequest<'_>,
+        progress: ProgressFn<'_>,
+    ) -> Result<Vec<crate::gen::GenResult>, String>;
+}
+
+/// One generator search to split: a request per shard (each with its modules and budget).
+pub struct GenShardRequest<'a> {
+    pub task: &'a Task,
+    pub layer: &'a str,
+    pub groups: Vec<crate::gen::GenRequest>,
+    pub timeout: std::time::Duration,
 }
 
 /// One layer run to split: its test files in groups (relative to the layer's folder).
