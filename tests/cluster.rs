@@ -1066,7 +1066,10 @@ fn sharded_layer_matches_unsharded() {
     assert_same_results(local, &sharded);
     // The generator's search split by module gives the same tests: each module's search is
     // seeded from the seed and the module, not from what ran before it.
-    assert_eq!(local.tests, sharded.tests, "generated test files and their tests");
+    assert_eq!(
+        local.tests, sharded.tests,
+        "generated test files and their tests"
+    );
 
     let msgs = p.messages(&id);
     let details: Vec<String> = msgs

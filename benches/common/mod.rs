@@ -96,6 +96,7 @@ impl Synthetic {
             registry,
             sandbox: state.sandbox.clone(),
             agents: Default::default(),
+            remote: None,
         };
         Synthetic {
             session,

@@ -127,7 +127,7 @@ pub(super) async fn conclude(
     if outcome.status == OutcomeStatus::Failed && outcome.is_blocker() {
         // The role cannot go on without the user (a missing tool): say so as a blocker too.
         bus.publish(Message::new(
-            &instance,
+            instance,
             "coordinator",
             format!("[{instance}] {} blocked: {}", task.id, outcome.summary),
             Payload::Blocker(crate::bus::message::Blocker {
@@ -165,15 +165,15 @@ pub(super) async fn conclude(
     crate::failpoint::hit("worker.outcome");
     if outcome.status == OutcomeStatus::Completed {
         bus.publish(Message::new(
-            &instance,
+            instance,
             "coordinator",
             format!("[{instance}] {} state", task.id),
-            Payload::StateUpdate(state_of(&task, &outcome)),
+            Payload::StateUpdate(state_of(task, &outcome)),
         ));
     }
     let summary = format!("[{instance}] {} {}", task.id, outcome.headline());
     bus.publish(Message::new(
-        &instance,
+        instance,
         "coordinator",
         summary,
         Payload::TaskComplete(TaskComplete {

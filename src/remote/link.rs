@@ -51,7 +51,7 @@ pub enum Routed {
         worker: WorkerId,
         attempt: u32,
         finished: Box<Finished>,
-        ack: Acker,
+        ack: Box<Acker>,
     },
 }
 
@@ -465,7 +465,7 @@ impl Inner {
                 worker: o.worker,
                 attempt: o.attempt,
                 finished: o.finished,
-                ack: Acker(None),
+                ack: Box::new(Acker(None)),
             });
             return Ok(rx);
         }
@@ -600,7 +600,7 @@ impl Inner {
                             worker: event.worker,
                             attempt: event.attempt,
                             finished,
-                            ack: Acker(Some(msg)),
+                            ack: Box::new(Acker(Some(msg))),
                         });
                     }
                     None => {

@@ -583,3 +583,32 @@ fn a_gap_covered_by_a_role_with_tasks_is_redirected() {
     );
     assert!(s.state().warnings.is_empty());
 }
+
+#[test]
+fn a_remote_claim_names_the_host_only_for_the_attempt_the_task_is_on() {
+    let mut s = scheduler("standard");
+    complete(&mut s, &["STRATEGY-001"]);
+    s.beat("t");
+    assert_eq!(status(&s, "TESTGEN-001"), TaskStatus::InProgress);
+    let attempt = s.graph().get("TESTGEN-001").unwrap().attempts;
+    // A stale worker's claim of an earlier attempt changes nothing.
+    assert!(s
+        .remote_claim("TESTGEN-001", attempt + 1, "host-x", "host-x-1")
+        .is_empty());
+    assert!(s
+        .graph()
+        .get("TESTGEN-001")
+        .unwrap()
+        .meta
+        .get("host")
+        .is_none());
+    let effects = s.remote_claim("TESTGEN-001", attempt, "host-a", "host-a-42-abc");
+    assert!(matches!(effects.as_slice(), [Effect::QueueBeat]));
+    let meta = &s.graph().get("TESTGEN-001").unwrap().meta;
+    assert_eq!(meta["host"], "host-a");
+    assert_eq!(meta["remote_worker"], "host-a-42-abc");
+    // A task not in progress takes no claim.
+    assert!(s
+        .remote_claim("TESTANA-001", 0, "host-a", "host-a-42-abc")
+        .is_empty());
+}

@@ -243,6 +243,7 @@ mod tests {
           </classes></package></packages></coverage>"#;
         let report = parse_cobertura_str(text, Path::new("c.xml")).expect("parses");
         let expected = FileCoverage {
+            missing_arcs: Vec::new(),
             path: "src/a.py".into(),
             lines_total: 3,
             lines_covered: 2,

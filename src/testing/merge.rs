@@ -61,10 +61,7 @@ pub fn merge_coverage(reports: Vec<CoverageReport>) -> CoverageReport {
             by_path.entry(f.path.clone()).or_default().push(f);
         }
     }
-    let files = by_path
-        .into_values()
-        .map(|shards| merge_file(shards))
-        .collect();
+    let files = by_path.into_values().map(merge_file).collect();
     CoverageReport { format, files }
 }
 
