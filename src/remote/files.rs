@@ -189,7 +189,15 @@ mod tests {
 
     #[test]
     fn paths_that_escape_or_touch_state_are_refused() {
-        for bad in ["../x", "/etc/passwd", "tests/../../x", "", "a/./b", "a//b", "a\\..\\b"] {
+        for bad in [
+            "../x",
+            "/etc/passwd",
+            "tests/../../x",
+            "",
+            "a/./b",
+            "a//b",
+            "a\\..\\b",
+        ] {
             assert!(!is_returnable(bad), "{bad}");
             assert!(resolve(Path::new("/s"), bad).is_err(), "{bad}");
         }
