@@ -67,7 +67,12 @@ pub struct DriveArgs {
 pub struct NatsArgs {
     /// The NATS server (JetStream) of a cluster of workers, e.g. nats://host:4222
     /// (user:password@ in it is taken as --nats-user/--nats-password).
-    #[arg(long, value_name = "URL", env = "TEAM_TESTING_NATS")]
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "TEAM_TESTING_NATS",
+        hide_env_values = true
+    )]
     pub nats: Option<String>,
     /// A NATS credentials file (JWT and NKey seed).
     #[arg(long, value_name = "FILE", requires = "nats")]

@@ -17,8 +17,11 @@ pub type Manifest = BTreeMap<String, String>;
 
 /// Top-level entries of a session no worker gets or writes: the coordinator's state and the
 /// rebuildable copies.
-const COORDINATOR_OWNED: [&str; 9] = [
+const COORDINATOR_OWNED: [&str; 12] = [
     "workspace",
+    ".inbox",
+    "fixes",
+    "agents",
     ".msg",
     ".lock",
     ".outcomes",
@@ -39,7 +42,7 @@ const READ_ONLY: [&str; 4] = [
 
 /// Whether `rel` is a plain relative path a worker may be sent: `/`-separated names, none of
 /// them empty, `.` or `..`.
-fn plain(rel: &str) -> bool {
+pub fn is_plain(rel: &str) -> bool {
     !rel.is_empty()
         && !rel.contains('\0')
         && !rel.contains('\\')
@@ -54,17 +57,34 @@ fn top(rel: &str) -> &str {
 
 /// Whether the coordinator sends `rel` to a worker.
 pub fn is_input(rel: &str) -> bool {
-    plain(rel)
+    is_plain(rel)
         && (READ_ONLY.contains(&rel) || !COORDINATOR_OWNED.contains(&top(rel)))
         && !rel.ends_with(".lock")
 }
 
-/// Whether a worker's answer may write or remove `rel` in the session.
+/// Folders a worker's answer may write in: what the generator and the executor make.
+const RETURNABLE_TOPS: [&str; 3] = ["tests", "results", "wisdom"];
+/// Files of the session's root a worker's answer may write: the shared board, the scenario
+/// plan's results, the reflective strategy's log.
+const RETURNABLE_FILES: [&str; 3] = ["discoveries.ndjson", "scenarios.csv", "reflection-log.md"];
+
+/// Whether a worker's answer may write or remove `rel` in the session: an allow-list (the
+/// deliverables of the roles a worker runs), with no hidden folder or file on the way but
+/// `tests/.history`, so neither the coordinator's state, nor the inbox, nor fixes, agent
+/// recordings or role files can come from a worker.
 pub fn is_returnable(rel: &str) -> bool {
-    plain(rel)
-        && !COORDINATOR_OWNED.contains(&top(rel))
-        && !READ_ONLY.contains(&rel)
-        && !rel.ends_with(".lock")
+    if !is_plain(rel) || rel.ends_with(".lock") {
+        return false;
+    }
+    if RETURNABLE_FILES.contains(&rel) {
+        return true;
+    }
+    let parts: Vec<&str> = rel.split('/').collect();
+    parts.len() >= 2
+        && RETURNABLE_TOPS.contains(&parts[0])
+        && parts[1..].iter().enumerate().all(|(i, p)| {
+            !p.starts_with('.') || (i == 0 && parts[0] == "tests" && *p == ".history")
+        })
 }
 
 /// Every file under `root` that `keep` accepts, session-relative, sorted; symlinks are skipped.
@@ -104,7 +124,7 @@ pub fn list(root: &Path, keep: impl Fn(&str) -> bool) -> Vec<String> {
 /// `root.join(rel)` for a path from the other side: refused unless plain, and unless every
 /// folder on the way inside `root` is a real folder (or does not exist yet).
 pub fn resolve(root: &Path, rel: &str) -> Result<PathBuf> {
-    if !plain(rel) {
+    if !is_plain(rel) {
         return Err(RemoteError::Refused(format!(
             "{rel:?} is not a path inside the session"
         )));
@@ -166,10 +186,12 @@ pub fn relocate(bytes: Vec<u8>, pairs: &[(&str, &str)]) -> Vec<u8> {
 /// first, then the returned lines not already present, so two tasks' additions both stay.
 pub fn merge_lines(here: &[u8], returned: &[u8]) -> Vec<u8> {
     let here_text = String::from_utf8_lossy(here);
-    let mut out: Vec<String> = here_text.lines().map(str::to_string).collect();
-    for line in String::from_utf8_lossy(returned).lines() {
-        if !out.iter().any(|l| l == line) {
-            out.push(line.to_string());
+    let returned_text = String::from_utf8_lossy(returned);
+    let mut seen: std::collections::HashSet<&str> = here_text.lines().collect();
+    let mut out: Vec<&str> = here_text.lines().collect();
+    for line in returned_text.lines() {
+        if seen.insert(line) {
+            out.push(line);
         }
     }
     let mut text = out.join("\n");
@@ -212,8 +234,22 @@ mod tests {
         ] {
             assert!(!is_returnable(state), "{state}");
         }
+        for outside in [
+            ".inbox/req-1.request.json",
+            "fixes/combined.patch",
+            "agents/001.json",
+            "role-specs/x/role.md",
+            "strategy/test-strategy.md",
+            "TESTS/L1-unit/x.py",
+            "tests/.hidden/x.py",
+            "results",
+        ] {
+            assert!(!is_returnable(outside), "{outside}");
+        }
         assert!(is_returnable("tests/L1-unit/test_a.py"));
+        assert!(is_returnable("tests/.history/L1-unit/0/test_a.py"));
         assert!(is_returnable("results/run-001.json"));
+        assert!(is_returnable("discoveries.ndjson"));
         assert!(is_input("tasks.json") && is_input(".journal.jsonl"));
         assert!(!is_input(".msg/messages.jsonl") && !is_input("workspace/a"));
     }

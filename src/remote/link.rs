@@ -86,6 +86,7 @@ struct Orphan {
     attempt: u32,
     worker: WorkerId,
     finished: Box<Finished>,
+    ack: Acker,
 }
 
 #[derive(Default)]
@@ -171,6 +172,8 @@ impl Link {
                 notify: Mutex::new(None),
             });
             inner.refresh_served().await;
+            // The bundle now: a repository that cannot be sent is said before anything runs.
+            inner.repo().await?;
             inner.drain(&consumer).await;
             tokio::spawn(route_events(inner.clone(), consumer));
             tokio::spawn(watch_workers(inner.clone()));
@@ -342,9 +345,11 @@ impl Inner {
             .get_or_try_init(|| async {
                 let repo = self.repo.clone();
                 let scratch = self.session.root.join(".remote/snapshot");
-                let snap = tokio::task::spawn_blocking(move || snapshot::make(&repo, &scratch))
-                    .await
-                    .map_err(|e| RemoteError::nats("snapshot", e))??;
+                let sessions = vec![self.session.sessions_root()];
+                let snap =
+                    tokio::task::spawn_blocking(move || snapshot::make(&repo, &scratch, &sessions))
+                        .await
+                        .map_err(|e| RemoteError::nats("snapshot", e))??;
                 let object = self.objects.put_file(&snap.bundle).await?;
                 let _ = tokio::fs::remove_dir_all(self.session.root.join(".remote/snapshot")).await;
                 Ok(RepoRef {
@@ -440,10 +445,15 @@ impl Inner {
                 .routes
                 .lock()
                 .map_err(|_| RemoteError::nats("routes", "poisoned"))?;
-            let orphan = routes
-                .orphans
-                .remove(&req.task.id)
-                .filter(|o| o.attempt <= req.task.attempts);
+            // The attempt a dead coordinator had handed out is the one before a resume's.
+            let adoptable = routes.orphans.get(&req.task.id).is_some_and(|o| {
+                o.attempt == req.task.attempts || o.attempt + 1 == req.task.attempts
+            });
+            let orphan = if adoptable {
+                routes.orphans.remove(&req.task.id)
+            } else {
+                None
+            };
             if orphan.is_none() {
                 routes.tasks.insert(
                     req.task.id.clone(),
@@ -465,13 +475,29 @@ impl Inner {
                 worker: o.worker,
                 attempt: o.attempt,
                 finished: o.finished,
-                ack: Box::new(Acker(None)),
+                ack: Box::new(o.ack),
             });
             return Ok(rx);
         }
-        let envelope = self.envelope(&req, None).await?;
-        self.publish(&envelope).await?;
-        Ok(rx)
+        // Through a server that is restarting: the same bound as every other wait for it.
+        let deadline = Instant::now() + self.settings.wait;
+        loop {
+            let sent = async {
+                let envelope = self.envelope(&req, None).await?;
+                self.publish(&envelope).await
+            }
+            .await;
+            match sent {
+                Ok(()) => return Ok(rx),
+                Err(e) if Instant::now() >= deadline => {
+                    if let Ok(mut r) = self.routes.lock() {
+                        r.tasks.remove(&req.task.id);
+                    }
+                    return Err(e);
+                }
+                Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
+            }
+        }
     }
 
     async fn bring_in(&self, returned: &ReturnedFiles) -> Result<Vec<String>> {
@@ -587,7 +613,7 @@ impl Inner {
                     let live = r
                         .tasks
                         .get(&event.task_id)
-                        .is_some_and(|route| event.attempt <= route.attempt);
+                        .is_some_and(|route| event.attempt == route.attempt);
                     if live {
                         r.tasks.remove(&event.task_id)
                     } else {
@@ -614,17 +640,20 @@ impl Inner {
                                 "[coordinator] ignored: {} reported {} attempt {}, which it no longer holds (the task is done)",
                                 event.worker.name, event.task_id, event.attempt
                             )));
+                            let _ = msg.ack().await;
                         } else if let Ok(mut r) = self.routes.lock() {
+                            // Kept, not acknowledged: until a resumed attempt takes it (and
+                            // records it), the stream still has it.
                             r.orphans.insert(
                                 event.task_id.clone(),
                                 Orphan {
                                     attempt: event.attempt,
                                     worker: event.worker,
                                     finished,
+                                    ack: Acker(Some(msg)),
                                 },
                             );
                         }
-                        let _ = msg.ack().await;
                     }
                 }
             }
@@ -632,7 +661,7 @@ impl Inner {
                 let tx = self.routes.lock().ok().and_then(|r| {
                     r.tasks
                         .get(&event.task_id)
-                        .filter(|route| route.attempt >= event.attempt)
+                        .filter(|route| route.attempt == event.attempt)
                         .map(|route| route.tx.clone())
                 });
                 if let Some(tx) = tx {
@@ -682,7 +711,8 @@ impl Inner {
                 self.publish(envelope).await?;
             }
             let mut outputs: Vec<Option<Vec<u8>>> = (0..count).map(|_| None).collect();
-            let wait = plan.timeout + Duration::from_secs(60);
+            // Within the run's own budget: the executor's deadline is the shards' too.
+            let wait = plan.timeout;
             let deadline = Instant::now() + wait;
             while outputs.iter().any(Option::is_none) {
                 let left = deadline.saturating_duration_since(Instant::now());
@@ -698,6 +728,13 @@ impl Inner {
                 };
                 let done = match event.kind {
                     EventKind::ShardDone(done) => done,
+                    EventKind::Finished(f) => {
+                        ack.ack().await;
+                        return Err(RemoteError::nats(
+                            "sharded run",
+                            format!("{} on {}", f.outcome.summary, event.worker.name),
+                        ));
+                    }
                     EventKind::Claimed => {
                         progress(
                             "shard_started",

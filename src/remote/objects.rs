@@ -32,6 +32,8 @@ impl Objects {
                 .create_object_store(Config {
                     bucket: OBJECT_BUCKET.into(),
                     description: Some("team-testing: bundles and session files by hash".into()),
+                    // Re-sent when needed after that (a `put` checks first).
+                    max_age: std::time::Duration::from_secs(7 * 24 * 3600),
                     ..Default::default()
                 })
                 .await

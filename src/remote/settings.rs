@@ -13,6 +13,8 @@ pub struct ClusterSettings {
     pub url: String,
     pub user: Option<String>,
     pub password: Option<String>,
+    /// A token (`nats://TOKEN@host`).
+    pub token: Option<String>,
     /// A `.creds` file (JWT and NKey seed), read when connecting.
     pub creds: Option<PathBuf>,
     /// TLS: a CA bundle to trust, and a client certificate and key.
@@ -32,6 +34,7 @@ impl std::fmt::Debug for ClusterSettings {
             .field("url", &self.url)
             .field("user", &self.user)
             .field("password", &self.password.as_ref().map(|_| "***"))
+            .field("token", &self.token.as_ref().map(|_| "***"))
             .field("creds", &self.creds)
             .field("shards", &self.shards)
             .finish()
@@ -54,15 +57,17 @@ impl ClusterSettings {
             Some((u, h)) => (Some(u), h),
             None => (None, rest),
         };
-        let (user, password) = match userinfo.map(|u| u.split_once(':')) {
-            Some(Some((u, p))) => (Some(u.to_string()), Some(p.to_string())),
-            Some(None) => (userinfo.map(str::to_string), None),
-            None => (None, None),
+        // `user:password@`, or a token alone (`TOKEN@`), as NATS URLs have them.
+        let (user, password, token) = match userinfo.map(|u| u.split_once(':')) {
+            Some(Some((u, p))) => (Some(u.to_string()), Some(p.to_string()), None),
+            Some(None) => (None, None, userinfo.map(str::to_string)),
+            None => (None, None, None),
         };
         Ok(ClusterSettings {
             url: format!("{scheme}://{host}"),
             user,
             password,
+            token,
             shards: 1,
             wait: Duration::from_secs(60),
             ..Default::default()
@@ -83,6 +88,9 @@ impl ClusterSettings {
         };
         if let (Some(user), Some(password)) = (&self.user, &self.password) {
             options = options.user_and_password(user.clone(), password.clone());
+        }
+        if let Some(token) = &self.token {
+            options = options.token(token.clone());
         }
         if let Some(ca) = &self.tls_ca {
             check_readable(ca)?;
@@ -132,6 +140,10 @@ mod tests {
         assert_eq!(s.user.as_deref(), Some("tt"));
         assert_eq!(s.password.as_deref(), Some("s3cret"));
         assert!(!format!("{s:?}").contains("s3cret"));
+        let token = ClusterSettings::new("nats://s3cret-token@host:4222").unwrap();
+        assert_eq!(token.url, "nats://host:4222");
+        assert_eq!(token.token.as_deref(), Some("s3cret-token"));
+        assert!(token.user.is_none() && !format!("{token:?}").contains("s3cret"));
         let plain = ClusterSettings::new("127.0.0.1:4222").unwrap();
         assert_eq!(plain.url, "nats://127.0.0.1:4222");
         assert!(plain.user.is_none());

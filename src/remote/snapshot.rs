@@ -1,8 +1,11 @@
 //! The repository as it is now, for a worker on another host: one commit holding the base commit's
-//! tree plus the uncommitted changes (untracked files too, ignored ones not), in a git bundle.
+//! tree plus the project folder's uncommitted changes (untracked files too, ignored ones not, the
+//! sessions never), in a git bundle. The commit has no parent, so the bundle carries this one tree
+//! and none of the history (nothing committed once and removed since).
 //!
 //! Nothing is written into the user's repository: the snapshot's index and objects live in a
-//! scratch bare repository that borrows the user's objects (`alternates`), and its commit has a
+//! scratch bare repository that borrows the user's objects (`alternates`), git runs with no split
+//! index or untracked cache (which would write beside the user's index), and the commit has a
 //! fixed author and date, so the same tree always gives the same commit, which names the bundle's
 //! cache entry on every worker.
 
@@ -27,8 +30,17 @@ fn git_error(step: &str) -> impl Fn(crate::git::GitFailed) -> RemoteError + '_ {
     }
 }
 
-/// Snapshots `repo` into `scratch` (made afresh).
-pub fn make(repo: &Path, scratch: &Path) -> Result<Snapshot> {
+/// Settings for the commands that read the user's work tree into the scratch index.
+const NO_INDEX_EXTRAS: [&str; 4] = [
+    "-c",
+    "core.splitIndex=false",
+    "-c",
+    "core.untrackedCache=false",
+];
+
+/// Snapshots `repo` into `scratch` (made afresh), leaving out `exclude` (the sessions' folder,
+/// when it is inside the repository).
+pub fn make(repo: &Path, scratch: &Path, exclude: &[PathBuf]) -> Result<Snapshot> {
     let top = PathBuf::from(
         git(repo, &["rev-parse", "--show-toplevel"], None)
             .map_err(|e| RemoteError::Refused(format!(
@@ -76,15 +88,37 @@ pub fn make(repo: &Path, scratch: &Path) -> Result<Snapshot> {
     )
     .ok()
     .map(|h| h.trim().to_string());
+    let with = |args: &[&str]| -> Vec<String> {
+        NO_INDEX_EXTRAS
+            .iter()
+            .chain(args)
+            .map(|s| s.to_string())
+            .collect()
+    };
     if let Some(head) = &head {
-        git_env(&top, &["read-tree", head], &env, None).map_err(git_error("read-tree"))?;
+        let args = with(&["read-tree", head]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        git_env(&top, &args, &env, None).map_err(git_error("read-tree"))?;
     }
-    git_env(&top, &["add", "-A", "--", "."], &env, None).map_err(git_error("add -A"))?;
+    let project = if subdir.is_empty() {
+        "."
+    } else {
+        subdir.as_str()
+    };
+    let mut add = with(&["add", "-A", "--", project]);
+    let top_real = top.canonicalize().unwrap_or_else(|_| top.clone());
+    for path in exclude {
+        let path = path.canonicalize().unwrap_or_else(|_| path.clone());
+        if let Ok(rel) = path.strip_prefix(&top_real) {
+            if !rel.as_os_str().is_empty() {
+                add.push(format!(":(exclude,top){}", rel.display()));
+            }
+        }
+    }
+    let add: Vec<&str> = add.iter().map(String::as_str).collect();
+    git_env(&top, &add, &env, None).map_err(git_error("add -A"))?;
     let tree = git_env(&top, &["write-tree"], &env, None).map_err(git_error("write-tree"))?;
-    let mut args = vec!["commit-tree", tree.trim(), "-m", "team-testing snapshot"];
-    if let Some(head) = &head {
-        args.extend(["-p", head.as_str()]);
-    }
+    let args = ["commit-tree", tree.trim(), "-m", "team-testing snapshot"];
     let commit = git_env(&top, &args, &env, None).map_err(git_error("commit-tree"))?;
     let commit = commit.trim().to_string();
     git(&bare, &["update-ref", "refs/heads/snapshot", &commit], None)
@@ -147,12 +181,15 @@ mod tests {
         std::fs::write(repo.join("pkg/a.py"), "A = 2\n").unwrap();
         std::fs::write(repo.join("pkg/new.py"), "B = 3\n").unwrap();
         std::fs::write(repo.join("debug.log"), "ignored\n").unwrap();
+        std::fs::create_dir_all(repo.join("sessions/S")).unwrap();
+        std::fs::write(repo.join("sessions/S/notes.txt"), "not for workers\n").unwrap();
         let status_before = git(&repo, &["status", "--porcelain"], None).unwrap();
         let refs_before = git(&repo, &["for-each-ref"], None).unwrap();
 
-        let snap = make(&repo.join("pkg"), &tmp.path().join("scratch")).unwrap();
+        let sessions = vec![repo.join("sessions")];
+        let snap = make(&repo.join("pkg"), &tmp.path().join("scratch"), &sessions).unwrap();
         assert_eq!(snap.subdir, "pkg/");
-        let again = make(&repo, &tmp.path().join("scratch2")).unwrap();
+        let again = make(&repo.join("pkg"), &tmp.path().join("scratch2"), &sessions).unwrap();
         assert_eq!(
             snap.commit, again.commit,
             "the same tree gives the same commit"
@@ -169,6 +206,30 @@ mod tests {
             "B = 3\n"
         );
         assert!(!dest.join("debug.log").exists());
+        let whole = make(&repo, &tmp.path().join("scratch3"), &sessions).unwrap();
+        assert_eq!(whole.subdir, "");
+        let top_copy = tmp.path().join("worker-copy-2");
+        checkout(&whole.bundle, &whole.commit, &top_copy).unwrap();
+        assert!(top_copy.join("pkg/new.py").exists());
+        assert!(
+            !top_copy.join("sessions").exists(),
+            "the sessions stay home"
+        );
+        // One commit, no history.
+        let count = git(&dest, &["rev-list", "--count", "HEAD"], None).unwrap();
+        assert_eq!(count.trim(), "1");
+        let whole = make(&repo, &tmp.path().join("scratch3"), &sessions).unwrap();
+        assert_eq!(whole.subdir, "");
+        let top_copy = tmp.path().join("worker-copy-2");
+        checkout(&whole.bundle, &whole.commit, &top_copy).unwrap();
+        assert!(top_copy.join("pkg/new.py").exists());
+        assert!(
+            !top_copy.join("sessions").exists(),
+            "the sessions stay home"
+        );
+        // One commit, no history.
+        let log = git(&dest, &["rev-list", "--count", "HEAD"], None).unwrap();
+        assert_eq!(log.trim(), "1");
 
         assert_eq!(
             git(&repo, &["status", "--porcelain"], None).unwrap(),

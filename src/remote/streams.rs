@@ -21,6 +21,8 @@ pub async fn tasks(js: &Context) -> Result<Stream> {
         name: TASK_STREAM.into(),
         subjects: vec!["tt.tasks.>".into()],
         retention: RetentionPolicy::WorkQueue,
+        // A task nobody took within a day belongs to a run that has moved on.
+        max_age: Duration::from_secs(24 * 3600),
         duplicate_window: Duration::from_secs(DUPLICATE_WINDOW_S),
         ..Default::default()
     })

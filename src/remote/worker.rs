@@ -33,6 +33,9 @@ use crate::team::{run_builtin, RoleContext};
 /// before the worker gives up on it and lets the task be redelivered.
 const OUTCOME_PATIENCE: Duration = Duration::from_secs(600);
 
+/// Fetching the objects and checking the repository out, on top of the role's own budget.
+const SETUP_LIMIT: Duration = Duration::from_secs(600);
+
 /// Roles a worker can run: the built-in ones whose work is the session's files.
 pub const REMOTE_ROLES: [&str; 2] = ["generator", "executor"];
 
@@ -102,13 +105,27 @@ async fn serve_async(opts: WorkerOptions, ready: impl FnOnce(&WorkerId)) -> Resu
     for role in &opts.roles {
         consumers.push(streams::role_pull(&tasks, role, opts.ack_wait).await?);
     }
+    // The queue's consumer keeps the ack wait of whoever made it first: heartbeats follow that.
+    let ack_wait = consumers
+        .iter_mut()
+        .map(|c| c.cached_info().config.ack_wait)
+        .min()
+        .unwrap_or(opts.ack_wait);
+    if ack_wait != opts.ack_wait {
+        eprintln!(
+            "team-testing worker {}: the queue's ack wait is {}s (set when it was made), not {}s",
+            opts.name,
+            ack_wait.as_secs(),
+            opts.ack_wait.as_secs()
+        );
+    }
     let shared = Arc::new(Shared {
         me: me.clone(),
         roles: opts.roles.clone(),
         dir: opts.dir.clone(),
         js,
         objects,
-        ack_wait: opts.ack_wait,
+        ack_wait,
         running: Mutex::new(Vec::new()),
         checkouts: tokio::sync::Mutex::new(HashMap::new()),
     });
@@ -299,14 +316,32 @@ async fn handle(shared: Arc<Shared>, msg: jetstream::Message, _slot: OwnedSemaph
             .map(|s| format!(" shard {}/{}", s.index + 1, s.count))
             .unwrap_or_default()
     );
-    let kind = match run_envelope(&shared, &envelope, &events).await {
-        Ok(kind) => kind,
-        // The worker could not set the task up (a missing object, a full disk): a failed
-        // outcome, which the coordinator retries like any failed attempt.
-        Err(e) => EventKind::Finished(Box::new(Finished {
-            outcome: Outcome::failed(format!("worker {}: {e}", shared.me.name)),
-            files: ReturnedFiles::default(),
-        })),
+    let setup = Duration::from_secs(envelope.timeout_s.min(7 * 24 * 3600)) + SETUP_LIMIT;
+    let ran = tokio::time::timeout(setup, run_envelope(&shared, &envelope, &events)).await;
+    let kind = match ran {
+        Ok(Ok(kind)) => kind,
+        // The worker could not do the work (a refused task, a missing object, a full disk, a
+        // role that crashed or timed out): a failed outcome, which the coordinator retries like
+        // any failed attempt, or a failed shard, which makes the run a local one.
+        failed => {
+            let why = match failed {
+                Ok(Err(e)) => e.to_string(),
+                _ => format!("no result within {}s", setup.as_secs()),
+            };
+            let why = format!("worker {}: {why}", shared.me.name);
+            match &envelope.shard {
+                Some(shard) => EventKind::ShardDone(Box::new(ShardDone {
+                    index: shard.index,
+                    error: Some(why),
+                    output: String::new(),
+                    files: ReturnedFiles::default(),
+                })),
+                None => EventKind::Finished(Box::new(Finished {
+                    outcome: Outcome::failed(why),
+                    files: ReturnedFiles::default(),
+                })),
+            }
+        }
     };
     match events.send_durable(kind).await {
         Ok(()) => {
@@ -328,11 +363,62 @@ async fn handle(shared: Arc<Shared>, msg: jetstream::Message, _slot: OwnedSemaph
     }
 }
 
+/// What a worker refuses in a task before doing anything with it: every name that becomes a
+/// path must be one of the session's layers, a run number, or a plain path inside the checkout.
+fn check_envelope(envelope: &TaskEnvelope) -> Result<()> {
+    let refuse = |what: String| Err(RemoteError::Refused(what));
+    let layer_ok = |l: &str| crate::session::LAYER_DIRS.contains(&l);
+    if let Some(layer) = &envelope.task.layer {
+        if !layer_ok(layer) {
+            return refuse(format!("the task's layer {layer:?} is not a layer"));
+        }
+    }
+    if let Some(shard) = &envelope.shard {
+        if !layer_ok(&shard.layer) {
+            return refuse(format!(
+                "the shard's layer {:?} is not a layer",
+                shard.layer
+            ));
+        }
+        let run_ok = shard.run_no == "gen"
+            || (!shard.run_no.is_empty()
+                && shard.run_no.len() <= 6
+                && shard.run_no.bytes().all(|b| b.is_ascii_digit()));
+        if !run_ok {
+            return refuse(format!("{:?} is not a run number", shard.run_no));
+        }
+        if shard.files.iter().any(|f| !files::is_plain(f)) {
+            return refuse("a shard names a test file outside its layer".into());
+        }
+    }
+    let subdir = envelope.repo.subdir.trim_end_matches('/');
+    if !subdir.is_empty() && !files::is_plain(subdir) {
+        return refuse(format!("{subdir:?} is not a folder inside the repository"));
+    }
+    if envelope.timeout_s == 0 || envelope.timeout_s > 7 * 24 * 3600 {
+        return refuse(format!("a timeout of {}s", envelope.timeout_s));
+    }
+    Ok(())
+}
+
+/// The sandbox a task runs in here: the session's, never looser than a local run's default.
+/// Whatever the task says, the project's code is sandboxed, the network is off, and no
+/// variable that looks like a credential passes.
+fn worker_sandbox(asked: &crate::sandbox::SandboxSettings) -> crate::sandbox::SandboxSettings {
+    crate::sandbox::SandboxSettings {
+        enabled: true,
+        allow_network: false,
+        allow_env: Vec::new(),
+        ..asked.clone()
+    }
+}
+
 async fn run_envelope(
     shared: &Arc<Shared>,
     envelope: &TaskEnvelope,
     events: &Events,
 ) -> Result<EventKind> {
+    check_envelope(envelope)?;
     let cache = shared.dir.join("objects");
     let repo_top = shared.checkout(&envelope.repo, &cache).await?;
     let repo = repo_top.join(envelope.repo.subdir.trim_end_matches('/'));
@@ -375,14 +461,26 @@ async fn run_envelope(
     }
     let ran = match ran {
         Ok(Ok(r)) => r,
-        Ok(Err(e)) => Ran::Task(Outcome::failed(format!(
-            "built-in role {} crashed on {}: {e}",
-            envelope.role, shared.me.name
-        ))),
-        Err(_) => Ran::Task(Outcome::failed(format!(
-            "built-in role {} timed out after {}s on {}",
-            envelope.role, envelope.timeout_s, shared.me.name
-        ))),
+        Ok(Err(e)) => {
+            return Err(RemoteError::nats(
+                "the role",
+                format!(
+                    "built-in role {} crashed on {}: {e}",
+                    envelope.role, shared.me.name
+                ),
+            ))
+        }
+        // The role's thread may still be writing in the task's folder: nothing of it is sent
+        // back, and the folder stays until the next task of the same work replaces it.
+        Err(_) => {
+            return Err(RemoteError::nats(
+                "the role",
+                format!(
+                    "built-in role {} timed out after {}s on {}",
+                    envelope.role, envelope.timeout_s, shared.me.name
+                ),
+            ))
+        }
     };
     let kind = match ran {
         Ran::Task(outcome) => {
@@ -462,13 +560,22 @@ fn run_role(
         )),
     );
     if envelope.role == "generator"
-        && envelope.sandbox.enabled
-        && !envelope.sandbox.protections().filesystem_contained
+        && !worker_sandbox(&envelope.sandbox)
+            .protections()
+            .filesystem_contained
     {
-        return Ran::Task(Outcome::failed(format!(
+        let why = format!(
             "worker {worker_name} offers no filesystem sandbox, and the built-in generator calls the project's functions with made-up arguments; run the worker in a container or VM"
-        )));
+        );
+        return match &envelope.shard {
+            Some(_) => Ran::Search(Err(why)),
+            None => Ran::Task(Outcome::failed(why)),
+        };
     }
+    // Agent backends are the worker host's business, not the task's: a task names no program
+    // to run or URL to call here. A worker runs the built-in roles.
+    let agents = crate::agents::backends::AgentSettings::default();
+    let sandbox = worker_sandbox(&envelope.sandbox);
     let ctx = RoleContext {
         session,
         repo,
@@ -477,8 +584,8 @@ fn run_role(
         config: &envelope.config,
         deadline: Instant::now() + Duration::from_secs(envelope.timeout_s),
         progress: &report,
-        sandbox: &envelope.sandbox,
-        agents: &envelope.agents,
+        sandbox: &sandbox,
+        agents: &agents,
         role_body: &envelope.role_body,
         plan_only: false,
         shards: None,

@@ -36,6 +36,9 @@ const SECRET_NAMES: &[&str] = &[
     "PYPI_TOKEN",
     "CARGO_REGISTRY_TOKEN",
     "NETRC",
+    // The cluster's server URL may carry user:password, and its password variable is one.
+    "TEAM_TESTING_NATS",
+    "TEAM_TESTING_NATS_PASSWORD",
 ];
 
 /// Whether `name` looks like a credential. `extra` are more names known to hold one (a

@@ -509,10 +509,9 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
 /// asks for it (each shard gets its modules' share of the budget), else here. Shards that cannot
 /// run make it a search here, with the reason in the progress.
 fn search(ctx: &RoleContext, layer: &str, req: &GenRequest) -> Result<gen::GenResult> {
-    let Some(shards) = ctx
-        .shards
-        .filter(|s| s.count() > 1 && req.modules.len() > 1)
-    else {
+    // L3 searches the project's entry points, not its modules: it is not split.
+    let split = req.modules.len() > 1 && !layer.starts_with("L3");
+    let Some(shards) = ctx.shards.filter(|s| s.count() > 1 && split) else {
         return search_here(ctx, layer, req);
     };
     let count = shards.count().min(req.modules.len());

@@ -242,8 +242,12 @@ mod tests {
             ("coveragepy.json", "coveragepy-small.lcov"),
         ];
         for (json, lcov) in pairs {
-            let json = parse_coveragepy_json(&fixture(json)).unwrap();
+            let mut json = parse_coveragepy_json(&fixture(json)).unwrap();
             let lcov = super::super::lcov::parse_lcov(&fixture(lcov)).unwrap();
+            // LCOV names branches by block, not by arc: only coverage.py's JSON lists the arcs.
+            for f in &mut json.files {
+                f.missing_arcs.clear();
+            }
             assert_eq!(json.files, lcov.files);
         }
     }

@@ -118,6 +118,7 @@ impl<'a> SuiteSpec<'a> {
 pub const BASELINE: &str = "baseline";
 
 /// One run of one layer's tests.
+#[derive(Clone)]
 pub struct RunSpec<'a> {
     /// The target repository (read-only: runners never write into it).
     pub repo: &'a Path,

@@ -353,7 +353,14 @@ fn run_layer(ctx: &RoleContext, runner: &dyn Runner, spec: &RunSpec) -> RunOutpu
         groups,
         timeout: spec.timeout,
     };
-    match shards.run(req, ctx.progress) {
+    // A shard whose host lacks the toolchain says nothing about this one: the run is redone here.
+    let ran = shards.run(req, ctx.progress).and_then(|outputs| {
+        match outputs.iter().find_map(|o| o.env_problem.clone()) {
+            Some(problem) => Err(format!("a shard could not run: {problem}")),
+            None => Ok(outputs),
+        }
+    });
+    match ran {
         Ok(outputs) => crate::testing::merge::merge_outputs(outputs),
         Err(problem) => {
             (ctx.progress)(
@@ -361,7 +368,17 @@ fn run_layer(ctx: &RoleContext, runner: &dyn Runner, spec: &RunSpec) -> RunOutpu
                 None,
                 Some(format!("{problem}; running the layer here")),
             );
-            runner.run(spec)
+            match time_left(ctx.deadline) {
+                Ok(left) => runner.run(&RunSpec {
+                    timeout: left,
+                    ..spec.clone()
+                }),
+                Err(e) => RunOutput {
+                    timed_out: true,
+                    output_tail: format!("{problem}; {e}"),
+                    ..Default::default()
+                },
+            }
         }
     }
 }
