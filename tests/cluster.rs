@@ -1137,6 +1137,59 @@ fn nats_server_stop_mid_run_is_survived() {
 }
 
 #[test]
+fn parallel_layers_on_two_executors_keep_their_own_runs() {
+    let _serial = serial();
+    let Some(mut cl) = Cluster::start(&[]) else {
+        return;
+    };
+    let url = cl.url();
+    cl.worker("host-a", "generator", &[]);
+    cl.worker("host-b", "executor", &[]);
+    cl.worker("host-c", "executor", &[]);
+    cl.wait_for_workers(&url, &["host-a", "host-b", "host-c"]);
+
+    // The comprehensive pipeline runs TESTRUN-001 and TESTRUN-002 at once: on two hosts, each
+    // must still get its own run number (each host sees only its own copy of the session).
+    let p = Project::fixture("python-calc");
+    let args = [
+        "run",
+        "test calc",
+        "--pipeline",
+        "comprehensive",
+        "--yes",
+        "--nats",
+        &url,
+    ];
+    let out = cl.run("comprehensive run", p.cmd(&args), RUN_LIMIT);
+    out.assert_code(0);
+    let id = out.session_id();
+    let dir = p.session_dir(&id);
+    let msgs = p.messages(&id);
+    let mut runs = BTreeSet::new();
+    for t in p.tasks(&id) {
+        let tid = t["id"].as_str().unwrap();
+        // L3 has nothing to run on a package with no entry point.
+        if t["status"] == "not_applicable" {
+            continue;
+        }
+        assert_eq!(t["status"], "completed", "{t}");
+        assert_eq!(completes(&msgs, tid), 1, "task_complete lines for {tid}");
+        if !tid.starts_with("TESTRUN-") {
+            continue;
+        }
+        let rel = t["outcome"]["data"]["run"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no run in {t}"))
+            .to_string();
+        let record = read_json(&dir.join(&rel));
+        assert_eq!(record["task_id"], t["id"], "{rel} belongs to its task");
+        assert_eq!(record["layer"], t["layer"], "{rel}");
+        assert!(runs.insert(rel.clone()), "{rel} used twice");
+    }
+    assert_eq!(runs.len(), 2, "{runs:?}");
+}
+
+#[test]
 fn credentials_stay_out_of_the_session() {
     const PASSWORD: &str = "s3cr3t-pw";
     let _serial = serial();

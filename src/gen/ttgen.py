@@ -1550,8 +1550,11 @@ class ModuleSearch:
             if shown is None:
                 return False
             body += self.settled_setup(expr, outcome)
+            # A result that breaks the return annotation is the code's fault only when the
+            # arguments kept theirs: an ill-typed input's odd result is the input's.
             contradicted = self.contradicts(outcome, ret_hint) if item["kind"] in (
-                "function", "method", "staticmethod", "classmethod") and not outcome.get("settled") else None
+                "function", "method", "staticmethod", "classmethod") and not outcome.get("settled") \
+                and outcome.get("typed_ok") else None
             if contradicted:
                 self.finding(item, "annotation", expr, contradicted, outcome["type"])
                 body.append(f"assert isinstance({shown}, {contradicted})")
@@ -1638,6 +1641,18 @@ class ModuleSearch:
                     and again.get("inner_line") == outcome.get("inner_line") and again.get("typed_ok"):
                 args = trial
         return f"{head}({', '.join(args)})"
+
+    def flag_without_test(self, item, statements, expr, typed, outcome):
+        """A well-typed call that reached nothing new but returned what looks like a bug: flagged
+        for review once per function (which try finds it must not depend on coverage order)."""
+        if statements or not outcome.get("ok") or not outcome.get("typed_ok"):
+            return
+        function = f"{self.spec['module']}.{item['name']}"
+        if any(f["function"] == function and f["kind"] == "suspicious_result" for f in self.findings):
+            return
+        why = self.suspicious(item, typed, outcome)
+        if why:
+            self.finding(item, "suspicious_result", expr, "a result its name or docstring allows", why)
 
     def suspicious(self, item, typed, outcome):
         """Why a plain result looks like a bug (tt_oracle), judged on literal values only: the
@@ -1883,6 +1898,7 @@ class ModuleSearch:
         if not self.adds(outcome):
             if "not callable" in (outcome.get("msg") or ""):
                 self.inputs.wants_callable.add(item["name"])
+            self.flag_without_test(item, statements, expr, typed, outcome)
             return False
         if self.record(item, statements, expr, typed, outcome):
             self.keep(outcome)

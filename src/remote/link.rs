@@ -479,6 +479,18 @@ impl Inner {
             });
             return Ok(rx);
         }
+        let mut req = req;
+        if req.role == self.team.config.gc.critic {
+            // Its run number, claimed here where every executor's runs are.
+            let results = self.session.root.join("results");
+            let _ = std::fs::create_dir_all(&results);
+            let (n, _) =
+                crate::team::reserve_run(&results).map_err(|e| RemoteError::file(&results, e))?;
+            req.task.meta.insert(
+                crate::tasks::data::RESERVED_RUN.into(),
+                serde_json::json!(n),
+            );
+        }
         // Through a server that is restarting: the same bound as every other wait for it.
         let deadline = Instant::now() + self.settings.wait;
         loop {

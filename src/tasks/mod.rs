@@ -194,6 +194,9 @@ pub mod data {
     pub const HOST: &str = "host";
     /// Task meta: that worker's unique id.
     pub const REMOTE_WORKER: &str = "remote_worker";
+    /// Task meta of a task handed to a cluster worker: the run number the coordinator reserved
+    /// for it in the session (parallel executors on other hosts cannot see each other's).
+    pub const RESERVED_RUN: &str = "reserved_run";
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

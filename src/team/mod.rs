@@ -19,7 +19,7 @@ use crate::pipeline::config::TeamConfig;
 use crate::session::SessionDir;
 use crate::tasks::{Outcome, Task};
 
-pub use executor::{run_shard, shard_files};
+pub use executor::{reserve_run, run_shard, shard_files};
 pub use generator::search_here;
 
 /// Runs a layer's test files as shards on other hosts (the cluster's executors) and hands back

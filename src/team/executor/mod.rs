@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use super::error::RoleError;
 use super::util::{sandbox_for, time_left};
 use super::RoleContext;
 use crate::artifacts::{Quarantined, Repair, RepairAction};
@@ -26,7 +27,8 @@ use crate::testing::toolchain::{self, Toolchain};
 use crate::util::{mkdirs, now_ts};
 use carried::Carried;
 use quarantine::{load_quarantine, move_out, save_quarantine, take_out, unsafe_tests};
-use record::{empty_run, env_blocker, finish, reserve_run, Finish};
+pub use record::reserve_run;
+use record::{empty_run, env_blocker, finish, Finish};
 
 /// Repair iterations inside one task (the seed's bound).
 const MAX_REPAIRS: usize = 3;
@@ -52,7 +54,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         Some(10.0),
         Some(format!("framework {framework}, layer {layer}")),
     );
-    let (n, run_path) = match reserve_run(&results) {
+    let (n, run_path) = match run_number(ctx, &results) {
         Ok(r) => r,
         Err(e) => return Outcome::failed(e.to_string()),
     };
@@ -299,6 +301,21 @@ pub fn run(ctx: &RoleContext) -> Outcome {
             carried,
         },
     )
+}
+
+/// This task's run number: the one the coordinator reserved when it sent the task to a cluster
+/// worker, else the next free one here.
+fn run_number(ctx: &RoleContext, results: &Path) -> Result<(usize, PathBuf), RoleError> {
+    let reserved = ctx
+        .task
+        .meta
+        .get(crate::tasks::data::RESERVED_RUN)
+        .and_then(|v| v.as_u64())
+        .filter(|&n| (1..1_000_000).contains(&n));
+    match reserved {
+        Some(n) => Ok((n as usize, results.join(format!("run-{n:03}.json")))),
+        None => reserve_run(results),
+    }
 }
 
 /// The folders a layer run writes (its copy of the project, cargo's target folder, the raw

@@ -507,7 +507,7 @@ pub(super) fn empty_run(
 
 /// Claims the next free run number by creating run-NNN.json exclusively (parallel executors
 /// share the folder), starting after the runs already recorded.
-pub(super) fn reserve_run(results: &Path) -> Result<(usize, PathBuf), RoleError> {
+pub fn reserve_run(results: &Path) -> Result<(usize, PathBuf), RoleError> {
     let existing = std::fs::read_dir(results)
         .map(|rd| {
             rd.flatten()
