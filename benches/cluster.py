@@ -11,11 +11,13 @@ on), then, all in the same run:
    round trip adds (queue, bundle and inputs, the worker's copy of the session, results back).
 2. A sharded layer. A project whose every call does real work (MODULES modules, each function
    sleeps SLEEP s): its TESTRUN layers with one remote executor, and with `--shards 2` on two
-   remote executors (the generator's tests are the same in both: its search is seeded per module).
+   remote executors (the generator's tests are the same in both: its search is seeded per module),
+   SHARD_RUNS times each.
 3. What the stream carried: messages and bytes per stream from the server's /jsz, per task.
 
     cargo build --release
-    python3 benches/cluster.py [--runs 3] [--modules 8] [--sleep 0.2] [--bin target/release/team-testing]
+    python3 benches/cluster.py [--runs 3] [--modules 6] [--sleep 0.1] [--shard-runs 1]
+                               [--skip-round-trip] [--bin target/release/team-testing]
 """
 import argparse
 import json
@@ -174,8 +176,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "team-testing"))
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--modules", type=int, default=8)
-    ap.add_argument("--sleep", type=float, default=0.2)
+    ap.add_argument("--modules", type=int, default=6)
+    ap.add_argument("--sleep", type=float, default=0.1)
+    ap.add_argument("--shard-runs", type=int, default=1,
+                    help="runs of each side of the sharded-layer comparison")
+    ap.add_argument("--skip-round-trip", action="store_true")
     args = ap.parse_args()
     binary = os.path.abspath(args.bin)
     if not os.path.exists(binary):
@@ -189,6 +194,8 @@ def main():
     try:
         # 1. Round trip.
         local, remote, walls = [], [], {"local": [], "remote": []}
+        if args.skip_round_trip:
+            args.runs = 0
         for _ in range(args.runs):
             wall, times = run_pipeline(binary, calc, sessions, [], "local")
             local.append(times)
@@ -202,48 +209,56 @@ def main():
             remote.append(times)
             walls["remote"].append(wall)
         after = cluster.streams()
-        print(f"## Round trip (python-calc, standard pipeline, {args.runs} runs each, medians)\n")
-        print("| task | local (s) | remote (s) | remote - local (s) |")
-        print("|---|---|---|---|")
-        for kind in ("TESTGEN", "TESTRUN"):
-            lo, re_ = median_by_kind(local, kind), median_by_kind(remote, kind)
-            print(f"| {kind} | {lo:.3f} | {re_:.3f} | {re_ - lo:+.3f} |")
-        lw, rw = statistics.median(walls["local"]), statistics.median(walls["remote"])
-        print(f"| whole run (wall) | {lw:.2f} | {rw:.2f} | {rw - lw:+.2f} |\n")
-        tasks = 4 * args.runs
-        print(f"## What the streams carried for {args.runs} remote runs ({tasks} remote tasks)\n")
-        print("| stream | messages | bytes | messages per task | bytes per task |")
-        print("|---|---|---|---|---|")
-        for name in sorted(after):
-            m0, b0 = before.get(name, (0, 0))
-            m1, b1 = after[name]
-            print(f"| {name} | {m1 - m0} | {b1 - b0} | {(m1 - m0) / tasks:.1f} | {(b1 - b0) / tasks:.0f} |")
-        print()
-
-        # 2. A sharded layer.
-        cluster.stop_workers()
-        slow = os.path.join(tmp, "slow")
-        slow_project(slow, args.modules, args.sleep)
-        cluster.worker("gen-1", "generator")
-        cluster.worker("exe-1", "executor")
-        cluster.wait_listed(["gen-1", "exe-1"])
-        one = [run_pipeline(binary, slow, sessions, ["--nats", cluster.url], "one executor")[1]
-               for _ in range(args.runs)]
-        cluster.worker("exe-2", "executor")
-        cluster.wait_listed(["gen-1", "exe-1", "exe-2"])
-        two = [run_pipeline(binary, slow, sessions, ["--nats", cluster.url, "--shards", "2"],
-                            "two shards")[1] for _ in range(args.runs)]
-        print(f"## A sharded layer ({args.modules} modules, each call sleeps {args.sleep} s; "
-              f"{args.runs} runs each, medians)\n")
-        print("| layer run | 1 remote executor (s) | 2 shards on 2 executors (s) | speed-up |")
-        print("|---|---|---|---|")
-        for tid in ("TESTRUN-001", "TESTRUN-002"):
-            a = statistics.median(t[tid] for t in one if tid in t)
-            b = statistics.median(t[tid] for t in two if tid in t)
-            print(f"| {tid} | {a:.2f} | {b:.2f} | {a / b:.2f}x |")
+        if args.runs:
+            print_round_trip(args.runs, local, remote, walls, before, after)
+        shard_part(args, binary, cluster, sessions, tmp)
     finally:
         cluster.close()
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def print_round_trip(runs, local, remote, walls, before, after):
+    print(f"## Round trip (python-calc, standard pipeline, {runs} runs each, medians)\n")
+    print("| task | local (s) | remote (s) | remote - local (s) |")
+    print("|---|---|---|---|")
+    for kind in ("TESTGEN", "TESTRUN"):
+        lo, re_ = median_by_kind(local, kind), median_by_kind(remote, kind)
+        print(f"| {kind} | {lo:.3f} | {re_:.3f} | {re_ - lo:+.3f} |")
+    lw, rw = statistics.median(walls["local"]), statistics.median(walls["remote"])
+    print(f"| whole run (wall) | {lw:.2f} | {rw:.2f} | {rw - lw:+.2f} |\n")
+    tasks = 4 * runs
+    print(f"## What the streams carried for {runs} remote runs ({tasks} remote tasks)\n")
+    print("| stream | messages | bytes | messages per task | bytes per task |")
+    print("|---|---|---|---|---|")
+    for name in sorted(after):
+        m0, b0 = before.get(name, (0, 0))
+        m1, b1 = after[name]
+        print(f"| {name} | {m1 - m0} | {b1 - b0} | {(m1 - m0) / tasks:.1f} | {(b1 - b0) / tasks:.0f} |")
+    print()
+
+
+def shard_part(args, binary, cluster, sessions, tmp):
+    # 2. A sharded layer.
+    cluster.stop_workers()
+    slow = os.path.join(tmp, "slow")
+    slow_project(slow, args.modules, args.sleep)
+    cluster.worker("gen-1", "generator")
+    cluster.worker("exe-1", "executor")
+    cluster.wait_listed(["gen-1", "exe-1"])
+    one = [run_pipeline(binary, slow, sessions, ["--nats", cluster.url], "one executor")[1]
+           for _ in range(args.shard_runs)]
+    cluster.worker("exe-2", "executor")
+    cluster.wait_listed(["gen-1", "exe-1", "exe-2"])
+    two = [run_pipeline(binary, slow, sessions, ["--nats", cluster.url, "--shards", "2"],
+                        "two shards")[1] for _ in range(args.shard_runs)]
+    print(f"## A sharded layer ({args.modules} modules, each call sleeps {args.sleep} s; "
+          f"{args.shard_runs} run(s) each, medians)\n")
+    print("| layer run | 1 remote executor (s) | 2 shards on 2 executors (s) | speed-up |")
+    print("|---|---|---|---|")
+    for tid in ("TESTRUN-001", "TESTRUN-002"):
+        a = statistics.median(t[tid] for t in one if tid in t)
+        b = statistics.median(t[tid] for t in two if tid in t)
+        print(f"| {tid} | {a:.2f} | {b:.2f} | {a / b:.2f}x |")
 
 
 if __name__ == "__main__":
