@@ -1137,6 +1137,51 @@ fn nats_server_stop_mid_run_is_survived() {
 }
 
 #[test]
+fn a_server_gone_too_long_pauses_the_session_and_resume_continues_it() {
+    let _serial = serial();
+    let Some(mut cl) = Cluster::start(&[]) else {
+        return;
+    };
+    let url = cl.url();
+    cl.worker("host-a", "generator,executor", &[]);
+    cl.wait_for_workers(&url, &["host-a"]);
+
+    let p = Project::fixture("python-calc");
+    let mut args = run_args(&url);
+    args.extend(["--nats-wait", "4"]);
+    let mut run = cl.background("remote run", p.cmd(&args), RUN_LIMIT);
+    let id = wait_session(&p, &mut run);
+    wait_log(
+        &p,
+        &id,
+        &mut run,
+        Duration::from_secs(120),
+        "TESTGEN-001 started",
+        |m| !starts(m, "TESTGEN-001").is_empty(),
+    );
+    cl.server.stop();
+    cl.event("nats-server stopped (-9), not restarted");
+    let out = run.finish();
+    assert_eq!(out.code, 3, "paused, not failed");
+    let said = format!("{}{}", out.stdout, out.stderr);
+    assert!(said.contains("NATS server"), "{said}");
+    assert!(said.contains("resume"), "the way on is printed: {said}");
+    let dir = p.session_dir(&id);
+    assert_eq!(read_json(&dir.join("session.json"))["status"], "paused");
+    read_json(&dir.join("tasks.json"));
+
+    cl.server.start_again();
+    cl.event("nats-server started again");
+    cl.run(
+        "resume",
+        p.cmd(&["resume", &id, "-y", "--nats", &url]),
+        RESUME_LIMIT,
+    )
+    .assert_code(0);
+    assert_completed_once(&p, &id);
+}
+
+#[test]
 fn parallel_layers_on_two_executors_keep_their_own_runs() {
     let _serial = serial();
     let Some(mut cl) = Cluster::start(&[]) else {
