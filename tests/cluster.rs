@@ -601,6 +601,26 @@ fn wait_log(
     );
 }
 
+/// One worker (host-a, both roles) and a `--nats` run of `p` in the background with `extra`
+/// arguments, followed until its log shows `what` (`until`); the run and its session id.
+fn run_on_one_worker(
+    cl: &mut Cluster,
+    p: &Project,
+    extra: &[&str],
+    what: &str,
+    until: impl FnMut(&[Value]) -> bool,
+) -> (Background, String) {
+    let url = cl.url();
+    cl.worker("host-a", "generator,executor", &[]);
+    cl.wait_for_workers(&url, &["host-a"]);
+    let mut args = run_args(&url);
+    args.extend(extra);
+    let mut run = cl.background("remote run", p.cmd(&args), RUN_LIMIT);
+    let id = wait_session(p, &mut run);
+    wait_log(p, &id, &mut run, Duration::from_secs(150), what, until);
+    (run, id)
+}
+
 /// `(position in the log, detail)` of every `started` progress of a task.
 fn starts(msgs: &[Value], task: &str) -> Vec<(usize, String)> {
     msgs.iter()
@@ -993,20 +1013,10 @@ fn killed_coordinator_resumes_without_rerunning() {
         return;
     };
     let url = cl.url();
-    cl.worker("host-a", "generator,executor", &[]);
-    cl.wait_for_workers(&url, &["host-a"]);
-
     let p = Project::fixture("python-calc");
-    let mut run = cl.background("remote run", p.cmd(&run_args(&url)), RUN_LIMIT);
-    let id = wait_session(&p, &mut run);
-    wait_log(
-        &p,
-        &id,
-        &mut run,
-        Duration::from_secs(150),
-        "TESTGEN-001 complete",
-        |m| completes(m, "TESTGEN-001") > 0,
-    );
+    let (mut run, id) = run_on_one_worker(&mut cl, &p, &[], "TESTGEN-001 complete", |m| {
+        completes(m, "TESTGEN-001") > 0
+    });
     run.kill9();
     let out = run.finish();
     assert_ne!(out.code, 0, "the run ended before it was killed");
@@ -1092,20 +1102,10 @@ fn nats_server_stop_mid_run_is_survived() {
         return;
     };
     let url = cl.url();
-    cl.worker("host-a", "generator,executor", &[]);
-    cl.wait_for_workers(&url, &["host-a"]);
-
     let p = Project::fixture("python-calc");
-    let mut run = cl.background("remote run", p.cmd(&run_args(&url)), RUN_LIMIT);
-    let id = wait_session(&p, &mut run);
-    wait_log(
-        &p,
-        &id,
-        &mut run,
-        Duration::from_secs(120),
-        "TESTGEN-001 started",
-        |m| !starts(m, "TESTGEN-001").is_empty(),
-    );
+    let (mut run, id) = run_on_one_worker(&mut cl, &p, &[], "TESTGEN-001 started", |m| {
+        !starts(m, "TESTGEN-001").is_empty()
+    });
     cl.server.stop();
     cl.event("nats-server stopped (-9)");
     std::thread::sleep(Duration::from_secs(3));
@@ -1143,22 +1143,11 @@ fn a_server_gone_too_long_pauses_the_session_and_resume_continues_it() {
         return;
     };
     let url = cl.url();
-    cl.worker("host-a", "generator,executor", &[]);
-    cl.wait_for_workers(&url, &["host-a"]);
-
     let p = Project::fixture("python-calc");
-    let mut args = run_args(&url);
-    args.extend(["--nats-wait", "4"]);
-    let mut run = cl.background("remote run", p.cmd(&args), RUN_LIMIT);
-    let id = wait_session(&p, &mut run);
-    wait_log(
-        &p,
-        &id,
-        &mut run,
-        Duration::from_secs(120),
-        "TESTGEN-001 started",
-        |m| !starts(m, "TESTGEN-001").is_empty(),
-    );
+    let extra = ["--nats-wait", "4"];
+    let (mut run, id) = run_on_one_worker(&mut cl, &p, &extra, "TESTGEN-001 started", |m| {
+        !starts(m, "TESTGEN-001").is_empty()
+    });
     cl.server.stop();
     cl.event("nats-server stopped (-9), not restarted");
     let out = run.finish();

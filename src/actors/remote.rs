@@ -14,7 +14,7 @@ use crate::bus::BusHandle;
 use crate::remote::link::{Routed, TaskRequest};
 use crate::remote::wire::{Finished, WorkerId};
 use crate::remote::Link;
-use crate::tasks::Outcome;
+use crate::tasks::{Outcome, Task};
 use crate::util::now_ts;
 
 /// A remote worker took a task: its claim, with who it is, for the task's record.
@@ -74,20 +74,31 @@ struct StandIn {
 }
 
 impl StandIn {
+    /// Ends the attempt as failed, the way a local worker would.
+    async fn fail(&self, task: &Task, why: String, started_at: String) {
+        let outcome = Outcome::failed(why);
+        conclude(
+            &self.env,
+            &self.bus,
+            &self.instance,
+            task,
+            outcome,
+            started_at,
+        )
+        .await;
+    }
+
     async fn execute(self, run: RunTask) {
         let RunTask { task, role, .. } = run;
         let started_at = now_ts();
         let Some(role) = role else {
-            let outcome = Outcome::failed(format!("no role file defines role {}", task.owner));
-            return conclude(
-                &self.env,
-                &self.bus,
-                &self.instance,
-                &task,
-                outcome,
-                started_at,
-            )
-            .await;
+            return self
+                .fail(
+                    &task,
+                    format!("no role file defines role {}", task.owner),
+                    started_at,
+                )
+                .await;
         };
         self.bus.publish(progress_msg(
             &self.instance,
@@ -111,17 +122,13 @@ impl StandIn {
         let mut events = match joined(self.link.start_task(request).await) {
             Ok(rx) => rx,
             Err(e) => {
-                let outcome =
-                    Outcome::failed(format!("cannot hand {} to the cluster: {e}", task.id));
-                return conclude(
-                    &self.env,
-                    &self.bus,
-                    &self.instance,
-                    &task,
-                    outcome,
-                    started_at,
-                )
-                .await;
+                return self
+                    .fail(
+                        &task,
+                        format!("cannot hand {} to the cluster: {e}", task.id),
+                        started_at,
+                    )
+                    .await;
             }
         };
         // A task waits in the queue for a free worker, and may be redelivered once: twice the
@@ -171,33 +178,23 @@ impl StandIn {
                     return;
                 }
                 Ok(None) => {
-                    let outcome = Outcome::failed("the cluster link closed".to_string());
-                    return conclude(
-                        &self.env,
-                        &self.bus,
-                        &self.instance,
-                        &task,
-                        outcome,
-                        started_at,
-                    )
-                    .await;
+                    return self
+                        .fail(&task, "the cluster link closed".to_string(), started_at)
+                        .await;
                 }
                 Err(_) => {
                     self.link.forget(&task.id);
-                    let outcome = Outcome::failed(format!(
-                        "no cluster worker finished {} within {}s",
-                        task.id,
-                        patience.as_secs()
-                    ));
-                    return conclude(
-                        &self.env,
-                        &self.bus,
-                        &self.instance,
-                        &task,
-                        outcome,
-                        started_at,
-                    )
-                    .await;
+                    return self
+                        .fail(
+                            &task,
+                            format!(
+                                "no cluster worker finished {} within {}s",
+                                task.id,
+                                patience.as_secs()
+                            ),
+                            started_at,
+                        )
+                        .await;
                 }
             }
         }

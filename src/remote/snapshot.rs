@@ -218,18 +218,6 @@ mod tests {
         // One commit, no history.
         let count = git(&dest, &["rev-list", "--count", "HEAD"], None).unwrap();
         assert_eq!(count.trim(), "1");
-        let whole = make(&repo, &tmp.path().join("scratch3"), &sessions).unwrap();
-        assert_eq!(whole.subdir, "");
-        let top_copy = tmp.path().join("worker-copy-2");
-        checkout(&whole.bundle, &whole.commit, &top_copy).unwrap();
-        assert!(top_copy.join("pkg/new.py").exists());
-        assert!(
-            !top_copy.join("sessions").exists(),
-            "the sessions stay home"
-        );
-        // One commit, no history.
-        let log = git(&dest, &["rev-list", "--count", "HEAD"], None).unwrap();
-        assert_eq!(log.trim(), "1");
 
         assert_eq!(
             git(&repo, &["status", "--porcelain"], None).unwrap(),

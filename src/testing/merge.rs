@@ -189,17 +189,7 @@ mod tests {
 
     #[test]
     fn cases_are_side_by_side_and_a_failure_shows_in_the_exit_code() {
-        let case = |id: &str, status| TestCase {
-            id: id.into(),
-            name: id.into(),
-            classname: None,
-            file: None,
-            line: None,
-            status,
-            duration_s: None,
-            message: None,
-            detail: None,
-        };
+        let case = TestCase::named;
         let one = RunOutput {
             exit_code: Some(0),
             cases: vec![case("t::a", TestStatus::Passed)],

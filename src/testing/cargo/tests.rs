@@ -115,17 +115,7 @@ fn ids_map_to_filters_and_manifest_entries() {
         ("a", TestStatus::Failed),
         ("b", TestStatus::Skipped),
     ]
-    .map(|(id, status)| TestCase {
-        id: id.into(),
-        name: id.into(),
-        classname: None,
-        file: None,
-        line: None,
-        status,
-        duration_s: None,
-        message: None,
-        detail: None,
-    });
+    .map(|(id, status)| TestCase::named(id, status));
     assert_eq!(status_of(&cases, "a"), Some(TestStatus::Failed));
     assert_eq!(status_of(&cases, "b"), Some(TestStatus::Skipped));
     assert_eq!(status_of(&cases, "c"), None);
