@@ -135,6 +135,10 @@ fn note_child_time(program: &str, (wall_start, start): (std::time::SystemTime, I
 /// What confines a child: the sandbox sets the command up before it starts and ends whatever the
 /// child left behind. A trait so this module, below the sandbox, does not know how it is done.
 pub trait Confinement {
+    /// The argument vector that runs `argv` confined (a wrapper program may come first).
+    fn wrap(&self, argv: &[&str]) -> Vec<String> {
+        argv.iter().map(|a| a.to_string()).collect()
+    }
     /// Sets `command` up to run confined in `cwd`, before the caller adds its own variables.
     fn apply(&self, command: &mut Command, cwd: &Path) -> std::io::Result<()>;
     /// Ends every process the child left inside, also those that left its process group.
@@ -161,7 +165,11 @@ pub fn run_sandboxed<C: Confinement + ?Sized>(
     input: Option<Vec<u8>>,
     timeout: Duration,
 ) -> Result<Captured> {
-    let (program, args) = argv.split_first().ok_or(ProcError::EmptyCommand)?;
+    let wrapped = match sandbox {
+        Some(s) => s.wrap(argv),
+        None => argv.iter().map(|a| a.to_string()).collect(),
+    };
+    let (program, args) = wrapped.split_first().ok_or(ProcError::EmptyCommand)?;
     let mut command = Command::new(program);
     command.args(args);
     if let Some(sandbox) = sandbox {

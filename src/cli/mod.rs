@@ -74,6 +74,14 @@ pub enum Command {
 
 /// Parses the arguments and runs the command; returns the process exit code.
 pub fn main() -> anyhow::Result<i32> {
+    // The file-system watch's wrapper (a child of team-testing, never typed by a user).
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args
+        .get(1)
+        .is_some_and(|a| a == crate::sandbox::watch::WRAPPER_COMMAND)
+    {
+        return sandbox::watch_wrapper(&args[2..]);
+    }
     let cli = Cli::parse();
     match cli.command {
         Command::Run(a) => run::run(*a),

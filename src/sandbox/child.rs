@@ -31,6 +31,10 @@ pub struct ChildPlan {
     pub cwd: Option<CString>,
     /// `cgroup.procs` of the sandbox's pids cgroup, joined first (before /sys turns read-only).
     pub cgroup_procs: Option<CString>,
+    /// The child is the file-system watch's wrapper: it gets a mount namespace of its own and
+    /// keeps its capabilities there to build the watched world (it gives them up itself before
+    /// the command runs).
+    pub watch_wrapper: bool,
 }
 
 #[derive(Default)]
@@ -85,7 +89,7 @@ impl ChildPlan {
             if self.netns {
                 flags |= libc::CLONE_NEWNET;
             }
-            if self.mounts.is_some() {
+            if self.mounts.is_some() || self.watch_wrapper {
                 flags |= libc::CLONE_NEWNS;
             }
             check(unsafe { libc::unshare(flags) })?;
@@ -104,6 +108,9 @@ impl ChildPlan {
         }
         if let Some(cwd) = &self.cwd {
             check(unsafe { libc::chdir(cwd.as_ptr()) })?;
+        }
+        if self.watch_wrapper {
+            return Ok(());
         }
         drop_capabilities()?;
         // No set-uid program (sudo, su) may give the child more rights than it has.
@@ -301,7 +308,7 @@ const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
 /// Gives up every capability for good: root inside the user namespace (or a team-testing run as
 /// root) must not be able to undo the mounts or regain rights on exec. Without CAP_SETPCAP (an
 /// ordinary user, no namespace) the bounding set stays, and exec drops the rest anyway.
-fn drop_capabilities() -> io::Result<()> {
+pub(super) fn drop_capabilities() -> io::Result<()> {
     for cap in 0..64 {
         if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) } == -1 {
             match io::Error::last_os_error().raw_os_error() {
@@ -334,7 +341,7 @@ fn drop_capabilities() -> io::Result<()> {
     check(rc)
 }
 
-fn set_readonly(path: &std::ffi::CStr, readonly: bool) -> io::Result<()> {
+pub(super) fn set_readonly(path: &std::ffi::CStr, readonly: bool) -> io::Result<()> {
     let attr = MountAttr {
         attr_set: if readonly { MOUNT_ATTR_RDONLY } else { 0 },
         attr_clr: if readonly { 0 } else { MOUNT_ATTR_RDONLY },
@@ -374,7 +381,7 @@ fn set_rlimit(resource: libc::__rlimit_resource_t, soft: u64, hard: u64) -> io::
     check(unsafe { libc::setrlimit(resource, &limit) })
 }
 
-fn write_file(path: &std::ffi::CStr, bytes: &[u8]) -> io::Result<()> {
+pub(super) fn write_file(path: &std::ffi::CStr, bytes: &[u8]) -> io::Result<()> {
     let fd = unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
     check(fd)?;
     let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
@@ -404,7 +411,7 @@ fn loopback_up() -> io::Result<()> {
     result
 }
 
-fn check(rc: libc::c_int) -> io::Result<()> {
+pub(super) fn check(rc: libc::c_int) -> io::Result<()> {
     if rc == -1 {
         Err(io::Error::last_os_error())
     } else {

@@ -19,6 +19,7 @@ mod landlock_rules;
 pub mod probe;
 mod roots;
 mod settings;
+pub mod watch;
 
 use std::ffi::CString;
 use std::os::fd::OwnedFd;
@@ -27,7 +28,7 @@ use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::AtomicI32;
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use child::{ChildPlan, MountPlan, PrivateTmp, TmpBind};
@@ -62,6 +63,17 @@ pub struct Sandbox {
     cgroup: Option<PathBuf>,
     /// The folders and files under /tmp it uses, mounted back into the private /tmp.
     tmp_roots: Vec<TmpRoot>,
+    /// Set for a watching sandbox: its children run through the file-system watch.
+    watch: Option<Watching>,
+}
+
+/// A watching sandbox's own files: the wrapper's config and the reports its children write,
+/// in a folder beside the sandbox's that no child can write for real.
+struct Watching {
+    dir: PathBuf,
+    config: PathBuf,
+    exe: PathBuf,
+    next: AtomicU64,
 }
 
 impl Sandbox {
@@ -118,6 +130,7 @@ impl Sandbox {
             landlock: None,
             cgroup: None,
             tmp_roots: Vec::new(),
+            watch: None,
         };
         if !settings.enabled {
             return Ok(sandbox);
@@ -137,6 +150,100 @@ impl Sandbox {
             }
         }
         Ok(sandbox)
+    }
+
+    /// A watching sandbox: its children run where every write outside `write` (and the
+    /// sandbox's own folder) goes to a throwaway layer, and [`Sandbox::take_watch_reports`]
+    /// lists what they changed. Reads see the whole machine; the network is off unless allowed,
+    /// the limits and the process cgroup are the same as a confining sandbox's. An error when
+    /// the machine has no user and mount namespaces.
+    pub fn watching(
+        settings: &SandboxSettings,
+        root: &Path,
+        read: &[PathBuf],
+        write: &[PathBuf],
+    ) -> std::io::Result<Sandbox> {
+        let caps = capabilities().clone();
+        if !(settings.enabled && caps.netns && caps.mountns) {
+            return Err(std::io::Error::other(
+                "the file-system watch needs the sandbox's user and mount namespaces",
+            ));
+        }
+        let mut sandbox = Sandbox::with_capabilities(settings, caps, root, read, write)?;
+        sandbox.landlock = None;
+        sandbox.tmp_roots.clear();
+        let dir = sandbox.root.with_extension("watch");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("stage"))?;
+        let config = watch::WatchConfig {
+            writable: sandbox.write.clone(),
+            shm: sandbox.root.join("shm"),
+            stage: dir.join("stage"),
+            scratch_mb: settings.limits.file_size_mb.clamp(64, 4096),
+            // SAFETY: getuid/getgid cannot fail.
+            uid: unsafe { libc::getuid() },
+            gid: unsafe { libc::getgid() },
+        };
+        let config_path = dir.join("config.json");
+        std::fs::write(&config_path, serde_json::to_vec(&config)?)?;
+        sandbox.watch = Some(Watching {
+            dir,
+            config: config_path,
+            exe: std::env::current_exe()?,
+            next: AtomicU64::new(0),
+        });
+        Ok(sandbox)
+    }
+
+    /// What the children of a watching sandbox changed, one report per child in the order
+    /// they ran, and forgets them (empty for a confining sandbox).
+    pub fn take_watch_reports(&self) -> Vec<watch::WatchReport> {
+        let Some(w) = &self.watch else {
+            return Vec::new();
+        };
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&w.dir)
+            .map(|rd| rd.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        files.retain(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("report-"))
+                && p.extension().is_some_and(|e| e == "json")
+        });
+        files.sort();
+        files
+            .iter()
+            .filter_map(|p| {
+                let report = crate::util::read_json::<watch::WatchReport>(p).ok();
+                let _ = std::fs::remove_file(p);
+                report
+            })
+            .collect()
+    }
+
+    /// Whether this sandbox watches rather than confines.
+    pub fn is_watching(&self) -> bool {
+        self.watch.is_some()
+    }
+
+    /// The argument vector that runs `argv` in this sandbox: through the watch's wrapper for a
+    /// watching sandbox, else as it is.
+    pub fn wrap(&self, argv: &[&str]) -> Vec<String> {
+        let Some(w) = &self.watch else {
+            return argv.iter().map(|a| a.to_string()).collect();
+        };
+        let n = w.next.fetch_add(1, Ordering::Relaxed);
+        let mut out = vec![
+            w.exe.to_string_lossy().into_owned(),
+            watch::WRAPPER_COMMAND.to_string(),
+            w.config.to_string_lossy().into_owned(),
+            w.dir
+                .join(format!("report-{n:06}.json"))
+                .to_string_lossy()
+                .into_owned(),
+            "--".to_string(),
+        ];
+        out.extend(argv.iter().map(|a| a.to_string()));
+        out
     }
 
     /// SIGKILL to every process left in the sandbox's cgroup, also those that left the
@@ -188,7 +295,7 @@ impl Sandbox {
             .iter()
             .chain(&self.write)
             .any(|r| cwd.starts_with(r));
-        if caps.mountns && cwd.starts_with("/tmp") && !visible {
+        if caps.mountns && self.watch.is_none() && cwd.starts_with("/tmp") && !visible {
             return Err(std::io::Error::other(format!(
                 "the working folder {} is not among the sandbox's folders (the private /tmp hides it)",
                 cwd.display()
@@ -205,13 +312,26 @@ impl Sandbox {
             landlock: self.landlock.clone(),
             ..Default::default()
         };
-        if caps.netns {
-            plan.userns = Some(id_maps());
+        if self.watch.is_some() {
+            // The wrapper is root of its user namespace (mapped to the user), to build the world.
+            // SAFETY: getuid/getgid cannot fail.
+            let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+            plan.userns = Some((
+                format!("0 {uid} 1\n").into_bytes(),
+                format!("0 {gid} 1\n").into_bytes(),
+            ));
             plan.netns = network_off;
             plan.nproc = self.settings.limits.nproc();
-        }
-        if caps.mountns {
-            plan.mounts = Some(self.mount_plan(network_off)?);
+            plan.watch_wrapper = true;
+        } else {
+            if caps.netns {
+                plan.userns = Some(id_maps());
+                plan.netns = network_off;
+                plan.nproc = self.settings.limits.nproc();
+            }
+            if caps.mountns {
+                plan.mounts = Some(self.mount_plan(network_off)?);
+            }
         }
         // SAFETY: `enter` only makes system calls on data prepared above, before the fork.
         unsafe {
@@ -345,6 +465,9 @@ impl Drop for Sandbox {
         }
         // Its home and temporary files are of no use after the run.
         let _ = std::fs::remove_dir_all(&self.root);
+        if let Some(w) = &self.watch {
+            let _ = std::fs::remove_dir_all(&w.dir);
+        }
     }
 }
 
@@ -395,6 +518,9 @@ fn cstring(path: &Path) -> std::io::Result<CString> {
 mod tests;
 
 impl crate::proc::Confinement for Sandbox {
+    fn wrap(&self, argv: &[&str]) -> Vec<String> {
+        Sandbox::wrap(self, argv)
+    }
     fn apply(&self, command: &mut Command, cwd: &Path) -> std::io::Result<()> {
         Sandbox::apply(self, command, cwd)
     }
