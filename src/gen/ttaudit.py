@@ -38,6 +38,22 @@ PATH_EVENTS = {
     "shutil.unpack_archive": ("writes", (1,), None),
     "tempfile.mkstemp": ("creates", (0,), None),
     "tempfile.mkdtemp": ("creates", (0,), None),
+    # Raised by the wrappers `install` puts around the os functions that raise no event.
+    "os.mkfifo": ("creates the fifo", (0,), 1),
+    "os.mknod": ("creates the node", (0,), 1),
+}
+# os functions that change a path but raise no audit event of their own: wrapped so they do.
+UNANNOUNCED = ("mkfifo", "mknod")
+# C library calls that change files, start processes or signal them. Native code escapes the
+# audit; looking one of these up through ctypes is the attempt that shows.
+NATIVE_EFFECTS = {
+    "unlink", "unlinkat", "remove", "rmdir", "rename", "renameat", "renameat2", "open",
+    "open64", "openat", "openat64", "creat", "creat64", "fopen", "fopen64", "freopen", "chmod",
+    "fchmod", "fchmodat", "lchmod", "chown", "fchown", "lchown", "fchownat", "mkdir", "mkdirat",
+    "mknod", "mknodat", "mkfifo", "mkfifoat", "link", "linkat", "symlink", "symlinkat",
+    "truncate", "truncate64", "ftruncate", "utime", "utimes", "utimensat", "futimens",
+    "setxattr", "lsetxattr", "removexattr", "system", "popen", "execv", "execve", "execvp",
+    "execl", "execlp", "fork", "vfork", "posix_spawn", "posix_spawnp", "kill", "killpg",
 }
 SPAWN_EVENTS = {"os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
                 "subprocess.Popen", "pty.spawn"}
@@ -134,6 +150,7 @@ class Audit:
     def install(self):
         if not self._installed:
             sys.addaudithook(self._hook)
+            _announce_unannounced()
             self._installed = True
         return self
 
@@ -183,6 +200,23 @@ class Audit:
                     path = f"file descriptor {arg}"
                 if path and (not path.startswith("/") or not self.permitted(path)):
                     self._note(verb, path, event)
+        elif event == "sqlite3.connect" and args:
+            path = _database_path(args[0])
+            if path and not self.permitted(path):
+                self._note("opens the database", path, event)
+        elif event == "socket.bind" and len(args) >= 2:
+            address = args[1]
+            family = getattr(args[0], "family", None)
+            if family == getattr(__import__("socket"), "AF_UNIX", None) and isinstance(address, (str, bytes)):
+                path = os.fsdecode(address)
+                if path and not path.startswith("\0") and not self.permitted(os.path.abspath(path)):
+                    self._note("creates the socket", os.path.abspath(path), event)
+        elif event == "ctypes.dlsym" and len(args) >= 2:
+            name = args[1]
+            if isinstance(name, bytes):
+                name = name.decode("ascii", "replace")
+            if isinstance(name, str) and name in NATIVE_EFFECTS:
+                self._note("calls the C library's", f"{name}() through ctypes (native code the audit cannot follow)", event)
         elif event in SPAWN_EVENTS:
             self._note("starts the process", repr(_command(event, args)), event)
         elif event in SIGNAL_EVENTS:
@@ -197,6 +231,37 @@ class Audit:
                     self._note("connects to", path, event)
             elif not self.network_on:
                 self._note("connects to", repr(address)[:80], event)
+
+
+def _database_path(database):
+    """The file an sqlite3.connect opens (None for an in-memory database)."""
+    try:
+        name = os.fsdecode(os.fspath(database))
+    except (TypeError, ValueError):
+        return None
+    if name in ("", ":memory:") or "mode=memory" in name:
+        return None
+    if name.startswith("file:"):
+        name = name[len("file:"):].split("?", 1)[0]
+        if name.startswith("//"):
+            name = name[2:]
+    return os.path.abspath(name)
+
+
+def _announce_unannounced():
+    """Wraps the os functions in UNANNOUNCED so that they raise an audit event first."""
+    for name in UNANNOUNCED:
+        original = getattr(os, name, None)
+        if original is None or getattr(original, "_tt_announced", False):
+            continue
+
+        def announced(path, *args, _original=original, _event="os." + name, **kwargs):
+            sys.audit(_event, path, kwargs.get("dir_fd"))
+            return _original(path, *args, **kwargs)
+
+        announced._tt_announced = True
+        announced.__name__ = name
+        setattr(os, name, announced)
 
 
 def _command(event, args):
