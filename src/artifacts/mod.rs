@@ -41,7 +41,7 @@ pub use mutation::{KeptTest, LayerMutation, MutationRecord, SuiteScore, Survivor
 pub use quarantine::Quarantined;
 pub use reader::{is_run_file, read_run, runs, ArtifactError, SessionResults};
 pub use repair::{Repair, RepairAction};
-pub use run_record::{CoverageScope, RunRecord};
+pub use run_record::{CoverageScope, RunRecord, WatchRecord};
 pub use test_record::{Evidence, RecordedStatus, TestRecord};
 
 #[cfg(test)]

@@ -133,6 +133,22 @@ pub struct RunRecord {
     /// The command that installs what is missing.
     #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "present")]
     pub install: Nullable<String>,
+    /// What the file-system watch made of the kept tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<WatchRecord>,
+}
+
+/// What the file-system watch made of a layer run's kept tests.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WatchRecord {
+    /// Whether the layer's tests ran under the watch.
+    pub checked: bool,
+    /// Why they did not, or what the watch found of the files together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Places bound read-only instead of watched.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unwatched: Vec<String>,
 }
 
 impl RunRecord {

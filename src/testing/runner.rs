@@ -20,6 +20,14 @@ pub trait Runner {
     /// project, scratch files); the sandbox lets the run write there and nowhere else but results/.
     fn workspace_dirs(&self, workspace: &Path, layer: &str) -> Vec<PathBuf>;
 
+    /// Those of [`Runner::workspace_dirs`] that hold the copy of the project the tests import:
+    /// read-only to the tests (the runner writes them before the run, outside the sandbox), so
+    /// a test that writes beside the code it imports fails here instead of passing, as it would
+    /// change the user's project after `apply`.
+    fn copy_dirs(&self, _workspace: &Path, _layer: &str) -> Vec<PathBuf> {
+        Vec::new()
+    }
+
     /// Folders outside the repository and the session that the tests must read.
     fn read_roots(&self, _tools: &Toolchain, _repo: &Path) -> Vec<PathBuf> {
         Vec::new()

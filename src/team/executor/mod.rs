@@ -6,6 +6,7 @@
 mod carried;
 mod quarantine;
 mod record;
+pub mod watch;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -102,6 +103,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
     let mut judged: BTreeMap<String, bool> = BTreeMap::new();
     // Files found unloadable in any iteration (they are gone from the later ones).
     let mut load_errors = Vec::new();
+    let mut watched: Option<crate::artifacts::WatchRecord>;
     let (out, verdicts) = loop {
         iteration += 1;
         let timeout = match time_left(ctx.deadline) {
@@ -274,6 +276,28 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         // Unsafe tests are taken out even after the last repair iteration (they only ever
         // leave, so this ends): the layer's figures must never count them.
         if !found_unsafe && (!changed || iteration >= MAX_REPAIRS) {
+            // The second line of defence, on the tests about to be kept: what they change
+            // with every write real (diverted), whoever makes it. What it finds leaves, and
+            // the layer runs again without it.
+            let check = watch::check(ctx, runner, &spec, &out, &writable, &flaky);
+            watched = Some(check.record);
+            let mut found = false;
+            for f in check.findings {
+                if f.whole_file && move_out(&test_dir, &quarantine_dir, &f.id).is_err() {
+                    continue;
+                }
+                let q = Quarantined {
+                    id: f.id,
+                    file: f.whole_file,
+                    reason: format!("unsafe: {}", f.what),
+                    task_id: ctx.task.id.clone(),
+                    unsafe_effect: Some(f.what),
+                };
+                found |= take_out(q, iteration, &mut quarantined, &mut repairs);
+            }
+            if found {
+                continue;
+            }
             flaky.retain(|id| out.cases.iter().any(|c| &c.id == id));
             let mut out = out;
             out.load_errors = std::mem::take(&mut load_errors);
@@ -299,6 +323,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
             started_at,
             seconds: clock.elapsed().as_secs_f64(),
             carried,
+            watched,
         },
     )
 }
@@ -330,12 +355,15 @@ fn layer_sandbox(
 ) -> Result<(Vec<PathBuf>, Option<crate::sandbox::Sandbox>), String> {
     let read = runner.read_roots(tools, ctx.repo);
     let workspace = ctx.session.root.join("workspace");
-    let mut writable = vec![results.to_path_buf()];
-    writable.extend(runner.workspace_dirs(&workspace, layer));
-    for dir in &writable {
+    let made = runner.workspace_dirs(&workspace, layer);
+    for dir in std::iter::once(results).chain(made.iter().map(PathBuf::as_path)) {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
+    // The project's copy stays read-only to the tests: only their own folders are writable.
+    let copies = runner.copy_dirs(&workspace, layer);
+    let mut writable = vec![results.to_path_buf()];
+    writable.extend(made.into_iter().filter(|d| !copies.contains(d)));
     let sandbox = sandbox_for(ctx, &format!("executor-{layer}"), read, &writable)
         .map_err(|e| e.to_string())?;
     Ok((writable, sandbox))

@@ -38,6 +38,8 @@ pub(super) struct Finish<'a> {
     pub started_at: String,
     pub seconds: f64,
     pub carried: Option<Carried>,
+    /// What the file-system watch made of the kept tests.
+    pub watched: Option<crate::artifacts::WatchRecord>,
 }
 
 /// Writes run-NNN.json and coverage-NNN.json and builds the outcome.
@@ -173,6 +175,7 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
         defect_patterns: Some(patterns.clone()),
         reports: Some(f.out.reports.clone()),
         output_tail: Some(f.out.output_tail.clone()),
+        watch: f.watched.clone(),
         ..RunRecord::default()
     };
     if let Err(e) = atomic_write_json(f.run_path, &record) {

@@ -214,11 +214,13 @@ fn check_passes(ctx: &RoleContext, layer: &str, name: &str, content: &str) -> Op
         Ok(a) => a,
         Err(e) => return Some(format!("could not be checked: {e}")),
     };
+    let watching = watching_sandbox(ctx, &format!("repair-watch-{layer}"), &bench);
     let runner = Bench {
         python: &python,
         mirror: &mirror,
         dir: &bench,
         sandbox: sandbox.as_ref(),
+        watching: watching.as_ref(),
         deadline: ctx.deadline,
         scope: &[],
         audit: &audit,
@@ -369,11 +371,13 @@ pub(super) fn accept_filter<'a>(
         std::slice::from_ref(&bench),
     )?;
     let audit = bench_audit(&bench)?;
+    let watching = watching_sandbox(ctx, &format!("accept-watch-{layer}"), &bench);
     let runner = Bench {
         python: &python,
         mirror: &mirror,
         dir: &bench,
         sandbox: sandbox.as_ref(),
+        watching: watching.as_ref(),
         deadline: ctx.deadline,
         scope,
         audit: &audit,
@@ -434,6 +438,27 @@ fn is_test_name(name: &str) -> bool {
     name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"))
 }
 
+/// A watching sandbox for a bench's candidates (the file-system watch), where the machine has
+/// one; without it the executor's watch of the layer is the one check of what they change.
+fn watching_sandbox(ctx: &RoleContext, name: &str, bench: &Path) -> Option<Sandbox> {
+    if !ctx.sandbox.enabled || crate::sandbox::watch::support().is_err() {
+        return None;
+    }
+    let root = ctx
+        .session
+        .root
+        .join("workspace")
+        .join("sandbox")
+        .join(name);
+    Sandbox::watching(
+        ctx.sandbox,
+        &root,
+        &[],
+        std::slice::from_ref(&bench.to_path_buf()),
+    )
+    .ok()
+}
+
 /// The effects plugin of a bench: its files inside the bench (the one folder the sandbox lets the
 /// candidate's runs write).
 fn bench_audit(bench: &Path) -> Result<EffectsAudit> {
@@ -458,6 +483,8 @@ struct Bench<'a> {
     mirror: &'a Path,
     dir: &'a Path,
     sandbox: Option<&'a Sandbox>,
+    /// The same runs under the file-system watch: the second look at what a candidate changes.
+    watching: Option<&'a Sandbox>,
     deadline: std::time::Instant,
     /// Repository-relative files whose coverage counts (the scope); empty: every file.
     scope: &'a [String],
@@ -468,6 +495,10 @@ struct Bench<'a> {
 
 impl Bench<'_> {
     fn exec(&self, args: &[&str]) -> Result<crate::proc::Captured> {
+        self.exec_in(self.sandbox, args)
+    }
+
+    fn exec_in(&self, sandbox: Option<&Sandbox>, args: &[&str]) -> Result<crate::proc::Captured> {
         let left = time_left(self.deadline)?.min(Duration::from_secs(300));
         let mut argv = vec![self.python];
         argv.extend_from_slice(args);
@@ -482,14 +513,7 @@ impl Bench<'_> {
         ];
         env.extend(self.audit.env());
         let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        Ok(run_sandboxed(
-            self.sandbox,
-            &argv,
-            self.dir,
-            &env,
-            None,
-            left,
-        )?)
+        Ok(run_sandboxed(sandbox, &argv, self.dir, &env, None, left)?)
     }
 
     /// pytest's arguments (after `-m`): no cache, the bench as its root, the effects plugin.
@@ -576,26 +600,70 @@ impl Bench<'_> {
             Err(Trial::Unsafe(why)) => return Some(why),
             Err(Trial::NotRun(e)) => return Some(format!("did not load: {e}")),
         }
-        if !must_pass {
-            return match pytest(&[]) {
-                Err(Trial::Unsafe(why)) => Some(why),
-                Err(Trial::NotRun(e)) => Some(format!("did not run: {e}")),
-                Ok(_) => None,
-            };
-        }
-        let mut passes = 0;
-        for _ in 0..ACCEPT_RUNS {
+        let passed = if !must_pass {
             match pytest(&[]) {
-                Ok(out) if out.success() => passes += 1,
-                Ok(out) if passes == 0 => {
-                    return Some(format!("failed: {}", last_line(&out.stdout, &out.stderr)))
-                }
-                Ok(_) => return Some(format!("flaky: passed {passes} run(s), then failed")),
                 Err(Trial::Unsafe(why)) => return Some(why),
-                Err(Trial::NotRun(e)) => return Some(format!("failed: {e}")),
+                Err(Trial::NotRun(e)) => return Some(format!("did not run: {e}")),
+                Ok(out) => out.success(),
             }
+        } else {
+            let mut passes = 0;
+            for _ in 0..ACCEPT_RUNS {
+                match pytest(&[]) {
+                    Ok(out) if out.success() => passes += 1,
+                    Ok(out) if passes == 0 => {
+                        return Some(format!("failed: {}", last_line(&out.stdout, &out.stderr)))
+                    }
+                    Ok(_) => return Some(format!("flaky: passed {passes} run(s), then failed")),
+                    Err(Trial::Unsafe(why)) => return Some(why),
+                    Err(Trial::NotRun(e)) => return Some(format!("failed: {e}")),
+                }
+            }
+            true
+        };
+        self.watched(&f, &base, passed)
+    }
+
+    /// One more run of the candidate under the file-system watch: None when it changed nothing
+    /// and its outcome is the sandboxed runs' (`passed`), else why it is unsafe.
+    fn watched(&self, file: &str, base: &[String], passed: bool) -> Option<String> {
+        let sandbox = self.watching?;
+        let mut args = vec!["-m"];
+        args.extend(base.iter().map(String::as_str));
+        args.push(file);
+        let out = match self.exec_in(Some(sandbox), &args) {
+            Ok(out) => out,
+            Err(e) => {
+                return Some(format!(
+                    "could not be checked under the file-system watch: {e}"
+                ))
+            }
+        };
+        let reports = sandbox.take_watch_reports();
+        if let Some(error) = reports.iter().find_map(|r| r.error.clone()) {
+            return Some(format!(
+                "could not be checked under the file-system watch: {error}"
+            ));
         }
-        None
+        let changes: Vec<String> = reports
+            .iter()
+            .flat_map(|r| r.changes.iter().map(|c| c.describe()))
+            .take(3)
+            .collect();
+        if !changes.is_empty() {
+            return Some(format!(
+                "unsafe: {} (seen by the file-system watch)",
+                changes.join("; ")
+            ));
+        }
+        (out.success() != passed).then(|| {
+            format!(
+                "unsafe: it {} in the sandbox but {} when its writes are real (diverted to a \
+                 throwaway layer): its result depends on what the sandbox denies",
+                if passed { "passes" } else { "fails" },
+                if passed { "fails" } else { "passes" },
+            )
+        })
     }
 
     /// Lines of the mirrored project that `files` execute, per file (None when coverage.py fails).

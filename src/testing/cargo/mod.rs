@@ -26,6 +26,10 @@ impl Runner for CargoRunner {
         !stage::generated_files(test_dir, "").is_empty()
     }
 
+    fn copy_dirs(&self, workspace: &Path, layer: &str) -> Vec<PathBuf> {
+        vec![workspace.join(format!("cargo-{layer}"))]
+    }
+
     fn workspace_dirs(&self, workspace: &Path, layer: &str) -> Vec<PathBuf> {
         vec![
             workspace.join(format!("cargo-{layer}")),

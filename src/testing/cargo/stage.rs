@@ -59,7 +59,38 @@ pub(super) fn stage(ctx: &Ctx, staged: &[Staged]) -> io::Result<()> {
     if let Some(m) = with_test_targets(&manifest, &targets) {
         extra.insert(PathBuf::from("Cargo.toml"), m.into_bytes());
     }
-    mirror(ctx.spec.repo, &ctx.copy, &extra)
+    mirror(ctx.spec.repo, &ctx.copy, &extra)?;
+    if !ctx.spec.repo.join("Cargo.lock").exists() {
+        if let Some(lock) = generated_lock(ctx) {
+            extra.insert(PathBuf::from("Cargo.lock"), lock);
+            mirror(ctx.spec.repo, &ctx.copy, &extra)?;
+        }
+    }
+    Ok(())
+}
+
+/// A Cargo.lock for a crate that has none: the copy is read-only to the sandboxed runs, where
+/// cargo would write one. Made once per session by `cargo generate-lockfile --offline` in the
+/// copy, outside the sandbox (it resolves versions from the local index and runs nothing of the
+/// crate), and kept beside the copies; None when it cannot be made (cargo then says why).
+fn generated_lock(ctx: &Ctx) -> Option<Vec<u8>> {
+    let kept = ctx.copy.with_file_name("cargo-generated.lock");
+    if let Ok(lock) = crate::util::read_regular(&kept) {
+        return Some(lock);
+    }
+    let cargo = ctx.cargo.clone();
+    let made = crate::proc::run_captured(
+        &[&cargo, "generate-lockfile", "--offline"],
+        &ctx.copy,
+        std::time::Duration::from_secs(120),
+    )
+    .ok()?;
+    if !made.success() {
+        return None;
+    }
+    let lock = crate::util::read_regular(&ctx.copy.join("Cargo.lock")).ok()?;
+    let _ = crate::util::write_nofollow(&kept, &lock);
+    Some(lock)
 }
 
 /// Cargo only finds `tests/*.rs` by itself when autotests is on; otherwise each staged file

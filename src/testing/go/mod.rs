@@ -27,6 +27,10 @@ impl Runner for GoRunner {
         !stage::test_files(test_dir).is_empty()
     }
 
+    fn copy_dirs(&self, workspace: &Path, layer: &str) -> Vec<PathBuf> {
+        vec![workspace.join(format!("go-{layer}"))]
+    }
+
     fn workspace_dirs(&self, workspace: &Path, layer: &str) -> Vec<PathBuf> {
         vec![
             workspace.join(format!("go-{layer}")),

@@ -70,6 +70,10 @@ impl Runner for NodeRunner {
         !workspace::generated_files(test_dir).is_empty()
     }
 
+    fn copy_dirs(&self, workspace: &Path, layer: &str) -> Vec<PathBuf> {
+        vec![workspace.join(format!("node-{layer}"))]
+    }
+
     fn workspace_dirs(&self, workspace: &Path, layer: &str) -> Vec<PathBuf> {
         vec![
             workspace.join(format!("node-{layer}")),

@@ -207,7 +207,16 @@ impl Ctx<'_> {
         lcov_dir: &Path,
     ) -> Plan {
         let mut argv = self.spec.tools.runner.clone();
-        argv.extend(["run", "--reporter=default", "--reporter=junit"].map(String::from));
+        // --no-cache: vitest keeps its results cache in node_modules/.vite, the project's.
+        argv.extend(
+            [
+                "run",
+                "--no-cache",
+                "--reporter=default",
+                "--reporter=junit",
+            ]
+            .map(String::from),
+        );
         argv.push(format!("--outputFile.junit={}", junit.display()));
         let mut lcov = None;
         if coverage == Coverage::Framework {

@@ -24,6 +24,10 @@ impl Runner for PythonRunner {
         !test_files(test_dir).is_empty()
     }
 
+    fn copy_dirs(&self, workspace: &Path, layer: &str) -> Vec<PathBuf> {
+        vec![workspace.join(format!("python-{layer}"))]
+    }
+
     fn workspace_dirs(&self, workspace: &Path, layer: &str) -> Vec<PathBuf> {
         vec![
             workspace.join(format!("python-{layer}")),
