@@ -60,7 +60,8 @@ pub(super) fn findings(
     let mut records = test_records(runs);
     let load_errors =
         load_error_findings(records.load_errors, final_runs, &mut records.code_defects);
-    let generated = generator_findings(graph, generator);
+    let mut generated = generator_findings(graph, generator);
+    add_unsafe_tests(runs, &mut generated.side_effects);
     FindingsSection {
         defect_patterns,
         failures,
@@ -414,6 +415,35 @@ fn add_contract_finding(list: &mut Vec<Value>, mut f: Value) {
         None => {
             f["hits"] = json!(1);
             list.push(f);
+        }
+    }
+}
+
+/// The tests the executor took out as unsafe (the effect audit or the file-system watch saw
+/// them change something outside their own folders) are side effects too: each once, named by
+/// the test and what it did.
+fn add_unsafe_tests(runs: &[Run], side_effects: &mut Vec<Value>) {
+    for r in runs {
+        for q in r.record.quarantined() {
+            let Some(what) = q.unsafe_effect.as_deref().filter(|w| !w.is_empty()) else {
+                continue;
+            };
+            let file = crate::testing::effects::file_of(&q.id);
+            let entry = json!({
+                "kind": "side_effect",
+                "module": format!("{}/{file}", r.layer),
+                "function": q.id,
+                "call": q.id,
+                "actual": what,
+                "found_by": "executor",
+                "task_id": if q.task_id.is_empty() { &r.task_id } else { &q.task_id },
+            });
+            if !side_effects
+                .iter()
+                .any(|s| s["function"] == entry["function"] && s["actual"] == entry["actual"])
+            {
+                side_effects.push(entry);
+            }
         }
     }
 }

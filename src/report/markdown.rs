@@ -602,6 +602,13 @@ fn sandbox_section(md: &mut String, r: &Report) {
             }
         }
     }
+    if !r.sandbox.watch.is_empty() {
+        md.push_str("File-system watch of the kept tests (their writes diverted to a throwaway layer and listed):\n\n");
+        for w in &r.sandbox.watch {
+            let _ = writeln!(md, "- {}", w.line());
+        }
+        md.push('\n');
+    }
     findings_table(
         md,
         "### Blocked attempts\n\nCalls of the generator the sandbox stopped (a limit, or what the effect audit cannot see); no test keeps them.\n\n",

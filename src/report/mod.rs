@@ -142,6 +142,7 @@ fn compose(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> Repo
         sandbox: SandboxReport {
             protections: state.and_then(|s| s.protections.clone()),
             blocked: found.blocked,
+            watch: watched_layers(&layers.final_runs),
         },
         added_roles: roles::added_roles(&loaded.graph, session),
         flaky_tests: found.flaky_tests,
@@ -163,4 +164,20 @@ fn compose(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> Repo
     }
     report.recommendations = recommendations::recommendations(&report);
     report
+}
+
+/// Each final layer run's file-system watch, for runs that recorded one.
+fn watched_layers(final_runs: &[&load::Run]) -> Vec<model::LayerWatch> {
+    final_runs
+        .iter()
+        .filter_map(|r| {
+            let w = r.record.watch.as_ref()?;
+            Some(model::LayerWatch {
+                layer: r.layer.clone(),
+                checked: w.checked,
+                note: w.note.clone(),
+                unwatched: w.unwatched.clone(),
+            })
+        })
+        .collect()
 }

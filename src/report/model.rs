@@ -179,6 +179,36 @@ pub struct SandboxReport {
     /// The generator's calls the sandbox stopped that its effect audit did not see (a memory or
     /// process limit: sandbox_denied findings; env_issue in older sessions), with the call.
     pub blocked: Vec<Value>,
+    /// Whether each layer's kept tests ran under the file-system watch (their final run).
+    pub watch: Vec<LayerWatch>,
+}
+
+/// A layer's final run under the file-system watch, or why it was not watched.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct LayerWatch {
+    pub layer: String,
+    pub checked: bool,
+    pub note: Option<String>,
+    pub unwatched: Vec<String>,
+}
+
+impl LayerWatch {
+    /// One line for the report: "L1-unit: watched" or why not.
+    pub fn line(&self) -> String {
+        let mut text = match (&self.note, self.checked) {
+            (None, true) => format!(
+                "{}: watched, nothing kept changes anything outside its own folders",
+                self.layer
+            ),
+            (Some(n), true) => format!("{}: watched; {n}", self.layer),
+            (Some(n), false) => format!("{}: not watched: {n}", self.layer),
+            (None, false) => format!("{}: not watched", self.layer),
+        };
+        if !self.unwatched.is_empty() {
+            text.push_str(&format!(" (not watched: {})", self.unwatched.join("; ")));
+        }
+        text
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Default)]

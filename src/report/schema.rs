@@ -209,7 +209,8 @@ pub const REPORT_SCHEMA: &str = r##"{
     "sandbox": {
       "type": "object", "required": ["protections", "blocked"],
       "properties": {
-        "blocked": {"type": "array", "items": {"type": "object", "required": ["module", "function", "call", "actual", "task_id"]}}
+        "blocked": {"type": "array", "items": {"type": "object", "required": ["module", "function", "call", "actual", "task_id"]}},
+        "watch": {"type": "array", "items": {"type": "object", "required": ["layer", "checked"]}}
       }
     },
     "added_roles": {"type": "array", "items": {"type": "object", "required": ["role", "task_id", "status", "summary", "reason", "artifacts"]}},

@@ -216,6 +216,13 @@ pub fn sandbox(out: &mut String, r: &Report) {
             }
         }
     }
+    if !r.sandbox.watch.is_empty() {
+        out.push_str("<p>File-system watch of the kept tests (their writes diverted to a throwaway layer and listed):</p><ul>");
+        for w in &r.sandbox.watch {
+            let _ = write!(out, "<li>{}</li>", esc(&w.line()));
+        }
+        out.push_str("</ul>\n");
+    }
     calls(
         out,
         "Blocked attempts",
