@@ -46,6 +46,7 @@ fn executor_classifies_failures_detects_flaky_tests_and_measures_coverage() {
     out.assert_code(0);
     let dir = p.session_dir(&out.session_id());
     let run = read_json(&dir.join("results/run-001.json"));
+    assert_watched(&run);
     let by_id = |needle: &str| find_test(&run, needle);
 
     // A failing assertion against buggy code.
@@ -274,6 +275,8 @@ fn run_prepared_with(fixture: &str, change: impl Fn(&Project)) -> (Project, serd
         &p.session_dir(&out.session_id())
             .join("results/run-001.json"),
     );
+    // Every family's kept tests ran once more under the file-system watch.
+    assert_watched(&run);
     (p, run)
 }
 

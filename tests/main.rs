@@ -30,3 +30,4 @@ mod strategist;
 mod torture;
 mod verdicts;
 mod views;
+mod watch;

@@ -359,3 +359,119 @@ pub fn one_round_spec(p: &Project) -> String {
     std::fs::write(&spec, config.to_string()).unwrap();
     spec.to_str().unwrap().to_string()
 }
+
+/// Runs plain pytest (`-rA`, no cache) in `dir`, unsandboxed, as an unprivileged user: as
+/// `nobody` with Debian's /usr/bin/python3 and a readable copy of this machine's pytest when
+/// the tests run as root (then `dir` and `owned` are given to nobody first, so file
+/// permissions protect nothing), as the current user otherwise.
+pub fn plain_pytest_as_user(dir: &Path, owned: &[&Path], env: &[(&str, &str)]) -> Output {
+    // SAFETY: getuid cannot fail.
+    let root = unsafe { libc::getuid() } == 0;
+    let python = Path::new("/usr/bin/python3");
+    let mut c = if root && python.exists() && Path::new("/usr/bin/setpriv").exists() {
+        let site = readable_pytest();
+        for path in std::iter::once(&dir).chain(owned) {
+            let ok = Command::new("chown")
+                .args(["-R", "65534:65534"])
+                .arg(path)
+                .status()
+                .expect("chown runs");
+            assert!(ok.success(), "chown {}", path.display());
+        }
+        let mut c = Command::new("/usr/bin/setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(python)
+            .env("PYTHONPATH", site);
+        c
+    } else {
+        Command::new("python3")
+    };
+    c.args(["-m", "pytest", "-rA", "-p", "no:cacheprovider"])
+        .current_dir(dir)
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().expect("pytest starts");
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// pytest and what it imports, copied where any user can read them (root's own Python is
+/// usually in a folder only root can enter); made once per test process.
+fn readable_pytest() -> PathBuf {
+    static SITE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    SITE.get_or_init(|| {
+        let out = Command::new("python3")
+            .args([
+                "-c",
+                "import os, pytest; print(os.path.dirname(os.path.dirname(pytest.__file__)))",
+            ])
+            .output()
+            .expect("python3 runs");
+        let from = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        let site = std::env::temp_dir().join(format!("tt-readable-pytest-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&site);
+        std::fs::create_dir_all(&site).unwrap();
+        // The packages and their metadata (pytest asks for its plugins' versions).
+        let wanted = [
+            "pytest",
+            "_pytest",
+            "pluggy",
+            "iniconfig",
+            "packaging",
+            "py.py",
+        ];
+        for entry in std::fs::read_dir(&from).unwrap().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let base = name.split(['-', '.']).next().unwrap_or("");
+            if wanted.contains(&name.as_str()) || wanted.contains(&base) {
+                let src = entry.path();
+                let ok = Command::new("cp")
+                    .arg("-r")
+                    .arg(&src)
+                    .arg(&site)
+                    .status()
+                    .unwrap();
+                assert!(ok.success());
+            }
+        }
+        let ok = Command::new("chmod")
+            .args(["-R", "a+rX"])
+            .arg(&site)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        site
+    })
+    .clone()
+}
+
+/// Whether the file-system watch works on this machine (as `team-testing sandbox` says).
+pub fn watch_available() -> bool {
+    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVAILABLE.get_or_init(|| {
+        let out = Command::new(BIN)
+            .args(["sandbox", "--json"])
+            .output()
+            .expect("binary starts");
+        let v: Value = serde_json::from_slice(&out.stdout).expect("sandbox --json");
+        v["watch"].is_null()
+    })
+}
+
+/// A run record's kept tests ran under the file-system watch, where the machine has it.
+pub fn assert_watched(run: &Value) {
+    if watch_available() {
+        assert_eq!(
+            run["watch"]["checked"], true,
+            "not watched: {}",
+            run["watch"]
+        );
+    } else {
+        assert_eq!(run["watch"]["checked"], false, "{}", run["watch"]);
+    }
+}
