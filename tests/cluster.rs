@@ -1224,6 +1224,50 @@ fn parallel_layers_on_two_executors_keep_their_own_runs() {
 }
 
 #[test]
+fn the_default_sessions_folder_inside_the_repository_works() {
+    let _serial = serial();
+    let Some(mut cl) = Cluster::start(&[]) else {
+        return;
+    };
+    let url = cl.url();
+    cl.worker("host-a", "generator,executor", &[]);
+    cl.wait_for_workers(&url, &["host-a"]);
+    // No TEAM_TESTING_SESSIONS: the sessions go to <repo>/.workflow/.team, which the run adds
+    // to .git/info/exclude before it snapshots the repository for the worker.
+    let mut p = Project::fixture("python-calc");
+    p.sessions = p.repo.join(".workflow/.team");
+    let mut cmd = p.cmd(&run_args(&url));
+    cmd.c.env_remove("TEAM_TESTING_SESSIONS");
+    let out = cl.run("remote run, default sessions folder", cmd, RUN_LIMIT);
+    out.assert_code(0);
+    let id = out.session_id();
+    assert!(p.session_dir(&id).join("session.json").is_file());
+    assert_completed_once(&p, &id);
+    let exclude = std::fs::read_to_string(p.repo.join(".git/info/exclude")).unwrap();
+    assert!(exclude.contains("/.workflow/"), "{exclude}");
+    for t in p.tasks(&id) {
+        let tid = t["id"].as_str().unwrap();
+        if tid.starts_with("TESTGEN-") || tid.starts_with("TESTRUN-") {
+            assert_eq!(t["meta"]["host"], "host-a", "{tid} ran on the worker: {t}");
+        }
+    }
+    // The worker's copy had no sessions in it.
+    let host = cl.tmp.path().join("hosts/host-a/repos");
+    for e in std::fs::read_dir(&host).unwrap().flatten() {
+        assert!(
+            !e.path().join(".workflow").exists(),
+            "{}",
+            e.path().display()
+        );
+    }
+    assert_eq!(
+        git_status(&p.repo, false),
+        "",
+        "the user's repository is untouched"
+    );
+}
+
+#[test]
 fn credentials_stay_out_of_the_session() {
     const PASSWORD: &str = "s3cr3t-pw";
     let _serial = serial();
