@@ -440,3 +440,76 @@ fn an_agent_backend_writes_each_scenario_in_its_own_call() {
     );
     assert_eq!(plan["AT-001"]["status"], "passed");
 }
+
+/// Rewrites one cell of scenarios.csv (the csv crate quotes what needs quoting).
+fn set_cell(p: &Project, id: &str, scenario: &str, column: &str, value: &str) {
+    let path = p.session_dir(id).join("scenarios.csv");
+    let mut reader = csv::Reader::from_path(&path).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    let at = headers.iter().position(|h| h == column).unwrap();
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(&headers).unwrap();
+    for r in reader.records() {
+        let mut row: Vec<String> = r.unwrap().iter().map(str::to_string).collect();
+        if row[0] == scenario {
+            row[at] = value.to_string();
+        }
+        w.write_record(&row).unwrap();
+    }
+    std::fs::write(&path, w.into_inner().unwrap()).unwrap();
+}
+
+#[test]
+fn issue31_a_test_file_naming_the_generators_own_file_is_refused_on_resume() {
+    let p = Project::fixture("python-spec");
+    let out = plan_only(&p, "test the shop", "standard");
+    out.assert_code(0);
+    let id = out.session_id();
+    assert_eq!(
+        scenarios(&p, &id)["AT-001"]["target_file"],
+        "shop/pricing.py"
+    );
+    // The search writes tests/L1-unit/test_shop_pricing.py for shop/pricing.py: the scenario's
+    // stated checks would be written over it.
+    set_cell(
+        &p,
+        &id,
+        "AT-001",
+        "test_file",
+        "tests/L1-unit/test_shop_pricing.py",
+    );
+    let tasks_before = std::fs::read(p.session_dir(&id).join("tasks.json")).unwrap();
+    let out = p.cmd(&["resume", &id, "-y"]).run();
+    out.assert_code(2);
+    assert!(
+        out.stderr.contains(
+            "scenarios.csv:2 (AT-001): test_file 'tests/L1-unit/test_shop_pricing.py' is the file the generator writes for module shop.pricing"
+        ) && out.stderr.contains("tests/L1-unit/test_at_001_"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        std::fs::read(p.session_dir(&id).join("tasks.json")).unwrap(),
+        tasks_before,
+        "nothing ran"
+    );
+    // A file of the scenario's own is fine.
+    set_cell(
+        &p,
+        &id,
+        "AT-001",
+        "test_file",
+        "tests/L1-unit/test_my_discounts.py",
+    );
+    p.cmd(&["resume", &id, "-y"]).run().assert_code(0);
+    let plan = scenarios(&p, &id);
+    assert_eq!(
+        plan["AT-001"]["test_file"],
+        "tests/L1-unit/test_my_discounts.py"
+    );
+    let dir = p.session_dir(&id).join("tests/L1-unit");
+    let mine = std::fs::read_to_string(dir.join("test_my_discounts.py")).unwrap();
+    assert!(mine.contains("def test_at_001_case_1"), "{mine}");
+    let searched = std::fs::read_to_string(dir.join("test_shop_pricing.py")).unwrap();
+    assert!(!searched.contains("def test_at_001_"), "{searched}");
+}

@@ -160,7 +160,20 @@ pub fn load(session: &SessionDir, repo: &Path) -> Result<Option<Vec<Scenario>>> 
     if !path.is_file() {
         return Ok(None);
     }
-    plan::load(&path, repo, &["L1", "L2", "L3"])
+    // A hand-edited test_file naming the generator's own file (`test_calc.py`) would have the
+    // scenario's tests replace the generator's: refused, naming the row.
+    let searched = crate::team::search_files(session, repo);
+    let clash = |row: &Scenario| {
+        let name = crate::team::scenario_own_file(row)?;
+        let what = searched.get(&name)?;
+        let suggested = build::TestNaming::Python.path(&row.layer, &row.id, &row.name);
+        Some(plan::Problem::GeneratorFile {
+            path: row.test_file.trim().to_string(),
+            what: what.clone(),
+            suggested,
+        })
+    };
+    plan::load_checked(&path, repo, &["L1", "L2", "L3"], clash)
         .map(Some)
         .map_err(|e| Error::BadFile {
             path,

@@ -230,6 +230,13 @@ pub enum Problem {
     EmptyName,
     #[error("{fields} fields where the header has {columns} (a stray quote or separator?)")]
     ExtraFields { fields: usize, columns: usize },
+    /// The scenario's own tests would be written over a file the generator's search writes.
+    #[error("test_file '{path}' is the file the generator writes for {what}: the scenario's tests would replace the generator's (name a file of the scenario's own, like {suggested})")]
+    GeneratorFile {
+        path: String,
+        what: String,
+        suggested: String,
+    },
 }
 
 /// A problem with the row on `line` of `file`, whose id is `id`.
@@ -326,9 +333,30 @@ pub fn read_csv(path: &Path) -> Result<Vec<Scenario>, PlanError> {
 
 /// [`read_csv`] then [`validate`], the problems of both reported together.
 pub fn load(path: &Path, repo: &Path, layers: &[&str]) -> Result<Vec<Scenario>, PlanError> {
+    load_checked(path, repo, layers, |_| None)
+}
+
+/// [`load`] with one more check of each row, by what knows more than the plan (the files the
+/// generator writes).
+pub fn load_checked(
+    path: &Path,
+    repo: &Path,
+    layers: &[&str],
+    more: impl Fn(&Scenario) -> Option<Problem>,
+) -> Result<Vec<Scenario>, PlanError> {
     let (rows, mut problems) = read_rows(path)?;
     let file = display_name(path);
     problems.extend(check(&rows, repo, layers, &file));
+    for (index, row) in rows.iter().enumerate() {
+        if let Some(problem) = more(row) {
+            problems.push(RowProblem {
+                file: file.clone(),
+                line: row.line_or(index),
+                id: row.id.clone(),
+                problem,
+            });
+        }
+    }
     problems.sort_by_key(|p| p.line);
     if problems.is_empty() {
         Ok(rows)
