@@ -513,3 +513,47 @@ fn issue31_a_test_file_naming_the_generators_own_file_is_refused_on_resume() {
     let searched = std::fs::read_to_string(dir.join("test_shop_pricing.py")).unwrap();
     assert!(!searched.contains("def test_at_001_"), "{searched}");
 }
+
+#[test]
+fn issue31_a_plan_that_is_not_a_regular_file_is_an_error_naming_it() {
+    let p = Project::fixture("python-spec");
+    let out = plan_only(&p, "test the shop", "targeted");
+    out.assert_code(0);
+    let id = out.session_id();
+    let path = p.session_dir(&id).join("scenarios.csv");
+    let tasks_before = std::fs::read(p.session_dir(&id).join("tasks.json")).unwrap();
+
+    std::fs::remove_file(&path).unwrap();
+    std::fs::create_dir(&path).unwrap();
+    let out = p.cmd(&["resume", &id, "-y"]).run();
+    out.assert_code(2);
+    assert!(
+        out.stderr.contains(&format!(
+            "{}: is a folder, not a regular file",
+            path.display()
+        )),
+        "{}",
+        out.stderr
+    );
+    std::fs::remove_dir(&path).unwrap();
+
+    // A FIFO is named too, never opened (nobody writes into it: a read would wait forever).
+    let c_path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo(3) with a NUL-terminated path we own.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+    let out = p.cmd(&["resume", &id, "-y"]).run();
+    out.assert_code(2);
+    assert!(
+        out.stderr.contains(&format!(
+            "{}: is a FIFO, not a regular file",
+            path.display()
+        )),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        std::fs::read(p.session_dir(&id).join("tasks.json")).unwrap(),
+        tasks_before,
+        "nothing ran"
+    );
+}

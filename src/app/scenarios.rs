@@ -157,8 +157,20 @@ pub fn write(session: &SessionDir, planned: &Planned) -> Result<()> {
 /// session has no plan.
 pub fn load(session: &SessionDir, repo: &Path) -> Result<Option<Vec<Scenario>>> {
     let path = session.root.join(plan::FILE);
-    if !path.is_file() {
-        return Ok(None);
+    // The type first, without following or opening anything: a FIFO must not block the read,
+    // and a folder or a link where the plan was is a plan the user lost, not a session without
+    // one.
+    match std::fs::symlink_metadata(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(format!("reading {}", path.display()), e)),
+        Ok(meta) if !meta.file_type().is_file() => {
+            let problem = format!(
+                "is {}, not a regular file: put the plan back as a file (or remove it to run without one)",
+                file_kind(&meta.file_type())
+            );
+            return Err(Error::BadFile { path, problem });
+        }
+        Ok(_) => {}
     }
     // A hand-edited test_file naming the generator's own file (`test_calc.py`) would have the
     // scenario's tests replace the generator's: refused, naming the row.
@@ -179,6 +191,24 @@ pub fn load(session: &SessionDir, repo: &Path) -> Result<Option<Vec<Scenario>>> 
             path,
             problem: e.to_string(),
         })
+}
+
+/// What a path that is not a regular file is, in words.
+fn file_kind(kind: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_dir() {
+        "a folder"
+    } else if kind.is_symlink() {
+        "a symbolic link"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_block_device() || kind.is_char_device() {
+        "a device"
+    } else {
+        "something else"
+    }
 }
 
 /// `L2` when the pipeline has it, else the nearest layer it has (lower first).
