@@ -167,6 +167,25 @@ pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// [`read_regular`] that refuses a symbolic link at `path` itself (`O_NOFOLLOW`), for files the
+/// project's tree names that must not lead out of it.
+pub fn read_regular_nofollow(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut f = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(path)?;
+    if !f.metadata()?.file_type().is_file() {
+        return Err(std::io::Error::other(format!(
+            "{} is not a regular file",
+            path.display()
+        )));
+    }
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// [`write_nofollow`] with the contents of `from` (a regular file).
 pub fn copy_nofollow(from: &Path, to: &Path) -> std::io::Result<u64> {
     let bytes = read_regular(from)?;

@@ -557,3 +557,25 @@ fn issue31_a_plan_that_is_not_a_regular_file_is_an_error_naming_it() {
         "nothing ran"
     );
 }
+
+#[test]
+fn issue31_a_requirement_file_that_is_a_symbolic_link_is_refused_naming_it() {
+    let p = Project::fixture("python-spec");
+    let outside = p.tmp.path().join("elsewhere.md");
+    std::fs::write(&outside, "# Not the repository's\n\n- AC-1: secret\n").unwrap();
+    std::os::unix::fs::symlink(&outside, p.repo.join("REQ-009.md")).unwrap();
+    let out = plan_only(&p, "test the shop", "targeted");
+    out.assert_code(2);
+    assert!(
+        out.stderr.contains(
+            "REQ-009.md: is a symbolic link; requirement files are read only as regular files"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("secret") && !out.stdout.contains("secret"));
+    assert!(
+        !p.sessions.exists() || std::fs::read_dir(&p.sessions).unwrap().next().is_none(),
+        "no session made"
+    );
+}

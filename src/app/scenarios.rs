@@ -40,13 +40,14 @@ pub fn plan(
     let reqs = req::load_dir(repo, spec_dir).map_err(|e| {
         let at = format!("{}:{}: ", e.path().display(), e.line());
         let text = e.to_string();
+        let problem = text.strip_prefix(&at).unwrap_or(&text);
         Error::BadFile {
             path: e.path().to_path_buf(),
-            problem: format!(
-                "line {}: {}",
-                e.line(),
-                text.strip_prefix(&at).unwrap_or(&text)
-            ),
+            // Line 0: the file as a whole (unreadable, a link).
+            problem: match e.line() {
+                0 => problem.to_string(),
+                line => format!("line {line}: {problem}"),
+            },
         }
     })?;
     let previous = earlier_sessions(repo, sessions_root);
