@@ -45,6 +45,7 @@
 //! | 39 | a REQ-*.md that is a symbolic link               | exit 2 naming it, no session made                           | scenarios::issue31_a_requirement_file_that_is_a_symbolic_link_is_refused_naming_it |
 //! | 40 | scenarios.csv a folder or a FIFO                 | exit 2 naming it; tasks.json unchanged                      | scenarios::issue31_a_plan_that_is_not_a_regular_file_is_an_error_naming_it |
 //! | 41 | test_file naming the generator's own file        | exit 2 naming the row; tasks.json unchanged                 | scenarios::issue31_a_test_file_naming_the_generators_own_file_is_refused_on_resume |
+//! | 42 | HTML in a requirement's title or criterion       | escaped in the Markdown reports                             | scenarios::issue31_the_markdown_report_escapes_html_from_requirement_files |
 //! | 44 | a fix patch making a symbolic link               | exit 2 naming the file; nothing written                     | apply_fixes::issue31_apply_fixes_refuses_a_patch_that_makes_a_symbolic_link |
 
 use std::collections::BTreeMap;

@@ -558,6 +558,29 @@ fn issue31_a_plan_that_is_not_a_regular_file_is_an_error_naming_it() {
     );
 }
 
+/// A requirement whose title carries HTML and whose criterion reads as a spreadsheet formula;
+/// its one check passes (`total([(2, 3)])` is 6).
+const HOSTILE_REQ: &str = "# REQ-003: Totals <script>alert(1)</script> & more\n\n## Acceptance Criteria\n\n- AC-1: =HYPERLINK(\"http://example.invalid\",\"x\") <b>sums</b>: `total([(2, 3)])` returns `6`\n";
+
+#[test]
+fn issue31_the_markdown_report_escapes_html_from_requirement_files() {
+    let p = Project::fixture("python-spec");
+    p.write("REQ-003.md", HOSTILE_REQ);
+    let out = plan_only(&p, "test the shop", "targeted");
+    out.assert_code(0);
+    let id = out.session_id();
+    let md = p.cmd(&["report", &id, "--format", "md"]).run();
+    md.assert_code(0);
+    assert!(
+        md.stdout
+            .contains("REQ-003: Totals &lt;script&gt;alert(1)&lt;/script&gt; &amp; more")
+            && md.stdout.contains("&lt;b&gt;sums&lt;/b&gt;"),
+        "{}",
+        md.stdout
+    );
+    assert!(!md.stdout.contains("<script>"), "{}", md.stdout);
+}
+
 #[test]
 fn issue31_a_requirement_file_that_is_a_symbolic_link_is_refused_naming_it() {
     let p = Project::fixture("python-spec");

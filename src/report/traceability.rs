@@ -24,7 +24,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::load::Run;
-use super::markdown::cell;
+use super::markdown::{cell, text as md_text};
 use super::model::CsvRow;
 use crate::scenario::plan::{self, Priority, Scenario};
 use crate::scenario::req;
@@ -681,7 +681,7 @@ fn body(md: &mut String, t: &Traceability) {
         s.criteria, s.requirements, s.covered, s.violated, s.failing, s.not_run, s.no_scenario
     );
     for n in &t.notes {
-        let _ = writeln!(md, "- Note: {n}");
+        let _ = writeln!(md, "- Note: {}", md_text(n));
     }
     if !t.notes.is_empty() {
         md.push('\n');
@@ -691,18 +691,19 @@ fn body(md: &mut String, t: &Traceability) {
     } else {
         md.push_str("| Requirement | Criterion | Verdict | Scenario | Layer | Priority | Test file | Last status |\n|---|---|---|---|---|---|---|---|\n");
         for c in &t.criteria {
+            // Everything that comes from a REQ file or scenarios.csv is text, never HTML.
             let requirement = match c.requirement_title.as_deref() {
                 Some(title) if !title.is_empty() && title != c.requirement => {
-                    format!("{}: {}", c.requirement, cell(title))
+                    format!("{}: {}", md_text(&c.requirement), md_text(title))
                 }
-                _ => c.requirement.clone(),
+                _ => md_text(&c.requirement),
             };
             let criterion = match (&c.text, t.criteria_from) {
-                (Some(text), _) => format!("{}: {}", c.criterion, cell(&short(text))),
+                (Some(text), _) => format!("{}: {}", md_text(&c.criterion), md_text(&short(text))),
                 (None, CriteriaFrom::Requirements) => {
-                    format!("{} (not in the requirement files)", c.criterion)
+                    format!("{} (not in the requirement files)", md_text(&c.criterion))
                 }
-                (None, CriteriaFrom::Scenarios) => c.criterion.clone(),
+                (None, CriteriaFrom::Scenarios) => md_text(&c.criterion),
             };
             if c.scenarios.is_empty() {
                 let _ = writeln!(
@@ -716,12 +717,12 @@ fn body(md: &mut String, t: &Traceability) {
                     md,
                     "| {requirement} | {criterion} | {} | {} {} | {} | {} | {} | {} |",
                     c.verdict.words(),
-                    sc.id,
-                    cell(&sc.name),
-                    sc.layer,
+                    md_text(&sc.id),
+                    md_text(&sc.name),
+                    md_text(&sc.layer),
                     sc.priority,
                     file_cell(&sc.test_file),
-                    cell(&sc.status_words())
+                    md_text(&sc.status_words())
                 );
             }
         }
@@ -736,14 +737,14 @@ fn body(md: &mut String, t: &Traceability) {
                 if sc.req_ref.trim().is_empty() {
                     "-".to_string()
                 } else {
-                    cell(&sc.req_ref)
+                    md_text(&sc.req_ref)
                 },
-                sc.id,
-                cell(&sc.name),
-                sc.layer,
+                md_text(&sc.id),
+                md_text(&sc.name),
+                md_text(&sc.layer),
                 sc.priority,
                 file_cell(&sc.test_file),
-                cell(&sc.status_words())
+                md_text(&sc.status_words())
             );
         }
         md.push('\n');
