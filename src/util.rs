@@ -247,9 +247,57 @@ pub fn tail_lines(text: &str, lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
+/// What a spreadsheet reads as the start of a formula (OWASP's CSV injection list).
+const FORMULA_START: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
+
+/// A text cell for a CSV file team-testing writes, safe to open in a spreadsheet: a cell that
+/// starts with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'` (OWASP), so a
+/// scenario name taken from a requirement file is never run as a formula. Quotes already in
+/// front of one of those count as part of the cell (`'=x` is written `''=x`), so
+/// [`csv_text_read`] gives back exactly what was written. Numbers team-testing writes
+/// (durations, rounds) are not text cells and never pass through here.
+pub fn csv_text(cell: &str) -> std::borrow::Cow<'_, str> {
+    if cell.trim_start_matches('\'').starts_with(FORMULA_START) {
+        format!("'{cell}").into()
+    } else {
+        cell.into()
+    }
+}
+
+/// A text cell as [`csv_text`] wrote it, read back: the one `'` it added taken off.
+pub fn csv_text_read(cell: &str) -> &str {
+    match cell.strip_prefix('\'') {
+        Some(rest) if rest.trim_start_matches('\'').starts_with(FORMULA_START) => rest,
+        _ => cell,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn csv_text_neutralises_formulas_and_reads_back_exactly() {
+        for (cell, written) in [
+            ("=HYPERLINK(\"http://x\")", "'=HYPERLINK(\"http://x\")"),
+            ("+1", "'+1"),
+            ("-1.5", "'-1.5"),
+            ("@SUM(A1)", "'@SUM(A1)"),
+            ("\tx", "'\tx"),
+            ("\rx", "'\rx"),
+            ("'=x", "''=x"),
+            ("''=x", "'''=x"),
+            ("plain", "plain"),
+            ("'quoted'", "'quoted'"),
+            ("a=b", "a=b"),
+            ("", ""),
+        ] {
+            assert_eq!(csv_text(cell), written, "{cell:?}");
+            assert_eq!(csv_text_read(&csv_text(cell)), cell, "{cell:?}");
+        }
+        // What a user typed that no writer made is left as it is.
+        assert_eq!(csv_text_read("'plain"), "'plain");
+    }
 
     #[test]
     fn slug_is_safe_and_bounded() {

@@ -562,6 +562,105 @@ fn issue31_a_plan_that_is_not_a_regular_file_is_an_error_naming_it() {
 /// its one check passes (`total([(2, 3)])` is 6).
 const HOSTILE_REQ: &str = "# REQ-003: Totals <script>alert(1)</script> & more\n\n## Acceptance Criteria\n\n- AC-1: =HYPERLINK(\"http://example.invalid\",\"x\") <b>sums</b>: `total([(2, 3)])` returns `6`\n";
 
+/// Every cell of a CSV text, as read.
+fn csv_cells(text: &str) -> Vec<Vec<String>> {
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(text.as_bytes())
+        .records()
+        .map(|r| r.unwrap().iter().map(str::to_string).collect())
+        .collect()
+}
+
+/// No cell a spreadsheet would run as a formula.
+fn assert_no_formula(what: &str, text: &str) {
+    for row in csv_cells(text) {
+        for cell in row {
+            assert!(
+                !cell.starts_with(['=', '+', '-', '@', '\t', '\r']),
+                "{what}: {cell:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn issue31_formula_like_scenario_names_are_neutralised_in_every_csv_and_kept_on_reading() {
+    let p = Project::fixture("python-spec");
+    p.write("REQ-003.md", HOSTILE_REQ);
+    // Standard: the analyst writes results.csv and the Markdown reports.
+    let out = plan_only(&p, "test the shop", "standard");
+    out.assert_code(0);
+    let id = out.session_id();
+    let at = scenarios(&p, &id)
+        .into_iter()
+        .find(|(_, row)| row["req_ref"] == "REQ-003:AC-1")
+        .map(|(at, _)| at)
+        .unwrap();
+    let csv_path = p.session_dir(&id).join("scenarios.csv");
+    let planned = std::fs::read_to_string(&csv_path).unwrap();
+    assert_no_formula("scenarios.csv", &planned);
+    assert!(
+        scenarios(&p, &id)[&at]["name"].starts_with("'=HYPERLINK(\"http://example.invalid\""),
+        "{planned}"
+    );
+
+    p.cmd(&["resume", &id, "-y"]).run().assert_code(0);
+    // Read back (and rewritten by every layer) the name is the criterion's, with one quote in
+    // the file.
+    let row = &scenarios(&p, &id)[&at];
+    assert_eq!(row["status"], "passed", "{row:?}");
+    assert!(row["name"].starts_with("'=HYPERLINK("), "{row:?}");
+    let report = read_json(&p.session_dir(&id).join("analysis/report.json"));
+    let traced = report["traceability"]["criteria"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["scenarios"].as_array().unwrap())
+        .find(|s| s["id"] == at.as_str())
+        .unwrap()
+        .clone();
+    let name = traced["name"].as_str().unwrap();
+    assert!(
+        name.starts_with("=HYPERLINK(\"http://example.invalid\""),
+        "{traced}"
+    );
+    assert_eq!(format!("'{name}"), row["name"]);
+
+    let results = std::fs::read_to_string(p.session_dir(&id).join("analysis/results.csv")).unwrap();
+    assert_no_formula("analysis/results.csv", &results);
+    let rows = csv_cells(&results);
+    let name_at = rows[0].iter().position(|h| h == "name").unwrap();
+    assert!(
+        rows.iter().any(|r| r[name_at] == format!("'{name}")),
+        "{results}"
+    );
+    let printed = p.cmd(&["report", &id, "--format", "csv"]).run();
+    printed.assert_code(0);
+    assert_no_formula("report --format csv", &printed.stdout);
+    assert!(
+        csv_cells(&printed.stdout)
+            .iter()
+            .any(|r| r[name_at] == format!("'{name}")),
+        "{}",
+        printed.stdout
+    );
+
+    // The Markdown reports show the title's HTML as text.
+    for file in ["analysis/traceability.md", "analysis/quality-report.md"] {
+        let md = std::fs::read_to_string(p.session_dir(&id).join(file)).unwrap();
+        assert!(
+            md.contains("Totals &lt;script&gt;alert(1)&lt;/script&gt; &amp; more")
+                && md.contains("&lt;b&gt;sums&lt;/b&gt;"),
+            "{file}:\n{md}"
+        );
+        assert!(
+            !md.contains("<script>") && !md.contains("<b>"),
+            "{file}:\n{md}"
+        );
+    }
+}
+
 #[test]
 fn issue31_the_markdown_report_escapes_html_from_requirement_files() {
     let p = Project::fixture("python-spec");

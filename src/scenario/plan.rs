@@ -9,7 +9,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::util::FileError;
+use crate::util::{csv_text, csv_text_read, FileError};
 
 /// The file name problems are reported against.
 pub const FILE: &str = "scenarios.csv";
@@ -286,7 +286,9 @@ pub fn write_csv(path: &Path, rows: &[Scenario]) -> Result<(), PlanError> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(COLUMNS).map_err(csv_err)?;
     for row in rows {
-        w.write_record(COLUMNS.iter().map(|c| row.cell(c).unwrap_or_default()))
+        // Every cell is text; one a spreadsheet would run as a formula is neutralised.
+        let cells = COLUMNS.iter().map(|c| row.cell(c).unwrap_or_default());
+        w.write_record(cells.map(|c| csv_text(&c).into_owned()))
             .map_err(csv_err)?;
     }
     let bytes = w.into_inner().map_err(|e| csv_err(e.into_error().into()))?;
@@ -445,12 +447,13 @@ fn read_rows(path: &Path) -> Result<(Vec<Scenario>, Vec<RowProblem>), PlanError>
                 },
             });
         }
+        // The `'` writing put before a formula-like cell comes off again.
         let get = |column: &str| -> String {
-            header
+            let cell = header
                 .get(column)
                 .and_then(|&i| record.get(i))
-                .unwrap_or_default()
-                .to_string()
+                .unwrap_or_default();
+            csv_text_read(cell).to_string()
         };
         let list = |column: &str| -> Vec<String> {
             get(column)
