@@ -232,32 +232,47 @@ pub(super) fn traceability(
 
     let mut other_scenarios = Vec::new();
     let mut unknown: Vec<String> = Vec::new();
+    // Each criterion by (requirement, criterion), upper-cased, once: a scan per scenario made
+    // the section quadratic (100,000 criteria took minutes). The first of two equal keys wins,
+    // as the scan had it.
+    let key = |requirement: &str, criterion: &str| {
+        (
+            requirement.to_ascii_uppercase(),
+            criterion.to_ascii_uppercase(),
+        )
+    };
+    let mut index: HashMap<(String, String), usize> = HashMap::with_capacity(criteria.len());
+    for (i, c) in criteria.iter().enumerate() {
+        index.entry(key(&c.requirement, &c.criterion)).or_insert(i);
+    }
     for s in traced {
         let refs = spec_refs(&s.req_ref);
         if refs.is_empty() {
             other_scenarios.push(s);
             continue;
         }
-        for (requirement, criterion) in refs {
-            let at = criteria.iter().position(|c| {
-                c.requirement.eq_ignore_ascii_case(&requirement)
-                    && c.criterion.eq_ignore_ascii_case(&criterion)
-            });
-            let at = at.unwrap_or_else(|| {
-                if criteria_from == CriteriaFrom::Requirements {
-                    unknown.push(format!("{requirement}:{criterion}"));
-                }
-                criteria.push(TracedCriterion {
-                    requirement,
-                    requirement_title: None,
-                    criterion,
-                    text: None,
-                    verdict: Verdict::NoScenario,
-                    scenarios: Vec::new(),
+        let last = refs.len() - 1;
+        let mut s = Some(s);
+        for (n, (requirement, criterion)) in refs.into_iter().enumerate() {
+            let at = *index
+                .entry(key(&requirement, &criterion))
+                .or_insert_with(|| {
+                    if criteria_from == CriteriaFrom::Requirements {
+                        unknown.push(format!("{requirement}:{criterion}"));
+                    }
+                    criteria.push(TracedCriterion {
+                        requirement,
+                        requirement_title: None,
+                        criterion,
+                        text: None,
+                        verdict: Verdict::NoScenario,
+                        scenarios: Vec::new(),
+                    });
+                    criteria.len() - 1
                 });
-                criteria.len() - 1
-            });
-            criteria[at].scenarios.push(s.clone());
+            // The last reference takes the scenario itself; the others a copy.
+            let scenario = if n == last { s.take() } else { s.clone() };
+            criteria[at].scenarios.extend(scenario);
         }
     }
     if !unknown.is_empty() {
@@ -435,7 +450,14 @@ pub(super) fn number_in(text: &str) -> Option<u64> {
 struct Matcher<'a> {
     scenarios: &'a [Scenario],
     by_file: HashMap<String, usize>,
+    /// A test file's last path component -> the scenarios whose file has it, in plan order.
+    by_name: HashMap<String, Vec<usize>>,
     by_number: HashMap<u64, usize>,
+}
+
+/// `tests/L1-unit/test_a.py` -> `test_a.py`.
+fn last_component(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
 }
 
 fn norm(path: &str) -> String {
@@ -446,10 +468,16 @@ fn norm(path: &str) -> String {
 impl<'a> Matcher<'a> {
     fn new(scenarios: &'a [Scenario]) -> Matcher<'a> {
         let mut by_file = HashMap::new();
+        let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
         let mut by_number = HashMap::new();
         for (i, s) in scenarios.iter().enumerate() {
             if !s.test_file.trim().is_empty() {
-                by_file.entry(norm(&s.test_file)).or_insert(i);
+                let file = norm(&s.test_file);
+                by_name
+                    .entry(last_component(&file).to_string())
+                    .or_default()
+                    .push(i);
+                by_file.entry(file).or_insert(i);
             }
             if let Some(n) = s.id.strip_prefix("AT-").and_then(|n| n.parse::<u64>().ok()) {
                 by_number.entry(n).or_insert(i);
@@ -458,6 +486,7 @@ impl<'a> Matcher<'a> {
         Matcher {
             scenarios,
             by_file,
+            by_name,
             by_number,
         }
     }
@@ -474,14 +503,16 @@ impl<'a> Matcher<'a> {
             {
                 return Some(i);
             }
-            // A file named relative to another folder: the one scenario whose file ends so.
+            // A file named relative to another folder: the one scenario whose file ends so
+            // (among those of the same file name, not every scenario: once per test).
             let suffix = format!("/{file}");
             let ends: Vec<usize> = self
-                .scenarios
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| norm(&s.test_file).ends_with(&suffix))
-                .map(|(i, _)| i)
+                .by_name
+                .get(last_component(&file))
+                .into_iter()
+                .flatten()
+                .copied()
+                .filter(|&i| norm(&self.scenarios[i].test_file).ends_with(&suffix))
                 .collect();
             if let [i] = ends[..] {
                 return Some(i);
