@@ -167,6 +167,25 @@ pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// [`read_regular`] that refuses a symbolic link at `path` itself (`O_NOFOLLOW`), for files the
+/// project's tree names that must not lead out of it.
+pub fn read_regular_nofollow(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut f = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(path)?;
+    if !f.metadata()?.file_type().is_file() {
+        return Err(std::io::Error::other(format!(
+            "{} is not a regular file",
+            path.display()
+        )));
+    }
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// [`write_nofollow`] with the contents of `from` (a regular file).
 pub fn copy_nofollow(from: &Path, to: &Path) -> std::io::Result<u64> {
     let bytes = read_regular(from)?;
@@ -228,9 +247,57 @@ pub fn tail_lines(text: &str, lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
+/// What a spreadsheet reads as the start of a formula (OWASP's CSV injection list).
+const FORMULA_START: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
+
+/// A text cell for a CSV file team-testing writes, safe to open in a spreadsheet: a cell that
+/// starts with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'` (OWASP), so a
+/// scenario name taken from a requirement file is never run as a formula. Quotes already in
+/// front of one of those count as part of the cell (`'=x` is written `''=x`), so
+/// [`csv_text_read`] gives back exactly what was written. Numbers team-testing writes
+/// (durations, rounds) are not text cells and never pass through here.
+pub fn csv_text(cell: &str) -> std::borrow::Cow<'_, str> {
+    if cell.trim_start_matches('\'').starts_with(FORMULA_START) {
+        format!("'{cell}").into()
+    } else {
+        cell.into()
+    }
+}
+
+/// A text cell as [`csv_text`] wrote it, read back: the one `'` it added taken off.
+pub fn csv_text_read(cell: &str) -> &str {
+    match cell.strip_prefix('\'') {
+        Some(rest) if rest.trim_start_matches('\'').starts_with(FORMULA_START) => rest,
+        _ => cell,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn csv_text_neutralises_formulas_and_reads_back_exactly() {
+        for (cell, written) in [
+            ("=HYPERLINK(\"http://x\")", "'=HYPERLINK(\"http://x\")"),
+            ("+1", "'+1"),
+            ("-1.5", "'-1.5"),
+            ("@SUM(A1)", "'@SUM(A1)"),
+            ("\tx", "'\tx"),
+            ("\rx", "'\rx"),
+            ("'=x", "''=x"),
+            ("''=x", "'''=x"),
+            ("plain", "plain"),
+            ("'quoted'", "'quoted'"),
+            ("a=b", "a=b"),
+            ("", ""),
+        ] {
+            assert_eq!(csv_text(cell), written, "{cell:?}");
+            assert_eq!(csv_text_read(&csv_text(cell)), cell, "{cell:?}");
+        }
+        // What a user typed that no writer made is left as it is.
+        assert_eq!(csv_text_read("'plain"), "'plain");
+    }
 
     #[test]
     fn slug_is_safe_and_bounded() {

@@ -382,3 +382,60 @@ fn apply_fixes_with_layer_or_force_is_a_usage_error() {
         );
     }
 }
+
+#[test]
+fn issue31_apply_fixes_refuses_a_patch_that_makes_a_symbolic_link() {
+    let f = session_with_fixes();
+    // A tampered session: the fix branch gains a link out of the repository, and the combined
+    // patch and the manifest (its hash too) are made to agree with it.
+    let outside = f.p.tmp.path().join("outside.txt");
+    std::fs::write(&outside, "not the repository's\n").unwrap();
+    std::os::unix::fs::symlink(&outside, f.worktree.join("calc/link")).unwrap();
+    git_out(&f.worktree, &["add", "calc/link"]);
+    git_out(&f.worktree, &["commit", "-q", "-m", "a link"]);
+    let head = git_out(&f.worktree, &["rev-parse", "HEAD"]);
+    let manifest_path = f.session.join(FIXES_MANIFEST);
+    let mut manifest: FixManifest =
+        serde_json::from_str(&std::fs::read_to_string(&manifest_path).unwrap()).unwrap();
+    let out = Command::new("git")
+        .args(["diff", "--binary", &manifest.base_commit, &head])
+        .current_dir(&f.worktree)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let patch = String::from_utf8(out.stdout).unwrap();
+    assert!(patch.contains("new file mode 120000"), "{patch}");
+    std::fs::write(f.session.join(COMBINED_PATCH), &patch).unwrap();
+    manifest.head_commit = head;
+    manifest.files.push(FixedFile {
+        path: "calc/link".into(),
+        status: FixedFile::ADDED.into(),
+        base_sha256: None,
+        head_sha256: Some(sha256_hex(outside.to_str().unwrap().as_bytes())),
+    });
+    std::fs::write(
+        &manifest_path,
+        serde_json::to_string_pretty(&manifest).unwrap(),
+    )
+    .unwrap();
+
+    let before = touched(&f);
+    for extra in [&[][..], &["--dry-run"][..]] {
+        let out = f.apply(extra);
+        out.assert_code(2);
+        assert!(
+            out.stderr.contains(&format!(
+                "{}: refusing the fixes, nothing was written: calc/link is created with mode 120000 (a symbolic link)",
+                f.session.join(COMBINED_PATCH).display()
+            )),
+            "{}",
+            out.stderr
+        );
+        assert!(!out.stdout.contains("Applied"), "{}", out.stdout);
+    }
+    assert_eq!(touched(&f), before, "a refused apply wrote something");
+    assert!(
+        std::fs::symlink_metadata(f.p.repo.join("calc/link")).is_err(),
+        "the link was made"
+    );
+}

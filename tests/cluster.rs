@@ -1224,6 +1224,50 @@ fn parallel_layers_on_two_executors_keep_their_own_runs() {
 }
 
 #[test]
+fn the_default_sessions_folder_inside_the_repository_works() {
+    let _serial = serial();
+    let Some(mut cl) = Cluster::start(&[]) else {
+        return;
+    };
+    let url = cl.url();
+    cl.worker("host-a", "generator,executor", &[]);
+    cl.wait_for_workers(&url, &["host-a"]);
+    // No TEAM_TESTING_SESSIONS: the sessions go to <repo>/.workflow/.team, which the run adds
+    // to .git/info/exclude before it snapshots the repository for the worker.
+    let mut p = Project::fixture("python-calc");
+    p.sessions = p.repo.join(".workflow/.team");
+    let mut cmd = p.cmd(&run_args(&url));
+    cmd.c.env_remove("TEAM_TESTING_SESSIONS");
+    let out = cl.run("remote run, default sessions folder", cmd, RUN_LIMIT);
+    out.assert_code(0);
+    let id = out.session_id();
+    assert!(p.session_dir(&id).join("session.json").is_file());
+    assert_completed_once(&p, &id);
+    let exclude = std::fs::read_to_string(p.repo.join(".git/info/exclude")).unwrap();
+    assert!(exclude.contains("/.workflow/"), "{exclude}");
+    for t in p.tasks(&id) {
+        let tid = t["id"].as_str().unwrap();
+        if tid.starts_with("TESTGEN-") || tid.starts_with("TESTRUN-") {
+            assert_eq!(t["meta"]["host"], "host-a", "{tid} ran on the worker: {t}");
+        }
+    }
+    // The worker's copy had no sessions in it.
+    let host = cl.tmp.path().join("hosts/host-a/repos");
+    for e in std::fs::read_dir(&host).unwrap().flatten() {
+        assert!(
+            !e.path().join(".workflow").exists(),
+            "{}",
+            e.path().display()
+        );
+    }
+    assert_eq!(
+        git_status(&p.repo, false),
+        "",
+        "the user's repository is untouched"
+    );
+}
+
+#[test]
 fn credentials_stay_out_of_the_session() {
     const PASSWORD: &str = "s3cr3t-pw";
     let _serial = serial();
@@ -1298,4 +1342,98 @@ fn credentials_stay_out_of_the_session() {
     );
     out.assert_code(2);
     assert!(out.stderr.contains("missing.creds"), "{}", out.stderr);
+}
+
+#[test]
+fn issue31_a_task_the_worker_refuses_leaves_no_run_folder() {
+    use team_testing::pipeline::config::TeamConfig;
+    use team_testing::remote::objects::Objects;
+    use team_testing::remote::wire::{EventKind, RepoRef, TaskEnvelope, WorkerEvent};
+    use team_testing::remote::{names, snapshot, streams, ClusterSettings};
+    use team_testing::tasks::Task;
+
+    let _serial = serial();
+    let Some(mut cl) = Cluster::start(&[]) else {
+        return;
+    };
+    let url = cl.url();
+    cl.worker("host-a", "executor", &[]);
+    cl.wait_for_workers(&url, &["host-a"]);
+    // A task as anyone who can publish on the server may send one: a real repository bundle,
+    // and an input manifest naming a file no coordinator sends, which the worker refuses once
+    // it has made the task's folder.
+    let p = Project::fixture("python-calc");
+    let snap = snapshot::make(&p.repo, &cl.tmp.path().join("forge"), &[]).unwrap();
+    let session_id = "TST-refused-2026-12-05";
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let outcome = rt.block_on(async {
+        let client = ClusterSettings::new(&url)
+            .unwrap()
+            .connect("a forger")
+            .await
+            .unwrap();
+        let js = async_nats::jetstream::new(client);
+        streams::tasks(&js).await.unwrap();
+        let events = streams::events(&js).await.unwrap();
+        let objects = Objects::open(&js).await.unwrap();
+        let bundle = objects.put_file(&snap.bundle).await.unwrap();
+        let some = objects.put(b"x").await.unwrap();
+        let manifest = serde_json::json!({ "tasks.json.lock": some });
+        let inputs = objects.put(manifest.to_string().as_bytes()).await.unwrap();
+        let mut task = Task::new("TESTRUN-001", "run the tests", "executor", Vec::new());
+        task.layer = Some("L1-unit".into());
+        task.attempts = 1;
+        let envelope = TaskEnvelope {
+            session_id: session_id.into(),
+            task,
+            instance: "executor".into(),
+            role: "executor".into(),
+            role_body: String::new(),
+            timeout_s: 60,
+            config: TeamConfig::builtin().unwrap(),
+            sandbox: Default::default(),
+            agents: Default::default(),
+            repo: RepoRef {
+                commit: snap.commit.clone(),
+                object: bundle,
+                subdir: snap.subdir.clone(),
+            },
+            inputs,
+            shard: None,
+        };
+        let payload = serde_json::to_vec(&envelope).unwrap();
+        let subject = names::task_subject("executor");
+        streams::publish_durable(&js, &subject, &envelope.work_id(), payload, SHORT_LIMIT)
+            .await
+            .unwrap();
+        let subject = names::event_subject(session_id);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Ok(msg) = events.get_last_raw_message_by_subject(&subject).await {
+                let event: WorkerEvent = serde_json::from_slice(&msg.payload).unwrap();
+                if let EventKind::Finished(f) = event.kind {
+                    return f.outcome;
+                }
+            }
+            assert!(Instant::now() < deadline, "no outcome of the forged task");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    });
+    cl.event(&format!("the forged task's outcome: {}", outcome.summary));
+    assert!(
+        outcome.summary.contains("not a session input"),
+        "{}",
+        outcome.summary
+    );
+    let runs = cl.tmp.path().join("hosts/host-a/runs");
+    let left: Vec<PathBuf> = std::fs::read_dir(&runs)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }

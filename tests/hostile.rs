@@ -1,6 +1,6 @@
 //! The hostile-input catalogue. Each case: the error class (exit code and the message that names
 //! the file and the problem, or the session marked failed with the reason), the prior state intact,
-//! no panic. Cases 1–12 and 33–38 are tested where their feature lives; the rest here.
+//! no panic. Cases 1–12 and 33–44 are tested where their feature lives; the rest here.
 //!
 //! | #  | input                                            | expected                                                    | test |
 //! |----|--------------------------------------------------|-------------------------------------------------------------|------|
@@ -42,6 +42,12 @@
 //! | 36 | roles add: duplicate prefix, unknown backend     | exit 2 naming the file; tasks.json unchanged                | dynamic::a_role_file_with_a_duplicate_prefix_or_an_unknown_backend_is_an_error_naming_it |
 //! | 37 | a resumed session whose repository is gone       | exit 2 naming the path                                      | views::resuming_an_example_whose_repo_is_gone_is_a_clear_error |
 //! | 38 | a role printing garbage instead of its outcome   | task failed with the line quoted                            | pipelines::a_role_printing_garbage_fails_with_the_reason |
+//! | 39 | a REQ-*.md that is a symbolic link               | exit 2 naming it, no session made                           | scenarios::issue31_a_requirement_file_that_is_a_symbolic_link_is_refused_naming_it |
+//! | 40 | scenarios.csv a folder or a FIFO                 | exit 2 naming it; tasks.json unchanged                      | scenarios::issue31_a_plan_that_is_not_a_regular_file_is_an_error_naming_it |
+//! | 41 | test_file naming the generator's own file        | exit 2 naming the row; tasks.json unchanged                 | scenarios::issue31_a_test_file_naming_the_generators_own_file_is_refused_on_resume |
+//! | 42 | HTML in a requirement's title or criterion       | escaped in the Markdown reports                             | scenarios::issue31_the_markdown_report_escapes_html_from_requirement_files |
+//! | 43 | a criterion starting with `=` (CSV formula)      | `'=` in every CSV written, the name kept on reading         | scenarios::issue31_formula_like_scenario_names_are_neutralised_in_every_csv_and_kept_on_reading |
+//! | 44 | a fix patch making a symbolic link               | exit 2 naming the file; nothing written                     | apply_fixes::issue31_apply_fixes_refuses_a_patch_that_makes_a_symbolic_link |
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

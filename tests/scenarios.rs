@@ -440,3 +440,264 @@ fn an_agent_backend_writes_each_scenario_in_its_own_call() {
     );
     assert_eq!(plan["AT-001"]["status"], "passed");
 }
+
+/// Rewrites one cell of scenarios.csv (the csv crate quotes what needs quoting).
+fn set_cell(p: &Project, id: &str, scenario: &str, column: &str, value: &str) {
+    let path = p.session_dir(id).join("scenarios.csv");
+    let mut reader = csv::Reader::from_path(&path).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    let at = headers.iter().position(|h| h == column).unwrap();
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(&headers).unwrap();
+    for r in reader.records() {
+        let mut row: Vec<String> = r.unwrap().iter().map(str::to_string).collect();
+        if row[0] == scenario {
+            row[at] = value.to_string();
+        }
+        w.write_record(&row).unwrap();
+    }
+    std::fs::write(&path, w.into_inner().unwrap()).unwrap();
+}
+
+#[test]
+fn issue31_a_test_file_naming_the_generators_own_file_is_refused_on_resume() {
+    let p = Project::fixture("python-spec");
+    let out = plan_only(&p, "test the shop", "standard");
+    out.assert_code(0);
+    let id = out.session_id();
+    assert_eq!(
+        scenarios(&p, &id)["AT-001"]["target_file"],
+        "shop/pricing.py"
+    );
+    // The search writes tests/L1-unit/test_shop_pricing.py for shop/pricing.py: the scenario's
+    // stated checks would be written over it.
+    set_cell(
+        &p,
+        &id,
+        "AT-001",
+        "test_file",
+        "tests/L1-unit/test_shop_pricing.py",
+    );
+    let tasks_before = std::fs::read(p.session_dir(&id).join("tasks.json")).unwrap();
+    let out = p.cmd(&["resume", &id, "-y"]).run();
+    out.assert_code(2);
+    assert!(
+        out.stderr.contains(
+            "scenarios.csv:2 (AT-001): test_file 'tests/L1-unit/test_shop_pricing.py' is the file the generator writes for module shop.pricing"
+        ) && out.stderr.contains("tests/L1-unit/test_at_001_"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        std::fs::read(p.session_dir(&id).join("tasks.json")).unwrap(),
+        tasks_before,
+        "nothing ran"
+    );
+    // A file of the scenario's own is fine.
+    set_cell(
+        &p,
+        &id,
+        "AT-001",
+        "test_file",
+        "tests/L1-unit/test_my_discounts.py",
+    );
+    p.cmd(&["resume", &id, "-y"]).run().assert_code(0);
+    let plan = scenarios(&p, &id);
+    assert_eq!(
+        plan["AT-001"]["test_file"],
+        "tests/L1-unit/test_my_discounts.py"
+    );
+    let dir = p.session_dir(&id).join("tests/L1-unit");
+    let mine = std::fs::read_to_string(dir.join("test_my_discounts.py")).unwrap();
+    assert!(mine.contains("def test_at_001_case_1"), "{mine}");
+    let searched = std::fs::read_to_string(dir.join("test_shop_pricing.py")).unwrap();
+    assert!(!searched.contains("def test_at_001_"), "{searched}");
+}
+
+#[test]
+fn issue31_a_plan_that_is_not_a_regular_file_is_an_error_naming_it() {
+    let p = Project::fixture("python-spec");
+    let out = plan_only(&p, "test the shop", "targeted");
+    out.assert_code(0);
+    let id = out.session_id();
+    let path = p.session_dir(&id).join("scenarios.csv");
+    let tasks_before = std::fs::read(p.session_dir(&id).join("tasks.json")).unwrap();
+
+    std::fs::remove_file(&path).unwrap();
+    std::fs::create_dir(&path).unwrap();
+    let out = p.cmd(&["resume", &id, "-y"]).run();
+    out.assert_code(2);
+    assert!(
+        out.stderr.contains(&format!(
+            "{}: is a folder, not a regular file",
+            path.display()
+        )),
+        "{}",
+        out.stderr
+    );
+    std::fs::remove_dir(&path).unwrap();
+
+    // A FIFO is named too, never opened (nobody writes into it: a read would wait forever).
+    let c_path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo(3) with a NUL-terminated path we own.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+    let out = p.cmd(&["resume", &id, "-y"]).run();
+    out.assert_code(2);
+    assert!(
+        out.stderr.contains(&format!(
+            "{}: is a FIFO, not a regular file",
+            path.display()
+        )),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        std::fs::read(p.session_dir(&id).join("tasks.json")).unwrap(),
+        tasks_before,
+        "nothing ran"
+    );
+}
+
+/// A requirement whose title carries HTML and whose criterion reads as a spreadsheet formula;
+/// its one check passes (`total([(2, 3)])` is 6).
+const HOSTILE_REQ: &str = "# REQ-003: Totals <script>alert(1)</script> & more\n\n## Acceptance Criteria\n\n- AC-1: =HYPERLINK(\"http://example.invalid\",\"x\") <b>sums</b>: `total([(2, 3)])` returns `6`\n";
+
+/// Every cell of a CSV text, as read.
+fn csv_cells(text: &str) -> Vec<Vec<String>> {
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(text.as_bytes())
+        .records()
+        .map(|r| r.unwrap().iter().map(str::to_string).collect())
+        .collect()
+}
+
+/// No cell a spreadsheet would run as a formula.
+fn assert_no_formula(what: &str, text: &str) {
+    for row in csv_cells(text) {
+        for cell in row {
+            assert!(
+                !cell.starts_with(['=', '+', '-', '@', '\t', '\r']),
+                "{what}: {cell:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn issue31_formula_like_scenario_names_are_neutralised_in_every_csv_and_kept_on_reading() {
+    let p = Project::fixture("python-spec");
+    p.write("REQ-003.md", HOSTILE_REQ);
+    // Standard: the analyst writes results.csv and the Markdown reports.
+    let out = plan_only(&p, "test the shop", "standard");
+    out.assert_code(0);
+    let id = out.session_id();
+    let at = scenarios(&p, &id)
+        .into_iter()
+        .find(|(_, row)| row["req_ref"] == "REQ-003:AC-1")
+        .map(|(at, _)| at)
+        .unwrap();
+    let csv_path = p.session_dir(&id).join("scenarios.csv");
+    let planned = std::fs::read_to_string(&csv_path).unwrap();
+    assert_no_formula("scenarios.csv", &planned);
+    assert!(
+        scenarios(&p, &id)[&at]["name"].starts_with("'=HYPERLINK(\"http://example.invalid\""),
+        "{planned}"
+    );
+
+    p.cmd(&["resume", &id, "-y"]).run().assert_code(0);
+    // Read back (and rewritten by every layer) the name is the criterion's, with one quote in
+    // the file.
+    let row = &scenarios(&p, &id)[&at];
+    assert_eq!(row["status"], "passed", "{row:?}");
+    assert!(row["name"].starts_with("'=HYPERLINK("), "{row:?}");
+    let report = read_json(&p.session_dir(&id).join("analysis/report.json"));
+    let traced = report["traceability"]["criteria"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["scenarios"].as_array().unwrap())
+        .find(|s| s["id"] == at.as_str())
+        .unwrap()
+        .clone();
+    let name = traced["name"].as_str().unwrap();
+    assert!(
+        name.starts_with("=HYPERLINK(\"http://example.invalid\""),
+        "{traced}"
+    );
+    assert_eq!(format!("'{name}"), row["name"]);
+
+    let results = std::fs::read_to_string(p.session_dir(&id).join("analysis/results.csv")).unwrap();
+    assert_no_formula("analysis/results.csv", &results);
+    let rows = csv_cells(&results);
+    let name_at = rows[0].iter().position(|h| h == "name").unwrap();
+    assert!(
+        rows.iter().any(|r| r[name_at] == format!("'{name}")),
+        "{results}"
+    );
+    let printed = p.cmd(&["report", &id, "--format", "csv"]).run();
+    printed.assert_code(0);
+    assert_no_formula("report --format csv", &printed.stdout);
+    assert!(
+        csv_cells(&printed.stdout)
+            .iter()
+            .any(|r| r[name_at] == format!("'{name}")),
+        "{}",
+        printed.stdout
+    );
+
+    // The Markdown reports show the title's HTML as text.
+    for file in ["analysis/traceability.md", "analysis/quality-report.md"] {
+        let md = std::fs::read_to_string(p.session_dir(&id).join(file)).unwrap();
+        assert!(
+            md.contains("Totals &lt;script&gt;alert(1)&lt;/script&gt; &amp; more")
+                && md.contains("&lt;b&gt;sums&lt;/b&gt;"),
+            "{file}:\n{md}"
+        );
+        assert!(
+            !md.contains("<script>") && !md.contains("<b>"),
+            "{file}:\n{md}"
+        );
+    }
+}
+
+#[test]
+fn issue31_the_markdown_report_escapes_html_from_requirement_files() {
+    let p = Project::fixture("python-spec");
+    p.write("REQ-003.md", HOSTILE_REQ);
+    let out = plan_only(&p, "test the shop", "targeted");
+    out.assert_code(0);
+    let id = out.session_id();
+    let md = p.cmd(&["report", &id, "--format", "md"]).run();
+    md.assert_code(0);
+    assert!(
+        md.stdout
+            .contains("REQ-003: Totals &lt;script&gt;alert(1)&lt;/script&gt; &amp; more")
+            && md.stdout.contains("&lt;b&gt;sums&lt;/b&gt;"),
+        "{}",
+        md.stdout
+    );
+    assert!(!md.stdout.contains("<script>"), "{}", md.stdout);
+}
+
+#[test]
+fn issue31_a_requirement_file_that_is_a_symbolic_link_is_refused_naming_it() {
+    let p = Project::fixture("python-spec");
+    let outside = p.tmp.path().join("elsewhere.md");
+    std::fs::write(&outside, "# Not the repository's\n\n- AC-1: secret\n").unwrap();
+    std::os::unix::fs::symlink(&outside, p.repo.join("REQ-009.md")).unwrap();
+    let out = plan_only(&p, "test the shop", "targeted");
+    out.assert_code(2);
+    assert!(
+        out.stderr.contains(
+            "REQ-009.md: is a symbolic link; requirement files are read only as regular files"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("secret") && !out.stdout.contains("secret"));
+    assert!(
+        !p.sessions.exists() || std::fs::read_dir(&p.sessions).unwrap().next().is_none(),
+        "no session made"
+    );
+}

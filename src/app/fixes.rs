@@ -36,6 +36,15 @@ pub enum FixError {
     #[error("{}: git cannot read the patch: {stderr}", patch.display())]
     BadPatch { patch: PathBuf, stderr: String },
 
+    /// The patch makes or changes something other than a regular file's content (a symbolic
+    /// link, a submodule, a file's mode): code fixes never need that.
+    #[error("{}: {}", patch.display(), unsafe_refusal(file, problem))]
+    UnsafePatch {
+        patch: PathBuf,
+        file: String,
+        problem: String,
+    },
+
     /// A touched file is no longer what the fixes were made from.
     #[error(
         "refusing to apply the fixes of session {session}: {} changed since the fixes were made, \
@@ -74,6 +83,12 @@ pub enum FixError {
     Git(#[from] ProcError),
 }
 
+fn unsafe_refusal(file: &str, problem: &str) -> String {
+    format!(
+        "refusing the fixes, nothing was written: {file} {problem} (code fixes change the content of regular files only)"
+    )
+}
+
 /// Every refusal is bad input or environment, the way `apply` refuses to overwrite a file.
 impl From<FixError> for crate::error::Error {
     fn from(e: FixError) -> Self {
@@ -82,6 +97,11 @@ impl From<FixError> for crate::error::Error {
             FixError::Manifest(f) => Error::File(f),
             FixError::Git(p) => Error::Proc(p),
             FixError::BadManifest { manifest, problem } => Error::bad_file(manifest, problem),
+            FixError::UnsafePatch {
+                patch,
+                file,
+                problem,
+            } => Error::bad_file(patch, unsafe_refusal(&file, &problem)),
             FixError::Read { path, cause } => {
                 Error::io(format!("reading {}", path.display()), cause)
             }
@@ -295,6 +315,15 @@ pub fn prepare(session: &SessionDir, repo: &Path) -> Result<FixPlan, FixError> {
         path: patch.clone(),
         cause,
     })?;
+    // Before git reads it: a patch that would make a symbolic link (pointing anywhere) or
+    // change a mode is refused, whatever the manifest's hashes say.
+    if let Some((file, problem)) = unsafe_mode(&patch_text) {
+        return Err(FixError::UnsafePatch {
+            patch: patch.clone(),
+            file,
+            problem,
+        });
+    }
     let numstat = if patch_text.iter().all(u8::is_ascii_whitespace) {
         Vec::new()
     } else {
@@ -412,6 +441,93 @@ pub fn apply(plan: &FixPlan, dry_run: bool) -> Result<Vec<String>, FixError> {
         });
     }
     Ok(verified)
+}
+
+/// The file modes a code fix may name: a regular file, executable or not.
+const REGULAR_MODES: [&str; 2] = ["100644", "100755"];
+
+/// The first file of a git patch whose header makes or deletes something other than a regular
+/// file, changes in place something other than one, or changes a file's mode: (its path as the
+/// header names it, what is wrong). A header is the `diff --git a/X b/Y` line and the lines
+/// after it up to the first `---`, `+++`, `@@` or `GIT binary patch`.
+fn unsafe_mode(patch: &[u8]) -> Option<(String, String)> {
+    let text = String::from_utf8_lossy(patch);
+    let mut file = String::new();
+    let mut in_header = false;
+    let mut old_mode: Option<String> = None;
+    for line in text.lines() {
+        if let Some(names) = line.strip_prefix("diff --git ") {
+            if let Some(old) = old_mode.take() {
+                return Some((file, format!("changes the file's mode (old mode {old})")));
+            }
+            file = names
+                .rsplit_once(" b/")
+                .map_or(names, |(_, new)| new)
+                .to_string();
+            in_header = true;
+            continue;
+        }
+        if !in_header {
+            continue;
+        }
+        if line.starts_with("--- ")
+            || line.starts_with("+++ ")
+            || line.starts_with("@@")
+            || line.starts_with("GIT binary patch")
+        {
+            in_header = false;
+            continue;
+        }
+        let mode_in = |prefix: &str| line.strip_prefix(prefix).map(|m| m.trim().to_string());
+        if let Some(mode) = mode_in("old mode ") {
+            old_mode = Some(mode);
+            continue;
+        }
+        if let Some(mode) = mode_in("new mode ") {
+            let old = old_mode.take().unwrap_or_else(|| "?".into());
+            return Some((
+                file,
+                format!(
+                    "changes the file's mode from {old}{} to {mode}{}",
+                    kind_of(&old),
+                    kind_of(&mode)
+                ),
+            ));
+        }
+        let modes = [
+            ("new file mode ", "is created with mode"),
+            ("deleted file mode ", "is deleted with mode"),
+        ];
+        for (prefix, words) in modes {
+            if let Some(mode) = mode_in(prefix) {
+                if !REGULAR_MODES.contains(&mode.as_str()) {
+                    return Some((file, format!("{words} {mode}{}", kind_of(&mode))));
+                }
+            }
+        }
+        // `index <from>..<to> <mode>`: the mode of a file changed in place.
+        if let Some(rest) = line.strip_prefix("index ") {
+            if let Some(mode) = rest.split_whitespace().nth(1) {
+                if !REGULAR_MODES.contains(&mode) {
+                    return Some((
+                        file,
+                        format!("is changed with mode {mode}{}", kind_of(mode)),
+                    ));
+                }
+            }
+        }
+    }
+    old_mode.map(|old| (file, format!("changes the file's mode (old mode {old})")))
+}
+
+/// What a mode that is not a regular file's makes: ` (a symbolic link)`.
+fn kind_of(mode: &str) -> &'static str {
+    match mode {
+        "120000" => " (a symbolic link)",
+        "160000" => " (a submodule)",
+        "040000" => " (a folder)",
+        _ => "",
+    }
 }
 
 fn git(args: &[&str], cwd: &Path) -> Result<crate::proc::Captured, FixError> {
@@ -584,6 +700,49 @@ mod tests {
         assert!(safe_relative("./calc/ops.py"));
         for bad in ["", "/etc/passwd", "../x", "calc/../../x"] {
             assert!(!safe_relative(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_patch_making_a_link_or_changing_a_mode_is_refused_naming_the_file() {
+        let text = "diff --git a/calc/ops.py b/calc/ops.py\nindex 1111111..2222222 100644\n--- a/calc/ops.py\n+++ b/calc/ops.py\n@@ -1 +1 @@\n-old mode 100644\n+new mode 120000\n";
+        assert_eq!(unsafe_mode(text.as_bytes()), None, "hunk lines are content");
+        let added = "diff --git a/x.py b/x.py\nnew file mode 100755\nindex 0000000..3333333\n--- /dev/null\n+++ b/x.py\n@@ -0,0 +1 @@\n+x\n";
+        assert_eq!(unsafe_mode(added.as_bytes()), None);
+        let cases = [
+            (
+                "diff --git a/calc/link b/calc/link\nnew file mode 120000\nindex 0000000..4444444\n--- /dev/null\n+++ b/calc/link\n@@ -0,0 +1 @@\n+/etc/passwd\n\\ No newline at end of file\n",
+                "calc/link",
+                "is created with mode 120000 (a symbolic link)",
+            ),
+            (
+                "diff --git a/l b/l\ndeleted file mode 120000\nindex 5555555..0000000\n",
+                "l",
+                "is deleted with mode 120000 (a symbolic link)",
+            ),
+            (
+                "diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n",
+                "run.sh",
+                "changes the file's mode from 100644 to 100755",
+            ),
+            (
+                "diff --git a/l b/l\nindex 1111111..2222222 120000\n--- a/l\n+++ b/l\n",
+                "l",
+                "is changed with mode 120000 (a symbolic link)",
+            ),
+            (
+                "diff --git a/vendor b/vendor\nnew file mode 160000\nindex 0000000..6666666\n",
+                "vendor",
+                "is created with mode 160000 (a submodule)",
+            ),
+        ];
+        for (patch, file, problem) in cases {
+            let ok = text.to_string() + patch;
+            assert_eq!(
+                unsafe_mode(ok.as_bytes()),
+                Some((file.to_string(), problem.to_string())),
+                "{patch}"
+            );
         }
     }
 

@@ -40,13 +40,14 @@ pub fn plan(
     let reqs = req::load_dir(repo, spec_dir).map_err(|e| {
         let at = format!("{}:{}: ", e.path().display(), e.line());
         let text = e.to_string();
+        let problem = text.strip_prefix(&at).unwrap_or(&text);
         Error::BadFile {
             path: e.path().to_path_buf(),
-            problem: format!(
-                "line {}: {}",
-                e.line(),
-                text.strip_prefix(&at).unwrap_or(&text)
-            ),
+            // Line 0: the file as a whole (unreadable, a link).
+            problem: match e.line() {
+                0 => problem.to_string(),
+                line => format!("line {line}: {problem}"),
+            },
         }
     })?;
     let previous = earlier_sessions(repo, sessions_root);
@@ -157,15 +158,58 @@ pub fn write(session: &SessionDir, planned: &Planned) -> Result<()> {
 /// session has no plan.
 pub fn load(session: &SessionDir, repo: &Path) -> Result<Option<Vec<Scenario>>> {
     let path = session.root.join(plan::FILE);
-    if !path.is_file() {
-        return Ok(None);
+    // The type first, without following or opening anything: a FIFO must not block the read,
+    // and a folder or a link where the plan was is a plan the user lost, not a session without
+    // one.
+    match std::fs::symlink_metadata(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(format!("reading {}", path.display()), e)),
+        Ok(meta) if !meta.file_type().is_file() => {
+            let problem = format!(
+                "is {}, not a regular file: put the plan back as a file (or remove it to run without one)",
+                file_kind(&meta.file_type())
+            );
+            return Err(Error::BadFile { path, problem });
+        }
+        Ok(_) => {}
     }
-    plan::load(&path, repo, &["L1", "L2", "L3"])
+    // A hand-edited test_file naming the generator's own file (`test_calc.py`) would have the
+    // scenario's tests replace the generator's: refused, naming the row.
+    let searched = crate::team::search_files(session, repo);
+    let clash = |row: &Scenario| {
+        let name = crate::team::scenario_own_file(row)?;
+        let what = searched.get(&name)?;
+        let suggested = build::TestNaming::Python.path(&row.layer, &row.id, &row.name);
+        Some(plan::Problem::GeneratorFile {
+            path: row.test_file.trim().to_string(),
+            what: what.clone(),
+            suggested,
+        })
+    };
+    plan::load_checked(&path, repo, &["L1", "L2", "L3"], clash)
         .map(Some)
         .map_err(|e| Error::BadFile {
             path,
             problem: e.to_string(),
         })
+}
+
+/// What a path that is not a regular file is, in words.
+fn file_kind(kind: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_dir() {
+        "a folder"
+    } else if kind.is_symlink() {
+        "a symbolic link"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_block_device() || kind.is_char_device() {
+        "a device"
+    } else {
+        "something else"
+    }
 }
 
 /// `L2` when the pipeline has it, else the nearest layer it has (lower first).

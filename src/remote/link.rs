@@ -6,7 +6,7 @@
 //! and a role running on a blocking thread (the executor splitting a layer into shards) can wait
 //! on it too.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
@@ -96,6 +96,50 @@ struct Routes {
     /// Outcomes that came with no one waiting (the coordinator was down): a resumed run's
     /// next attempt of the task takes one instead of running the task again.
     orphans: HashMap<String, Orphan>,
+    /// (task, attempt) of every outcome taken in this process: a second outcome of the same
+    /// attempt (a repeat, or one forged by someone who can publish) is ignored, never kept.
+    taken: HashSet<(String, u32)>,
+}
+
+/// What becomes of a `Finished` event.
+enum Fate {
+    /// For the stand-in waiting for this attempt.
+    Deliver(Route),
+    /// The attempt's outcome was taken already, or one is already kept for it.
+    Duplicate,
+    /// The session recorded this attempt (or a later one) already.
+    Done,
+    /// No one waits: kept as an orphan for a resumed run.
+    Keep,
+}
+
+impl Routes {
+    /// Decides a `Finished` of `attempt` of `task`; `recorded` reads the attempt the session's
+    /// outcome record holds (only asked when no one waits). A delivered attempt counts as taken.
+    fn finished(
+        &mut self,
+        task: &str,
+        attempt: u32,
+        recorded: impl FnOnce() -> Option<u64>,
+    ) -> Fate {
+        let key = (task.to_string(), attempt);
+        let kept = self.orphans.get(task).is_some_and(|o| o.attempt == attempt);
+        if self.taken.contains(&key) || kept {
+            return Fate::Duplicate;
+        }
+        let live = self.tasks.get(task).is_some_and(|r| r.attempt == attempt);
+        if live {
+            if let Some(route) = self.tasks.remove(task) {
+                self.taken.insert(key);
+                return Fate::Deliver(route);
+            }
+        }
+        if recorded().is_some_and(|a| a >= u64::from(attempt)) {
+            Fate::Done
+        } else {
+            Fate::Keep
+        }
+    }
 }
 
 struct Inner {
@@ -454,6 +498,9 @@ impl Inner {
             } else {
                 None
             };
+            if let Some(o) = &orphan {
+                routes.taken.insert((req.task.id.clone(), o.attempt));
+            }
             if orphan.is_none() {
                 routes.tasks.insert(
                     req.task.id.clone(),
@@ -621,19 +668,18 @@ impl Inner {
                 let _ = msg.ack().await;
             }
             EventKind::Finished(finished) => {
-                let route = self.routes.lock().ok().and_then(|mut r| {
-                    let live = r
-                        .tasks
-                        .get(&event.task_id)
-                        .is_some_and(|route| event.attempt == route.attempt);
-                    if live {
-                        r.tasks.remove(&event.task_id)
-                    } else {
-                        None
-                    }
-                });
-                match route {
-                    Some(route) => {
+                let outcome_file = self.session.outcome_file(&event.task_id);
+                let recorded = || {
+                    crate::util::read_json::<serde_json::Value>(&outcome_file)
+                        .ok()
+                        .and_then(|r| r.get("attempt").and_then(|a| a.as_u64()))
+                };
+                let fate = match self.routes.lock() {
+                    Ok(mut routes) => routes.finished(&event.task_id, event.attempt, recorded),
+                    Err(_) => return,
+                };
+                match fate {
+                    Fate::Deliver(route) => {
                         let _ = route.tx.send(Routed::Finished {
                             worker: event.worker,
                             attempt: event.attempt,
@@ -641,22 +687,11 @@ impl Inner {
                             ack: Box::new(Acker(Some(msg))),
                         });
                     }
-                    None => {
-                        let recorded = crate::util::read_json::<serde_json::Value>(
-                            &self.session.outcome_file(&event.task_id),
-                        )
-                        .ok()
-                        .and_then(|r| r.get("attempt").and_then(|a| a.as_u64()));
-                        if recorded.is_some_and(|a| a >= event.attempt as u64) {
-                            self.note(Note::Ignored(format!(
-                                "[coordinator] ignored: {} reported {} attempt {}, which it no longer holds (the task is done)",
-                                event.worker.name, event.task_id, event.attempt
-                            )));
-                            let _ = msg.ack().await;
-                        } else if let Ok(mut r) = self.routes.lock() {
-                            // Kept, not acknowledged: until a resumed attempt takes it (and
-                            // records it), the stream still has it.
-                            r.orphans.insert(
+                    Fate::Keep => {
+                        // Kept, not acknowledged: until a resumed attempt takes it (and
+                        // records it), the stream still has it.
+                        if let Ok(mut routes) = self.routes.lock() {
+                            routes.orphans.insert(
                                 event.task_id.clone(),
                                 Orphan {
                                     attempt: event.attempt,
@@ -666,6 +701,19 @@ impl Inner {
                                 },
                             );
                         }
+                    }
+                    fate @ (Fate::Done | Fate::Duplicate) => {
+                        let why = match fate {
+                            Fate::Duplicate => {
+                                "a second outcome of an attempt whose outcome was already taken"
+                            }
+                            _ => "the task is done",
+                        };
+                        self.note(Note::Ignored(format!(
+                            "[coordinator] ignored: {} reported {} attempt {}, which it no longer holds ({why})",
+                            event.worker.name, event.task_id, event.attempt
+                        )));
+                        let _ = msg.ack().await;
                     }
                 }
             }
@@ -870,5 +918,70 @@ async fn watch_connection(inner: Arc<Inner>) {
                 inner.settings.wait.as_secs()
             )));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn route(routes: &mut Routes, task: &str, attempt: u32) -> mpsc::UnboundedReceiver<Routed> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        routes.tasks.insert(task.into(), Route { attempt, tx });
+        rx
+    }
+
+    #[test]
+    fn a_second_outcome_of_a_taken_attempt_is_a_duplicate_never_an_orphan() {
+        let mut routes = Routes::default();
+        let _rx = route(&mut routes, "TESTGEN-001", 1);
+        // Not recorded yet: the stand-in is still bringing the files in.
+        let unrecorded = || None;
+        assert!(matches!(
+            routes.finished("TESTGEN-001", 1, unrecorded),
+            Fate::Deliver(_)
+        ));
+        assert!(matches!(
+            routes.finished("TESTGEN-001", 1, unrecorded),
+            Fate::Duplicate
+        ));
+        // Recorded: an outcome of an older attempt is for a task that is done.
+        assert!(matches!(
+            routes.finished("TESTGEN-001", 0, || Some(1)),
+            Fate::Done
+        ));
+        // No one waits and nothing is recorded: kept for a resumed run, once.
+        assert!(matches!(
+            routes.finished("TESTRUN-001", 2, unrecorded),
+            Fate::Keep
+        ));
+        routes.orphans.insert(
+            "TESTRUN-001".into(),
+            Orphan {
+                attempt: 2,
+                worker: WorkerId {
+                    id: "w".into(),
+                    name: "host-a".into(),
+                    host: "h".into(),
+                },
+                finished: Box::new(Finished {
+                    outcome: crate::tasks::Outcome::failed("x"),
+                    files: ReturnedFiles::default(),
+                }),
+                ack: Acker(None),
+            },
+        );
+        assert!(matches!(
+            routes.finished("TESTRUN-001", 2, unrecorded),
+            Fate::Duplicate
+        ));
+        assert!(routes.orphans.contains_key("TESTRUN-001"));
+        // A live route of another attempt is not this one's.
+        let _rx = route(&mut routes, "TESTRUN-002", 3);
+        assert!(matches!(
+            routes.finished("TESTRUN-002", 2, unrecorded),
+            Fate::Keep
+        ));
+        assert!(routes.tasks.contains_key("TESTRUN-002"));
     }
 }

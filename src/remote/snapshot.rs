@@ -105,18 +105,50 @@ pub fn make(repo: &Path, scratch: &Path, exclude: &[PathBuf]) -> Result<Snapshot
     } else {
         subdir.as_str()
     };
-    let mut add = with(&["add", "-A", "--", project]);
     let top_real = top.canonicalize().unwrap_or_else(|_| top.clone());
-    for path in exclude {
-        let path = path.canonicalize().unwrap_or_else(|_| path.clone());
-        if let Ok(rel) = path.strip_prefix(&top_real) {
-            if !rel.as_os_str().is_empty() {
-                add.push(format!(":(exclude,top){}", rel.display()));
-            }
+    let excluded: Vec<String> = exclude
+        .iter()
+        .filter_map(|path| {
+            let path = path.canonicalize().unwrap_or_else(|_| path.clone());
+            let rel = path.strip_prefix(&top_real).ok()?;
+            (!rel.as_os_str().is_empty()).then(|| rel.display().to_string())
+        })
+        .collect();
+    let mut add = with(&["add", "-A", "--", project]);
+    for rel in &excluded {
+        // An exclude pathspec naming a folder git ignores (the sessions' `/.workflow/`, which
+        // team-testing puts in .git/info/exclude) makes `git add` fail: "paths are ignored".
+        // `add -A` leaves an ignored folder out by itself; only one it would take is excluded.
+        let probe = format!("{rel}/");
+        let ignored = git_env(
+            &top,
+            &["check-ignore", "-q", "--no-index", &probe],
+            &env,
+            None,
+        );
+        if ignored.is_err() {
+            add.push(format!(":(exclude,top){rel}"));
         }
     }
     let add: Vec<&str> = add.iter().map(String::as_str).collect();
     git_env(&top, &add, &env, None).map_err(git_error("add -A"))?;
+    // Whatever the ignore files say, and whatever HEAD tracks there: the sessions leave the
+    // scratch index (never the user's).
+    for rel in &excluded {
+        let spec = format!(":(top){rel}");
+        let args = with(&[
+            "rm",
+            "--cached",
+            "-r",
+            "-f",
+            "-q",
+            "--ignore-unmatch",
+            "--",
+            &spec,
+        ]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        git_env(&top, &args, &env, None).map_err(git_error("rm --cached"))?;
+    }
     let tree = git_env(&top, &["write-tree"], &env, None).map_err(git_error("write-tree"))?;
     let args = ["commit-tree", tree.trim(), "-m", "team-testing snapshot"];
     let commit = git_env(&top, &args, &env, None).map_err(git_error("commit-tree"))?;
@@ -225,5 +257,46 @@ mod tests {
         );
         assert_eq!(git(&repo, &["for-each-ref"], None).unwrap(), refs_before);
         assert!(checkout(&snap.bundle, "not-a-commit", &dest).is_err());
+    }
+
+    #[test]
+    fn sessions_in_an_ignored_folder_or_tracked_by_head_stay_home() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("repo");
+        std::fs::create_dir_all(repo.join(".workflow/.team/OLD")).unwrap();
+        std::fs::write(repo.join("a.py"), "A = 1\n").unwrap();
+        // A session someone committed once: HEAD tracks it.
+        std::fs::write(repo.join(".workflow/.team/OLD/notes.txt"), "old\n").unwrap();
+        sh(&repo, &["init", "-q"]);
+        sh(&repo, &["add", "."]);
+        sh(&repo, &["commit", "-q", "-m", "one"]);
+        // What team-testing adds for the default sessions folder.
+        let exclude = repo.join(".git/info/exclude");
+        std::fs::write(&exclude, "/.workflow/\n").unwrap();
+        std::fs::create_dir_all(repo.join(".workflow/.team/NEW")).unwrap();
+        std::fs::write(repo.join(".workflow/.team/NEW/s.json"), "{}\n").unwrap();
+        std::fs::write(repo.join("b.py"), "B = 2\n").unwrap();
+        let index_before = std::fs::read(repo.join(".git/index")).unwrap();
+
+        let sessions = vec![repo.join(".workflow/.team")];
+        let snap = make(&repo, &tmp.path().join("scratch"), &sessions).unwrap();
+        let dest = tmp.path().join("copy");
+        checkout(&snap.bundle, &snap.commit, &dest).unwrap();
+        assert!(dest.join("b.py").is_file());
+        assert!(!dest.join(".workflow").exists(), "the sessions stay home");
+        assert_eq!(
+            std::fs::read(repo.join(".git/index")).unwrap(),
+            index_before,
+            "the user's index is not touched"
+        );
+        assert_eq!(std::fs::read_to_string(&exclude).unwrap(), "/.workflow/\n");
+
+        // Not ignored at all: still left out.
+        std::fs::write(&exclude, "").unwrap();
+        let snap = make(&repo, &tmp.path().join("scratch2"), &sessions).unwrap();
+        let dest = tmp.path().join("copy2");
+        checkout(&snap.bundle, &snap.commit, &dest).unwrap();
+        assert!(dest.join("b.py").is_file());
+        assert!(!dest.join(".workflow").exists());
     }
 }

@@ -424,6 +424,27 @@ async fn run_envelope(
     let repo = repo_top.join(envelope.repo.subdir.trim_end_matches('/'));
     let run_dir = shared.dir.join("runs").join(token(&envelope.work_id()));
     let _ = tokio::fs::remove_dir_all(&run_dir).await;
+    let mut in_use = false;
+    let ran = in_run_dir(shared, envelope, events, &repo, &run_dir, &mut in_use).await;
+    // Done, failed or refused, the task's folder goes; only a role still running in it (timed
+    // out on its blocking thread) keeps it, until the next task of the same work replaces it.
+    if !in_use {
+        let _ = tokio::fs::remove_dir_all(&run_dir).await;
+    }
+    ran
+}
+
+/// The task in its folder `run_dir`: the session's inputs, the role, what goes back. `in_use`
+/// is set when the role's thread may still be writing there.
+async fn in_run_dir(
+    shared: &Arc<Shared>,
+    envelope: &TaskEnvelope,
+    events: &Events,
+    repo: &Path,
+    run_dir: &Path,
+    in_use: &mut bool,
+) -> Result<EventKind> {
+    let cache = shared.dir.join("objects");
     let session_root = run_dir.join(token(&envelope.session_id));
     let manifest = materialize(&shared.objects, &envelope.inputs, &session_root, &cache).await?;
     let session =
@@ -447,7 +468,7 @@ async fn run_envelope(
     };
     let env = envelope.clone();
     let session2 = session.clone();
-    let repo2 = repo.clone();
+    let repo2 = repo.to_path_buf();
     let name = shared.me.name.clone();
     let work =
         tokio::task::spawn_blocking(move || run_role(&env, &session2, &repo2, &name, progress_tx));
@@ -473,18 +494,19 @@ async fn run_envelope(
         // The role's thread may still be writing in the task's folder: nothing of it is sent
         // back, and the folder stays until the next task of the same work replaces it.
         Err(_) => {
+            *in_use = true;
             return Err(RemoteError::nats(
                 "the role",
                 format!(
                     "built-in role {} timed out after {}s on {}",
                     envelope.role, envelope.timeout_s, shared.me.name
                 ),
-            ))
+            ));
         }
     };
     let kind = match ran {
         Ran::Task(outcome) => {
-            let files = send_back(shared, &session.root, &repo, &manifest).await?;
+            let files = send_back(shared, &session.root, repo, &manifest).await?;
             EventKind::Finished(Box::new(Finished { outcome, files }))
         }
         Ran::Search(found) => {
@@ -510,7 +532,7 @@ async fn run_envelope(
             }
             // A shard sends back its raw reports only: its folder held only its share of the
             // layer's tests, and the executor that split the run writes the run's record.
-            let mut files = send_back(shared, &session.root, &repo, &manifest).await?;
+            let mut files = send_back(shared, &session.root, repo, &manifest).await?;
             files.removed.clear();
             files
                 .written
@@ -526,7 +548,6 @@ async fn run_envelope(
             }))
         }
     };
-    let _ = tokio::fs::remove_dir_all(&run_dir).await;
     Ok(kind)
 }
 

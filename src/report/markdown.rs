@@ -20,6 +20,24 @@ pub(super) fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
+/// Text from the project's files (a requirement's title, a criterion, a scenario's name) in a
+/// table cell or a line: [`cell`], and `&`, `<`, `>` as entities, so a Markdown renderer shows
+/// a `<script>` in a title as text instead of passing it on as HTML.
+pub(super) fn text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '|' => out.push_str("\\|"),
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// The project's own suite, and what each layer's tests added to it.
 fn baseline_section(md: &mut String, b: &super::model::BaselineReport) {
     let coverage = b.coverage.map_or_else(

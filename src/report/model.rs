@@ -362,3 +362,33 @@ pub struct CsvRow {
     #[serde(default)]
     pub findings: String,
 }
+
+impl CsvRow {
+    /// The row's cells in the order of `CSV_HEADER`: text neutralised for spreadsheets
+    /// (`util::csv_text`), the duration and the round written as numbers.
+    pub fn cells(&self) -> [String; 14] {
+        let text = |s: &str| crate::util::csv_text(s).into_owned();
+        // As serde writes a float (`1.0`, not `1`).
+        let duration = self
+            .duration
+            .and_then(serde_json::Number::from_f64)
+            .map(|n| n.to_string())
+            .unwrap_or_default();
+        [
+            text(&self.id),
+            text(&self.layer),
+            text(&self.file),
+            text(&self.status),
+            text(&self.classification),
+            text(&self.criticality),
+            duration,
+            self.round.to_string(),
+            text(&self.name),
+            text(&self.priority),
+            text(&self.category),
+            text(&self.target_file),
+            text(&self.red_result),
+            text(&self.findings),
+        ]
+    }
+}

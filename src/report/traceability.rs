@@ -24,7 +24,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::load::Run;
-use super::markdown::cell;
+use super::markdown::{cell, text as md_text};
 use super::model::CsvRow;
 use crate::scenario::plan::{self, Priority, Scenario};
 use crate::scenario::req;
@@ -232,32 +232,47 @@ pub(super) fn traceability(
 
     let mut other_scenarios = Vec::new();
     let mut unknown: Vec<String> = Vec::new();
+    // Each criterion by (requirement, criterion), upper-cased, once: a scan per scenario made
+    // the section quadratic (100,000 criteria took minutes). The first of two equal keys wins,
+    // as the scan had it.
+    let key = |requirement: &str, criterion: &str| {
+        (
+            requirement.to_ascii_uppercase(),
+            criterion.to_ascii_uppercase(),
+        )
+    };
+    let mut index: HashMap<(String, String), usize> = HashMap::with_capacity(criteria.len());
+    for (i, c) in criteria.iter().enumerate() {
+        index.entry(key(&c.requirement, &c.criterion)).or_insert(i);
+    }
     for s in traced {
         let refs = spec_refs(&s.req_ref);
         if refs.is_empty() {
             other_scenarios.push(s);
             continue;
         }
-        for (requirement, criterion) in refs {
-            let at = criteria.iter().position(|c| {
-                c.requirement.eq_ignore_ascii_case(&requirement)
-                    && c.criterion.eq_ignore_ascii_case(&criterion)
-            });
-            let at = at.unwrap_or_else(|| {
-                if criteria_from == CriteriaFrom::Requirements {
-                    unknown.push(format!("{requirement}:{criterion}"));
-                }
-                criteria.push(TracedCriterion {
-                    requirement,
-                    requirement_title: None,
-                    criterion,
-                    text: None,
-                    verdict: Verdict::NoScenario,
-                    scenarios: Vec::new(),
+        let last = refs.len() - 1;
+        let mut s = Some(s);
+        for (n, (requirement, criterion)) in refs.into_iter().enumerate() {
+            let at = *index
+                .entry(key(&requirement, &criterion))
+                .or_insert_with(|| {
+                    if criteria_from == CriteriaFrom::Requirements {
+                        unknown.push(format!("{requirement}:{criterion}"));
+                    }
+                    criteria.push(TracedCriterion {
+                        requirement,
+                        requirement_title: None,
+                        criterion,
+                        text: None,
+                        verdict: Verdict::NoScenario,
+                        scenarios: Vec::new(),
+                    });
+                    criteria.len() - 1
                 });
-                criteria.len() - 1
-            });
-            criteria[at].scenarios.push(s.clone());
+            // The last reference takes the scenario itself; the others a copy.
+            let scenario = if n == last { s.take() } else { s.clone() };
+            criteria[at].scenarios.extend(scenario);
         }
     }
     if !unknown.is_empty() {
@@ -435,7 +450,14 @@ pub(super) fn number_in(text: &str) -> Option<u64> {
 struct Matcher<'a> {
     scenarios: &'a [Scenario],
     by_file: HashMap<String, usize>,
+    /// A test file's last path component -> the scenarios whose file has it, in plan order.
+    by_name: HashMap<String, Vec<usize>>,
     by_number: HashMap<u64, usize>,
+}
+
+/// `tests/L1-unit/test_a.py` -> `test_a.py`.
+fn last_component(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
 }
 
 fn norm(path: &str) -> String {
@@ -446,10 +468,16 @@ fn norm(path: &str) -> String {
 impl<'a> Matcher<'a> {
     fn new(scenarios: &'a [Scenario]) -> Matcher<'a> {
         let mut by_file = HashMap::new();
+        let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
         let mut by_number = HashMap::new();
         for (i, s) in scenarios.iter().enumerate() {
             if !s.test_file.trim().is_empty() {
-                by_file.entry(norm(&s.test_file)).or_insert(i);
+                let file = norm(&s.test_file);
+                by_name
+                    .entry(last_component(&file).to_string())
+                    .or_default()
+                    .push(i);
+                by_file.entry(file).or_insert(i);
             }
             if let Some(n) = s.id.strip_prefix("AT-").and_then(|n| n.parse::<u64>().ok()) {
                 by_number.entry(n).or_insert(i);
@@ -458,6 +486,7 @@ impl<'a> Matcher<'a> {
         Matcher {
             scenarios,
             by_file,
+            by_name,
             by_number,
         }
     }
@@ -474,14 +503,16 @@ impl<'a> Matcher<'a> {
             {
                 return Some(i);
             }
-            // A file named relative to another folder: the one scenario whose file ends so.
+            // A file named relative to another folder: the one scenario whose file ends so
+            // (among those of the same file name, not every scenario: once per test).
             let suffix = format!("/{file}");
             let ends: Vec<usize> = self
-                .scenarios
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| norm(&s.test_file).ends_with(&suffix))
-                .map(|(i, _)| i)
+                .by_name
+                .get(last_component(&file))
+                .into_iter()
+                .flatten()
+                .copied()
+                .filter(|&i| norm(&self.scenarios[i].test_file).ends_with(&suffix))
                 .collect();
             if let [i] = ends[..] {
                 return Some(i);
@@ -681,7 +712,7 @@ fn body(md: &mut String, t: &Traceability) {
         s.criteria, s.requirements, s.covered, s.violated, s.failing, s.not_run, s.no_scenario
     );
     for n in &t.notes {
-        let _ = writeln!(md, "- Note: {n}");
+        let _ = writeln!(md, "- Note: {}", md_text(n));
     }
     if !t.notes.is_empty() {
         md.push('\n');
@@ -691,18 +722,19 @@ fn body(md: &mut String, t: &Traceability) {
     } else {
         md.push_str("| Requirement | Criterion | Verdict | Scenario | Layer | Priority | Test file | Last status |\n|---|---|---|---|---|---|---|---|\n");
         for c in &t.criteria {
+            // Everything that comes from a REQ file or scenarios.csv is text, never HTML.
             let requirement = match c.requirement_title.as_deref() {
                 Some(title) if !title.is_empty() && title != c.requirement => {
-                    format!("{}: {}", c.requirement, cell(title))
+                    format!("{}: {}", md_text(&c.requirement), md_text(title))
                 }
-                _ => c.requirement.clone(),
+                _ => md_text(&c.requirement),
             };
             let criterion = match (&c.text, t.criteria_from) {
-                (Some(text), _) => format!("{}: {}", c.criterion, cell(&short(text))),
+                (Some(text), _) => format!("{}: {}", md_text(&c.criterion), md_text(&short(text))),
                 (None, CriteriaFrom::Requirements) => {
-                    format!("{} (not in the requirement files)", c.criterion)
+                    format!("{} (not in the requirement files)", md_text(&c.criterion))
                 }
-                (None, CriteriaFrom::Scenarios) => c.criterion.clone(),
+                (None, CriteriaFrom::Scenarios) => md_text(&c.criterion),
             };
             if c.scenarios.is_empty() {
                 let _ = writeln!(
@@ -716,12 +748,12 @@ fn body(md: &mut String, t: &Traceability) {
                     md,
                     "| {requirement} | {criterion} | {} | {} {} | {} | {} | {} | {} |",
                     c.verdict.words(),
-                    sc.id,
-                    cell(&sc.name),
-                    sc.layer,
+                    md_text(&sc.id),
+                    md_text(&sc.name),
+                    md_text(&sc.layer),
                     sc.priority,
                     file_cell(&sc.test_file),
-                    cell(&sc.status_words())
+                    md_text(&sc.status_words())
                 );
             }
         }
@@ -736,14 +768,14 @@ fn body(md: &mut String, t: &Traceability) {
                 if sc.req_ref.trim().is_empty() {
                     "-".to_string()
                 } else {
-                    cell(&sc.req_ref)
+                    md_text(&sc.req_ref)
                 },
-                sc.id,
-                cell(&sc.name),
-                sc.layer,
+                md_text(&sc.id),
+                md_text(&sc.name),
+                md_text(&sc.layer),
                 sc.priority,
                 file_cell(&sc.test_file),
-                cell(&sc.status_words())
+                md_text(&sc.status_words())
             );
         }
         md.push('\n');

@@ -9,7 +9,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::util::FileError;
+use crate::util::{csv_text, csv_text_read, FileError};
 
 /// The file name problems are reported against.
 pub const FILE: &str = "scenarios.csv";
@@ -230,6 +230,13 @@ pub enum Problem {
     EmptyName,
     #[error("{fields} fields where the header has {columns} (a stray quote or separator?)")]
     ExtraFields { fields: usize, columns: usize },
+    /// The scenario's own tests would be written over a file the generator's search writes.
+    #[error("test_file '{path}' is the file the generator writes for {what}: the scenario's tests would replace the generator's (name a file of the scenario's own, like {suggested})")]
+    GeneratorFile {
+        path: String,
+        what: String,
+        suggested: String,
+    },
 }
 
 /// A problem with the row on `line` of `file`, whose id is `id`.
@@ -279,7 +286,9 @@ pub fn write_csv(path: &Path, rows: &[Scenario]) -> Result<(), PlanError> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(COLUMNS).map_err(csv_err)?;
     for row in rows {
-        w.write_record(COLUMNS.iter().map(|c| row.cell(c).unwrap_or_default()))
+        // Every cell is text; one a spreadsheet would run as a formula is neutralised.
+        let cells = COLUMNS.iter().map(|c| row.cell(c).unwrap_or_default());
+        w.write_record(cells.map(|c| csv_text(&c).into_owned()))
             .map_err(csv_err)?;
     }
     let bytes = w.into_inner().map_err(|e| csv_err(e.into_error().into()))?;
@@ -326,9 +335,30 @@ pub fn read_csv(path: &Path) -> Result<Vec<Scenario>, PlanError> {
 
 /// [`read_csv`] then [`validate`], the problems of both reported together.
 pub fn load(path: &Path, repo: &Path, layers: &[&str]) -> Result<Vec<Scenario>, PlanError> {
+    load_checked(path, repo, layers, |_| None)
+}
+
+/// [`load`] with one more check of each row, by what knows more than the plan (the files the
+/// generator writes).
+pub fn load_checked(
+    path: &Path,
+    repo: &Path,
+    layers: &[&str],
+    more: impl Fn(&Scenario) -> Option<Problem>,
+) -> Result<Vec<Scenario>, PlanError> {
     let (rows, mut problems) = read_rows(path)?;
     let file = display_name(path);
     problems.extend(check(&rows, repo, layers, &file));
+    for (index, row) in rows.iter().enumerate() {
+        if let Some(problem) = more(row) {
+            problems.push(RowProblem {
+                file: file.clone(),
+                line: row.line_or(index),
+                id: row.id.clone(),
+                problem,
+            });
+        }
+    }
     problems.sort_by_key(|p| p.line);
     if problems.is_empty() {
         Ok(rows)
@@ -417,12 +447,13 @@ fn read_rows(path: &Path) -> Result<(Vec<Scenario>, Vec<RowProblem>), PlanError>
                 },
             });
         }
+        // The `'` writing put before a formula-like cell comes off again.
         let get = |column: &str| -> String {
-            header
+            let cell = header
                 .get(column)
                 .and_then(|&i| record.get(i))
-                .unwrap_or_default()
-                .to_string()
+                .unwrap_or_default();
+            csv_text_read(cell).to_string()
         };
         let list = |column: &str| -> Vec<String> {
             get(column)

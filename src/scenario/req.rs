@@ -144,6 +144,10 @@ pub enum ReqError {
         path: PathBuf,
         cause: std::io::Error,
     },
+    /// A link could point anywhere (outside the repository): requirement files are read as
+    /// regular files only.
+    #[error("{}:0: is a symbolic link; requirement files are read only as regular files (put the file itself here)", path.display())]
+    Symlink { path: PathBuf },
 }
 
 impl ReqError {
@@ -155,7 +159,8 @@ impl ReqError {
             | ReqError::UnknownPriority { path, .. }
             | ReqError::EmptyCriterion { path, .. }
             | ReqError::DuplicateRequirement { path, .. }
-            | ReqError::Read { path, .. } => path,
+            | ReqError::Read { path, .. }
+            | ReqError::Symlink { path } => path,
         }
     }
 
@@ -168,7 +173,7 @@ impl ReqError {
             | ReqError::UnknownPriority { line, .. }
             | ReqError::EmptyCriterion { line, .. }
             | ReqError::DuplicateRequirement { line, .. } => *line,
-            ReqError::Read { .. } => 0,
+            ReqError::Read { .. } | ReqError::Symlink { .. } => 0,
         }
     }
 }
@@ -731,7 +736,8 @@ fn is_req_file(name: &str) -> bool {
 /// The requirement files under `spec_dir` (relative to `root` unless absolute) or, without
 /// one, anywhere in the repository outside VCS data, dependencies, build output, virtual
 /// environments and our sessions; parsed and sorted by id (`REQ-2` before `REQ-10`). Two files
-/// with the same id are an error. Symlinked folders are not followed.
+/// with the same id are an error, and so is a requirement file that is a symbolic link.
+/// Symlinked folders are not followed.
 pub fn load_dir(root: &Path, spec_dir: Option<&Path>) -> Result<Vec<Requirement>, ReqError> {
     let start = match spec_dir {
         Some(d) if d.is_absolute() => d.to_path_buf(),
@@ -756,15 +762,20 @@ pub fn load_dir(root: &Path, spec_dir: Option<&Path>) -> Result<Vec<Requirement>
                 if !skipped_dir(&path, &name) {
                     stack.push(path);
                 }
-            } else if (kind.is_file() || kind.is_symlink() && path.is_file()) && is_req_file(&name)
-            {
-                files.push(path);
+            } else if is_req_file(&name) {
+                if kind.is_symlink() {
+                    return Err(ReqError::Symlink { path });
+                }
+                if kind.is_file() {
+                    files.push(path);
+                }
             }
         }
     }
     let mut reqs = Vec::new();
     for file in files {
-        let bytes = crate::util::read_regular(&file).map_err(|cause| ReqError::Read {
+        // No-follow: a file swapped for a link since the listing is refused too.
+        let bytes = crate::util::read_regular_nofollow(&file).map_err(|cause| ReqError::Read {
             path: file.clone(),
             cause,
         })?;
@@ -1097,5 +1108,33 @@ mod tests {
             "{e}"
         );
         assert!(load_dir(root, Some(Path::new("missing"))).is_err());
+    }
+
+    #[test]
+    fn a_requirement_file_that_is_a_link_is_refused_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        std::fs::create_dir_all(root.join("docs")).unwrap();
+        std::fs::write(root.join("docs/REQ-1.md"), "- AC-1: one\n").unwrap();
+        let outside = dir.path().join("secret.md");
+        std::fs::write(&outside, "- AC-1: not the repository's\n").unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("docs/REQ-2.md")).unwrap();
+        let e = load_dir(&root, None).unwrap_err();
+        assert!(matches!(e, ReqError::Symlink { .. }), "{e}");
+        assert_eq!(e.path(), root.join("docs/REQ-2.md"));
+        assert!(
+            e.to_string().contains("REQ-2.md:0: is a symbolic link"),
+            "{e}"
+        );
+        // A link to a folder is not followed, as before; a link named otherwise is not ours.
+        std::fs::remove_file(root.join("docs/REQ-2.md")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("docs/notes.md")).unwrap();
+        let ids: Vec<String> = load_dir(&root, None)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(ids, ["REQ-1"]);
+        assert!(crate::util::read_regular_nofollow(&root.join("docs/notes.md")).is_err());
     }
 }

@@ -442,7 +442,10 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
     // The plan's scenarios with stated checks get their own files (the first round writes them;
     // revisions keep them).
     if round.is_none() {
-        let (files, n) = super::shared::scenario_tests::write(&ctx.session.root, layer, &dir)?;
+        let searched: std::collections::BTreeSet<String> =
+            result.modules.iter().map(|m| m.test_file.clone()).collect();
+        let (files, n) =
+            super::shared::scenario_tests::write(&ctx.session.root, layer, &dir, &searched)?;
         for f in &files {
             super::shared::discoveries::add(
                 &ctx.session.root,

@@ -21,6 +21,10 @@ use crate::tasks::{Outcome, Task};
 
 pub use executor::{reserve_run, run_shard, shard_files};
 pub use generator::search_here;
+/// For the plan check on `resume`: the files the generator's search writes in a layer's folder,
+/// and the file a scenario's own tests are written to.
+pub(crate) use shared::python_modules::search_files;
+pub(crate) use shared::scenario_tests::own_file as scenario_own_file;
 
 /// Runs a layer's test files as shards on other hosts (the cluster's executors) and hands back
 /// each shard's run; the executor merges them and judges the whole.

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use crate::gen::ModuleRef;
 use crate::pipeline::scope::ChangeKind;
+use crate::session::SessionDir;
 use crate::team::error::RoleError;
 use crate::team::RoleContext;
 use crate::testing::detect::test_pattern;
@@ -22,8 +23,13 @@ const NOT_IMPORTABLE: [&str; 5] = [
 /// The modules in scope: the changed (or, with no change, all) Python files that are importable
 /// modules and not tests.
 pub(crate) fn modules_in_scope(ctx: &RoleContext) -> Result<Vec<ModuleRef>, RoleError> {
-    let scope = load_scope(ctx.session)?;
-    let src_layout = !ctx.repo.join("src/__init__.py").is_file();
+    modules_of(ctx.session, ctx.repo)
+}
+
+/// [`modules_in_scope`] of `session`, whose repository is `repo`.
+pub(crate) fn modules_of(session: &SessionDir, repo: &Path) -> Result<Vec<ModuleRef>, RoleError> {
+    let scope = load_scope(session)?;
+    let src_layout = !repo.join("src/__init__.py").is_file();
     let mut modules: Vec<ModuleRef> = Vec::new();
     for f in &scope.files {
         let name = f.path.rsplit('/').next().unwrap_or("");
@@ -32,7 +38,7 @@ pub(crate) fn modules_in_scope(ctx: &RoleContext) -> Result<Vec<ModuleRef>, Role
             && test_pattern(&f.path).is_none()
             && !under_tests(&f.path)
             && !NOT_IMPORTABLE.contains(&name)
-            && ctx.repo.join(&f.path).is_file();
+            && repo.join(&f.path).is_file();
         if !usable {
             continue;
         }
@@ -46,6 +52,29 @@ pub(crate) fn modules_in_scope(ctx: &RoleContext) -> Result<Vec<ModuleRef>, Role
         }
     }
     Ok(modules)
+}
+
+/// The file the built-in generator's search writes for `module` in a layer's folder (what
+/// `ttgen.py`'s `test_file_name` gives): `calc.ops` -> `test_calc_ops.py`.
+pub(crate) fn search_file(module: &str) -> String {
+    format!("test_{}.py", module.replace('.', "_"))
+}
+
+/// The search's entry-point tests (L3), beside the modules' files.
+pub(crate) const ENTRY_POINTS_FILE: &str = "test_entry_points.py";
+
+/// Every file name the search may write in a layer's folder for `session`, with what it tests.
+pub(crate) fn search_files(
+    session: &SessionDir,
+    repo: &Path,
+) -> std::collections::BTreeMap<String, String> {
+    let mut files: std::collections::BTreeMap<String, String> = modules_of(session, repo)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|m| (search_file(&m.module), format!("module {}", m.module)))
+        .collect();
+    files.insert(ENTRY_POINTS_FILE.to_string(), "the entry points".into());
+    files
 }
 
 /// Files in a tests/ or test/ folder are test support, not modules under test.

@@ -5,6 +5,7 @@
 //! A case is written only when its call and value are plain literals: requirement text never
 //! becomes code that could do anything but call the function under test.
 
+use std::collections::BTreeSet;
 use std::path::{Component, Path};
 
 use crate::scenario::plan::{self, Scenario};
@@ -51,17 +52,20 @@ struct Case {
 }
 
 /// Writes the scenario tests of `layer` into `dir` (the session's `tests/<layer>/`); returns the
-/// session-relative files written and the number of tests.
+/// session-relative files written and the number of tests. `searched` are the file names the
+/// generator's search wrote there: a scenario's file never replaces one of them.
 pub(crate) fn write(
     session: &Path,
     layer: &str,
     dir: &Path,
+    searched: &BTreeSet<String>,
 ) -> Result<(Vec<String>, usize), RoleError> {
     let path = session.join(plan::FILE);
     if !path.is_file() {
         return Ok((Vec::new(), 0));
     }
-    plan::update(&path, |rows| write_rows(layer, dir, rows)).map_err(|e| RoleError::Io {
+    let write = |rows: &mut Vec<Scenario>| write_rows(layer, dir, rows, searched);
+    plan::update(&path, write).map_err(|e| RoleError::Io {
         action: "update",
         path: path.clone(),
         cause: std::io::Error::other(e.to_string()),
@@ -73,6 +77,7 @@ fn write_rows(
     layer: &str,
     dir: &Path,
     rows: &mut [Scenario],
+    searched: &BTreeSet<String>,
 ) -> Result<(Vec<String>, usize), RoleError> {
     let code = layer_code(layer);
     let mut written = Vec::new();
@@ -93,6 +98,8 @@ fn write_rows(
             None
         } else {
             file_name(row, layer)
+                .filter(|name| !searched.contains(name))
+                .or_else(|| id_file_name(row))
         };
         if let Some(name) = own {
             let source = render(row, &module, &cases);
@@ -127,8 +134,23 @@ fn file_name(row: &Scenario, layer: &str) -> Option<String> {
     if ok && name.starts_with("test_") && name.ends_with(".py") {
         return Some(name.to_string());
     }
+    id_file_name(row)
+}
+
+/// `test_at_001.py`: a name only the scenario's own tests have.
+fn id_file_name(row: &Scenario) -> Option<String> {
     let id = row.id.to_ascii_lowercase().replace('-', "_");
     is_identifier(&id).then(|| format!("test_{id}.py"))
+}
+
+/// The file name in its layer's folder the built-in writer gives a row's own tests (a row with
+/// a checkable case and a Python target), as the plan names it; None when the row gets none.
+pub(crate) fn own_file(row: &Scenario) -> Option<String> {
+    module_of(&row.target_file)?;
+    if !row.test_cases.iter().any(|c| parse_case(c).is_some()) {
+        return None;
+    }
+    file_name(row, &crate::scenario::build::layer_dir(&row.layer))
 }
 
 /// `shop/pricing.py` -> `shop.pricing` (a `src/` layout's prefix dropped).
@@ -373,5 +395,33 @@ mod tests {
         assert_eq!(src.matches("\"\"\"").count(), 4 + 2 * cases.len(), "{src}");
         assert_eq!(module_of("src/pkg/mod.py").as_deref(), Some("pkg.mod"));
         assert_eq!(module_of("README.md"), None);
+    }
+
+    #[test]
+    fn a_scenario_file_never_replaces_a_file_the_search_wrote() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("test_shop_pricing.py"), "# the search's\n").unwrap();
+        let mut rows = vec![Scenario {
+            id: "AT-001".into(),
+            name: "Discount".into(),
+            layer: "L1".into(),
+            target_file: "shop/pricing.py".into(),
+            test_file: "tests/L1-unit/test_shop_pricing.py".into(),
+            test_cases: vec!["apply_discount(100, 10) returns 90".into()],
+            ..Scenario::default()
+        }];
+        assert_eq!(own_file(&rows[0]).as_deref(), Some("test_shop_pricing.py"));
+        let searched = BTreeSet::from(["test_shop_pricing.py".to_string()]);
+        let (files, tests) = write_rows("L1-unit", dir.path(), &mut rows, &searched).unwrap();
+        assert_eq!(files, ["tests/L1-unit/test_at_001.py"]);
+        assert_eq!(tests, 1);
+        assert_eq!(rows[0].test_file, "tests/L1-unit/test_at_001.py");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("test_shop_pricing.py")).unwrap(),
+            "# the search's\n"
+        );
+        // No checkable case: no file of its own, nothing to clash with.
+        rows[0].test_cases = vec!["the discount is right".into()];
+        assert_eq!(own_file(&rows[0]), None);
     }
 }
