@@ -25,10 +25,14 @@ const NODE: &str = "node";
 /// JavaScript and TypeScript modules in the session's scope (changed files, or all of them).
 pub(crate) fn modules_in_scope(ctx: &RoleContext) -> Result<Vec<ModuleRef>> {
     let scope = load_scope(ctx.session)?;
+    // Only the project's source: its own tests, examples and scripts are not modules under test.
+    let framework = crate::testing::detect::session_framework(ctx.session, ctx.repo).ok();
+    let project = crate::testing::project_files::of_repo(ctx.repo, framework);
     let files: Vec<String> = scope
         .files
         .iter()
         .filter(|f| f.kind != crate::pipeline::scope::ChangeKind::Deleted)
+        .filter(|f| project.sources.contains(&f.path))
         .filter(|f| ctx.repo.join(&f.path).is_file())
         .map(|f| f.path.clone())
         .collect();

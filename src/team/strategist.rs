@@ -191,10 +191,9 @@ pub fn run(ctx: &RoleContext) -> Outcome {
     let all_files = walk(ctx.repo);
     let (detected, reason) = detect_framework(ctx.repo, &all_files);
     let framework = detected.map_or(framework::UNKNOWN, Framework::as_str);
-    let existing: Vec<&String> = all_files
-        .iter()
-        .filter(|p| test_pattern(p).is_some())
-        .collect();
+    // The family and the project's own configuration say what is source and what its tests.
+    let project = crate::testing::project_files::classify(ctx.repo, detected, &all_files);
+    let existing: Vec<&String> = project.tests.iter().collect();
     let tools = toolchain::detect(ctx.repo, detected);
     let layout = existing_layout(&all_files, &existing);
     (ctx.progress)(
@@ -236,10 +235,13 @@ pub fn run(ctx: &RoleContext) -> Outcome {
             .cmp(&b.priority)
             .then_with(|| a.file.path.cmp(&b.file.path))
     });
+    let sources: std::collections::BTreeSet<&str> =
+        project.sources.iter().map(String::as_str).collect();
     let priority_files: Vec<String> = rows
         .iter()
         .filter(|r| {
-            matches!(r.priority, Priority::High | Priority::Medium) && is_code(&r.file.path)
+            matches!(r.priority, Priority::High | Priority::Medium)
+                && sources.contains(r.file.path.as_str())
         })
         .map(|r| r.file.path.clone())
         .collect();

@@ -18,6 +18,7 @@ pub mod libtest;
 pub mod load_error;
 pub mod merge;
 pub mod node;
+pub mod project_files;
 pub mod python;
 pub mod report;
 pub mod runner;
