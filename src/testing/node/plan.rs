@@ -111,7 +111,7 @@ impl Ctx<'_> {
         }
         // Our tests live in tt-tests/, where a project's own `roots` or `testMatch` may not look:
         // then the whole copy is the root and our folder's scripts are the tests.
-        if super::apply_dir::has_jest_config(&self.copy) {
+        if super::config::has_jest_config(&self.copy) {
             argv.extend([
                 "--roots".to_string(),
                 self.copy.display().to_string(),
