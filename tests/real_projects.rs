@@ -239,3 +239,160 @@ fn issue32_shell_scripts_docs_and_examples_count_for_nothing_and_coverage_only_r
     let recommendations = report["recommendations"].to_string();
     assert!(!recommendations.contains(".sh"), "{recommendations}");
 }
+
+#[test]
+fn issue32_a_test_fix_run_that_fixes_nothing_exits_1_says_what_is_needed_and_stays_archived() {
+    let p = Project::fixture("python-fixcycle");
+    let out = p
+        .cmd(&[
+            "run",
+            "fix the failing tests",
+            "--pipeline",
+            "test-fix",
+            "-y",
+        ])
+        .run();
+    out.assert_code(1);
+    assert!(
+        out.stderr
+            .contains("nothing was fixed: the fixer needs an agent backend"),
+        "{}",
+        out.stderr
+    );
+    let next = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("Next:"))
+        .unwrap_or_default();
+    assert!(!next.contains("deepen"), "{next}");
+    assert!(next.contains("--backend 'fixer=claude'"), "{next}");
+    let id = out.session_id();
+    let session = p.session_dir(&id);
+    // The localisation it wrote carries no terminal colours.
+    let md = std::fs::read_to_string(session.join("analysis/fault-localisation.md")).unwrap();
+    assert!(!md.contains('\u{1b}'), "{md}");
+    // `fix` again, with nobody to ask: the archived session is archived again, not reopened.
+    let again = p.cmd(&["fix", &id]).run();
+    again.assert_code(1);
+    let state = read_json(&session.join("session.json"));
+    assert_eq!(state["status"], "archived", "{}", again.stderr);
+}
+
+#[test]
+fn issue32_messages_name_what_exists_and_a_fix_pipeline_it_cannot_run_is_refused_up_front() {
+    let p = Project::fixture("python-calc");
+    let typo = p
+        .cmd(&["run", "x", "--pipeline", "standrad", "--dry-run"])
+        .run();
+    typo.assert_code(2);
+    assert!(
+        typo.stderr.contains("did you mean 'standard'"),
+        "{}",
+        typo.stderr
+    );
+    assert!(typo.stderr.contains("test-fix"), "{}", typo.stderr);
+    let status = p.cmd(&["status"]).run();
+    status.assert_code(2);
+    assert!(
+        status.stderr.contains("start one with `team-testing run"),
+        "{}",
+        status.stderr
+    );
+    assert!(
+        !status.stderr.contains("name one of: none"),
+        "{}",
+        status.stderr
+    );
+    let rnu = p.cmd(&["rnu"]).run();
+    rnu.assert_code(2);
+    assert!(
+        rnu.stderr.contains("a similar subcommand exists: 'run'"),
+        "{}",
+        rnu.stderr
+    );
+    // A mocha project: the cycle runs pytest suites for now, said before any session exists.
+    let m = mocha_project();
+    let refused = m
+        .cmd(&["run", "fix it", "--pipeline", "test-fix", "-y"])
+        .run();
+    refused.assert_code(2);
+    assert!(
+        refused.stderr.contains("framework is mocha"),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        !m.sessions.exists() || std::fs::read_dir(&m.sessions).unwrap().count() == 0,
+        "a session was made"
+    );
+}
+
+#[test]
+fn issue32_the_reports_agree_on_layers_that_had_nothing_to_test_and_name_no_session_path() {
+    // A crate: no built-in generator yet, so every layer is not applicable.
+    let p = Project::fixture("rust-crate");
+    let out = p
+        .cmd(&["run", "test the crate", "--pipeline", "standard", "-y"])
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let session = p.session_dir(&id);
+    let md = std::fs::read_to_string(session.join("analysis/quality-report.md")).unwrap();
+    assert!(md.contains("Quality score: **not scored**"), "{md}");
+    assert!(!md.contains("Score = 0.0"), "{md}");
+    let html = std::fs::read_to_string(session.join("analysis/report.html")).unwrap();
+    assert!(
+        html.contains("Layers meeting their gate<b>0 / 0</b>2 not applicable"),
+        "the HTML card counts not-applicable layers as missed"
+    );
+    let analyst = p
+        .tasks(&id)
+        .into_iter()
+        .find(|t| t["owner"] == "analyst")
+        .unwrap();
+    let summary = analyst["outcome"]["summary"].as_str().unwrap_or_default();
+    assert!(summary.contains("0/0 (2 not applicable)"), "{summary}");
+
+    // A defect test's expected-failure reason names the project, never the session.
+    let b = Project::fixture("python-buggy");
+    let roles = copy_roles(&b);
+    let out = b
+        .run_with_roles(&roles, "test pricing", "targeted")
+        .env("TT_FIXTURE_TESTS", &generated("python-buggy"))
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    b.cmd(&["apply", &id]).run().assert_code(0);
+    let sessions = b.sessions.display().to_string();
+    let mut reasons = 0;
+    for (_, text) in walk(&b.repo.join("tests/team_testing")) {
+        for line in text
+            .lines()
+            .filter(|l| l.contains("code_defect found by team-testing"))
+        {
+            reasons += 1;
+            assert!(!line.contains(&sessions), "{line}");
+            assert!(
+                !line.contains("L1-unit/") && !line.contains("L2-integration/"),
+                "{line}"
+            );
+        }
+    }
+    assert!(reasons > 0, "no defect test was applied");
+}
+
+fn walk(dir: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if let Ok(text) = std::fs::read_to_string(&path) {
+                out.push((path.display().to_string(), text));
+            }
+        }
+    }
+    out
+}

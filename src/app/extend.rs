@@ -60,6 +60,9 @@ pub fn revise(opened: &mut Opened, task: &str, feedback: &str) -> Result<String>
 /// Adds the test-fix cycle to the opened session (its iterations capped at `max_iterations`
 /// when given); returns what was added.
 pub fn fix(opened: &mut Opened, max_iterations: Option<u32>) -> Result<String> {
+    if let Some(why) = crate::team::fixer::cannot_run_on(&opened.state.repo) {
+        return Err(Error::Usage(why));
+    }
     if let Some(n) = max_iterations {
         opened.state.controls.max_iterations = Some(n);
         opened.session.save_state(&opened.state)?;
@@ -236,8 +239,18 @@ pub fn next_steps(session: &SessionDir) -> Vec<String> {
     };
     let ctx = DescribeCtx::of(session);
     let d = ctx.describe();
-    if extend::deepen(&config, &graph, None, None, &d).is_ok() {
+    // A test-fix session tests no layer: deepening it means nothing.
+    let layered = graph.tasks.iter().any(|t| t.layer.is_some());
+    if layered && extend::deepen(&config, &graph, None, None, &d).is_ok() {
         steps.push(format!("{} adds the next layer", hint("deepen")));
+    }
+    if crate::artifacts::IterationState::load(&session.root)
+        .is_some_and(|s| s.status == crate::artifacts::CycleStatus::NeedsAgent)
+    {
+        steps.push(format!(
+            "{} fixes the code with an agent CLI",
+            crate::hint::quoted(session, "fix", &["--backend", "fixer=claude"])
+        ));
     }
     if extend::rerun(&config, &mut graph, |r| registry.contains(r), &d)
         .is_ok_and(|(reopened, added)| !reopened.is_empty() || !added.is_empty())

@@ -171,6 +171,42 @@ pub struct AddedRole {
     pub artifacts: Vec<String>,
 }
 
+/// How many layers met their gate, of those that had something to test: the one count every
+/// rendering shows (the Markdown, the HTML, the analyst's summary).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GateCount {
+    pub met: usize,
+    /// Layers that had something to test.
+    pub applicable: usize,
+    pub not_applicable: usize,
+}
+
+impl GateCount {
+    /// "2/2 (1 not applicable)".
+    pub fn text(&self) -> String {
+        let mut t = format!("{}/{}", self.met, self.applicable);
+        if self.not_applicable > 0 {
+            t.push_str(&format!(" ({} not applicable)", self.not_applicable));
+        }
+        t
+    }
+}
+
+impl Report {
+    pub fn gates(&self) -> GateCount {
+        let not_applicable = self
+            .layers
+            .iter()
+            .filter(|l| l.not_applicable.is_some())
+            .count();
+        GateCount {
+            met: self.layers.iter().filter(|l| l.gate == "Met").count(),
+            applicable: self.layers.len() - not_applicable,
+            not_applicable,
+        }
+    }
+}
+
 /// What the sandbox protected during the session, and what it stopped.
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct SandboxReport {
