@@ -136,17 +136,6 @@ fn missing_lines(cov: CoverageRecord) -> BTreeMap<String, Vec<u32>> {
         .collect()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_run_judges_the_round_its_task_names() {
-        assert_eq!(judged_round("TESTRUN-L1-fix-2"), 2);
-        assert_eq!(judged_round("TESTRUN-001"), 0);
-    }
-}
-
 /// A location in the project (`calc/ops.py:12`), not one in the session (its tests, its copies
 /// of the project) nor an absolute path of this machine.
 fn is_project_place(location: &str) -> bool {
@@ -158,4 +147,15 @@ fn is_project_place(location: &str) -> bool {
         && !crate::session::LAYER_DIRS
             .iter()
             .any(|l| path.contains(&format!("{l}/")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_judges_the_round_its_task_names() {
+        assert_eq!(judged_round("TESTRUN-L1-fix-2"), 2);
+        assert_eq!(judged_round("TESTRUN-001"), 0);
+    }
 }
