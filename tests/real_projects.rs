@@ -396,3 +396,47 @@ fn walk(dir: &Path) -> Vec<(String, String)> {
     }
     out
 }
+
+#[test]
+fn issue32_dependencies_are_fetched_before_the_sandbox_and_a_failed_fetch_names_its_command() {
+    // A crate with a dependency and no lock: fetched (and locked) in the session, never in
+    // the project, so the sandboxed run without network builds it.
+    let p = Project::fixture("rust-dep");
+    let out = p
+        .cmd(&["run", "test the crate", "--pipeline", "targeted", "-y"])
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let data = strategist_data(&p, &id);
+    let status = data["dependencies"]["status"].as_str().unwrap_or_default();
+    assert!(matches!(status, "fetched" | "present"), "{data}");
+    assert_eq!(data["baseline"]["status"], "ran", "{data}");
+    assert_eq!(data["baseline"]["passed"], 1, "{data}");
+    assert!(
+        !p.repo.join("Cargo.lock").exists(),
+        "a lock was written into the project"
+    );
+    assert_eq!(git_status(&p.repo, false), "");
+
+    // A module whose requirement cannot be fetched: the report names the command, and the
+    // infrastructure is not called fit.
+    let g = Project::fixture("go-dep");
+    let out = g
+        .cmd(&["run", "test the module", "--pipeline", "targeted", "-y"])
+        .env("GOPROXY", "off")
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let report = g.cmd(&["report", &id, "--format", "json"]).run();
+    report.assert_code(0);
+    let report: Value = serde_json::from_str(&report.stdout).unwrap();
+    let recommendations = report["recommendations"].to_string();
+    assert!(
+        recommendations.contains("`go mod download`"),
+        "{recommendations}"
+    );
+    assert_eq!(
+        report["confidence"]["infrastructure_fitness"], 0.0,
+        "{report}"
+    );
+}

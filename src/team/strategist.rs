@@ -284,6 +284,27 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         return Outcome::failed(e.to_string());
     }
     let own_tests: Vec<String> = existing.iter().map(|p| p.to_string()).collect();
+    // The sandbox has no network: what the project depends on is fetched first, by a fetch
+    // that runs none of its code.
+    let deps = if ctx.plan_only {
+        crate::testing::deps::Deps::NotNeeded
+    } else {
+        (ctx.progress)(
+            "dependencies",
+            Some(82.0),
+            Some("fetching what the project depends on".into()),
+        );
+        crate::testing::deps::prepare(ctx.repo, &ctx.session.root, detected)
+    };
+    if let Some((command, problem)) = deps.failed() {
+        (ctx.progress)(
+            "dependencies_missing",
+            None,
+            Some(format!(
+                "`{command}` failed; runs that need the dependencies will fail: {problem}"
+            )),
+        );
+    }
     let (baseline_text, baseline_data) = if ctx.plan_only {
         (
             format!(
@@ -316,6 +337,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         "layers": layer_data, "coverage_targets": ctx.config.coverage_targets, "risks": risks,
         "existing_tests": existing.iter().take(20).collect::<Vec<_>>(),
         "test_layout": layout, "toolchain": tools, "baseline": baseline_data,
+        "dependencies": deps,
         "touched": rows.iter().filter(|r| !r.symbols.is_empty())
             .map(|r| (r.file.path.clone(), json!(r.symbols))).collect::<serde_json::Map<_, _>>(),
     }));

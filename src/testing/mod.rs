@@ -7,6 +7,7 @@ pub mod classify;
 pub mod cobertura;
 pub mod code_check;
 pub mod coveragepy;
+pub mod deps;
 pub mod detect;
 pub mod effects;
 pub mod exec;
