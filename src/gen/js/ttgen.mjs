@@ -1,10 +1,12 @@
 // team-testing's offline test generator for JavaScript and TypeScript: the counterpart of ttgen.py.
 // It runs with the project's own node in a mirror of the repository and talks JSON on
-// stdin/stdout. The search is feedback-directed and seeded: candidate calls are built from types
-// (JSDoc or TypeScript), parameter names and defaults, literals of the source and @example
-// blocks, each runs in a worker process with a timeout under V8 precise block coverage, and a
-// call is kept when it reaches code no earlier call reached. Kept calls become readable tests in
-// the project's framework (node:test, jest, vitest, mocha).
+// stdin/stdout. The search is feedback-directed and seeded: candidate calls are built from the
+// project's own calls of the module (its tests, examples, README and other modules, read but never
+// run here), types (JSDoc or TypeScript), the properties the module reads on its parameters,
+// parameter names and defaults, literals of the source and @example blocks; each runs in a
+// worker process with a timeout under V8 precise block coverage, and a call is kept when it
+// reaches code no earlier call reached. Kept calls become readable tests in the project's
+// framework (node:test, jest, vitest, mocha).
 //
 // Modes: no argument (the generator), `--worker <file> <kind>` (runs calls for the generator),
 // `--entry-points <root>` (lists L3's entry points, reading files only), and with TTGEN_GUARD set
@@ -1012,6 +1014,7 @@ const MAX_USAGE_FILES = 400;
 const MAX_USAGE_BYTES = 256 * 1024;
 const MAX_USAGE_TOTAL = 8 * 1024 * 1024;
 const MAX_CALLS_PER_NAME = 40;
+const MAX_NAMED = 20000;
 // Names an argument may use besides literals: they mean the same in the worker and in a test file.
 const SAFE_GLOBALS = new Set(['new', 'Date', 'Map', 'Set', 'Buffer', 'URL', 'URLSearchParams', 'Array', 'Object', 'String', 'Number',
   'Boolean', 'RegExp', 'Error', 'TypeError', 'RangeError', 'Uint8Array', 'Math', 'JSON', 'Symbol', 'BigInt']);
@@ -1296,8 +1299,8 @@ function harvestUsage(root, target, pkg, exportsInfo) {
     if (!bindings.size && !byName) continue;
     const own = (name) => (bindings.has(name) ? bindings.get(name) : byName && exportNames.has(name) && !f.declared.has(name) ? name : null);
     callSites(f, own, methods, usage);
-    if (bindings.size || isTestPath(rel) || f.markdown) {
-      usage.named.push(...f.named);
+    if ((bindings.size || isTestPath(rel) || f.markdown) && usage.named.length < MAX_NAMED) {
+      for (const n of f.named) usage.named.push(n);
       for (const v of f.strings) usage.strings.add(v);
     }
   }
@@ -1650,8 +1653,8 @@ function readChain(toks, match, k, root) {
   if (!leaf) return;
   if (called) setKind(leaf, 'function');
   const op = toks[j]?.v, lit = toks[j + 1];
-  if (['===', '==', '!==', '!='].includes(op) && lit && (lit.t === 'str' || lit.t === 'num')) {
-    const v = lit.t === 'str' ? unquote(lit.v) : Number(lit.v);
+  if (['===', '==', '!==', '!='].includes(op) && lit && (lit.t === 'str' || lit.t === 'num' || lit.v === 'true' || lit.v === 'false')) {
+    const v = lit.t === 'str' ? unquote(lit.v) : lit.t === 'num' ? Number(lit.v) : lit.v === 'true';
     setKind(leaf, typeof v);
     if (!leaf.values.includes(v)) leaf.values.push(v);
   }
@@ -1948,6 +1951,7 @@ class Search {
     this.shapes = accessShapes(this.text);
     this.usage = null; // how the project calls the module, once its exports are known
     this.models = new Map();
+    this.namedCache = new Map();
     this.cursors = new Map();
     this.inputs = new Inputs(rand, literals(this.text));
     this.covered = new Uint8Array(this.text.length);
@@ -2058,20 +2062,26 @@ class Search {
     const names = [...new Set([p.name, ...hints.map((h) => h.name)])];
     // A plain declared type (`number[]`, `string`) is drawn as before; a shape guides where the
     // type is unknown or names more (fields, literal values).
-    const kinds = type ? this.inputs.kinds(type, p.name, p.dflt) : ['any'];
+    const kinds = this.inputs.kinds(type, p.name, p.dflt);
     const plain = !kinds.includes('any');
     const guides = informative(shape) && (!plain || shape.fields.size > 0 || shape.values.length > 0 || !!shape.map);
     let strings = [];
     if ((!shape || shape.kind === 'string' || shape.kind === 'any') && (kinds.includes('string') || kinds.includes('any'))) {
       // What callers pass (`f(req.headers['accept-charset'])`) says more than the parameter's name.
       const headers = hints.length ? hints.map((h) => h.name) : [p.name];
-      strings = [...names.flatMap((n) => namedValues(this.usage, n)), ...headers.flatMap((n) => HEADER_VALUES[headerName(n)] || [])];
+      strings = [...names.flatMap((n) => this.named(n)), ...headers.flatMap((n) => HEADER_VALUES[headerName(n)] || [])];
       if (shape) strings.unshift(...shape.values.filter((v) => typeof v === 'string'));
     }
     const siblings = this.siblingStrings(fn, c, p.name);
     const m = { type, shape, guides, strings: [...new Set(strings)], pool: siblings.length ? siblings : this.usageItems() };
     this.models.set(key, m);
     return m;
+  }
+
+  /** The strings the project's usage names like `name` (read once per name). */
+  named(name) {
+    if (!this.namedCache.has(name)) this.namedCache.set(name, namedValues(this.usage, name));
+    return this.namedCache.get(name);
   }
 
   /** Items of the strings the project's usage and the module hold: what a list of unknown things holds. */
@@ -2093,7 +2103,7 @@ class Search {
     for (const call of this.callsFor(c)) call.forEach((a, j) => { if (j !== at && a.hint) names.add(a.hint.name); });
     const out = new Set();
     for (const name of names) {
-      for (const v of [...namedValues(this.usage, name), ...(HEADER_VALUES[headerName(name)] || [])]) {
+      for (const v of [...this.named(name), ...(HEADER_VALUES[headerName(name)] || [])]) {
         for (const item of v.split(/[,;]/)) if (/^[^\s=]{1,40}$/.test(item.trim())) out.add(item.trim());
       }
     }
@@ -2103,11 +2113,11 @@ class Search {
   /** Source of a value of `shape` for a parameter or field called `name`. */
   shapeSource(shape, name, depth, inHeaders, pool) {
     const kind = shape && depth < 5 ? shape.kind : 'any';
-    if (kind === 'object') return this.objectSource(shape, name, depth, pool);
+    if (kind === 'object') return this.objectSource(shape, name, depth);
     if (kind === 'array') {
       const n = this.rand.int(4);
       const items = [];
-      for (let k = 0; k < n; k++) items.push(this.shapeSource(shape.of, name.replace(/s$/, ''), depth + 1, false, pool));
+      for (let k = 0; k < n; k++) items.push(this.shapeSource(shape.of, name.replace(/s$/, ''), depth + 1, false, pool || []));
       return `[${items.join(', ')}]`;
     }
     if (kind === 'function') return '() => undefined';
@@ -2116,24 +2126,29 @@ class Search {
       const known = shape.values.filter((v) => typeof v === 'number').map(String);
       return this.rand.pick(known.length && this.rand.next() < 0.7 ? known : this.inputs.values('number'));
     }
-    const strings = [...(shape?.values || []).filter((v) => typeof v === 'string'), ...namedValues(this.usage, name)];
+    const strings = [...(shape?.values || []).filter((v) => typeof v === 'string'), ...this.named(name)];
     const header = headerName(name);
     if (header) strings.push(...HEADER_VALUES[header]);
     else if (inHeaders) strings.push(...this.inputs.values('string').slice(1, 6).map((s) => literalOf(s)));
+    // A list's element of unknown kind is likely one of the strings around; a field of unknown
+    // kind is often a flag (`if (opts.dot)`).
     if (!strings.length && pool?.length && kind === 'any') strings.push(...pool);
     if (strings.length) return JSON.stringify(this.rand.pick([...new Set(strings)]));
     if (kind === 'string') return this.rand.pick(this.inputs.values('string'));
+    if (!pool && this.rand.next() < 0.5) return 'true';
     return this.inputs.draw({ name, dflt: null }, null);
   }
 
-  objectSource(shape, name, depth, pool) {
+  objectSource(shape, name, depth) {
     const headers = /^headers?$/i.test(name);
-    let entries = [...shape.fields].filter(([, sub]) => this.rand.next() < (sub.optional ? 0.6 : 0.9));
+    // A few fields at a time: an options bag of thirty flags all set says less than three.
+    const often = Math.min(0.9, 4 / Math.max(1, shape.fields.size));
+    let entries = [...shape.fields].filter(([, sub]) => this.rand.next() < (sub.optional ? Math.min(0.6, often) : often));
     if (!shape.fields.size && (shape.map || headers)) {
       const keys = headers ? Object.keys(HEADER_VALUES).filter(() => this.rand.next() < 0.2) : ['a', 'b'];
       entries = keys.map((k) => [k, shape.map || shapeOf('any')]);
     } else if (!shape.fields.size) return this.rand.pick(this.inputs.values('object'));
-    const parts = entries.map(([k, sub]) => `${IDENT.test(k) ? k : JSON.stringify(k)}: ${this.shapeSource(sub, k, depth + 1, headers, pool)}`);
+    const parts = entries.map(([k, sub]) => `${IDENT.test(k) ? k : JSON.stringify(k)}: ${this.shapeSource(sub, k, depth + 1, headers, null)}`);
     return parts.length ? `{ ${parts.join(', ')} }` : '{}';
   }
 
