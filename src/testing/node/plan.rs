@@ -292,8 +292,10 @@ impl Ctx<'_> {
                 format!("--reports-dir={}", lcov_dir.display()),
                 format!("--temp-directory={}", lcov_dir.join("tmp").display()),
             ],
+            // --cache=false: nyc keeps its cache in the project's node_modules/.cache.
             Coverage::Nyc => vec![
                 bin("nyc"),
+                "--cache=false".into(),
                 "--reporter=lcovonly".into(),
                 format!("--report-dir={}", lcov_dir.display()),
                 format!("--temp-dir={}", lcov_dir.join("nyc_output").display()),
