@@ -168,7 +168,7 @@ def prepare(project, repo, work):
     git(repo, "init", "-q")
     exclude = os.path.join(repo, ".git", "info", "exclude")
     with open(exclude, "a") as f:
-        f.write("/.venv/\n/node_modules/\n/target/\n")
+        f.write("/.venv/\n/node_modules/\n/target/\n*.egg-info/\n/build/\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "upstream")
     family = project["family"]
@@ -177,6 +177,8 @@ def prepare(project, repo, work):
         sh(["/usr/bin/python3.11", "-m", "venv", venv])
         python = os.path.join(venv, "bin", "python")
         sh([python, "-m", "pip", "install", "-q", "pytest", "coverage", *project.get("needs", [])])
+        sh([python, "-m", "pip", "install", "-q", "-e", repo], timeout=900)
+        sh(["chmod", "-R", "a+rX", venv])
         return python
     if family == "node":
         sh(["npm", "install", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error",
@@ -209,6 +211,10 @@ def count_tests(family, text):
 
 
 def run_own(project, checkout, python, home):
+    if project["family"] == "python":
+        # As its developers work: the package installed from this checkout (editable), so its
+        # metadata and entry points exist; the tests and the code are the checkout's.
+        sh([python, "-m", "pip", "install", "-q", "--no-deps", "-e", checkout], timeout=900)
     argv = own_command(project, python)
     if project["family"] == "go":
         argv = argv[:2] + ["-v"] + argv[2:]
@@ -238,7 +244,7 @@ def clone(repo, work, name):
             else:
                 os.symlink(os.path.join(repo, extra), os.path.join(dest, extra))
     with open(os.path.join(dest, ".git", "info", "exclude"), "a") as f:
-        f.write("/.venv\n/node_modules/\n/target/\n")
+        f.write("/.venv\n/node_modules/\n/target/\n*.egg-info/\n/build/\n")
     return dest
 
 
