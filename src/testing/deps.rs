@@ -73,24 +73,43 @@ pub fn prepare(repo: &Path, session: &Path, framework: Option<Framework>) -> Dep
     }
 }
 
-fn run(argv: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Result<f64, String> {
+/// Why a fetch did not work, in the words the record keeps.
+#[derive(Debug, thiserror::Error)]
+enum FetchError {
+    #[error("{0}")]
+    Start(#[from] crate::proc::ProcError),
+    #[error("{0}")]
+    Said(String),
+    #[error("cannot copy {} to {}: {cause}", from.display(), to.display())]
+    Copy {
+        from: PathBuf,
+        to: PathBuf,
+        cause: std::io::Error,
+    },
+}
+
+fn run(argv: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Result<f64, FetchError> {
     let started = Instant::now();
-    let out =
-        crate::proc::run_captured_env(argv, cwd, env, FETCH_TIMEOUT).map_err(|e| e.to_string())?;
+    let out = crate::proc::run_captured_env(argv, cwd, env, FETCH_TIMEOUT)?;
     if out.success() {
         Ok(started.elapsed().as_secs_f64())
     } else {
-        Err(crate::util::tail_lines(
+        Err(FetchError::Said(crate::util::tail_lines(
             &format!("{}{}", out.stdout, out.stderr),
             6,
-        ))
+        )))
     }
 }
 
-fn copy_of(repo: &Path, session: &Path, name: &str) -> Result<PathBuf, String> {
+fn copy_of(repo: &Path, session: &Path, name: &str) -> Result<PathBuf, FetchError> {
     let copy = session.join("workspace").join(name);
-    super::workspace::mirror(repo, &copy, &Default::default())
-        .map_err(|e| format!("cannot copy {} to {}: {e}", repo.display(), copy.display()))?;
+    super::workspace::mirror(repo, &copy, &Default::default()).map_err(|cause| {
+        FetchError::Copy {
+            from: repo.to_path_buf(),
+            to: copy.clone(),
+            cause,
+        }
+    })?;
     Ok(copy)
 }
 
@@ -116,7 +135,7 @@ fn cargo(repo: &Path, session: &Path) -> Deps {
         Err(problem) => {
             return Deps::Failed {
                 command: "cargo fetch".into(),
-                problem,
+                problem: problem.to_string(),
             }
         }
     };
@@ -128,7 +147,7 @@ fn cargo(repo: &Path, session: &Path) -> Deps {
             Err(problem) => {
                 return Deps::Failed {
                     command: "cargo generate-lockfile".into(),
-                    problem,
+                    problem: problem.to_string(),
                 }
             }
         }
@@ -148,7 +167,7 @@ fn cargo(repo: &Path, session: &Path) -> Deps {
             },
             Err(_) => Deps::Failed {
                 command: "cargo fetch".into(),
-                problem,
+                problem: problem.to_string(),
             },
         },
     }
@@ -170,7 +189,7 @@ fn go(repo: &Path, session: &Path) -> Deps {
         Err(problem) => {
             return Deps::Failed {
                 command: "go mod download".into(),
-                problem,
+                problem: problem.to_string(),
             }
         }
     };
@@ -185,7 +204,7 @@ fn go(repo: &Path, session: &Path) -> Deps {
         },
         Err(problem) => Deps::Failed {
             command: "go mod download".into(),
-            problem,
+            problem: problem.to_string(),
         },
     }
 }
@@ -244,7 +263,10 @@ fn node(repo: &Path, session: &Path) -> Deps {
         Ok(seconds) => Deps::Fetched { command, seconds },
         Err(problem) => {
             let _ = std::fs::remove_dir_all(dir.join("node_modules"));
-            Deps::Failed { command, problem }
+            Deps::Failed {
+                command,
+                problem: problem.to_string(),
+            }
         }
     }
 }
