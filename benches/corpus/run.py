@@ -229,7 +229,8 @@ def run_own(project, checkout, python, home):
     out = sh(argv, cwd=checkout, env=env, timeout=1800, as_nobody=as_nobody)
     text = out.stdout + out.stderr
     return dict(code=out.returncode, tests=count_tests(project["family"], text),
-                seconds=round(time.monotonic() - started, 1), tail=text[-3000:],
+                seconds=round(time.monotonic() - started, 1),
+                tail=re.sub(r"\x1b\[[0-9;]*m", "", text)[-3000:],
                 as_user="nobody" if as_nobody and os.geteuid() == 0 else "the bench's user")
 
 
@@ -288,11 +289,13 @@ def one(project, binary, work):
 
 
 def applied_line(status_line, apply_out):
-    """A `git status` line that is a file apply wrote (or its folder, or apply's record)."""
+    """A `git status` line of a file apply wrote: a test it names, what it wrote beside them in a
+    team_testing folder of its own (conftest, __init__), or its record of what it wrote."""
     path = status_line[3:].strip().strip('"')
-    if ".team-testing-applied.json" in path:
-        return status_line.startswith("??")
-    return status_line.startswith("??") and path in apply_out
+    if not status_line.startswith("??"):
+        return False
+    return (path in apply_out or "/team_testing/" in f"/{path}"
+            or path.endswith(".team-testing-applied.json"))
 
 
 def figures(session):
@@ -382,7 +385,8 @@ def main():
                 continue
             r = one(project, args.bin, work)
             results.append(r)
-            print(json.dumps(r, indent=1)[:6000], flush=True)
+            shown = {k: v for k, v in r.items() if k not in ("before", "after", "per_file")}
+            print(json.dumps(shown, indent=1)[:3000], flush=True)
     finally:
         if args.json:
             with open(args.json, "w") as f:
