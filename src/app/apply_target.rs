@@ -65,6 +65,12 @@ pub fn resolve(repo: &Path, given: Option<&Path>, cwd: &Path) -> Result<PathBuf,
     }
 }
 
+/// Whether `apply` run from the current folder without `--repo` would be refused.
+pub fn refuses_cwd(repo: &Path) -> bool {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    resolve(repo, None, &cwd).is_err()
+}
+
 fn toplevel(dir: &Path) -> Option<PathBuf> {
     let out = git(dir, &["rev-parse", "--show-toplevel"], None).ok()?;
     PathBuf::from(out.trim()).canonicalize().ok()

@@ -215,18 +215,35 @@ pub fn next_steps(session: &SessionDir) -> Vec<String> {
         std::fs::read_dir(session.root.join("tests").join(l))
             .is_ok_and(|mut rd| rd.any(|e| e.is_ok_and(|e| e.path().is_file())))
     });
+    // apply writes into the checkout the user stands in; from anywhere else the hint names the
+    // session's repository, or pasting it would be refused.
+    let repo = session
+        .load_state()
+        .ok()
+        .map(|s| s.repo)
+        .filter(|repo| crate::app::apply_target::refuses_cwd(repo));
+    let repo_arg = repo.as_ref().map(|r| {
+        std::path::absolute(r)
+            .unwrap_or_else(|_| r.clone())
+            .to_string_lossy()
+            .into_owned()
+    });
+    let apply = |extra: &[&str]| {
+        let mut args = extra.to_vec();
+        if let Some(r) = &repo_arg {
+            args.extend(["--repo", r.as_str()]);
+        }
+        crate::hint::quoted(session, "apply", &args)
+    };
     if has_tests {
-        steps.push(format!("{} puts the tests into the project", hint("apply")));
+        steps.push(format!("{} puts the tests into the project", apply(&[])));
     }
     if session
         .root
         .join(crate::artifacts::FIXES_MANIFEST)
         .is_file()
     {
-        steps.push(format!(
-            "{} applies the code fixes",
-            crate::hint::quoted(session, "apply", &["--fixes"])
-        ));
+        steps.push(format!("{} applies the code fixes", apply(&["--fixes"])));
     }
     if session.root.join("analysis/quality-report.md").is_file() {
         steps.push(format!("{} prints the report", hint("report")));

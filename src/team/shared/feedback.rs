@@ -92,6 +92,8 @@ pub(crate) fn feedback(session: &Path, layer: &str) -> Feedback {
                 let evidence = evidence
                     .strip_prefix("E ")
                     .map_or(evidence, str::trim_start);
+                // An XML attribute's newlines arrive as runs of spaces (node's junit message).
+                let evidence = evidence.split_whitespace().collect::<Vec<_>>().join(" ");
                 // The reason goes into the delivered file: only a place in the project is
                 // named, never the session's folders (another layer's file, an absolute path).
                 let at = t
