@@ -18,7 +18,7 @@ Code defects and contract findings are listed for a person to judge (true or fal
 
 Sources, fetched at bench time (nothing third-party is committed): PyPI sdists (pip download),
 Debian's source packages of node modules (apt-get source, whose upstream tarballs carry the tests
-the npm tarballs leave out), crates.io (cargo fetch), and Debian's golang-*-dev packages (module
+the npm tarballs leave out), the npm tarballs that do carry theirs (npm pack), crates.io (cargo fetch), and Debian's golang-*-dev packages (module
 sources with their tests under /usr/share/gocode/src). Needs root for apt and to run the projects'
 tests as `nobody`; Python 3 standard library only. Not run in CI.
 """
@@ -55,6 +55,10 @@ PROJECTS = [
          own=["npx", "jest"], kind="jest, its test file at the root"),
     dict(name="css-what", family="node", source=("debian", "node-css-what"),
          own=["npm", "run", "test:jest"], kind="TypeScript, ts-jest, specs beside the code"),
+    dict(name="merge-json-schemas", family="node", source=("npm", "@fastify/merge-json-schemas@0.2.2"),
+         own=["npm", "run", "test:unit"], kind="node:test under c8 --100 (its npm test adds tstyche)"),
+    dict(name="fastify-error", family="node", source=("npm", "@fastify/error@4.3.0"),
+         own=["npm", "run", "test:unit"], kind="node:test under c8 (its npm test adds tstyche)"),
     dict(name="semver", family="rust", source=("crate", "semver", "1.0.23"),
          own=["cargo", "test"], kind="no dependencies"),
     dict(name="itertools", family="rust", source=("crate", "itertools", "0.12.1"),
@@ -121,6 +125,13 @@ def fetch(project, work):
         if not tarballs:
             sys.exit(f"no upstream tarball for {project['source'][1]}")
         unpack(tarballs[0], dest)
+    elif kind == "npm":
+        # The few packages whose npm tarball carries their tests (fastify's publish test/).
+        dl = tempfile.mkdtemp(dir=work)
+        out = sh(["npm", "pack", "--silent", project["source"][1]], cwd=dl, timeout=300)
+        if out.returncode != 0:
+            sys.exit(out.stderr)
+        unpack(glob.glob(os.path.join(dl, "*.tgz"))[0], dest)
     elif kind == "crate":
         _, crate, version = project["source"]
         probe = tempfile.mkdtemp(dir=work)
@@ -202,7 +213,8 @@ def count_tests(family, text):
     if family == "node":
         mocha = num(r"(\d+) passing") + num(r"(\d+) pending") + num(r"(\d+) failing")
         jest = re.findall(r"Tests:.*?(\d+) total", text)
-        return mocha or sum(int(j) for j in jest)
+        node_test = num(r"(?m)^(?:#|\u2139) tests (\d+)$")  # node --test, TAP or spec reporter
+        return mocha or sum(int(j) for j in jest) or node_test
     if family == "rust":
         return num(r"test result: \w+\. (\d+) passed") + num(r"; (\d+) failed") + num(r"; (\d+) ignored")
     if family == "go":
@@ -270,8 +282,14 @@ def one(project, binary, work):
     ids = os.listdir(sessions) if os.path.isdir(sessions) else []
     if not ids:
         result["error"] = run.stderr[-2000:]
+        result["invariants"] = invariants(result)
         return result
     session = os.path.join(sessions, ids[0])
+    if not os.path.exists(os.path.join(session, "analysis", "report.json")):
+        # The pipeline stopped before its analyst: what it said is the finding.
+        result["error"] = (run.stdout + run.stderr)[-2000:]
+        result["invariants"] = dict(invariants(result), **{"the pipeline reaches its report": False})
+        return result
     result.update(figures(session))
     target = clone(repo, work, f"{name}-after")
     applied = sh([binary, "apply", session, "--repo", target], cwd=target, timeout=600)
@@ -365,6 +383,7 @@ def invariants(r):
                                      if set(f.split("/")[:-1]) & NOT_SOURCE]
     out["nothing outside the applied folder changes"] = not r.get("changed_outside")
     out["no crash"] = not r.get("crashed")
+    out["the pipeline reaches its report"] = "error" not in r
     return out
 
 

@@ -1,4 +1,4 @@
-//! JUnit XML as pytest, node --test, jest-junit, vitest and nextest write it. A tolerant streaming
+//! JUnit XML as pytest, node --test, jest (our reporter), vitest and nextest write it. A tolerant streaming
 //! reader: `<testcase>` at any depth (node puts them straight under `<testsuites>`), counts come
 //! from the cases (suite totals and timestamps are ignored), and broken input is an error.
 

@@ -20,6 +20,10 @@ use crate::testing::runner::{RunOutput, RunSpec};
 /// It also keeps each file's stderr, which holds the error when a file fails to import.
 const ATTRIBUTION_REPORTER: &str = include_str!("attribution.mjs");
 
+/// Our jest reporter: JUnit in the shape we read, without the project's jest-junit.
+const JEST_REPORTER: &str = include_str!("jest_junit.cjs");
+pub(super) const JEST_REPORTER_FILE: &str = "jest_junit.cjs";
+
 /// One run's places and clock.
 pub(super) struct Ctx<'a> {
     pub spec: &'a RunSpec<'a>,
@@ -56,6 +60,7 @@ impl<'a> Ctx<'a> {
             &scratch.join("attribution.mjs"),
             ATTRIBUTION_REPORTER.as_bytes(),
         )?;
+        crate::util::write_nofollow(&scratch.join(JEST_REPORTER_FILE), JEST_REPORTER.as_bytes())?;
         let copy = copy.canonicalize()?;
         let layer_dir = copy.join(TESTS_DIR).join(spec.layer);
         install_tests(&spec.test_dir, &layer_dir)?;

@@ -1,5 +1,5 @@
-//! The command of a run for each runner: node --test with our reporters, jest with jest-junit,
-//! vitest, mocha; c8 or nyc around it when they measure coverage.
+//! The command of a run for each runner: node --test with our reporters, jest with our JUnit
+//! reporter, vitest, mocha; c8 or nyc around it when they measure coverage.
 
 use std::path::{Path, PathBuf};
 
@@ -8,18 +8,8 @@ use super::run::{Coverage, Plan};
 use super::TESTS_DIR;
 use crate::testing::framework::Framework;
 
-/// Why no command can be planned for the runner.
-#[derive(Debug, thiserror::Error)]
-pub(super) enum PlanError {
-    #[error(
-        "jest needs jest-junit to report results: npm install --save-dev jest-junit  (in {})",
-        repo.display()
-    )]
-    NoJestJunit { repo: PathBuf },
-}
-
 impl Ctx<'_> {
-    pub(super) fn plan(&self, files: &[PathBuf], coverage: Coverage) -> Result<Plan, PlanError> {
+    pub(super) fn plan(&self, files: &[PathBuf], coverage: Coverage) -> Plan {
         let junit = self.result_file("junit", "xml").0;
         let lcov_dir = self.scratch.join("coverage");
         // A repair iteration reruns under the same run number: an old report must not pass
@@ -29,13 +19,13 @@ impl Ctx<'_> {
         let _ = std::fs::remove_file(self.result_file("lcov", "info").0);
         let files: Vec<String> = files.iter().map(|f| self.in_copy(f)).collect();
         let mut plan = match self.framework {
-            Framework::Jest => self.jest(&files, &junit, coverage, &lcov_dir)?,
+            Framework::Jest => self.jest(&files, &junit, coverage, &lcov_dir),
             Framework::Vitest => self.vitest(&files, &junit, coverage, &lcov_dir),
             Framework::Mocha => self.mocha(&files, &junit),
             _ => self.node_test(&files, &junit, coverage == Coverage::NodeBuiltin),
         };
         self.wrap_coverage(&mut plan, coverage, &lcov_dir);
-        Ok(plan)
+        plan
     }
 
     /// `node --test` with JUnit, spec (stdout), attribution and, with node's own coverage, LCOV.
@@ -88,21 +78,22 @@ impl Ctx<'_> {
         ]
     }
 
-    /// jest with jest-junit (jest's own JSON is not a format we parse).
+    /// jest with our JUnit reporter (jest_junit.cjs in the scratch folder): a project needs no
+    /// jest-junit of its own.
     pub(super) fn jest(
         &self,
         files: &[String],
         junit: &Path,
         coverage: Coverage,
         lcov_dir: &Path,
-    ) -> Result<Plan, PlanError> {
-        if !self.copy.join("node_modules/jest-junit").is_dir() {
-            return Err(PlanError::NoJestJunit {
-                repo: self.spec.repo.to_path_buf(),
-            });
-        }
+    ) -> Plan {
+        let reporter = self.scratch.join(super::ctx::JEST_REPORTER_FILE);
         let mut argv = self.spec.tools.runner.clone();
-        argv.extend(["--ci", "--reporters=default", "--reporters=jest-junit"].map(String::from));
+        argv.extend([
+            "--ci".to_string(),
+            "--reporters=default".to_string(),
+            format!("--reporters={}", reporter.display()),
+        ]);
         let mut lcov = None;
         if coverage == Coverage::Framework {
             argv.extend(["--coverage".into(), "--coverageReporters=lcov".into()]);
@@ -123,32 +114,20 @@ impl Ctx<'_> {
         // words after them: a boolean flag right before the files ends them.
         argv.push("--runTestsByPath".into());
         argv.extend(files.iter().cloned());
-        let mut env = vec![
-            (
-                "JEST_JUNIT_OUTPUT_FILE".to_string(),
-                junit.display().to_string(),
-            ),
-            ("JEST_JUNIT_ADD_FILE_ATTRIBUTE".into(), "true".into()),
-            // classname = the enclosing describe blocks, name = the test: ids like node's.
-            ("JEST_JUNIT_CLASSNAME".into(), "{classname}".into()),
-            ("JEST_JUNIT_TITLE".into(), "{title}".into()),
-            ("JEST_JUNIT_ANCESTOR_SEPARATOR".into(), " > ".into()),
-            // Without it a test file that fails to load is missing from the report.
-            ("JEST_JUNIT_REPORT_TEST_SUITE_ERRORS".into(), "true".into()),
-        ];
+        let mut env = vec![("TT_JEST_JUNIT".to_string(), junit.display().to_string())];
         // jest runs ES modules only under node's VM-modules flag.
         if self.is_esm_package() {
             let inherited = std::env::var("NODE_OPTIONS").unwrap_or_default();
             let options = format!("{inherited} --experimental-vm-modules");
             env.push(("NODE_OPTIONS".into(), options.trim().to_string()));
         }
-        Ok(Plan {
+        Plan {
             argv,
             env,
             junit: junit.to_path_buf(),
             attribution: None,
             lcov,
-        })
+        }
     }
 
     fn has_vite_config(&self) -> bool {

@@ -91,9 +91,7 @@ impl Ctx<'_> {
         let _ = std::fs::remove_file(&junit);
         let files: Vec<String> = target.files.iter().map(|f| self.in_copy(f)).collect();
         let mut plan = match self.framework {
-            Framework::Jest => self
-                .jest(&files, &junit, Coverage::Off, &self.scratch)
-                .ok()?,
+            Framework::Jest => self.jest(&files, &junit, Coverage::Off, &self.scratch),
             Framework::Vitest => self.vitest(&files, &junit, Coverage::Off, &self.scratch),
             Framework::Mocha => self.mocha(&files, &junit),
             _ => return Some(self.node_rerun(&files, junit, target.name.as_deref())),

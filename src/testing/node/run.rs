@@ -147,13 +147,7 @@ impl Ctx<'_> {
 
     pub(super) fn run_tests(&self, files: &[PathBuf], out: &mut RunOutput) {
         let coverage = self.coverage();
-        let plan = match self.plan(files, coverage) {
-            Ok(plan) => plan,
-            Err(problem) => {
-                out.env_problem = Some(problem.to_string());
-                return;
-            }
-        };
+        let plan = self.plan(files, coverage);
         out.command = plan.argv.clone();
         let run = match self.exec(&plan.argv, &plan.env) {
             Ok(run) => run,

@@ -378,7 +378,7 @@ fn case(classname: Option<&str>, name: &str, file: Option<&str>) -> TestCase {
 }
 
 /// jest, vitest and mocha are not installed here; their report shapes (checked by hand with
-/// jest 30 + jest-junit, vitest 3, mocha 10) get node-shaped ids, and reruns filter by title.
+/// jest 30 with our reporter, vitest 3, mocha 10) get node-shaped ids, and reruns filter by title.
 #[test]
 fn other_frameworks_get_node_shaped_ids_and_title_filters() {
     let mut fx = Fixture::new(&[("a.test.js", PASSING)]);
@@ -390,7 +390,7 @@ fn other_frameworks_get_node_shaped_ids_and_title_filters() {
     let mut cases = vec![
         // vitest: classname is the file, name the title path.
         case(Some("tt-tests/L1-unit/a.test.js"), "s > t", None),
-        // jest (jest-junit as configured) and mocha: file attribute, classname the suites.
+        // jest (our reporter, jest-junit's shape) and mocha: file attribute, classname the suites.
         case(Some("s"), "t", Some(&abs)),
         case(None, "top", Some("tt-tests/L1-unit/a.test.js")),
         // jest's "Test suite failed to run" and vitest's load failure name the file.
@@ -420,9 +420,7 @@ fn other_frameworks_get_node_shaped_ids_and_title_filters() {
 
     let target = Target::of(&ctx, "a.test.js::s > t (1)");
     assert_eq!(target.files, [ctx.layer_dir.join("a.test.js")]);
-    // jest needs jest-junit, which this copy lacks.
-    assert!(ctx.rerun_plan(&target).is_none());
-    std::fs::create_dir_all(ctx.copy.join("node_modules/jest-junit")).expect("fake jest-junit");
+    // jest reports through our reporter: the copy needs no jest-junit.
     let plan = ctx.rerun_plan(&target).expect("plan");
     let tail: Vec<&str> = plan
         .argv
