@@ -26,6 +26,8 @@ pub const AUDIT: &str = include_str!("ttaudit.py");
 pub const ISOLATION: &str = include_str!("tt_isolation.py");
 /// Oracles beyond the observed value: well-typed input and suspicious results.
 pub const ORACLE: &str = include_str!("tt_oracle.py");
+/// Docstring examples as doctest itself runs them (the helper's doctest phase).
+pub const DOCTEST: &str = include_str!("tt_doctest.py");
 /// The pytest plugin (`-p tt_effects`) that isolates and audits every test the executor runs.
 pub const EFFECTS_PLUGIN: &str = include_str!("tt_effects.py");
 
@@ -219,6 +221,7 @@ fn write_helpers(scratch: &Path) -> Result<(), GenError> {
             ("ttaudit.py", AUDIT),
             ("tt_isolation.py", ISOLATION),
             ("tt_oracle.py", ORACLE),
+            ("tt_doctest.py", DOCTEST),
         ],
     )
 }

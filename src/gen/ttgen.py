@@ -36,6 +36,7 @@ import time
 import traceback
 import typing
 
+import tt_doctest
 import tt_oracle
 import ttaudit
 
@@ -401,7 +402,10 @@ def run_call(namespace, statements, expr, target, timeout, checks=None):
             finally:
                 sys.settrace(None)
                 audit.on = False
-            payload = _describe_result(value, place)
+            if isinstance(value, tt_doctest.RawResult):
+                payload = {"ok": True, "raw": value.data}
+            else:
+                payload = _describe_result(value, place)
             if settled:
                 payload["settled"] = settled
             if "calls" in env and isinstance(env["calls"], list):
@@ -1210,6 +1214,7 @@ CALLABLE_TYPES = ("function", "builtin_function_or_method", "partial", "method",
 class ModuleSearch:
     def __init__(self, spec, module, source, rng, req, deadline):
         self.spec, self.module, self.rng, self.req, self.deadline = spec, module, rng, req, deadline
+        self.source = source
         self.target = os.path.abspath(module.__file__)
         self.namespace = dict(vars(module))
         for name, std in (("copy", __import__("copy")), ("pickle", pickle), ("itertools", __import__("itertools"))):
@@ -1732,52 +1737,87 @@ class ModuleSearch:
     # -- phases --
 
     def doctests(self):
-        """Docstring examples are stated contracts: assert what they say, report when it breaks.
-        An example whose output only holds on its author's machine is skipped with a note. A
-        docstring the parser cannot read is skipped; an example spanning lines is left out."""
-        parser = doctest.DocTestParser()
+        """Docstring examples are stated contracts, and doctest says what they mean (tt_doctest):
+        each docstring the module's source gives an object of its own runs as one doctest, and
+        becomes one test that runs it the same way. An example whose output only holds on its
+        author's machine is skipped with a note; a docstring doctest cannot read is left out."""
+        docs = tt_doctest.own_docstrings(self.source)
+        tt_doctest.prepare()
         for item in self.items:
             try:
-                doc = inspect.getdoc(item["obj"]) or ""
-                examples = parser.get_examples(doc)
-            except Exception:  # noqa: BLE001 - a malformed docstring: no examples to trust
-                continue
-            for example in examples:
-                try:
-                    self.doctest_example(item, example)
-                except Exception as exc:  # noqa: BLE001
-                    self.candidate_failed(item, exc)
+                doc = tt_doctest.own_doc(item, docs)
+                examples = tt_doctest.examples_of(doc) if doc else None
+                if examples:
+                    self.docstring(item, examples)
+            except Exception as exc:  # noqa: BLE001
+                self.candidate_failed(item, exc)
 
-    def doctest_example(self, item, example):
-        source, want = example.source.strip(), example.want.strip()
-        if not want or "\n" in source or "\n" in want:
+    def run_docstring(self, item, text, examples):
+        """Runs the doctest text in a forked call, as doctest does; (outcome, per-example records)."""
+        namespace = dict(self.namespace, __tt_doctest__=lambda t, n: tt_doctest.run_examples(
+            t, n, self.module, lambda exc: _describe_error(exc, self.target)))
+        call = f"__tt_doctest__({text!r}, {self.spec['module'] + '.' + item['name']!r})"
+        timeout = self.req["call_timeout_s"] * max(2, min(len(examples), 10))
+        outcome = run_call(namespace, [], call, self.target, timeout)
+        return outcome, outcome.get("raw") if outcome.get("ok") else None
+
+    def docstring(self, item, examples, skipped=None):
+        """One docstring's examples: a test when doctest passes them here (and again); a test and
+        a `doctest` finding when an example fails as doctest judges it; a note when what fails is
+        where it ran (the sandbox, a missing file or module), with a test of the examples before."""
+        if skipped is None:
+            skipped = {}
+            for i, ex in enumerate(examples):
+                local = machine_specific(ex.source, ex.want)
+                if local:
+                    skipped[i] = f"the expected output names {local}"
+                    self.note(item, ex, skipped[i])
+        if len(skipped) == len(examples):
             return
-        try:
-            compile(f"assert {source} == {want}", "<doctest>", "exec")
-        except (SyntaxError, ValueError):
-            return  # the expected output is not a Python value (a repr, a traceback)
-        local = machine_specific(source, want)
-        if local:
-            self.finding(item, "skipped_example", source, want, f"skipped: the expected output names {local}")
-            return
-        outcome = self.run([], source)
-        if outcome.get("timeout"):
-            return
+        text = tt_doctest.render(examples, skipped)
+        if text is None:
+            return self.note(item, examples[0], "doctest reads its examples differently once written out")
+        plain = "".join(line for _, line in text)
+        outcome, results = self.run_docstring(item, plain, examples)
         if outcome.get("effects"):
-            self.side_effect(item, [], source, outcome["effects"])
-            return
-        blocked = sandbox_block(outcome)
-        if blocked:
-            self.blocked(item, source, blocked)
-            return
+            return self.side_effect(item, [], examples[0].source.strip(), outcome["effects"])
+        if results is None:
+            why = "they did not finish in time" if outcome.get("timeout") else \
+                f"they stopped the run ({outcome.get('exc')})"
+            return self.note(item, examples[0], why)
+        again = self.run_docstring(item, plain, examples)[1]
+        if again is None or [r["status"] for r in again] != [r["status"] for r in results]:
+            return self.note(item, examples[0], "they give other results from one run to the next")
+        failed = tt_doctest.first_failure(results)
+        if failed is not None:
+            earlier = [i for i in skipped if i < failed]
+            why = tt_doctest.surroundings(results[failed], self.spec["module"].split(".")[0],
+                                          sandbox_block(results[failed].get("error", {"ok": True})))
+            if earlier or why:
+                self.note(item, examples[failed], why or "it may need the skipped example before it")
+                prefix = {i: w for i, w in skipped.items() if i < failed}
+                return self.docstring(item, examples[:failed], prefix) if failed else None
         self.keep(outcome)
-        body = [f"assert {source} == {want}"]
-        name = self.name_for(item, body, "_doctest")
+        body = tt_doctest.test_body(text, self.spec["module"], item["name"])
+        base = re.sub(r"[^0-9A-Za-z_]+", "_", item["name"].replace(".", "_")).strip("_")
+        name = f"test_{base}_doctest_{hashlib.sha1(chr(10).join(body).encode()).hexdigest()[:6]}"
         self.add_test(name, body, False, set())
-        if not outcome.get("ok") or outcome.get("repr") != want:
-            got = outcome.get("repr") if outcome.get("ok") else outcome.get("exc")
-            self.finding(item, "doctest", source, want, got)
-            self.findings[-1]["test"] = name
+        if failed is not None:
+            self.doctest_finding(item, examples, results, failed, name)
+
+    def doctest_finding(self, item, examples, results, failed, test):
+        """The code breaks its docstring as doctest itself judges it: the first failing example,
+        what it showed and what it printed (or raised)."""
+        later = sum(1 for r in results[failed + 1:] if r["status"] in ("failed", "raised"))
+        got = results[failed].get("got", "").strip() or "nothing printed"
+        if later:
+            got += f" (and {later} later example(s) of the docstring fail too)"
+        self.finding(item, "doctest", examples[failed].source.strip(), examples[failed].want.strip(), got)
+        self.findings[-1]["test"] = test
+
+    def note(self, item, example, why):
+        """A documented example left out, and why (a `skipped_example` finding, never a defect)."""
+        self.finding(item, "skipped_example", example.source.strip(), example.want.strip(), f"skipped: {why}")
 
     def constructors(self):
         """Instances to call methods on: every class built from a few argument draws; a
@@ -2036,6 +2076,8 @@ class ModuleSearch:
                 known.add(node.id)
             elif isinstance(node, ast.arg):
                 known.add(node.arg)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                known.update((a.asname or a.name).split(".")[0] for a in node.names)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 known.add(node.name)
             elif isinstance(node, (ast.comprehension,)):
