@@ -155,3 +155,66 @@ fn docstring_examples_keep_doctest_semantics_and_only_a_real_failure_is_a_code_d
         pytest.stdout
     );
 }
+
+/// Debian's pytest 7.2 seen by PyPy 3.9 fails to import (`exceptiongroup` is missing), as a
+/// class: the project's interpreter has a pytest that does not start. The generator keeps its
+/// tests (compiled, not collected) and says so as an env_issue naming the interpreter, never as
+/// its own error; the run's blocker gives the command that makes that pytest start.
+#[test]
+fn an_interpreter_whose_pytest_does_not_start_is_an_env_issue_that_names_it() {
+    let p = Project::fixture("python-brokenpytest");
+    let venv = Command::new("python3")
+        .args(["-m", "venv", "--without-pip", ".venv"])
+        .current_dir(&p.repo)
+        .status()
+        .unwrap();
+    assert!(venv.success());
+    let site = Command::new(p.repo.join(".venv/bin/python"))
+        .args([
+            "-c",
+            "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+        ])
+        .output()
+        .unwrap();
+    let site = std::path::PathBuf::from(String::from_utf8_lossy(&site.stdout).trim());
+    std::fs::create_dir_all(site.join("pytest")).unwrap();
+    std::fs::write(
+        site.join("pytest/__init__.py"),
+        "raise ModuleNotFoundError(\"No module named 'exceptiongroup'\", name='exceptiongroup')\n",
+    )
+    .unwrap();
+    let out = p
+        .cmd(&["run", "test the counts", "--pipeline", "targeted", "-y"])
+        .run();
+    let id = out.session_id();
+    let found = findings(&p, &id);
+    assert!(
+        !found.iter().any(|(_, k, _)| k == "generator_error"),
+        "{found:?}"
+    );
+    let issue = found
+        .iter()
+        .find(|(_, k, _)| k == "env_issue")
+        .map(|(_, _, f)| f["actual"].as_str().unwrap_or("").to_string())
+        .unwrap_or_else(|| panic!("no env_issue: {found:?}"));
+    assert!(
+        issue.contains(".venv/bin/python") && issue.contains("No module named 'exceptiongroup'"),
+        "{issue}"
+    );
+    // The tests were written (compiled), not dropped as files that "did not load".
+    let text = layer_text(&p, &id, "L1-unit");
+    assert!(text.contains("def test_count_words"), "{text}");
+    // The run stops at the executor with the command that makes this pytest start.
+    out.assert_code(1);
+    let blocker = p
+        .messages(&id)
+        .into_iter()
+        .find(|m| m["type"] == "blocker")
+        .expect("a blocker is posted");
+    let reason = blocker["data"]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("env_issue: pytest is not available")
+            && reason.contains(".venv/bin/python -m pip install exceptiongroup"),
+        "{reason}"
+    );
+}

@@ -2109,30 +2109,80 @@ class _FakeParam:
         self.name = name
 
 
+PYTEST = {}  # what the probe of this interpreter's pytest found, once per helper run
+
+
+def _pytest_env(place):
+    env = dict(os.environ, HOME=place.home, TMPDIR=place.tmp, PYTHONDONTWRITEBYTECODE="1")
+    paths = [os.path.join(ORIGIN["cwd"], p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join(paths + [ORIGIN["cwd"]])
+    return env
+
+
+def pytest_problem():
+    """Why this interpreter cannot run pytest, in a line ("" when it can; None when it has no
+    pytest at all). A pytest that is installed but does not start (Debian's pytest 7.2 seen by
+    PyPy 3.9 lacks `exceptiongroup`) is asked once, in a folder of its own."""
+    import importlib.util
+    import subprocess
+    if "problem" in PYTEST:
+        return PYTEST["problem"]
+    if importlib.util.find_spec("pytest") is None:
+        PYTEST["problem"] = None
+        return None
+    place = CallPlace()
+    try:
+        done = subprocess.run([sys.executable, "-m", "pytest", "--version"], capture_output=True, text=True,
+                              timeout=120, cwd=place.tmp_path, env=_pytest_env(place), stdin=subprocess.DEVNULL)
+        lines = [line.strip() for line in (done.stderr + done.stdout).splitlines() if line.strip()]
+        PYTEST["problem"] = "" if done.returncode == 0 else (lines[-1] if lines else f"exit {done.returncode}")
+    except (OSError, subprocess.SubprocessError) as exc:
+        PYTEST["problem"] = f"{type(exc).__name__}: {exc}"
+    finally:
+        place.remove()
+    return PYTEST["problem"]
+
+
+def interpreter_name():
+    """This interpreter in words: `PyPy 3.9.16 (/usr/bin/pypy3)`."""
+    import platform
+    return f"{platform.python_implementation()} {platform.python_version()} ({sys.executable})"
+
+
+def pytest_env_issue(module):
+    """The env_issue finding of an interpreter whose pytest does not run (None when it runs or
+    is not installed): the tests were compiled, not collected."""
+    problem = PYTEST.get("problem")
+    if not problem:
+        return None
+    return {"module": module, "function": module, "kind": "env_issue",
+            "call": f"{sys.executable} -m pytest --collect-only",
+            "expected": "pytest runs in the project's interpreter",
+            "actual": f"pytest does not run in {interpreter_name()}: {problem}; the written tests were "
+                      f"compiled, not collected", "test": None}
+
+
 def collect_errors(source, module):
     """pytest's view of a written file: None when it collects, else the names of tests that did
     not load (an empty set when the whole file did not). Collection runs in a folder of its own,
-    like a call; where pytest is not installed, compiling has to do."""
-    import importlib.util
+    like a call; where pytest is not installed, or does not run in this interpreter (an env_issue
+    `pytest_env_issue` reports), compiling has to do."""
     import subprocess
     try:
         compile(source, "<generated>", "exec")
     except (SyntaxError, ValueError):
         return set()
-    if not source.strip() or importlib.util.find_spec("pytest") is None:
+    if not source.strip() or pytest_problem() is None or pytest_problem():
         return None
     place = CallPlace()
     try:
         path = os.path.join(place.tmp_path, "test_tt_collect.py")
         with open(path, "w", encoding="utf-8") as f:
             f.write(source)
-        env = dict(os.environ, HOME=place.home, TMPDIR=place.tmp, PYTHONDONTWRITEBYTECODE="1")
-        paths = [os.path.join(ORIGIN["cwd"], p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-        env["PYTHONPATH"] = os.pathsep.join(paths + [ORIGIN["cwd"]])
         try:
             done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
                                    "-o", "addopts=", path], capture_output=True, text=True, timeout=120,
-                                  cwd=place.tmp_path, env=env, stdin=subprocess.DEVNULL)
+                                  cwd=place.tmp_path, env=_pytest_env(place), stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             return set()
         if done.returncode in (0, 5):
@@ -2447,6 +2497,9 @@ def main():
         tried += entry.pop("calls_tried", 0)
         modules.append(entry)
         findings.extend(found)
+    issue = pytest_env_issue(next((m["module"] for m in modules if m["tests"]), ""))
+    if issue is not None:
+        findings.append(issue)
     kept = sum(len(m["tests"]) for m in modules)
     channel.write(json.dumps({"modules": modules, "findings": findings,
                               "stats": {"calls_tried": tried, "tests": kept,

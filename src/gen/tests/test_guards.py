@@ -203,5 +203,24 @@ class Channel(unittest.TestCase):
         self.assertTrue(result["modules"][1]["tests"], result)
 
 
+class BrokenPytest(unittest.TestCase):
+    def test_an_interpreter_whose_pytest_does_not_run_is_an_env_issue_that_names_it(self):
+        # Debian's pytest 7.2 seen by PyPy 3.9: installed, but its import fails.
+        with tempfile.TemporaryDirectory() as root, tempfile.TemporaryDirectory() as site:
+            os.mkdir(os.path.join(site, "pytest"))
+            with open(os.path.join(site, "pytest", "__init__.py"), "w") as f:
+                f.write("raise ModuleNotFoundError(\"No module named 'exceptiongroup'\")\n")
+            with open(os.path.join(root, "calc.py"), "w") as f:
+                f.write("def add(a: int, b: int) -> int:\n    return a + b\n")
+            result = run_helper(root, ["calc"], path=[site])
+        self.assertTrue(result["modules"][0]["tests"], result)
+        kinds = [f["kind"] for f in result["findings"]]
+        self.assertNotIn("generator_error", kinds, result["findings"])
+        issue = [f for f in result["findings"] if f["kind"] == "env_issue"]
+        self.assertEqual(len(issue), 1, result["findings"])
+        self.assertIn(sys.executable, issue[0]["actual"])
+        self.assertIn("No module named 'exceptiongroup'", issue[0]["actual"])
+
+
 if __name__ == "__main__":
     unittest.main()
