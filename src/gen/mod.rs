@@ -28,6 +28,8 @@ pub const ISOLATION: &str = include_str!("tt_isolation.py");
 pub const ORACLE: &str = include_str!("tt_oracle.py");
 /// Docstring examples as doctest itself runs them (the helper's doctest phase).
 pub const DOCTEST: &str = include_str!("tt_doctest.py");
+/// Documents in a parser module's own grammar (the helper's inputs for parsers).
+pub const GRAMMAR: &str = include_str!("tt_grammar.py");
 /// The pytest plugin (`-p tt_effects`) that isolates and audits every test the executor runs.
 pub const EFFECTS_PLUGIN: &str = include_str!("tt_effects.py");
 
@@ -222,6 +224,7 @@ fn write_helpers(scratch: &Path) -> Result<(), GenError> {
             ("tt_isolation.py", ISOLATION),
             ("tt_oracle.py", ORACLE),
             ("tt_doctest.py", DOCTEST),
+            ("tt_grammar.py", GRAMMAR),
         ],
     )
 }

@@ -37,6 +37,7 @@ import traceback
 import typing
 
 import tt_doctest
+import tt_grammar
 import tt_oracle
 import ttaudit
 
@@ -684,6 +685,29 @@ def harvest_patterns(source, module):
     return out[:40]
 
 
+def parser_grammar(source, module):
+    """The grammar of a parser module (tt_grammar): its regexes and constants, with those of the
+    package's modules it imports (a front end that hands its text to them); None for a module
+    that does not parse."""
+    patterns = harvest_patterns(source, module)
+    texts = [source]
+    top = module.__name__.split(".")[0]
+    for name, value in sorted(vars(module).items()):
+        if inspect.ismodule(value) and value.__name__.startswith(top + ".") and value is not module:
+            try:
+                with open(value.__file__, encoding="utf-8") as f:
+                    text = f.read()
+                patterns += [p for p in harvest_patterns(text, value) if p not in patterns]
+                texts.append(text)
+            except (OSError, TypeError, UnicodeDecodeError, SyntaxError):
+                continue
+    try:
+        grammar = tt_grammar.Grammar("\n".join(texts), module, patterns[:60], _sre(), regex_sample)
+    except Exception:  # noqa: BLE001 - no grammar: the usual inputs
+        return None
+    return grammar if grammar.active else None
+
+
 def _sre():
     try:
         from re import _parser as parser, _constants as constants  # 3.11+
@@ -879,6 +903,8 @@ class Inputs:
         self.produced = []              # expressions of earlier results (fed to other functions)
         self.mode = "normal"            # "boundary", "wrong" or "normal" for the next draws
         self.regex_cache = {}
+        self.grammar = None             # a parser module's grammar (tt_grammar): documents to parse
+        self.made = {}                  # "module.Class" -> calls that returned one (for annotations)
 
     def take_setup(self):
         setup, self.setup = self.setup, []
@@ -920,6 +946,8 @@ class Inputs:
     def str_(self, name=""):
         if self.mode == "boundary":
             return self.rng.choice(["''", "' '"])
+        if self.grammar is not None and self.rng.random() < (0.6 if name.lower().strip("_") in DOCUMENT_NAMES else 0.3):
+            return repr(self.grammar.document(self.rng))
         roll = self.rng.random()
         low = name.lower()
         if roll < 0.15 and self.callee:
@@ -1031,6 +1059,9 @@ class Inputs:
         base = origin if inspect.isclass(origin) else hint
         if inspect.isclass(base) and self.classes.get(base.__name__):
             return self.rng.choice(self.classes[base.__name__])
+        made = self.made.get(f"{getattr(base, '__module__', '')}.{getattr(base, '__qualname__', '')}")
+        if made and self.rng.random() < 0.8:
+            return self.rng.choice(made)  # an object another call of the module returned
         return None
 
     def any_(self):
@@ -1077,6 +1108,8 @@ PATH_CANDIDATES = [
     ("missing.txt", []),
     (None, []),
 ]
+DOCUMENT_NAMES = ("text", "doc", "docstring", "source", "src", "content", "contents", "string", "s", "data",
+                  "input", "body", "document", "raw", "markup", "lines", "code")
 PATH_NAMES = ("path", "file", "filename", "fname", "filepath", "dir", "dirname", "directory", "folder",
               "dest", "destination", "src", "source_path", "target", "root", "location", "where")
 PATH_SUFFIXES = ("_path", "_dir", "_file", "_folder", "_filename", "path", "dir")
@@ -1222,6 +1255,7 @@ class ModuleSearch:
         self.items = discover(module)
         self.classes = {i["name"]: [] for i in self.items if i["kind"] == "class"}
         self.inputs = Inputs(rng, harvest_constants(source), self.classes, harvest_patterns(source, module))
+        self.inputs.grammar = parser_grammar(source, module)
         self.lines_total = executable_lines(source, self.target)
         self.covered = set()
         self.arcs = set()
@@ -1586,6 +1620,7 @@ class ModuleSearch:
             if outcome.get("is_callable") and not statements and len(self.closures) < 30:
                 self.closures.append((list(statements), expr))
                 self.pending += [self.closures[-1]] * 3  # called right away, a few times
+            self.remember_made(statements, expr, outcome)
             if outcome.get("plain") and not statements and len(self.inputs.produced) < 40 \
                     and outcome.get("type") in ("str", "bytes", "list", "dict", "tuple", "int") \
                     and len(expr) < 120:
@@ -1626,6 +1661,17 @@ class ModuleSearch:
         body.append(f"    {shown}")
         self.add_test(self.name_for(item, body), body, True, imports)
         return True
+
+    def remember_made(self, statements, expr, outcome):
+        """An object of the package's own classes, made by one call: an argument for a parameter
+        annotated with its class (a parsed document for `compose(doc: Docstring)`)."""
+        top = self.spec["module"].split(".")[0]
+        module = outcome.get("type_module") or ""
+        if statements or outcome.get("plain") or not (module == top or module.startswith(top + ".")):
+            return
+        made = self.inputs.made.setdefault(f"{module}.{outcome.get('qualname')}", [])
+        if expr not in made and len(made) < 6 and len(expr) < 800:
+            made.append(expr)
 
     def shortest(self, statements, expr, typed, outcome):
         """The shortest call that raises the same exception on the same line: each literal
