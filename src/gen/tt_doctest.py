@@ -121,7 +121,8 @@ def test_body(text, module, qualname):
     body = [f"# The examples of {qualname}'s docstring, run as doctest runs them: in order, in one",
             "# namespace (a copy of the module's globals), each output compared as doctest compares it.",
             "import doctest",
-            f"import {module}",
+            "import importlib",
+            f"module = importlib.import_module({module!r})  # the module, even where a name shadows it",
             "examples = ("]
     for comment, line in text:
         if comment:
@@ -129,7 +130,7 @@ def test_body(text, module, qualname):
         body.append(f"    {line!r}")
     body += [")",
              "test = doctest.DocTestParser().get_doctest(",
-             f"    examples, dict(vars({module})), {module + '.' + qualname!r}, None, 0)",
+             f"    examples, dict(vars(module)), {module + '.' + qualname!r}, None, 0)",
              "failures = []",
              "doctest.DocTestRunner(verbose=False, optionflags=0).run(test, out=failures.append)",
              "assert not failures, ''.join(failures)"]
@@ -181,6 +182,9 @@ class _Recorder(doctest.DocTestRunner):
         except Exception:  # noqa: BLE001
             error = {"exc": type(exc).__name__, "msg": str(exc)[:200]}
         error["os_error"] = isinstance(exc, OSError)
+        # The example's own source does not compile: the docstring is broken, not the code.
+        error["example_syntax"] = isinstance(exc, SyntaxError) and str(getattr(exc, "filename", "")).startswith(
+            "<doctest ")
         error["missing_module"] = getattr(exc, "name", None) if isinstance(exc, ImportError) else None
         got = "".join(__import__("traceback").format_exception_only(type(exc), exc)).strip()
         self.results[self._index(test, example)] = {"status": "raised", "got": got[-600:], "error": error}
@@ -201,10 +205,10 @@ def first_failure(results):
     return next((i for i, r in enumerate(results) if r["status"] in ("failed", "raised")), None)
 
 
-def surroundings(result, own_package, blocked):
-    """Why a failing example's failure belongs to where it ran rather than to the code, or None:
-    the sandbox stopped it (`blocked` says what), a file or service of its author's surroundings
-    is missing (an OSError), or it needs a module that is not installed."""
+def not_the_code(result, own_package, blocked):
+    """Why a failing example's failure is not the code's, or None: the sandbox stopped it
+    (`blocked` says what), a file or service of its author's surroundings is missing (an
+    OSError), it needs a module that is not installed, or the example itself is not Python."""
     if result["status"] != "raised":
         return None
     error = result.get("error", {})
@@ -215,4 +219,11 @@ def surroundings(result, own_package, blocked):
     missing = error.get("missing_module")
     if missing and missing.split(".")[0] != own_package:
         return f"it needs a module that is not installed ({missing})"
+    if error.get("example_syntax"):
+        return f"the example itself is not valid Python ({error.get('exc')}: {error.get('msg', '')[:80]})"
     return None
+
+
+def checks_something(examples, skipped):
+    """Whether a test of `examples` compares an output (an example with one, not skipped)."""
+    return any(example.want for i, example in enumerate(examples) if i not in skipped)

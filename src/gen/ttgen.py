@@ -16,7 +16,6 @@ as `generator_error` findings with their traceback.
 """
 
 import ast
-import doctest
 import errno
 import importlib
 import inspect
@@ -946,8 +945,6 @@ class Inputs:
     def str_(self, name=""):
         if self.mode == "boundary":
             return self.rng.choice(["''", "' '"])
-        if self.grammar is not None and self.rng.random() < (0.6 if name.lower().strip("_") in DOCUMENT_NAMES else 0.3):
-            return repr(self.grammar.document(self.rng))
         roll = self.rng.random()
         low = name.lower()
         if roll < 0.15 and self.callee:
@@ -957,6 +954,9 @@ class Inputs:
                 if any(w == low or low.startswith(w + "_") or low.endswith("_" + w) or
                        (len(w) > 3 and w in low) for w in words):
                     return self.format_(kind)
+        if self.grammar is not None and self.rng.random() < (0.6 if name.lower().strip("_") in DOCUMENT_NAMES else 0.3):
+            # A parser's input: a document in its own grammar (after a format its name asks for).
+            return repr(self.grammar.document(self.rng))
         if roll < 0.5:
             found = self.regex_()
             if found is not None:
@@ -1810,7 +1810,8 @@ class ModuleSearch:
     def docstring(self, item, examples, skipped=None):
         """One docstring's examples: a test when doctest passes them here (and again); a test and
         a `doctest` finding when an example fails as doctest judges it; a note when what fails is
-        where it ran (the sandbox, a missing file or module), with a test of the examples before."""
+        where it ran (the sandbox, a missing file or module) or the example itself (not Python),
+        with a test of the examples before it when they compare an output."""
         if skipped is None:
             skipped = {}
             for i, ex in enumerate(examples):
@@ -1818,8 +1819,8 @@ class ModuleSearch:
                 if local:
                     skipped[i] = f"the expected output names {local}"
                     self.note(item, ex, skipped[i])
-        if len(skipped) == len(examples):
-            return
+        if not tt_doctest.checks_something(examples, skipped):
+            return  # every example with an output is skipped: the test would compare nothing
         text = tt_doctest.render(examples, skipped)
         if text is None:
             return self.note(item, examples[0], "doctest reads its examples differently once written out")
@@ -1837,12 +1838,12 @@ class ModuleSearch:
         failed = tt_doctest.first_failure(results)
         if failed is not None:
             earlier = [i for i in skipped if i < failed]
-            why = tt_doctest.surroundings(results[failed], self.spec["module"].split(".")[0],
+            why = tt_doctest.not_the_code(results[failed], self.spec["module"].split(".")[0],
                                           sandbox_block(results[failed].get("error", {"ok": True})))
             if earlier or why:
                 self.note(item, examples[failed], why or "it may need the skipped example before it")
                 prefix = {i: w for i, w in skipped.items() if i < failed}
-                return self.docstring(item, examples[:failed], prefix) if failed else None
+                return self.docstring(item, examples[:failed], prefix)
         self.keep(outcome)
         body = tt_doctest.test_body(text, self.spec["module"], item["name"])
         base = re.sub(r"[^0-9A-Za-z_]+", "_", item["name"].replace(".", "_")).strip("_")
