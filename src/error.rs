@@ -42,8 +42,13 @@ pub enum Error {
     #[error("{0}")]
     Session(String),
 
-    #[error("unknown pipeline '{0}' (expected auto, targeted, standard or comprehensive)")]
-    UnknownPipeline(String),
+    #[error("unknown pipeline '{name}'{}: expected auto or one of {}", hint.as_ref().map(|h| format!(" (did you mean '{h}'?)")).unwrap_or_default(), known.join(", "))]
+    UnknownPipeline {
+        name: String,
+        /// The pipelines the team config defines.
+        known: Vec<String>,
+        hint: Option<String>,
+    },
 
     // The io error is part of the message, not a `source`: printed as a chain it would repeat.
     #[error("{what}: {cause}")]
@@ -93,6 +98,18 @@ impl Error {
         }
     }
 
+    /// `name` is no pipeline of `known` (the team config's): with the closest one as a hint.
+    pub fn unknown_pipeline<'a>(name: &str, known: impl IntoIterator<Item = &'a String>) -> Self {
+        let mut known: Vec<String> = known.into_iter().cloned().collect();
+        known.sort();
+        let hint = crate::util::closest(name, known.iter().map(String::as_str)).map(String::from);
+        Error::UnknownPipeline {
+            name: name.to_string(),
+            known,
+            hint,
+        }
+    }
+
     pub fn bad_file(path: impl Into<PathBuf>, problem: impl Into<String>) -> Self {
         Error::BadFile {
             path: path.into(),
@@ -109,7 +126,7 @@ impl Error {
             | Error::BadTask { .. }
             | Error::BadRole { .. }
             | Error::MissingRepo { .. }
-            | Error::UnknownPipeline(_)
+            | Error::UnknownPipeline { .. }
             | Error::RoleCap { .. }
             | Error::Usage(_)
             | Error::BadLimit(_) => EXIT_BAD_INPUT,
@@ -152,7 +169,11 @@ mod tests {
                 lock: path.clone(),
             },
             Error::Session("x".into()),
-            Error::UnknownPipeline("x".into()),
+            Error::UnknownPipeline {
+                name: "x".into(),
+                known: vec!["standard".into()],
+                hint: None,
+            },
             Error::io("reading", std::io::Error::other("x")),
             Error::Environment("x".into()),
             Error::Proc(crate::proc::ProcError::TimedOut {

@@ -247,6 +247,57 @@ pub fn tail_lines(text: &str, lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
+/// `text` without terminal escape sequences (colours, cursor moves): what a test runner printed
+/// for a terminal, made fit for a file a person reads.
+pub fn strip_ansi(text: &str) -> std::borrow::Cow<'_, str> {
+    static ANSI: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = ANSI.get_or_init(|| {
+        regex::Regex::new(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
+            .expect("a valid pattern")
+    });
+    re.replace_all(text, "")
+}
+
+/// The candidate closest to `word` when it is a likely typo of it (at most two edits, a swap of
+/// neighbours counting one): for "did you mean" hints.
+pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let word: Vec<char> = word.to_lowercase().chars().collect();
+    candidates
+        .into_iter()
+        .map(|c| {
+            (
+                edits(&word, &c.to_lowercase().chars().collect::<Vec<_>>()),
+                c,
+            )
+        })
+        .filter(|(d, c)| *d <= 2 && *d < c.chars().count())
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// Optimal string alignment distance (Levenshtein with transpositions of neighbours).
+fn edits(a: &[char], b: &[char]) -> usize {
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            d[i][j] = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    d[a.len()][b.len()]
+}
+
 /// What a spreadsheet reads as the start of a formula (OWASP's CSV injection list).
 const FORMULA_START: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
 
@@ -275,6 +326,24 @@ pub fn csv_text_read(cell: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn terminal_escapes_are_taken_out() {
+        assert_eq!(
+            strip_ansi("\x1b[31mE   assert 1 == 2\x1b[0m"),
+            "E   assert 1 == 2"
+        );
+        assert_eq!(strip_ansi("plain"), "plain");
+    }
+
+    #[test]
+    fn typos_find_their_word() {
+        let words = ["run", "resume", "status", "standard", "test-fix"];
+        assert_eq!(closest("rnu", words), Some("run"));
+        assert_eq!(closest("standrad", words), Some("standard"));
+        assert_eq!(closest("testfix", words), Some("test-fix"));
+        assert_eq!(closest("deploy", words), None);
+    }
 
     #[test]
     fn csv_text_neutralises_formulas_and_reads_back_exactly() {

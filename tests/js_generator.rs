@@ -271,6 +271,13 @@ fn a_typescript_package_is_tested_through_its_own_typescript() {
 #[test]
 fn a_typescript_package_without_typescript_is_an_env_issue_naming_the_install() {
     let p = project("js-ts", false);
+    // A package that declares no typescript: the dependency fetch cannot bring it either.
+    let manifest = p.repo.join("package.json");
+    let mut pkg: Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    pkg.as_object_mut().unwrap().remove("devDependencies");
+    std::fs::write(&manifest, serde_json::to_string_pretty(&pkg).unwrap()).unwrap();
+    git(&p.repo, &["commit", "-qam", "no typescript"]);
     let out = p
         .cmd(&["run", "test it", "--pipeline", "targeted", "--seed", "7"])
         .run();
@@ -383,11 +390,17 @@ fn a_gc_round_keeps_the_defect_tests_as_expected_failures() {
         "{round}"
     );
     let buggy = &generated_files(&p, &id, "L1-unit")["buggy.test.js"];
+    // Both defect tests kept; the thrown error names its line in the project (an example's
+    // failed assertion is in the test, so it names none).
     assert_eq!(
         buggy
-            .matches("{ todo: \"code_defect found by team-testing at ")
+            .matches("{ todo: \"code_defect found by team-testing")
             .count(),
         2,
+        "{buggy}"
+    );
+    assert!(
+        buggy.contains("{ todo: \"code_defect found by team-testing at src/buggy.js:"),
         "{buggy}"
     );
     let run = read_json(&p.session_dir(&id).join("results/run-002.json"));
@@ -490,5 +503,106 @@ fn apply_and_the_executor_follow_the_projects_vitest_include() {
     assert!(
         text.contains("spec/team_testing/strings.l1.spec.js"),
         "{text}"
+    );
+}
+
+/// The L1 line coverage of one file, as the executor measured it in a session's first run.
+fn l1_coverage_of(p: &Project, id: &str, file: &str) -> f64 {
+    let coverage = read_json(&p.session_dir(id).join("results/coverage-001.json"));
+    let f = coverage["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == file)
+        .unwrap_or_else(|| panic!("no coverage of {file}: {coverage}"))
+        .clone();
+    let total = f["lines_total"].as_u64().unwrap();
+    assert!(total > 0, "{coverage}");
+    100.0 * f["lines_covered"].as_u64().unwrap() as f64 / total as f64
+}
+
+/// Issue 32, finding 11 (negotiator): a constructor that keeps a request, whose methods read
+/// `this.request.headers[...]`, is called with what the module reads on it and what the
+/// project's own tests pass, an object with `headers` holding real header values. Then its
+/// methods run: L1 reaches the module's lines, and the tests pass under the project's own
+/// runner after `apply`. The same seed writes the same files.
+#[test]
+fn issue32_a_request_constructor_gets_a_request_with_headers_and_its_methods_run() {
+    let p = project("js-negotiate", false);
+    let out = p
+        .cmd(&[
+            "run",
+            "test the package",
+            "--pipeline",
+            "standard",
+            "-y",
+            "--seed",
+            "7",
+        ])
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let l1 = generated_files(&p, &id, "L1-unit");
+    let source = l1
+        .get("negotiator.test.js")
+        .unwrap_or_else(|| panic!("{l1:?}"));
+    assert!(
+        source.contains("new Negotiator({ headers: { "),
+        "no request with headers:\n{source}"
+    );
+    // The values are header values (the project's own, or well-known ones), not junk.
+    assert!(
+        source.contains("\"accept-language\": \"") && source.contains("accept: \""),
+        "{source}"
+    );
+    // Every method runs on such a request.
+    for method in [
+        "mediaType(",
+        "mediaTypes(",
+        "language(",
+        "languages(",
+        "encodings(",
+    ] {
+        assert!(
+            source.contains(&format!("obj.{method}")),
+            "{method} never called:\n{source}"
+        );
+    }
+    let percent = l1_coverage_of(&p, &id, "lib/negotiator.js");
+    assert!(
+        percent >= 85.0,
+        "L1 line coverage of lib/negotiator.js {percent:.1}%:\n{source}"
+    );
+
+    p.cmd(&["apply", &id]).run().assert_code(0);
+    let ran = Command::new("node")
+        .args(["--test", "test/"])
+        .current_dir(&p.repo)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("node starts");
+    assert!(
+        ran.status.success(),
+        "node --test test/ failed:\n{}{}",
+        String::from_utf8_lossy(&ran.stdout),
+        String::from_utf8_lossy(&ran.stderr)
+    );
+
+    // The applied tests are no usage of the project's own: the same seed, the same files.
+    let again = p
+        .cmd(&[
+            "run",
+            "test it again",
+            "--pipeline",
+            "targeted",
+            "--seed",
+            "7",
+        ])
+        .run();
+    again.assert_code(0);
+    assert_eq!(
+        generated_files(&p, &again.session_id(), "L1-unit"),
+        l1,
+        "same seed, same files"
     );
 }

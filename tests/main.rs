@@ -22,6 +22,7 @@ mod live_view;
 mod mutation;
 mod pipelines;
 mod python_contracts;
+mod real_projects;
 mod report;
 mod resume;
 mod safety;

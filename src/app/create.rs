@@ -101,6 +101,16 @@ pub fn create(new: &NewSession) -> Result<Created> {
     controls.apply(&mut config);
     let scope = scope::analyse(&new.repo, new.base.as_deref())?;
     let selection = select(new, &config, &scope)?;
+    // A pipeline with the test-fix cycle on a project it cannot fix: said before any session.
+    let fixes = config
+        .pipelines
+        .get(&selection.mode)
+        .is_some_and(|p| p.tasks.iter().any(|t| t.owner == "fixer"));
+    if fixes {
+        if let Some(why) = crate::team::fixer::cannot_run_on(&new.repo) {
+            return Err(Error::Usage(why));
+        }
+    }
     let scope_text = scope_summary(&scope);
     let tasks = |session_path: &str, now: &str| -> Result<Vec<Task>> {
         let role_spec_of = |role: &str| {
@@ -250,7 +260,10 @@ fn select(new: &NewSession, config: &TeamConfig, scope: &ChangeScope) -> Result<
             reason: "named with --pipeline".into(),
         })
     } else {
-        Err(Error::UnknownPipeline(new.pipeline.clone()))
+        Err(Error::unknown_pipeline(
+            &new.pipeline,
+            config.pipelines.keys(),
+        ))
     }
 }
 

@@ -97,8 +97,12 @@ pub fn drive(
             resume: true,
             selected: None,
         });
-        let end = launch(env, graph, state, this_begin, quiet, None)
+        let mut end = launch(env, graph, state, this_begin, quiet, None)
             .map_err(|e| Error::Session(format!("running session {}: {e}", session.id)))?;
+        if let Some(why) = unfixed(&session) {
+            end.exit_code = crate::error::EXIT_PIPELINE_FAILED;
+            end.warnings.push(why);
+        }
         ui.summary(&session, &end)?;
         if end.status != SessionStatus::Completed {
             drop(lock);
@@ -150,5 +154,28 @@ fn complete(session: &SessionDir, ui: &mut dyn DriveUi) -> Result<Done> {
                 }
             },
         };
+    }
+}
+
+/// Why a session whose pipeline ran the test-fix cycle fixed nothing, when it did not: such a
+/// run ends with exit 1 (a completed pipeline, but not what was asked of it).
+fn unfixed(session: &SessionDir) -> Option<String> {
+    use crate::artifacts::CycleStatus;
+    let graph = session.load_tasks().ok()?;
+    if !graph.tasks.iter().any(|t| t.owner == "fixer") {
+        return None;
+    }
+    let state = crate::artifacts::IterationState::load(&session.root)?;
+    match state.status {
+        CycleStatus::NeedsAgent => Some(format!(
+            "nothing was fixed: the fixer needs an agent backend (the built-in one writes the \
+             localisation and the fix plan only); run {} with --backend fixer=<agent>",
+            crate::hint::quoted(session, "fix", &[])
+        )),
+        CycleStatus::Failure => Some(format!(
+            "the test-fix cycle ended below its target: {}",
+            state.summary
+        )),
+        _ => None,
     }
 }

@@ -60,6 +60,9 @@ pub fn revise(opened: &mut Opened, task: &str, feedback: &str) -> Result<String>
 /// Adds the test-fix cycle to the opened session (its iterations capped at `max_iterations`
 /// when given); returns what was added.
 pub fn fix(opened: &mut Opened, max_iterations: Option<u32>) -> Result<String> {
+    if let Some(why) = crate::team::fixer::cannot_run_on(&opened.state.repo) {
+        return Err(Error::Usage(why));
+    }
     if let Some(n) = max_iterations {
         opened.state.controls.max_iterations = Some(n);
         opened.session.save_state(&opened.state)?;
@@ -212,18 +215,35 @@ pub fn next_steps(session: &SessionDir) -> Vec<String> {
         std::fs::read_dir(session.root.join("tests").join(l))
             .is_ok_and(|mut rd| rd.any(|e| e.is_ok_and(|e| e.path().is_file())))
     });
+    // apply writes into the checkout the user stands in; from anywhere else the hint names the
+    // session's repository, or pasting it would be refused.
+    let repo = session
+        .load_state()
+        .ok()
+        .map(|s| s.repo)
+        .filter(|repo| crate::app::apply_target::refuses_cwd(repo));
+    let repo_arg = repo.as_ref().map(|r| {
+        std::path::absolute(r)
+            .unwrap_or_else(|_| r.clone())
+            .to_string_lossy()
+            .into_owned()
+    });
+    let apply = |extra: &[&str]| {
+        let mut args = extra.to_vec();
+        if let Some(r) = &repo_arg {
+            args.extend(["--repo", r.as_str()]);
+        }
+        crate::hint::quoted(session, "apply", &args)
+    };
     if has_tests {
-        steps.push(format!("{} puts the tests into the project", hint("apply")));
+        steps.push(format!("{} puts the tests into the project", apply(&[])));
     }
     if session
         .root
         .join(crate::artifacts::FIXES_MANIFEST)
         .is_file()
     {
-        steps.push(format!(
-            "{} applies the code fixes",
-            crate::hint::quoted(session, "apply", &["--fixes"])
-        ));
+        steps.push(format!("{} applies the code fixes", apply(&["--fixes"])));
     }
     if session.root.join("analysis/quality-report.md").is_file() {
         steps.push(format!("{} prints the report", hint("report")));
@@ -236,8 +256,18 @@ pub fn next_steps(session: &SessionDir) -> Vec<String> {
     };
     let ctx = DescribeCtx::of(session);
     let d = ctx.describe();
-    if extend::deepen(&config, &graph, None, None, &d).is_ok() {
+    // A test-fix session tests no layer: deepening it means nothing.
+    let layered = graph.tasks.iter().any(|t| t.layer.is_some());
+    if layered && extend::deepen(&config, &graph, None, None, &d).is_ok() {
         steps.push(format!("{} adds the next layer", hint("deepen")));
+    }
+    if crate::artifacts::IterationState::load(&session.root)
+        .is_some_and(|s| s.status == crate::artifacts::CycleStatus::NeedsAgent)
+    {
+        steps.push(format!(
+            "{} fixes the code with an agent CLI",
+            crate::hint::quoted(session, "fix", &["--backend", "fixer=claude"])
+        ));
     }
     if extend::rerun(&config, &mut graph, |r| registry.contains(r), &d)
         .is_ok_and(|(reopened, added)| !reopened.is_empty() || !added.is_empty())

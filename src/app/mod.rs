@@ -1,6 +1,7 @@
 //! The use cases: what the commands do, apart from parsing and printing. `cli` calls these;
 //! they call the actors, the session and the pipeline, never `cli`.
 
+pub mod apply_target;
 pub mod complete;
 pub mod create;
 pub mod drive;

@@ -22,6 +22,8 @@ use crate::testing::runner::Runner;
 pub struct ApplyArgs {
     /// Session id under the sessions root, or its path (default: the one active or paused).
     pub session: Option<String>,
+    /// --repo: the checkout to apply into (default: the one the current folder is in; it must
+    /// share history with the session's repository).
     #[command(flatten)]
     pub location: Location,
     /// Replace files that already exist with other content.
@@ -54,7 +56,22 @@ fn sha256(bytes: &[u8]) -> String {
 pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
     let root = args.location.root();
     let session = session::resolve(&root, args.session.as_deref())?;
-    let state = session.load_state()?;
+    let mut state = session.load_state()?;
+    // Where the user says: --repo, else the checkout they stand in (never silently the
+    // session's own repository when they apply into a copy).
+    let cwd = std::env::current_dir()?;
+    let target =
+        crate::app::apply_target::resolve(&state.repo, args.location.repo.as_deref(), &cwd)
+            .map_err(|e| Error::Usage(e.to_string()))?;
+    if target
+        != state
+            .repo
+            .canonicalize()
+            .unwrap_or_else(|_| state.repo.clone())
+    {
+        println!("applying into {}", target.display());
+    }
+    state.repo = target;
     if !state.repo.is_dir() {
         return Err(Error::MissingRepo { path: state.repo }.into());
     }
@@ -93,14 +110,15 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
     };
     let (mut plan, refused) = refuse_unsafe(&session, planned);
     if let Some(runner) = &runner {
-        for (from, _, content) in &mut plan {
+        for (from, to, content) in &mut plan {
             let layer = from
                 .parent()
                 .and_then(Path::file_name)
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
             let text = String::from_utf8_lossy(content).into_owned();
-            let changed = runner.apply_content(&session.root, &layer, &text);
+            let dest = to.strip_prefix(&state.repo).unwrap_or(to);
+            let changed = runner.apply_content(&session.root, &layer, &text, dest);
             if changed != text {
                 *content = changed.into_bytes();
             }

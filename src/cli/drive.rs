@@ -17,6 +17,9 @@ use crate::session::SessionDir;
 /// The terminal side of a driven session, per the command's options.
 struct Terminal<'a> {
     args: &'a DriveArgs,
+    /// The session was archived before this command reopened it: with nobody to ask, it goes
+    /// back to archived (no command un-archives a session as a side effect).
+    was_archived: bool,
 }
 
 impl DriveUi for Terminal<'_> {
@@ -40,6 +43,13 @@ impl DriveUi for Terminal<'_> {
         match self.args.completion() {
             Completion::Archive => return Choice::Archive,
             Completion::Keep => return Choice::Keep,
+            Completion::Interactive if !self.args.can_ask() && self.was_archived => {
+                eprintln!(
+                    "team-testing: no terminal to ask on: the session was archived, and is \
+                     archived again; pass --completion keep to keep it paused"
+                );
+                return Choice::Archive;
+            }
             Completion::Interactive if !self.args.can_ask() => {
                 eprintln!(
                     "team-testing: no terminal to ask on: the session is kept (paused); \
@@ -102,7 +112,8 @@ pub fn drive(opened: Opened, begin: Begin, args: &DriveArgs) -> anyhow::Result<i
             stale.display()
         );
     }
-    let mut ui = Terminal { args };
+    let was_archived = opened.state.status == crate::session::SessionStatus::Archived;
+    let mut ui = Terminal { args, was_archived };
     let cluster = args.cluster.settings()?;
     let driven = crate::app::drive::drive(opened, begin, args.json, cluster.as_ref(), &mut ui)?;
     if args.json {

@@ -82,7 +82,10 @@ pub fn main() -> anyhow::Result<i32> {
     {
         return sandbox::watch_wrapper(&args[2..]);
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return Ok(clap_error(e)),
+    };
     match cli.command {
         Command::Run(a) => run::run(*a),
         Command::Resume(a) => resume::resume(a),
@@ -100,4 +103,24 @@ pub fn main() -> anyhow::Result<i32> {
         Command::Worker(a) => worker::worker(a),
         Command::Workers(a) => worker::workers(a),
     }
+}
+
+/// Prints clap's error (or help) with a "did you mean" for a mistyped command that clap's own
+/// suggestion misses (`rnu`), and returns its exit code.
+fn clap_error(e: clap::Error) -> i32 {
+    use clap::CommandFactory;
+    let rendered = e.render().to_string();
+    let code = e.exit_code();
+    if e.kind() == clap::error::ErrorKind::InvalidSubcommand && !rendered.contains("tip:") {
+        let typed = std::env::args().nth(1).unwrap_or_default();
+        let command = Cli::command();
+        let names: Vec<&str> = command.get_subcommands().map(|c| c.get_name()).collect();
+        if let Some(hint) = crate::util::closest(&typed, names) {
+            let (first, rest) = rendered.split_once('\n').unwrap_or((&rendered, ""));
+            eprint!("{first}\n\n  tip: a similar subcommand exists: '{hint}'\n{rest}");
+            return code;
+        }
+    }
+    let _ = e.print();
+    code
 }

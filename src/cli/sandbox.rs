@@ -42,7 +42,7 @@ pub fn sandbox(args: SandboxCheckArgs) -> anyhow::Result<i32> {
         let out = serde_json::json!({
             "protections": protections,
             "capabilities": crate::sandbox::capabilities(),
-            "watch": match watching { Ok(()) => serde_json::Value::Null, Err(e) => e.as_str().into() },
+            "watch": match watching { Ok(()) => serde_json::Value::Null, Err(e) => e.to_string().into() },
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(0);

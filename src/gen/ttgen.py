@@ -2440,7 +2440,12 @@ def search_module(spec, req, rng, deadline):
         entry["import_error"] = f"{type(exc).__name__}: {exc}"
         own = spec["module"].split(".")[0]
         missing = isinstance(exc, ModuleNotFoundError) and not (exc.name or "").startswith(own)
-        entry["import_error_kind"] = "env_issue" if missing else "code_defect"
+        # A package that reads its own installed metadata when imported (its version) is not
+        # installed in this interpreter: the environment's doing, not the code's.
+        uninstalled = type(exc).__name__ in ("PackageNotFoundError", "DistributionNotFound")
+        if uninstalled:
+            entry["import_error"] += " (the package reads its installed metadata on import: install it in this interpreter, e.g. pip install -e .)"
+        entry["import_error_kind"] = "env_issue" if missing or uninstalled else "code_defect"
         return entry, []
     try:
         with open(module.__file__, encoding="utf-8") as f:

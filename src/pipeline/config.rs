@@ -196,7 +196,7 @@ impl TeamConfig {
     pub fn pipeline(&self, mode: &str) -> Result<&PipelineSpec> {
         self.pipelines
             .get(mode)
-            .ok_or_else(|| Error::UnknownPipeline(mode.to_string()))
+            .ok_or_else(|| Error::unknown_pipeline(mode, self.pipelines.keys()))
     }
 
     pub fn coverage_target(&self, layer: &str) -> Option<f64> {

@@ -17,7 +17,7 @@ const EVENTS_KEPT: Duration = Duration::from_secs(7 * 24 * 3600);
 pub const MAX_DELIVER: i64 = 5;
 
 pub async fn tasks(js: &Context) -> Result<Stream> {
-    js.get_or_create_stream(Config {
+    let config = Config {
         name: TASK_STREAM.into(),
         subjects: vec!["tt.tasks.>".into()],
         retention: RetentionPolicy::WorkQueue,
@@ -25,21 +25,35 @@ pub async fn tasks(js: &Context) -> Result<Stream> {
         max_age: Duration::from_secs(24 * 3600),
         duplicate_window: Duration::from_secs(DUPLICATE_WINDOW_S),
         ..Default::default()
-    })
-    .await
-    .map_err(|e| RemoteError::nats("creating the task queue", e))
+    };
+    stream(js, config, "creating the task queue").await
 }
 
 pub async fn events(js: &Context) -> Result<Stream> {
-    js.get_or_create_stream(Config {
+    let config = Config {
         name: EVENT_STREAM.into(),
         subjects: vec!["tt.events.>".into()],
         max_age: EVENTS_KEPT,
         duplicate_window: Duration::from_secs(DUPLICATE_WINDOW_S),
         ..Default::default()
-    })
-    .await
-    .map_err(|e| RemoteError::nats("creating the event stream", e))
+    };
+    stream(js, config, "creating the event stream").await
+}
+
+/// Tries to create a stream again when the server did not answer in time: a busy server at
+/// start (JetStream recovering its store) is no reason to give up.
+async fn stream(js: &Context, config: Config, what: &str) -> Result<Stream> {
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match js.get_or_create_stream(config.clone()).await {
+            Ok(stream) => return Ok(stream),
+            Err(e) if tries < 3 && e.to_string().contains("timed out") => {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            Err(e) => return Err(RemoteError::nats(what, e)),
+        }
+    }
 }
 
 /// The work queue's consumer for `role`: every worker of the role pulls from it, so each task

@@ -150,10 +150,10 @@ pub fn markdown(r: &Report) -> String {
     if r.scored {
         let _ = writeln!(
             md,
-            "Quality score: **{:.1} / 100** ({}). {} layer(s), {} run record(s), {} GC round(s) used.\n",
+            "Quality score: **{:.1} / 100** ({}). {} layer(s) met their gate, {} run record(s), {} GC round(s) used.\n",
             r.quality_score,
             r.band,
-            r.layers.len(),
+            r.gates().text(),
             r.runs.len(),
             r.score.gc_rounds_used
         );
@@ -175,12 +175,12 @@ pub fn markdown(r: &Report) -> String {
          | Test effectiveness: mean final pass rate | {W_EFFECTIVENESS:.0}% | {:.3} | {:.1} |\n\
          | Defect detection: classified failing tests / failing tests ({} / {}; 1.0 when nothing failed) | {W_DETECTION:.0}% | {:.3} | {:.1} |\n\
          | GC-loop efficiency: 1 − rounds used / (max rounds × layers) = 1 − {} / {} | {W_GC:.0}% | {:.3} | {:.1} |\n\n\
-         Score = {:.1}. Bands: >= 80 good, 60–79 needs improvement, < 60 concerning. A session with no layer run scores 0.\n\n",
+         Score = {}. Bands: >= 80 good, 60–79 needs improvement, < 60 concerning.\n\n",
         s.coverage_achievement, W_COVERAGE * s.coverage_achievement,
         s.test_effectiveness, W_EFFECTIVENESS * s.test_effectiveness,
         s.classified_failing_tests, s.failing_tests, s.defect_detection, W_DETECTION * s.defect_detection,
         s.gc_rounds_used, s.gc_budget, s.gc_efficiency, W_GC * s.gc_efficiency,
-        r.quality_score
+        if r.scored { format!("{:.1}", r.quality_score) } else { "not scored (no layer had anything to test)".into() }
     );
 
     if let Some(b) = &r.baseline {

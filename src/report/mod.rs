@@ -108,7 +108,9 @@ fn compose(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> Repo
         &layers.final_runs,
     );
     let score = score::score(&layers.layers, &found, max_rounds);
-    let env_problem = loaded.runs.iter().any(|r| r.env_problem().is_some());
+    let missing_dependencies = missing_dependencies(&loaded.graph);
+    let env_problem =
+        loaded.runs.iter().any(|r| r.env_problem().is_some()) || missing_dependencies.is_some();
     let confidence = score::confidence(&layers.layers, &found, &gaps, env_problem);
     let trends = match state.filter(|_| with_trends) {
         Some(state) => {
@@ -131,6 +133,7 @@ fn compose(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> Repo
         scored: score.scored,
         score: score.breakdown,
         baseline: baseline::baseline(session, &layers.final_runs),
+        missing_dependencies,
         mutation: crate::util::read_json(&session.root.join(crate::artifacts::MUTATION_FILE)).ok(),
         fix_cycle: fix_cycle::fix_cycle(session),
         traceability: traced,
@@ -180,4 +183,18 @@ fn watched_layers(final_runs: &[&load::Run]) -> Vec<model::LayerWatch> {
             })
         })
         .collect()
+}
+
+/// The strategist's dependency fetch, when it failed.
+fn missing_dependencies(graph: &crate::tasks::TaskGraph) -> Option<model::MissingDependencies> {
+    let deps = graph
+        .tasks
+        .iter()
+        .rev()
+        .filter(|t| t.owner == "strategist")
+        .find_map(|t| t.outcome.as_ref()?.data.get("dependencies").cloned())?;
+    (deps["status"] == "failed").then(|| model::MissingDependencies {
+        command: deps["command"].as_str().unwrap_or("").to_string(),
+        problem: deps["problem"].as_str().unwrap_or("").to_string(),
+    })
 }

@@ -25,6 +25,9 @@ pub struct Report {
     /// The project's own suite before any generated test, when the session ran it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<BaselineReport>,
+    /// The project's dependencies could not be fetched before the sandbox: the command to run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missing_dependencies: Option<MissingDependencies>,
     /// The mutation analysis of the Python suites (`results/mutation.json`), when it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mutation: Option<crate::artifacts::MutationRecord>,
@@ -169,6 +172,49 @@ pub struct AddedRole {
     /// Why it was added: `added with roles add`, or the capability gap.
     pub reason: String,
     pub artifacts: Vec<String>,
+}
+
+/// A dependency fetch that failed: the command that fetches them, and what it said.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct MissingDependencies {
+    pub command: String,
+    pub problem: String,
+}
+
+/// How many layers met their gate, of those that had something to test: the one count every
+/// rendering shows (the Markdown, the HTML, the analyst's summary).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GateCount {
+    pub met: usize,
+    /// Layers that had something to test.
+    pub applicable: usize,
+    pub not_applicable: usize,
+}
+
+impl GateCount {
+    /// "2/2 (1 not applicable)".
+    pub fn text(&self) -> String {
+        let mut t = format!("{}/{}", self.met, self.applicable);
+        if self.not_applicable > 0 {
+            t.push_str(&format!(" ({} not applicable)", self.not_applicable));
+        }
+        t
+    }
+}
+
+impl Report {
+    pub fn gates(&self) -> GateCount {
+        let not_applicable = self
+            .layers
+            .iter()
+            .filter(|l| l.not_applicable.is_some())
+            .count();
+        GateCount {
+            met: self.layers.iter().filter(|l| l.gate == "Met").count(),
+            applicable: self.layers.len() - not_applicable,
+            not_applicable,
+        }
+    }
 }
 
 /// What the sandbox protected during the session, and what it stopped.

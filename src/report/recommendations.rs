@@ -7,6 +7,13 @@ use super::model::Report;
 /// GC rounds that gained little, the environment, and missing results.
 pub(super) fn recommendations(r: &Report) -> Vec<String> {
     let mut out = Vec::new();
+    if let Some(m) = &r.missing_dependencies {
+        out.push(format!(
+            "The project's dependencies could not be fetched (the sandbox has no network, so runs that need them fail): run `{}` in the repository where the network is reachable, then run again. It said: {}",
+            m.command,
+            m.problem.lines().last().unwrap_or("")
+        ));
+    }
     for l in r.layers.iter().filter(|l| l.gate == "Below") {
         let modules: Vec<&str> = r
             .coverage_gaps

@@ -346,18 +346,18 @@ pub fn resolve(root: &Path, arg: Option<&str>) -> Result<SessionDir> {
             match open.as_slice() {
                 [one] => Ok((*one).clone()),
                 [] if all.len() == 1 => Ok(all[0].clone()),
+                [] if all.is_empty() => Err(Error::Session(format!(
+                    "no session under {}: start one with `team-testing run \"TASK\"`, or name \
+                     another sessions folder with --sessions-dir",
+                    root.display()
+                ))),
                 [] => Err(Error::Session(format!(
-                    "no active or paused session under {}{}; name one of: {}",
+                    "no active or paused session under {}; name one of: {}",
                     root.display(),
-                    "",
-                    if all.is_empty() {
-                        "none".into()
-                    } else {
-                        all.iter()
-                            .map(|s| s.id.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    }
+                    all.iter()
+                        .map(|s| s.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ))),
                 many => Err(Error::Session(format!(
                     "several sessions are active or paused under {}; name one of: {}",

@@ -45,25 +45,14 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         Ok(a) => a,
         Err(e) => return Outcome::failed(format!("cannot write the report: {e}")),
     };
-    let met = rep.layers.iter().filter(|l| l.gate == "Met").count();
-    let na = rep
-        .layers
-        .iter()
-        .filter(|l| l.not_applicable.is_some())
-        .count();
     let score = if rep.scored {
         format!("quality score {:.1} ({})", rep.quality_score, rep.band)
     } else {
         "not scored: no layer had anything to test".to_string()
     };
     let mut summary = format!(
-        "{score}; {met}/{} layer(s) met their gate{}, {} GC round(s), {} code defect(s), {} flaky, {} quarantined",
-        rep.layers.len() - na,
-        if na > 0 {
-            format!(" ({na} not applicable)")
-        } else {
-            String::new()
-        },
+        "{score}; {} layer(s) met their gate, {} GC round(s), {} code defect(s), {} flaky, {} quarantined",
+        rep.gates().text(),
         rep.score.gc_rounds_used,
         rep.findings.code_defects.len(),
         rep.flaky_tests.len(),

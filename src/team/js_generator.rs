@@ -25,10 +25,14 @@ const NODE: &str = "node";
 /// JavaScript and TypeScript modules in the session's scope (changed files, or all of them).
 pub(crate) fn modules_in_scope(ctx: &RoleContext) -> Result<Vec<ModuleRef>> {
     let scope = load_scope(ctx.session)?;
+    // Only the project's source: its own tests, examples and scripts are not modules under test.
+    let framework = crate::testing::detect::session_framework(ctx.session, ctx.repo).ok();
+    let project = crate::testing::project_files::of_repo(ctx.repo, framework);
     let files: Vec<String> = scope
         .files
         .iter()
         .filter(|f| f.kind != crate::pipeline::scope::ChangeKind::Deleted)
+        .filter(|f| project.sources.contains(&f.path))
         .filter(|f| ctx.repo.join(&f.path).is_file())
         .map(|f| f.path.clone())
         .collect();
@@ -104,7 +108,7 @@ pub(crate) fn js_round(
             cause,
         }
     })?;
-    js::link_node_modules(ctx.repo, &mirror).map_err(RoleError::io("link", &mirror))?;
+    link_node_modules(ctx, &mirror).map_err(RoleError::io("link", &mirror))?;
     let left = time_left(ctx.deadline)?;
     let budget = ctx
         .config
@@ -197,4 +201,20 @@ pub(crate) fn js_round(
     }));
     out.artifacts = written;
     Ok(out)
+}
+
+/// Links the node_modules the package runs with (its own, else the one fetched into the
+/// session) into the mirror, which copies no dependencies.
+fn link_node_modules(ctx: &RoleContext, mirror: &std::path::Path) -> std::io::Result<()> {
+    let Some(real) = crate::testing::deps::node_modules(ctx.repo, &ctx.session.root) else {
+        return Ok(());
+    };
+    let link = mirror.join("node_modules");
+    if link.symlink_metadata().is_ok() {
+        if std::fs::read_link(&link).ok().as_deref() == Some(real.as_path()) {
+            return Ok(());
+        }
+        std::fs::remove_file(&link)?;
+    }
+    std::os::unix::fs::symlink(real, link)
 }

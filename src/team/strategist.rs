@@ -191,10 +191,9 @@ pub fn run(ctx: &RoleContext) -> Outcome {
     let all_files = walk(ctx.repo);
     let (detected, reason) = detect_framework(ctx.repo, &all_files);
     let framework = detected.map_or(framework::UNKNOWN, Framework::as_str);
-    let existing: Vec<&String> = all_files
-        .iter()
-        .filter(|p| test_pattern(p).is_some())
-        .collect();
+    // The family and the project's own configuration say what is source and what its tests.
+    let project = crate::testing::project_files::classify(ctx.repo, detected, &all_files);
+    let existing: Vec<&String> = project.tests.iter().collect();
     let tools = toolchain::detect(ctx.repo, detected);
     let layout = existing_layout(&all_files, &existing);
     (ctx.progress)(
@@ -236,10 +235,13 @@ pub fn run(ctx: &RoleContext) -> Outcome {
             .cmp(&b.priority)
             .then_with(|| a.file.path.cmp(&b.file.path))
     });
+    let sources: std::collections::BTreeSet<&str> =
+        project.sources.iter().map(String::as_str).collect();
     let priority_files: Vec<String> = rows
         .iter()
         .filter(|r| {
-            matches!(r.priority, Priority::High | Priority::Medium) && is_code(&r.file.path)
+            matches!(r.priority, Priority::High | Priority::Medium)
+                && sources.contains(r.file.path.as_str())
         })
         .map(|r| r.file.path.clone())
         .collect();
@@ -282,6 +284,27 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         return Outcome::failed(e.to_string());
     }
     let own_tests: Vec<String> = existing.iter().map(|p| p.to_string()).collect();
+    // The sandbox has no network: what the project depends on is fetched first, by a fetch
+    // that runs none of its code.
+    let deps = if ctx.plan_only {
+        crate::testing::deps::Deps::NotNeeded
+    } else {
+        (ctx.progress)(
+            "dependencies",
+            Some(82.0),
+            Some("fetching what the project depends on".into()),
+        );
+        crate::testing::deps::prepare(ctx.repo, &ctx.session.root, detected)
+    };
+    if let Some((command, problem)) = deps.failed() {
+        (ctx.progress)(
+            "dependencies_missing",
+            None,
+            Some(format!(
+                "`{command}` failed; runs that need the dependencies will fail: {problem}"
+            )),
+        );
+    }
     let (baseline_text, baseline_data) = if ctx.plan_only {
         (
             format!(
@@ -314,6 +337,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         "layers": layer_data, "coverage_targets": ctx.config.coverage_targets, "risks": risks,
         "existing_tests": existing.iter().take(20).collect::<Vec<_>>(),
         "test_layout": layout, "toolchain": tools, "baseline": baseline_data,
+        "dependencies": deps,
         "touched": rows.iter().filter(|r| !r.symbols.is_empty())
             .map(|r| (r.file.path.clone(), json!(r.symbols))).collect::<serde_json::Map<_, _>>(),
     }));

@@ -62,9 +62,10 @@ pub trait Runner {
     /// The folder, relative to the repository, where `apply` keeps the record of what it wrote.
     fn apply_manifest_dir(&self, repo: &Path) -> PathBuf;
 
-    /// The text `apply` writes for a session's test file (`session` is the session's root):
-    /// the file as it is, unless the runner's framework needs it changed.
-    fn apply_content(&self, _session: &Path, _layer: &str, text: &str) -> String {
+    /// The text `apply` writes for a session's test file (`session` is the session's root) at
+    /// `dest` (relative to the repository): the file as it is, unless the runner's framework
+    /// needs it changed.
+    fn apply_content(&self, _session: &Path, _layer: &str, text: &str, _dest: &Path) -> String {
         text.to_string()
     }
 

@@ -502,6 +502,120 @@ mod tests {
         );
     }
 
+    /// One L1 request for `modules` of the repository at `root`, and the files it writes.
+    fn generate_l1(root: &Path, modules: &[(&str, &str)]) -> GenResult {
+        let scratch = tempfile::tempdir().unwrap();
+        let req = JsGenRequest {
+            base: GenRequest {
+                modules: modules
+                    .iter()
+                    .map(|(module, file)| ModuleRef {
+                        module: module.to_string(),
+                        file: file.to_string(),
+                    })
+                    .collect(),
+                layer: "L1-unit".into(),
+                seed: 3,
+                budget_s: 60.0,
+                call_timeout_s: 2.0,
+                target_percent: 100.0,
+                missing: BTreeMap::new(),
+                avoid: vec![],
+            },
+            framework: "node".into(),
+        };
+        generate(
+            "node",
+            root,
+            scratch.path(),
+            &req,
+            Duration::from_secs(120),
+            None,
+        )
+        .unwrap()
+    }
+
+    /// Issue 32, finding 11: inputs follow the project's own usage and types. A table only the
+    /// project's own test fills so that a route matches; a JSDoc record type and a TypeScript
+    /// interface whose string-literal unions are the only place the values a lookup needs are
+    /// spelled. None of it is evaluated by the helper itself: the test file's other call would
+    /// write a file.
+    #[test]
+    fn inputs_follow_the_projects_own_calls_and_types() {
+        let repo = tempfile::tempdir().unwrap();
+        let root = repo.path();
+        let deps =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/js-deps/node_modules");
+        assert!(
+            deps.join("typescript").is_dir(),
+            "the JS fixtures' packages are missing: run `npm ci` in tests/fixtures/js-deps"
+        );
+        std::os::unix::fs::symlink(&deps, root.join("node_modules")).unwrap();
+        for dir in ["src", "test"] {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+        }
+        let write = |rel: &str, text: &str| std::fs::write(root.join(rel), text).unwrap();
+        write("package.json", "{\"type\":\"module\"}\n");
+        write(
+            "src/route.js",
+            "export function route(table, path) {\n  for (const pattern of Object.keys(table)) {\n    \
+             const want = pattern.split('/');\n    const have = String(path).split('/');\n    \
+             if (want.length !== have.length) continue;\n    \
+             if (want.every((w, i) => w.startsWith(':') || w === have[i])) {\n      return table[pattern];\n    }\n  }\n  \
+             return null;\n}\n",
+        );
+        write(
+            "test/route.test.js",
+            "import { writeFileSync } from 'node:fs';\nimport { route } from '../src/route.js';\n\n\
+             const routes = { '/users/:id': 'user', '/': 'home' };\nroute(routes, '/users/42');\n\
+             route(writeFileSync('written-by-the-helper', 'x'), '/');\n",
+        );
+        write(
+            "src/size.js",
+            "const FACTOR = { cm: 1, inch: 2.54 };\n\n/**\n * @param {{value: number, unit: 'cm'|'inch'}} size\n \
+             * @returns {number}\n */\nexport function centimetres(size) {\n  const f = FACTOR[size.unit];\n  \
+             if (f === undefined) {\n    throw new RangeError('unknown unit');\n  }\n  return size.value * f;\n}\n",
+        );
+        write(
+            "src/speed.ts",
+            "const SPEED = { fast: 10, safe: 1 };\n\ninterface Options {\n  mode: 'fast' | 'safe';\n}\n\n\
+             export function speed(opts: Options): number {\n  const s = SPEED[opts.mode];\n  \
+             if (s === undefined) {\n    throw new RangeError('unknown mode');\n  }\n  return s;\n}\n",
+        );
+        let out = generate_l1(
+            root,
+            &[
+                ("route", "src/route.js"),
+                ("size", "src/size.js"),
+                ("speed", "src/speed.ts"),
+            ],
+        );
+        let source = |name: &str| {
+            out.modules
+                .iter()
+                .find(|m| m.module == name)
+                .map(|m| m.source.clone())
+                .unwrap_or_default()
+        };
+        let route = source("route");
+        assert!(
+            route.contains("route({ \"/users/:id\": \"user\", \"/\": \"home\" }, \"/users/42\")"),
+            "{route}"
+        );
+        assert!(route.contains("\"user\""), "{route}");
+        let size = source("size");
+        assert!(
+            size.contains("unit: \"cm\"") || size.contains("unit: \"inch\""),
+            "{size}"
+        );
+        let speed = source("speed");
+        assert!(
+            speed.contains("mode: \"fast\"") || speed.contains("mode: \"safe\""),
+            "{speed}"
+        );
+        assert!(!root.join("written-by-the-helper").exists());
+    }
+
     #[test]
     fn defect_tests_of_the_last_round_are_carried_over() {
         let new = "import { f } from '../../src/m.js';\n\ndescribe(\"m\", () => {\n  test(\"f(2) [cccccc]\", () => {\n    assert.equal(f(2), 3);\n  });\n});\n";

@@ -30,11 +30,17 @@ pub fn overview(out: &mut String, r: &Report) {
         "<div class=\"card\">Quality score<b class=\"{band_class}\">{score}</b>{}</div>",
         esc(&r.band)
     );
-    let met = r.layers.iter().filter(|l| l.gate == "Met").count();
+    let gates = r.gates();
     let _ = write!(
         out,
-        "<div class=\"card\">Layers meeting their gate<b>{met} / {}</b></div>",
-        r.layers.len()
+        "<div class=\"card\">Layers meeting their gate<b>{} / {}</b>{}</div>",
+        gates.met,
+        gates.applicable,
+        if gates.not_applicable > 0 {
+            format!("{} not applicable", gates.not_applicable)
+        } else {
+            String::new()
+        }
     );
     let tests: u64 = r.runs.iter().map(|x| x.total).sum();
     let _ = write!(
@@ -98,10 +104,14 @@ pub fn score(out: &mut String, r: &Report) {
         ],
     ];
     table(out, "", &["Dimension", "Weight", "Value", "Points"], &rows);
+    let total = if r.scored {
+        format!("<strong>{:.1}</strong>", r.quality_score)
+    } else {
+        "<strong>not scored</strong> (no layer had anything to test)".to_string()
+    };
     let _ = writeln!(
         out,
-        "<p>Score = {W_COVERAGE:.0} × coverage + {W_EFFECTIVENESS:.0} × effectiveness + {W_DETECTION:.0} × detection + {W_GC:.0} × GC efficiency = <strong>{:.1}</strong>. Bands: ≥ 80 good, 60–79 needs improvement, &lt; 60 concerning. A session with no layer run scores 0.</p>",
-        r.quality_score
+        "<p>Score = {W_COVERAGE:.0} × coverage + {W_EFFECTIVENESS:.0} × effectiveness + {W_DETECTION:.0} × detection + {W_GC:.0} × GC efficiency = {total}. Bands: ≥ 80 good, 60–79 needs improvement, &lt; 60 concerning.</p>"
     );
 }
 

@@ -59,26 +59,35 @@ pub struct WatchReport {
     pub error: Option<String>,
 }
 
+/// Why the watch does not work on this machine.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unavailable(pub String);
+
 /// Whether the watch works on this machine (tried once per process, with this very binary):
 /// Ok, or why not.
-pub fn support() -> &'static Result<(), String> {
-    static SUPPORT: OnceLock<Result<(), String>> = OnceLock::new();
+pub fn support() -> &'static Result<(), Unavailable> {
+    static SUPPORT: OnceLock<Result<(), Unavailable>> = OnceLock::new();
     SUPPORT.get_or_init(trial)
 }
 
-fn trial() -> Result<(), String> {
+fn trial() -> Result<(), Unavailable> {
+    let no = |why: String| Unavailable(why);
     if std::env::var(super::probe::DISABLE_VAR)
         .unwrap_or_default()
         .split(',')
         .any(|m| m.trim().eq_ignore_ascii_case("watch"))
     {
-        return Err(format!("switched off by {}", super::probe::DISABLE_VAR));
+        return Err(no(format!("switched off by {}", super::probe::DISABLE_VAR)));
     }
     let caps = super::capabilities();
     if !(caps.netns && caps.mountns) {
-        return Err("it needs the user and mount namespaces this machine does not grant".into());
+        return Err(no(
+            "it needs the user and mount namespaces this machine does not grant".into(),
+        ));
     }
-    let exe = std::env::current_exe().map_err(|e| format!("finding team-testing's binary: {e}"))?;
+    let exe =
+        std::env::current_exe().map_err(|e| no(format!("finding team-testing's binary: {e}")))?;
     let base =
         std::env::temp_dir().join(format!("team-testing-watch-probe-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&base);
@@ -89,7 +98,7 @@ fn trial() -> Result<(), String> {
             &[],
             &[],
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| no(e.to_string()))?;
         let exe = exe.to_string_lossy().into_owned();
         let ran = crate::proc::run_sandboxed(
             Some(&sandbox),
@@ -99,19 +108,19 @@ fn trial() -> Result<(), String> {
             None,
             std::time::Duration::from_secs(20),
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| no(e.to_string()))?;
         let reports = sandbox.take_watch_reports();
         match reports.first() {
-            Some(WatchReport { error: Some(e), .. }) => Err(e.clone()),
+            Some(WatchReport { error: Some(e), .. }) => Err(no(e.clone())),
             Some(_) if ran.success() => Ok(()),
-            Some(_) => Err(format!(
+            Some(_) => Err(no(format!(
                 "the trial run failed: {}",
                 crate::util::tail_lines(&ran.stderr, 3)
-            )),
-            None => Err(format!(
+            ))),
+            None => Err(no(format!(
                 "the trial run left no report: {}",
                 crate::util::tail_lines(&ran.stderr, 3)
-            )),
+            ))),
         }
     })();
     let _ = std::fs::remove_dir_all(&base);

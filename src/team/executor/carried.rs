@@ -14,6 +14,8 @@ pub(super) struct Carried {
     pub from: String,
     pub passed: Vec<String>,
     pub coverage: Option<f64>,
+    /// That run's per-file coverage (`results/coverage-NNN.json`), when it wrote one.
+    pub coverage_record: Option<artifacts::CoverageRecord>,
 }
 
 impl Carried {
@@ -73,10 +75,14 @@ impl Carried {
                 runner.selector(test_dir, &case)
             })
             .collect();
+        let coverage_record = record
+            .coverage_file()
+            .and_then(|rel| crate::util::read_json(&ctx.session.root.join(rel)).ok());
         Ok(Some(Carried {
             from: from.to_string(),
             passed,
             coverage: outcome.coverage,
+            coverage_record,
         }))
     }
 }

@@ -110,11 +110,20 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
         .filter(|p| entry_points_out && is_entry_point(p))
         .filter(|p| scope.is_empty() || scope.contains(p))
         .collect();
-    // A rerun's own coverage comes from the failed tests alone: the layer keeps the better figure.
-    let coverage = match (&f.carried, measured) {
-        (Some(c), Some(m)) => Some(c.coverage.map_or(m, |k| k.max(m))),
-        (Some(c), None) => c.coverage,
-        (None, m) => m,
+    // A rerun's own coverage comes from the failed tests alone: the run it repeats is added to
+    // it, file by file, and every figure (the layer's and each file's) comes from the sum.
+    let carried_record = f.carried.as_ref().and_then(|c| c.coverage_record.as_ref());
+    let merged = match (&f.out.coverage, carried_record) {
+        (Some(report), Some(earlier)) => {
+            Some(CoverageRecord::of(report, &scope).merged_with(earlier))
+        }
+        _ => None,
+    };
+    let coverage = match (&f.carried, measured, &merged) {
+        (Some(_), _, Some(m)) => m.line_percent(in_scope),
+        (Some(c), Some(m), None) => Some(c.coverage.map_or(m, |k| k.max(m))),
+        (Some(c), None, None) => c.coverage,
+        (None, m, _) => m,
     };
     let branch = f
         .out
@@ -123,7 +132,9 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
         .and_then(|c| c.branch_percent(in_scope));
     let cov_rel = format!("results/coverage-{:03}.json", f.n);
     if let Some(report) = &f.out.coverage {
-        let detail = CoverageRecord::of(report, &scope);
+        let detail = merged
+            .clone()
+            .unwrap_or_else(|| CoverageRecord::of(report, &scope));
         if let Err(e) =
             atomic_write_json(&results.join(format!("coverage-{:03}.json", f.n)), &detail)
         {

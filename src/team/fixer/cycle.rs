@@ -565,6 +565,8 @@ impl Loop<'_> {
         mkdirs(&process)?;
         mkdirs(&analysis)?;
         let md = plan::markdown(fix_plan, fails, per_test, "");
+        // Test output keeps the colours it printed for a terminal: not in a file people read.
+        let md = crate::util::strip_ansi(&md);
         atomic_write(
             &process.join(format!("iteration-{}-analysis.md", fix_plan.iteration)),
             md.as_bytes(),

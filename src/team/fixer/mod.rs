@@ -61,6 +61,20 @@ pub fn run(ctx: &RoleContext) -> Outcome {
     })
 }
 
+/// Why the test-fix cycle cannot run on the project at `repo`, before any session is made for it
+/// (None: it can). It runs Python projects' pytest suites for now.
+pub fn cannot_run_on(repo: &std::path::Path) -> Option<String> {
+    let files = crate::testing::detect::walk(repo);
+    let (framework, reason) = crate::testing::detect::detect_framework(repo, &files);
+    match framework {
+        Some(f) if f.family() == Family::Python => None,
+        Some(f) => Some(format!(
+            "the test-fix cycle runs pytest suites for now; this project's framework is {f} ({reason})"
+        )),
+        None => Some(format!("the test-fix cycle found no test framework: {reason}")),
+    }
+}
+
 /// The project's Python toolchain with coverage.py, or why the cycle cannot run.
 fn python_tools(ctx: &RoleContext) -> Result<Toolchain, FixError> {
     let framework: Framework = crate::testing::detect::session_framework(ctx.session, ctx.repo)

@@ -92,15 +92,20 @@ pub(crate) fn feedback(session: &Path, layer: &str) -> Feedback {
                 let evidence = evidence
                     .strip_prefix("E ")
                     .map_or(evidence, str::trim_start);
+                // An XML attribute's newlines arrive as runs of spaces (node's junit message).
+                let evidence = evidence.split_whitespace().collect::<Vec<_>>().join(" ");
+                // The reason goes into the delivered file: only a place in the project is
+                // named, never the session's folders (another layer's file, an absolute path).
                 let at = t
                     .evidence
                     .as_ref()
                     .and_then(|e| e.location.as_deref())
-                    .unwrap_or("");
-                fb.defects.insert(
-                    name,
-                    format!("code_defect found by team-testing at {at}: {evidence}"),
-                );
+                    .filter(|l| is_project_place(l));
+                let reason = match at {
+                    Some(at) => format!("code_defect found by team-testing at {at}: {evidence}"),
+                    None => format!("code_defect found by team-testing: {evidence}"),
+                };
+                fb.defects.insert(name, reason);
             }
             _ => {}
         }
@@ -131,6 +136,19 @@ fn missing_lines(cov: CoverageRecord) -> BTreeMap<String, Vec<u32>> {
         .filter(|f| !f.missing_lines.is_empty())
         .map(|f| (f.path, f.missing_lines))
         .collect()
+}
+
+/// A location in the project (`calc/ops.py:12`), not one in the session (its tests, its copies
+/// of the project) nor an absolute path of this machine.
+fn is_project_place(location: &str) -> bool {
+    let path = location.split(':').next().unwrap_or(location);
+    !path.is_empty()
+        && !path.starts_with('/')
+        && !path.starts_with("..")
+        && !path.contains("workspace/")
+        && !crate::session::LAYER_DIRS
+            .iter()
+            .any(|l| path.contains(&format!("{l}/")))
 }
 
 #[cfg(test)]

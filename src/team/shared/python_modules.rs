@@ -30,6 +30,12 @@ pub(crate) fn modules_in_scope(ctx: &RoleContext) -> Result<Vec<ModuleRef>, Role
 pub(crate) fn modules_of(session: &SessionDir, repo: &Path) -> Result<Vec<ModuleRef>, RoleError> {
     let scope = load_scope(session)?;
     let src_layout = !repo.join("src/__init__.py").is_file();
+    // The project's Python source only: not its tests (pytest's testpaths included), examples,
+    // scripts or docs.
+    let project = crate::testing::project_files::of_repo(
+        repo,
+        Some(crate::testing::framework::Framework::Pytest),
+    );
     let mut modules: Vec<ModuleRef> = Vec::new();
     for f in &scope.files {
         let name = f.path.rsplit('/').next().unwrap_or("");
@@ -37,6 +43,7 @@ pub(crate) fn modules_of(session: &SessionDir, repo: &Path) -> Result<Vec<Module
             && f.path.ends_with(".py")
             && test_pattern(&f.path).is_none()
             && !under_tests(&f.path)
+            && project.sources.contains(&f.path)
             && !NOT_IMPORTABLE.contains(&name)
             && repo.join(&f.path).is_file();
         if !usable {

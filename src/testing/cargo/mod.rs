@@ -71,6 +71,31 @@ impl Runner for CargoRunner {
     fn apply_manifest_dir(&self, _repo: &Path) -> PathBuf {
         PathBuf::from("tests")
     }
+
+    /// A crate with `autotests = false` builds only the test targets its manifest lists: the
+    /// entries to add for the applied files, which `cargo test` runs then.
+    fn apply_support(&self, repo: &Path) -> crate::error::Result<Option<String>> {
+        let manifest = std::fs::read_to_string(repo.join("Cargo.toml")).unwrap_or_default();
+        let mut applied: Vec<String> = std::fs::read_dir(repo.join("tests"))
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.starts_with(STAGED_PREFIX) && n.ends_with(".rs"))
+                    .filter_map(|n| n.strip_suffix(".rs").map(String::from))
+                    .filter(|t| !manifest.contains(&format!("tests/{t}.rs")))
+                    .collect()
+            })
+            .unwrap_or_default();
+        applied.sort();
+        let targets: Vec<&str> = applied.iter().map(String::as_str).collect();
+        Ok(Some(match stage::with_test_targets(&manifest, &targets) {
+            Some(with) => format!(
+                "Cargo.toml says autotests = false: add these [[test]] entries to it to run the applied tests with cargo test:{}",
+                &with[manifest.trim_end().len()..].trim_end()
+            ),
+            None => "run them with: cargo test".into(),
+        }))
+    }
 }
 
 /// The integration-test target a generated file becomes: `("L1-unit", "area-test.rs")` ->

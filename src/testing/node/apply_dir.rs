@@ -1,29 +1,88 @@
 //! Where `apply` puts a JavaScript framework's tests: the default folder (`__tests__/team_testing`
-//! for jest and vitest, `test/team_testing` otherwise) unless the project's jest or vitest
-//! configuration says its tests live elsewhere (jest `roots` and `testMatch`, in package.json,
-//! jest.config.json or a jest.config.js literal; vitest `include` in a vitest or vite config).
-//! The folder is always two levels below the package root: the generated tests import the code
-//! as `../../src/x.js`, as they did in the package copy.
+//! for jest and vitest, `test/team_testing` otherwise) unless the project's runner configuration
+//! (`super::config`) says its tests live elsewhere: jest `roots` and `testMatch`, vitest
+//! `include`, mocha's spec (a `mocha test/` script does not look into subfolders, so the tests go
+//! beside the project's own, in `test/`). The generated tests import the code relative to the
+//! package root (`../../src/x.js` two levels down); `apply` rewrites that prefix for the depth
+//! of the folder chosen. When no folder the runner reads will do, the placement says which line
+//! of the project's configuration to add.
 
 use std::path::Path;
 
 use globset::{Glob, GlobSetBuilder};
 
+use super::config::{expand, jest_config, mocha_spec, vitest_include};
 use crate::testing::framework::Framework;
 
-/// The folder (relative to the package) and the word before the extension (`test` or `spec`).
-pub(super) fn tests_dir(repo: &Path, framework: Framework) -> (String, &'static str) {
-    let default = match framework {
-        Framework::Jest | Framework::Vitest => "__tests__/team_testing",
-        _ => "test/team_testing",
-    };
+/// Where the tests go: the folder (relative to the package), the word before the extension
+/// (`test` or `spec`), and, when the project's runner would not find them there, what to add.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Placement {
+    pub dir: String,
+    pub word: &'static str,
+    pub unreached: Option<String>,
+}
+
+impl Placement {
+    fn at(dir: &str, word: &'static str) -> Placement {
+        Placement {
+            dir: dir.into(),
+            word,
+            unreached: None,
+        }
+    }
+}
+
+/// The placement of a framework's applied tests in the package at `repo`.
+pub(super) fn tests_dir(repo: &Path, framework: Framework) -> Placement {
+    match framework {
+        Framework::Mocha => mocha_placement(repo),
+        Framework::Jest | Framework::Vitest => configured_placement(repo, framework),
+        _ => Placement::at("test/team_testing", "test"),
+    }
+}
+
+/// mocha: a folder of our own under the project's test folder when mocha reads it, else beside
+/// the project's tests in a folder mocha reads (depth 1), else our folder with the spec to add.
+fn mocha_placement(repo: &Path) -> Placement {
+    let spec = mocha_spec(repo);
+    for word in ["test", "spec"] {
+        let sample = format!("test/team_testing/x.l1.{word}.js");
+        if spec.runs(repo, &sample) {
+            return Placement::at("test/team_testing", word);
+        }
+    }
+    for entry in &spec.entries {
+        let dir = super::config::clean(entry);
+        if dir.contains(['*', '?', '{', '[']) || !repo.join(&dir).is_dir() {
+            continue;
+        }
+        for word in ["test", "spec"] {
+            if spec.runs(repo, &format!("{dir}/x.l1.{word}.js")) {
+                return Placement::at(&dir, word);
+            }
+        }
+    }
+    Placement {
+        dir: "test/team_testing".into(),
+        word: "test",
+        unreached: Some(format!(
+            "mocha runs {} only (from {}): add 'test/team_testing/*.test.js' to its spec there              to run the applied tests with the project's own command",
+            spec.entries.join(", "),
+            spec.from
+        )),
+    }
+}
+
+/// jest and vitest: the first candidate folder their roots and test patterns reach.
+fn configured_placement(repo: &Path, framework: Framework) -> Placement {
+    let default = "__tests__/team_testing";
     let (roots, patterns) = match framework {
         Framework::Jest => jest_config(repo),
-        Framework::Vitest => (Vec::new(), vitest_include(repo)),
-        _ => (Vec::new(), Vec::new()),
+        _ => (Vec::new(), vitest_include(repo)),
     };
     if roots.is_empty() && patterns.is_empty() {
-        return (default.into(), "test");
+        return Placement::at(default, "test");
     }
     let mut candidates: Vec<String> = roots
         .iter()
@@ -32,7 +91,6 @@ pub(super) fn tests_dir(repo: &Path, framework: Framework) -> (String, &'static 
         .collect();
     for d in [
         default,
-        "__tests__/team_testing",
         "test/team_testing",
         "tests/team_testing",
         "src/team_testing",
@@ -62,118 +120,35 @@ pub(super) fn tests_dir(repo: &Path, framework: Framework) -> (String, &'static 
             let matches =
                 patterns.is_empty() || matcher.as_ref().is_some_and(|m| m.is_match(&sample));
             if matches {
-                return (dir.clone(), word);
+                return Placement::at(dir, word);
             }
         }
     }
-    (default.into(), "test")
-}
-
-/// A micromatch pattern as plain globs: each extglob `?(a|b)` (none or one), `+(a|b)` and
-/// `@(a|b)` (one of them) expanded into its alternatives; `<rootDir>/` and `./` dropped.
-fn expand(pattern: &str) -> Vec<String> {
-    let p = clean(pattern);
-    let mut out = vec![String::new()];
-    let mut chars = p.chars().peekable();
-    while let Some(c) = chars.next() {
-        if matches!(c, '?' | '+' | '@') && chars.peek() == Some(&'(') {
-            chars.next();
-            let mut inner = String::new();
-            for d in chars.by_ref() {
-                if d == ')' {
-                    break;
-                }
-                inner.push(d);
-            }
-            let mut options: Vec<&str> = inner.split('|').collect();
-            if c == '?' {
-                options.push("");
-            }
-            out = out
-                .iter()
-                .flat_map(|prefix| options.iter().map(move |o| format!("{prefix}{o}")))
-                .collect();
-        } else {
-            for prefix in &mut out {
-                prefix.push(c);
-            }
-        }
-    }
-    out
-}
-
-/// Whether the project's jest config names its own `roots` or `testMatch`.
-pub(super) fn has_jest_config(repo: &Path) -> bool {
-    let (roots, patterns) = jest_config(repo);
-    !roots.is_empty() || !patterns.is_empty()
-}
-
-/// jest's `roots` (without `<rootDir>/`) and `testMatch`, from package.json's `jest`,
-/// jest.config.json, or the string literals of a jest.config.{js,cjs,mjs}.
-fn jest_config(repo: &Path) -> (Vec<String>, Vec<String>) {
-    let from_json = |v: &serde_json::Value| {
-        let list = |k: &str| -> Vec<String> {
-            v[k].as_array()
-                .map(|a| a.iter().filter_map(|s| s.as_str()).map(clean).collect())
-                .unwrap_or_default()
-        };
-        (list("roots"), list("testMatch"))
+    let name = if framework == Framework::Jest {
+        "jest's testMatch"
+    } else {
+        "vitest's include"
     };
-    let read = |name: &str| std::fs::read_to_string(repo.join(name)).ok();
-    if let Some(pkg) =
-        read("package.json").and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-    {
-        if pkg.get("jest").is_some() {
-            return from_json(&pkg["jest"]);
-        }
+    Placement {
+        dir: default.into(),
+        word: "test",
+        unreached: Some(format!(
+            "{name} ({}) reaches none of the usual folders: add '{default}/**/*.test.js' to it",
+            patterns.join(", ")
+        )),
     }
-    if let Some(v) = read("jest.config.json").and_then(|t| serde_json::from_str(&t).ok()) {
-        return from_json(&v);
-    }
-    for name in ["jest.config.js", "jest.config.cjs", "jest.config.mjs"] {
-        if let Some(text) = read(name) {
-            return (
-                literal_list(&text, "roots"),
-                literal_list(&text, "testMatch"),
-            );
-        }
-    }
-    (Vec::new(), Vec::new())
 }
 
-/// vitest's `include`, from the first vitest or vite config file found.
-fn vitest_include(repo: &Path) -> Vec<String> {
-    for stem in ["vitest.config", "vite.config"] {
-        for ext in ["ts", "mts", "js", "mjs", "cjs"] {
-            if let Ok(text) = std::fs::read_to_string(repo.join(format!("{stem}.{ext}"))) {
-                return literal_list(&text, "include");
-            }
-        }
+/// A generated test's text for a file `depth` folders below the package root: its imports of
+/// the package (`'../../…'`, written for depth 2) rewritten for that depth.
+pub(super) fn for_depth(text: &str, depth: usize) -> String {
+    if depth == 2 || depth == 0 {
+        return text.to_string();
     }
-    Vec::new()
-}
-
-fn clean(s: &str) -> String {
-    s.trim_start_matches("<rootDir>/")
-        .trim_start_matches("./")
-        .trim_end_matches('/')
-        .to_string()
-}
-
-/// The string literals of `key: [ ... ]` in a JavaScript config (no code is run).
-fn literal_list(text: &str, key: &str) -> Vec<String> {
-    let pattern = format!(r#"\b{key}\s*:\s*\[([^\]]*)\]"#);
-    let Ok(re) = regex::Regex::new(&pattern) else {
-        return Vec::new();
-    };
-    let Some(list) = re.captures(text).and_then(|c| c.get(1)) else {
-        return Vec::new();
-    };
-    let strings = regex::Regex::new(r#"['"`]([^'"`]+)['"`]"#).expect("a valid pattern");
-    strings
-        .captures_iter(list.as_str())
-        .map(|c| clean(&c[1]))
-        .collect()
+    let up = "../".repeat(depth);
+    text.replace("'../../", &format!("'{up}"))
+        .replace("\"../../", &format!("\"{up}"))
+        .replace("`../../", &format!("`{up}"))
 }
 
 #[cfg(test)]
@@ -193,11 +168,11 @@ mod tests {
         let r = repo(&[("package.json", "{}")]);
         assert_eq!(
             tests_dir(r.path(), Framework::Jest),
-            ("__tests__/team_testing".into(), "test")
+            Placement::at("__tests__/team_testing", "test")
         );
         assert_eq!(
             tests_dir(r.path(), Framework::NodeTest),
-            ("test/team_testing".into(), "test")
+            Placement::at("test/team_testing", "test")
         );
     }
 
@@ -209,7 +184,7 @@ mod tests {
         )]);
         assert_eq!(
             tests_dir(r.path(), Framework::Jest),
-            ("src/team_testing".into(), "spec")
+            Placement::at("src/team_testing", "spec")
         );
     }
 
@@ -221,7 +196,7 @@ mod tests {
         )]);
         assert_eq!(
             tests_dir(r.path(), Framework::Jest),
-            ("tests/team_testing".into(), "test")
+            Placement::at("tests/team_testing", "test")
         );
         let v = repo(&[(
             "vitest.config.ts",
@@ -229,7 +204,28 @@ mod tests {
         )]);
         assert_eq!(
             tests_dir(v.path(), Framework::Vitest),
-            ("spec/team_testing".into(), "spec")
+            Placement::at("spec/team_testing", "spec")
         );
+    }
+
+    #[test]
+    fn a_mocha_test_folder_it_does_not_recurse_into_gets_the_tests_beside_its_own() {
+        let r = repo(&[(
+            "package.json",
+            r#"{"scripts": {"test": "mocha --reporter spec test/"}}"#,
+        )]);
+        std::fs::create_dir(r.path().join("test")).unwrap();
+        assert_eq!(
+            tests_dir(r.path(), Framework::Mocha),
+            Placement::at("test", "test")
+        );
+        let text = "const m = require(\"../../lib/m.js\");\nimport x from '../../y.js';\n";
+        assert_eq!(
+            for_depth(text, 1),
+            "const m = require(\"../lib/m.js\");\nimport x from '../y.js';\n"
+        );
+        let only = repo(&[(".mocharc.json", r#"{"spec": ["test/one.js"]}"#)]);
+        let placed = tests_dir(only.path(), Framework::Mocha);
+        assert!(placed.unreached.unwrap().contains(".mocharc.json"));
     }
 }

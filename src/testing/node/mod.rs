@@ -14,6 +14,7 @@
 
 mod apply_dir;
 mod attribute;
+pub mod config;
 mod ctx;
 mod gate;
 mod plan;
@@ -119,19 +120,27 @@ impl Runner for NodeRunner {
             .next()
             .unwrap_or(layer)
             .to_ascii_lowercase();
-        let (dir, word) = apply_dir::tests_dir(repo, self.framework);
-        Some(Path::new(&dir).join(format!("{stem}.{short}.{word}{ext}")))
+        let placed = apply_dir::tests_dir(repo, self.framework);
+        Some(Path::new(&placed.dir).join(format!("{stem}.{short}.{}{ext}", placed.word)))
     }
 
     fn apply_manifest_dir(&self, repo: &Path) -> PathBuf {
-        PathBuf::from(apply_dir::tests_dir(repo, self.framework).0)
+        PathBuf::from(apply_dir::tests_dir(repo, self.framework).dir)
     }
 
     /// Tests that found code defects become the framework's expected failures, so the
-    /// project's own run passes while the defects stay visible.
-    fn apply_content(&self, session: &Path, layer: &str, text: &str) -> String {
+    /// project's own run passes while the defects stay visible; the imports of the package are
+    /// rewritten for the depth of the folder the file goes to.
+    fn apply_content(&self, session: &Path, layer: &str, text: &str, dest: &Path) -> String {
         let defects = crate::team::defect_reasons(session, layer);
-        crate::gen::js::mark_expected_failures(text, &defects, self.framework)
+        let marked = crate::gen::js::mark_expected_failures(text, &defects, self.framework);
+        let depth = dest.parent().map_or(0, |p| p.components().count());
+        apply_dir::for_depth(&marked, depth)
+    }
+
+    /// Says so when the project's own runner will not find the applied tests, and what to add.
+    fn apply_support(&self, repo: &Path) -> crate::error::Result<Option<String>> {
+        Ok(apply_dir::tests_dir(repo, self.framework).unreached)
     }
 }
 

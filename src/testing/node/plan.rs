@@ -111,7 +111,7 @@ impl Ctx<'_> {
         }
         // Our tests live in tt-tests/, where a project's own `roots` or `testMatch` may not look:
         // then the whole copy is the root and our folder's scripts are the tests.
-        if super::apply_dir::has_jest_config(&self.copy) {
+        if super::config::has_jest_config(&self.copy) {
             argv.extend([
                 "--roots".to_string(),
                 self.copy.display().to_string(),
@@ -292,8 +292,10 @@ impl Ctx<'_> {
                 format!("--reports-dir={}", lcov_dir.display()),
                 format!("--temp-directory={}", lcov_dir.join("tmp").display()),
             ],
+            // --cache=false: nyc keeps its cache in the project's node_modules/.cache.
             Coverage::Nyc => vec![
                 bin("nyc"),
+                "--cache=false".into(),
                 "--reporter=lcovonly".into(),
                 format!("--report-dir={}", lcov_dir.display()),
                 format!("--temp-dir={}", lcov_dir.join("nyc_output").display()),

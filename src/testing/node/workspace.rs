@@ -25,7 +25,15 @@ pub(super) fn fresh_copy(repo: &Path, copy: &Path, session: &Path) -> io::Result
     let session = session
         .canonicalize()
         .unwrap_or_else(|_| session.to_path_buf());
-    copy_tree(&repo, copy, &session)
+    copy_tree(&repo, copy, &session)?;
+    // A package without node_modules uses the one fetched into the session, if any.
+    let linked = copy.join("node_modules");
+    if linked.symlink_metadata().is_err() {
+        if let Some(fetched) = crate::testing::deps::node_modules(&repo, &session) {
+            std::os::unix::fs::symlink(fetched, linked)?;
+        }
+    }
+    Ok(())
 }
 
 /// Copies a directory tree: skips .git and .workflow, recreates symlinks as symlinks, and links

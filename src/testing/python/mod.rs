@@ -14,9 +14,6 @@ use super::toolchain::Toolchain;
 
 pub use run::node_id;
 
-/// Where `apply` puts Python tests, one package per layer.
-const APPLY_DIR: &str = "tests/team_testing";
-
 pub struct PythonRunner;
 
 impl Runner for PythonRunner {
@@ -68,28 +65,32 @@ impl Runner for PythonRunner {
         true
     }
 
-    fn apply_path(&self, _repo: &Path, layer: &str, file: &Path) -> Option<PathBuf> {
+    fn apply_path(&self, repo: &Path, layer: &str, file: &Path) -> Option<PathBuf> {
         let name = file.file_name()?.to_string_lossy();
         name.ends_with(".py").then(|| {
-            Path::new(APPLY_DIR)
+            Path::new(&apply::apply_dir(repo))
                 .join(apply::package(layer))
                 .join(&*name)
         })
     }
 
-    fn apply_manifest_dir(&self, _repo: &Path) -> PathBuf {
-        PathBuf::from(APPLY_DIR)
+    fn apply_manifest_dir(&self, repo: &Path) -> PathBuf {
+        PathBuf::from(apply::apply_dir(repo))
     }
 
     /// A test that found a code defect no GC round marked yet becomes a strict xfail with the
     /// evidence, as a GC round would mark it: the project's pytest passes, the finding stays.
-    fn apply_content(&self, session: &Path, layer: &str, text: &str) -> String {
+    fn apply_content(&self, session: &Path, layer: &str, text: &str, _dest: &Path) -> String {
         crate::gen::mark_xfail(text, &crate::team::defect_reasons(session, layer))
     }
 
     fn apply_support(&self, repo: &Path) -> crate::error::Result<Option<String>> {
-        apply::write_support(&repo.join(APPLY_DIR))?;
-        Ok(Some(format!("run them with: pytest {APPLY_DIR}")))
+        let dir = apply::apply_dir(repo);
+        apply::write_support(&repo.join(&dir), Path::new(&dir).components().count())?;
+        Ok(Some(match apply::unreached(repo) {
+            Some(why) => why,
+            None => format!("run them with: pytest {dir} (the project's own pytest runs them too)"),
+        }))
     }
 }
 
