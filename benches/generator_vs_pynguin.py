@@ -3,6 +3,13 @@
 pure-Python packages from PyPI (no runtime dependencies, downloaded at bench time, never committed).
 
     python3 benches/generator_vs_pynguin.py [--pynguin-seconds 20] [--seed 1] [--only PKG ...]
+        [--package SPEC:MODULE,MODULE ...] [--helper NAME=DIR ...]
+
+`--package` benchmarks another package from PyPI (pinned, pure Python), e.g.
+`--package docstring_parser==0.16:docstring_parser.google,docstring_parser.rest`; with `--package` and
+no `--only`, only the packages named so run. `--helper NAME=DIR` measures another version of the
+helper too (a folder laid out like src/gen, e.g. `git archive main src/gen | tar -x -C DIR --strip 2`),
+as a tool named NAME in the same run, so a change is compared with what it changes under the same load.
 
 For each package both tools generate tests for the same modules: Pynguin with `--maximum-search-time`
 seconds per module (its default DynaMOSA search), team-testing with its default budget (the helper's
@@ -156,9 +163,10 @@ def statements_of(python, path, scratch):
         return {}
 
 
-def ours(project, modules, seed, out_dir, scratch):
+def ours(project, modules, seed, out_dir, scratch, source=None):
+    """team-testing's helper (src/gen of this repository, or the folder `source`) on the modules."""
     helper = os.path.join(scratch, "helper")
-    shutil.copytree(os.path.join(ROOT, "src", "gen"), helper, dirs_exist_ok=True)
+    shutil.copytree(source or os.path.join(ROOT, "src", "gen"), helper, dirs_exist_ok=True)
     open_up(helper)
     specs = [{"module": m, "file": os.path.relpath(module_file(project, m), project)} for m in modules]
     # No budget_s: the helper's default, per module, as the CLI sends it.
@@ -200,11 +208,30 @@ def pct(covered, total):
     return 100.0 * covered / total if total else 100.0
 
 
+def extra_package(text):
+    """`docstring_parser==0.16:docstring_parser.google,docstring_parser.rest` as a PACKAGES row."""
+    spec, _, modules = text.partition(":")
+    modules = [m.strip() for m in modules.split(",") if m.strip()]
+    if "==" not in spec or not modules:
+        sys.exit(f"--package {text}: want NAME==VERSION:MODULE[,MODULE...]")
+    return spec, "held out (--package)", modules[0].split(".")[0], modules
+
+
+def chosen_packages(opts):
+    """The six (or those --only names), then the --package ones; --package alone runs only those."""
+    six = [p for p in PACKAGES if (opts.only and p[2] in opts.only) or (not opts.only and not opts.package)]
+    return six + [extra_package(text) for text in opts.package]
+
+
 def main():
     args = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     args.add_argument("--pynguin-seconds", type=int, default=20)
     args.add_argument("--seed", type=int, default=1)
     args.add_argument("--only", nargs="*", help="import roots to run (default: all six)")
+    args.add_argument("--package", action="append", default=[], metavar="SPEC:MODULES",
+                      help="another PyPI package and its modules, comma-separated (repeatable)")
+    args.add_argument("--helper", action="append", default=[], metavar="NAME=DIR",
+                      help="another version of the helper (a src/gen folder), measured as tool NAME")
     args.add_argument("--tools", default="team-testing,pynguin")
     args.add_argument("--keep", help="keep the scratch folder here (reused: Pynguin's venv)")
     args.add_argument("--venv", help="a virtualenv that already has pynguin, pytest and coverage")
@@ -214,7 +241,8 @@ def main():
     work = opts.keep or tempfile.mkdtemp(prefix="tt-bench-")
     os.makedirs(work, exist_ok=True)
     os.chmod(work, 0o755)
-    tools = opts.tools.split(",")
+    helpers = dict(h.split("=", 1) for h in opts.helper)
+    tools = opts.tools.split(",") + [name for name in helpers if name not in opts.tools.split(",")]
     venv = opts.venv or os.path.join(work, "venv")
     if not os.path.exists(os.path.join(venv, "bin", "pynguin")):
         # Pynguin 0.48 wants CPython 3.10/3.11; the measurement uses this venv's pytest and coverage.
@@ -227,9 +255,7 @@ def main():
     python = os.path.join(venv, "bin", "python")
     version = run([python, "-c", "import importlib.metadata as m; print(m.version('pynguin'))"], cwd=work)
     rows = []
-    for spec, style, root, modules in PACKAGES:
-        if opts.only and root not in opts.only:
-            continue
+    for spec, style, root, modules in chosen_packages(opts):
         project = fetch(spec, work)
         for tool in tools:
             scratch = os.path.join(work, "scratch", tool, root)
@@ -239,8 +265,8 @@ def main():
             shutil.rmtree(out_dir, ignore_errors=True)
             os.makedirs(out_dir)
             open_up(work)
-            if tool == "team-testing":
-                seconds, _ = ours(project, modules, opts.seed, out_dir, scratch)
+            if tool == "team-testing" or tool in helpers:
+                seconds, _ = ours(project, modules, opts.seed, out_dir, scratch, helpers.get(tool))
             else:
                 seconds = pynguin(venv, project, modules, opts.pynguin_seconds, opts.seed, out_dir, scratch)
             open_up(out_dir)
@@ -257,7 +283,7 @@ def main():
     if opts.reuse_rows:
         with open(opts.reuse_rows) as f:
             earlier = [r for r in json.load(f) if r["tool"] not in tools]
-        order = [spec for spec, _, _, _ in PACKAGES]
+        order = [spec for spec, _, _, _ in chosen_packages(opts)]
         rows = sorted(rows + earlier, key=lambda r: (order.index(r["package"]) if r["package"] in order else 99,
                                                    r["tool"] != "team-testing"))
     with open(os.path.join(work, "rows.json"), "w") as f:

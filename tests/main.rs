@@ -21,6 +21,7 @@ mod js_generator;
 mod live_view;
 mod mutation;
 mod pipelines;
+mod python_contracts;
 mod real_projects;
 mod report;
 mod resume;

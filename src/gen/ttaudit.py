@@ -177,7 +177,11 @@ class Audit:
             if len(args) < 3 or args[0] is None:
                 return
             mode, flags = args[1] or "", args[2] or 0
-            writes = any(c in str(mode) for c in "wax+") or (isinstance(flags, int) and flags & WRITE_FLAGS)
+            if isinstance(mode, str) and mode:
+                # open()'s mode says it; PyPy passes 1 as its flags whatever the mode.
+                writes = any(c in mode for c in "wax+")
+            else:
+                writes = isinstance(flags, int) and bool(flags & WRITE_FLAGS)
             if not writes:
                 return
             if isinstance(args[0], int) and not isinstance(args[0], bool):

@@ -16,7 +16,6 @@ as `generator_error` findings with their traceback.
 """
 
 import ast
-import doctest
 import errno
 import importlib
 import inspect
@@ -36,6 +35,8 @@ import time
 import traceback
 import typing
 
+import tt_doctest
+import tt_grammar
 import tt_oracle
 import ttaudit
 
@@ -401,7 +402,10 @@ def run_call(namespace, statements, expr, target, timeout, checks=None):
             finally:
                 sys.settrace(None)
                 audit.on = False
-            payload = _describe_result(value, place)
+            if isinstance(value, tt_doctest.RawResult):
+                payload = {"ok": True, "raw": value.data}
+            else:
+                payload = _describe_result(value, place)
             if settled:
                 payload["settled"] = settled
             if "calls" in env and isinstance(env["calls"], list):
@@ -680,6 +684,29 @@ def harvest_patterns(source, module):
     return out[:40]
 
 
+def parser_grammar(source, module):
+    """The grammar of a parser module (tt_grammar): its regexes and constants, with those of the
+    package's modules it imports (a front end that hands its text to them); None for a module
+    that does not parse."""
+    patterns = harvest_patterns(source, module)
+    texts = [source]
+    top = module.__name__.split(".")[0]
+    for name, value in sorted(vars(module).items()):
+        if inspect.ismodule(value) and value.__name__.startswith(top + ".") and value is not module:
+            try:
+                with open(value.__file__, encoding="utf-8") as f:
+                    text = f.read()
+                patterns += [p for p in harvest_patterns(text, value) if p not in patterns]
+                texts.append(text)
+            except (OSError, TypeError, UnicodeDecodeError, SyntaxError):
+                continue
+    try:
+        grammar = tt_grammar.Grammar("\n".join(texts), module, patterns[:60], _sre(), regex_sample)
+    except Exception:  # noqa: BLE001 - no grammar: the usual inputs
+        return None
+    return grammar if grammar.active else None
+
+
 def _sre():
     try:
         from re import _parser as parser, _constants as constants  # 3.11+
@@ -875,6 +902,8 @@ class Inputs:
         self.produced = []              # expressions of earlier results (fed to other functions)
         self.mode = "normal"            # "boundary", "wrong" or "normal" for the next draws
         self.regex_cache = {}
+        self.grammar = None             # a parser module's grammar (tt_grammar): documents to parse
+        self.made = {}                  # "module.Class" -> calls that returned one (for annotations)
 
     def take_setup(self):
         setup, self.setup = self.setup, []
@@ -925,6 +954,9 @@ class Inputs:
                 if any(w == low or low.startswith(w + "_") or low.endswith("_" + w) or
                        (len(w) > 3 and w in low) for w in words):
                     return self.format_(kind)
+        if self.grammar is not None and self.rng.random() < (0.6 if name.lower().strip("_") in DOCUMENT_NAMES else 0.3):
+            # A parser's input: a document in its own grammar (after a format its name asks for).
+            return repr(self.grammar.document(self.rng))
         if roll < 0.5:
             found = self.regex_()
             if found is not None:
@@ -1027,6 +1059,9 @@ class Inputs:
         base = origin if inspect.isclass(origin) else hint
         if inspect.isclass(base) and self.classes.get(base.__name__):
             return self.rng.choice(self.classes[base.__name__])
+        made = self.made.get(f"{getattr(base, '__module__', '')}.{getattr(base, '__qualname__', '')}")
+        if made and self.rng.random() < 0.8:
+            return self.rng.choice(made)  # an object another call of the module returned
         return None
 
     def any_(self):
@@ -1073,6 +1108,8 @@ PATH_CANDIDATES = [
     ("missing.txt", []),
     (None, []),
 ]
+DOCUMENT_NAMES = ("text", "doc", "docstring", "source", "src", "content", "contents", "string", "s", "data",
+                  "input", "body", "document", "raw", "markup", "lines", "code")
 PATH_NAMES = ("path", "file", "filename", "fname", "filepath", "dir", "dirname", "directory", "folder",
               "dest", "destination", "src", "source_path", "target", "root", "location", "where")
 PATH_SUFFIXES = ("_path", "_dir", "_file", "_folder", "_filename", "path", "dir")
@@ -1210,6 +1247,7 @@ CALLABLE_TYPES = ("function", "builtin_function_or_method", "partial", "method",
 class ModuleSearch:
     def __init__(self, spec, module, source, rng, req, deadline):
         self.spec, self.module, self.rng, self.req, self.deadline = spec, module, rng, req, deadline
+        self.source = source
         self.target = os.path.abspath(module.__file__)
         self.namespace = dict(vars(module))
         for name, std in (("copy", __import__("copy")), ("pickle", pickle), ("itertools", __import__("itertools"))):
@@ -1217,6 +1255,7 @@ class ModuleSearch:
         self.items = discover(module)
         self.classes = {i["name"]: [] for i in self.items if i["kind"] == "class"}
         self.inputs = Inputs(rng, harvest_constants(source), self.classes, harvest_patterns(source, module))
+        self.inputs.grammar = parser_grammar(source, module)
         self.lines_total = executable_lines(source, self.target)
         self.covered = set()
         self.arcs = set()
@@ -1581,6 +1620,7 @@ class ModuleSearch:
             if outcome.get("is_callable") and not statements and len(self.closures) < 30:
                 self.closures.append((list(statements), expr))
                 self.pending += [self.closures[-1]] * 3  # called right away, a few times
+            self.remember_made(statements, expr, outcome)
             if outcome.get("plain") and not statements and len(self.inputs.produced) < 40 \
                     and outcome.get("type") in ("str", "bytes", "list", "dict", "tuple", "int") \
                     and len(expr) < 120:
@@ -1621,6 +1661,17 @@ class ModuleSearch:
         body.append(f"    {shown}")
         self.add_test(self.name_for(item, body), body, True, imports)
         return True
+
+    def remember_made(self, statements, expr, outcome):
+        """An object of the package's own classes, made by one call: an argument for a parameter
+        annotated with its class (a parsed document for `compose(doc: Docstring)`)."""
+        top = self.spec["module"].split(".")[0]
+        module = outcome.get("type_module") or ""
+        if statements or outcome.get("plain") or not (module == top or module.startswith(top + ".")):
+            return
+        made = self.inputs.made.setdefault(f"{module}.{outcome.get('qualname')}", [])
+        if expr not in made and len(made) < 6 and len(expr) < 800:
+            made.append(expr)
 
     def shortest(self, statements, expr, typed, outcome):
         """The shortest call that raises the same exception on the same line: each literal
@@ -1732,52 +1783,88 @@ class ModuleSearch:
     # -- phases --
 
     def doctests(self):
-        """Docstring examples are stated contracts: assert what they say, report when it breaks.
-        An example whose output only holds on its author's machine is skipped with a note. A
-        docstring the parser cannot read is skipped; an example spanning lines is left out."""
-        parser = doctest.DocTestParser()
+        """Docstring examples are stated contracts, and doctest says what they mean (tt_doctest):
+        each docstring the module's source gives an object of its own runs as one doctest, and
+        becomes one test that runs it the same way. An example whose output only holds on its
+        author's machine is skipped with a note; a docstring doctest cannot read is left out."""
+        docs = tt_doctest.own_docstrings(self.source)
+        tt_doctest.prepare()
         for item in self.items:
             try:
-                doc = inspect.getdoc(item["obj"]) or ""
-                examples = parser.get_examples(doc)
-            except Exception:  # noqa: BLE001 - a malformed docstring: no examples to trust
-                continue
-            for example in examples:
-                try:
-                    self.doctest_example(item, example)
-                except Exception as exc:  # noqa: BLE001
-                    self.candidate_failed(item, exc)
+                doc = tt_doctest.own_doc(item, docs)
+                examples = tt_doctest.examples_of(doc) if doc else None
+                if examples:
+                    self.docstring(item, examples)
+            except Exception as exc:  # noqa: BLE001
+                self.candidate_failed(item, exc)
 
-    def doctest_example(self, item, example):
-        source, want = example.source.strip(), example.want.strip()
-        if not want or "\n" in source or "\n" in want:
-            return
-        try:
-            compile(f"assert {source} == {want}", "<doctest>", "exec")
-        except (SyntaxError, ValueError):
-            return  # the expected output is not a Python value (a repr, a traceback)
-        local = machine_specific(source, want)
-        if local:
-            self.finding(item, "skipped_example", source, want, f"skipped: the expected output names {local}")
-            return
-        outcome = self.run([], source)
-        if outcome.get("timeout"):
-            return
+    def run_docstring(self, item, text, examples):
+        """Runs the doctest text in a forked call, as doctest does; (outcome, per-example records)."""
+        namespace = dict(self.namespace, __tt_doctest__=lambda t, n: tt_doctest.run_examples(
+            t, n, self.module, lambda exc: _describe_error(exc, self.target)))
+        call = f"__tt_doctest__({text!r}, {self.spec['module'] + '.' + item['name']!r})"
+        timeout = self.req["call_timeout_s"] * max(2, min(len(examples), 10))
+        outcome = run_call(namespace, [], call, self.target, timeout)
+        return outcome, outcome.get("raw") if outcome.get("ok") else None
+
+    def docstring(self, item, examples, skipped=None):
+        """One docstring's examples: a test when doctest passes them here (and again); a test and
+        a `doctest` finding when an example fails as doctest judges it; a note when what fails is
+        where it ran (the sandbox, a missing file or module) or the example itself (not Python),
+        with a test of the examples before it when they compare an output."""
+        if skipped is None:
+            skipped = {}
+            for i, ex in enumerate(examples):
+                local = machine_specific(ex.source, ex.want)
+                if local:
+                    skipped[i] = f"the expected output names {local}"
+                    self.note(item, ex, skipped[i])
+        if not tt_doctest.checks_something(examples, skipped):
+            return  # every example with an output is skipped: the test would compare nothing
+        text = tt_doctest.render(examples, skipped)
+        if text is None:
+            return self.note(item, examples[0], "doctest reads its examples differently once written out")
+        plain = "".join(line for _, line in text)
+        outcome, results = self.run_docstring(item, plain, examples)
         if outcome.get("effects"):
-            self.side_effect(item, [], source, outcome["effects"])
-            return
-        blocked = sandbox_block(outcome)
-        if blocked:
-            self.blocked(item, source, blocked)
-            return
+            return self.side_effect(item, [], examples[0].source.strip(), outcome["effects"])
+        if results is None:
+            why = "they did not finish in time" if outcome.get("timeout") else \
+                f"they stopped the run ({outcome.get('exc')})"
+            return self.note(item, examples[0], why)
+        again = self.run_docstring(item, plain, examples)[1]
+        if again is None or [r["status"] for r in again] != [r["status"] for r in results]:
+            return self.note(item, examples[0], "they give other results from one run to the next")
+        failed = tt_doctest.first_failure(results)
+        if failed is not None:
+            earlier = [i for i in skipped if i < failed]
+            why = tt_doctest.not_the_code(results[failed], self.spec["module"].split(".")[0],
+                                          sandbox_block(results[failed].get("error", {"ok": True})))
+            if earlier or why:
+                self.note(item, examples[failed], why or "it may need the skipped example before it")
+                prefix = {i: w for i, w in skipped.items() if i < failed}
+                return self.docstring(item, examples[:failed], prefix)
         self.keep(outcome)
-        body = [f"assert {source} == {want}"]
-        name = self.name_for(item, body, "_doctest")
+        body = tt_doctest.test_body(text, self.spec["module"], item["name"])
+        base = re.sub(r"[^0-9A-Za-z_]+", "_", item["name"].replace(".", "_")).strip("_")
+        name = f"test_{base}_doctest_{hashlib.sha1(chr(10).join(body).encode()).hexdigest()[:6]}"
         self.add_test(name, body, False, set())
-        if not outcome.get("ok") or outcome.get("repr") != want:
-            got = outcome.get("repr") if outcome.get("ok") else outcome.get("exc")
-            self.finding(item, "doctest", source, want, got)
-            self.findings[-1]["test"] = name
+        if failed is not None:
+            self.doctest_finding(item, examples, results, failed, name)
+
+    def doctest_finding(self, item, examples, results, failed, test):
+        """The code breaks its docstring as doctest itself judges it: the first failing example,
+        what it showed and what it printed (or raised)."""
+        later = sum(1 for r in results[failed + 1:] if r["status"] in ("failed", "raised"))
+        got = results[failed].get("got", "").strip() or "nothing printed"
+        if later:
+            got += f" (and {later} later example(s) of the docstring fail too)"
+        self.finding(item, "doctest", examples[failed].source.strip(), examples[failed].want.strip(), got)
+        self.findings[-1]["test"] = test
+
+    def note(self, item, example, why):
+        """A documented example left out, and why (a `skipped_example` finding, never a defect)."""
+        self.finding(item, "skipped_example", example.source.strip(), example.want.strip(), f"skipped: {why}")
 
     def constructors(self):
         """Instances to call methods on: every class built from a few argument draws; a
@@ -2036,6 +2123,8 @@ class ModuleSearch:
                 known.add(node.id)
             elif isinstance(node, ast.arg):
                 known.add(node.arg)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                known.update((a.asname or a.name).split(".")[0] for a in node.names)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 known.add(node.name)
             elif isinstance(node, (ast.comprehension,)):
@@ -2067,30 +2156,80 @@ class _FakeParam:
         self.name = name
 
 
+PYTEST = {}  # what the probe of this interpreter's pytest found, once per helper run
+
+
+def _pytest_env(place):
+    env = dict(os.environ, HOME=place.home, TMPDIR=place.tmp, PYTHONDONTWRITEBYTECODE="1")
+    paths = [os.path.join(ORIGIN["cwd"], p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join(paths + [ORIGIN["cwd"]])
+    return env
+
+
+def pytest_problem():
+    """Why this interpreter cannot run pytest, in a line ("" when it can; None when it has no
+    pytest at all). A pytest that is installed but does not start (Debian's pytest 7.2 seen by
+    PyPy 3.9 lacks `exceptiongroup`) is asked once, in a folder of its own."""
+    import importlib.util
+    import subprocess
+    if "problem" in PYTEST:
+        return PYTEST["problem"]
+    if importlib.util.find_spec("pytest") is None:
+        PYTEST["problem"] = None
+        return None
+    place = CallPlace()
+    try:
+        done = subprocess.run([sys.executable, "-m", "pytest", "--version"], capture_output=True, text=True,
+                              timeout=120, cwd=place.tmp_path, env=_pytest_env(place), stdin=subprocess.DEVNULL)
+        lines = [line.strip() for line in (done.stderr + done.stdout).splitlines() if line.strip()]
+        PYTEST["problem"] = "" if done.returncode == 0 else (lines[-1] if lines else f"exit {done.returncode}")
+    except (OSError, subprocess.SubprocessError) as exc:
+        PYTEST["problem"] = f"{type(exc).__name__}: {exc}"
+    finally:
+        place.remove()
+    return PYTEST["problem"]
+
+
+def interpreter_name():
+    """This interpreter in words: `PyPy 3.9.16 (/usr/bin/pypy3)`."""
+    import platform
+    return f"{platform.python_implementation()} {platform.python_version()} ({sys.executable})"
+
+
+def pytest_env_issue(module):
+    """The env_issue finding of an interpreter whose pytest does not run (None when it runs or
+    is not installed): the tests were compiled, not collected."""
+    problem = PYTEST.get("problem")
+    if not problem:
+        return None
+    return {"module": module, "function": module, "kind": "env_issue",
+            "call": f"{sys.executable} -m pytest --collect-only",
+            "expected": "pytest runs in the project's interpreter",
+            "actual": f"pytest does not run in {interpreter_name()}: {problem}; the written tests were "
+                      f"compiled, not collected", "test": None}
+
+
 def collect_errors(source, module):
     """pytest's view of a written file: None when it collects, else the names of tests that did
     not load (an empty set when the whole file did not). Collection runs in a folder of its own,
-    like a call; where pytest is not installed, compiling has to do."""
-    import importlib.util
+    like a call; where pytest is not installed, or does not run in this interpreter (an env_issue
+    `pytest_env_issue` reports), compiling has to do."""
     import subprocess
     try:
         compile(source, "<generated>", "exec")
     except (SyntaxError, ValueError):
         return set()
-    if not source.strip() or importlib.util.find_spec("pytest") is None:
+    if not source.strip() or pytest_problem() is None or pytest_problem():
         return None
     place = CallPlace()
     try:
         path = os.path.join(place.tmp_path, "test_tt_collect.py")
         with open(path, "w", encoding="utf-8") as f:
             f.write(source)
-        env = dict(os.environ, HOME=place.home, TMPDIR=place.tmp, PYTHONDONTWRITEBYTECODE="1")
-        paths = [os.path.join(ORIGIN["cwd"], p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-        env["PYTHONPATH"] = os.pathsep.join(paths + [ORIGIN["cwd"]])
         try:
             done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
                                    "-o", "addopts=", path], capture_output=True, text=True, timeout=120,
-                                  cwd=place.tmp_path, env=env, stdin=subprocess.DEVNULL)
+                                  cwd=place.tmp_path, env=_pytest_env(place), stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             return set()
         if done.returncode in (0, 5):
@@ -2410,6 +2549,9 @@ def main():
         tried += entry.pop("calls_tried", 0)
         modules.append(entry)
         findings.extend(found)
+    issue = pytest_env_issue(next((m["module"] for m in modules if m["tests"]), ""))
+    if issue is not None:
+        findings.append(issue)
     kept = sum(len(m["tests"]) for m in modules)
     channel.write(json.dumps({"modules": modules, "findings": findings,
                               "stats": {"calls_tried": tried, "tests": kept,

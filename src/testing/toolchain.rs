@@ -91,7 +91,7 @@ fn python(repo: &Path, framework: Framework) -> Toolchain {
         (
             vec![py.clone(), "-m".into(), "pytest".into()],
             ok,
-            (!ok).then(|| format!("{py} -m pip install pytest")),
+            (!ok).then(|| pytest_install_hint(&py, repo)),
         )
     } else {
         (
@@ -127,6 +127,34 @@ fn python(repo: &Path, framework: Framework) -> Toolchain {
         coverage_reason,
         nextest: false,
     }
+}
+
+/// The command that makes `py -m pytest` run: the pip install of the module an installed pytest
+/// fails to import (Debian's pytest 7.2 seen by PyPy 3.9 lacks `exceptiongroup`), else of pytest.
+fn pytest_install_hint(py: &str, repo: &Path) -> String {
+    let missing = crate::sandbox::run_probe(&[py, "-c", "import pytest"], repo, PROBE_TIMEOUT)
+        .ok()
+        .filter(|out| !out.success())
+        .and_then(|out| missing_module(&out.stderr))
+        .filter(|m| m != "pytest");
+    format!(
+        "{py} -m pip install {}",
+        missing.as_deref().unwrap_or("pytest")
+    )
+}
+
+/// The top-level module of the last `No module named 'x.y'` in a traceback: `x`.
+fn missing_module(stderr: &str) -> Option<String> {
+    let line = stderr
+        .lines()
+        .rev()
+        .find(|l| l.contains("No module named"))?;
+    let name = line.split("No module named").nth(1)?.trim();
+    let name = name.trim_matches(|c| c == '\'' || c == '"');
+    name.split('.')
+        .next()
+        .filter(|n| !n.is_empty())
+        .map(str::to_string)
 }
 
 fn cargo(repo: &Path) -> Toolchain {
@@ -283,6 +311,17 @@ mod tests {
             .unwrap()
             .starts_with("npm install --save-dev jest"));
         assert_eq!(node_major("v20.20.2"), 20);
+    }
+
+    #[test]
+    fn a_pytest_that_does_not_start_names_what_it_lacks() {
+        let pypy = "Traceback (most recent call last):\n  File \"/usr/lib/python3/dist-packages/_pytest/_code/code.py\", line 60, in <module>\n    from exceptiongroup import BaseExceptionGroup\nModuleNotFoundError: No module named 'exceptiongroup'\n";
+        assert_eq!(missing_module(pypy).as_deref(), Some("exceptiongroup"));
+        assert_eq!(
+            missing_module("ModuleNotFoundError: No module named 'a.b'").as_deref(),
+            Some("a")
+        );
+        assert_eq!(missing_module("SyntaxError: invalid syntax"), None);
     }
 
     #[test]

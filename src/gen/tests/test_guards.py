@@ -128,6 +128,19 @@ class Fork(unittest.TestCase):
         self.assertTrue(outcome.get("fork_failed"), outcome)
 
 
+class AuditOfOpen(unittest.TestCase):
+    def test_a_read_is_no_write_whatever_flags_the_interpreter_passes(self):
+        import ttaudit
+        audit = ttaudit.Audit([tempfile.gettempdir()])
+        # PyPy's open event carries 1 as its flags for every mode; CPython's the real flags.
+        for args in (("/etc/hostname", "r", 1), ("/etc/hostname", "rb", os.O_RDONLY)):
+            audit._judge("open", args)
+        self.assertEqual(audit.effects, [])
+        audit._judge("open", ("/etc/hostname", "w", 1))
+        audit._judge("open", ("/etc/hosts", None, os.O_WRONLY | os.O_CREAT))
+        self.assertEqual(len(audit.effects), 2, audit.effects)
+
+
 class Doctests(unittest.TestCase):
     def test_a_malformed_docstring_is_skipped(self):
         with tempfile.TemporaryDirectory() as root:
@@ -146,10 +159,19 @@ class Doctests(unittest.TestCase):
         self.assertFalse([f for f in result["findings"] if f["kind"] == "generator_error"], result["findings"])
 
 
-def run_helper(root, modules, budget=4):
+def pytest_problem():
+    """Why pytest does not run in this interpreter ("" when it does): a test that needs it skips
+    with that note (Debian's pytest 7.2 seen by PyPy 3.9 lacks `exceptiongroup`)."""
+    done = subprocess.run([sys.executable, "-m", "pytest", "--version"], capture_output=True, text=True,
+                          timeout=120, env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+    lines = [line for line in (done.stderr + done.stdout).splitlines() if line.strip()]
+    return "" if done.returncode == 0 else (lines[-1] if lines else f"exit {done.returncode}")
+
+
+def run_helper(root, modules, budget=4, path=()):
     request = {"modules": [{"module": m, "file": m + ".py"} for m in modules], "layer": "L1-unit", "seed": 1,
                "budget_s": budget, "call_timeout_s": 2, "target_percent": 80}
-    env = dict(os.environ, PYTHONPATH=root, PYTHONDONTWRITEBYTECODE="1")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(list(path) + [root]), PYTHONDONTWRITEBYTECODE="1")
     done = subprocess.run([sys.executable, os.path.join(os.path.dirname(HERE), "ttgen.py")],
                           input=json.dumps(request), capture_output=True, text=True, cwd=root, env=env,
                           timeout=120)
@@ -179,6 +201,25 @@ class Channel(unittest.TestCase):
                 f.write("def h(x):\n    return x + 1\n")
             result = run_helper(root, ["odd", "fine"])
         self.assertTrue(result["modules"][1]["tests"], result)
+
+
+class BrokenPytest(unittest.TestCase):
+    def test_an_interpreter_whose_pytest_does_not_run_is_an_env_issue_that_names_it(self):
+        # Debian's pytest 7.2 seen by PyPy 3.9: installed, but its import fails.
+        with tempfile.TemporaryDirectory() as root, tempfile.TemporaryDirectory() as site:
+            os.mkdir(os.path.join(site, "pytest"))
+            with open(os.path.join(site, "pytest", "__init__.py"), "w") as f:
+                f.write("raise ModuleNotFoundError(\"No module named 'exceptiongroup'\")\n")
+            with open(os.path.join(root, "calc.py"), "w") as f:
+                f.write("def add(a: int, b: int) -> int:\n    return a + b\n")
+            result = run_helper(root, ["calc"], path=[site])
+        self.assertTrue(result["modules"][0]["tests"], result)
+        kinds = [f["kind"] for f in result["findings"]]
+        self.assertNotIn("generator_error", kinds, result["findings"])
+        issue = [f for f in result["findings"] if f["kind"] == "env_issue"]
+        self.assertEqual(len(issue), 1, result["findings"])
+        self.assertIn(sys.executable, issue[0]["actual"])
+        self.assertIn("No module named 'exceptiongroup'", issue[0]["actual"])
 
 
 if __name__ == "__main__":
