@@ -3,7 +3,7 @@
 //! Each fixture has plain modules and `buggy`, whose `formatPrice` breaks its @example and whose
 //! `initials` crashes on an empty string.
 //!
-//! jest, vitest, jest-junit, @vitest/coverage-v8 and typescript come from one shared install,
+//! jest, vitest, mocha, c8, @vitest/coverage-v8 and typescript come from one shared install,
 //! tests/fixtures/js-deps (`npm ci` there; .ci/run does it), linked into each copy.
 
 use std::collections::BTreeMap;
