@@ -9,6 +9,7 @@ pub mod bus;
 pub mod cli;
 pub mod error;
 pub mod failpoint;
+pub mod family;
 pub mod gen;
 pub mod git;
 pub mod hint;

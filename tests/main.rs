@@ -7,6 +7,7 @@ mod apply_fixes;
 mod builtin_roles;
 mod cluster;
 mod completion;
+mod doctor;
 mod dynamic;
 mod errors;
 mod executor;

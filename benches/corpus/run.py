@@ -18,7 +18,7 @@ Code defects and contract findings are listed for a person to judge (true or fal
 
 Sources, fetched at bench time (nothing third-party is committed): PyPI sdists (pip download),
 Debian's source packages of node modules (apt-get source, whose upstream tarballs carry the tests
-the npm tarballs leave out), the npm tarballs that do carry theirs (npm pack), crates.io (cargo fetch), and Debian's golang-*-dev packages (module
+the npm tarballs leave out), the npm tarballs that do carry theirs (npm pack: fastify's, devalue), crates.io (cargo fetch), and Debian's golang-*-dev packages (module
 sources with their tests under /usr/share/gocode/src). Needs root for apt and to run the projects'
 tests as `nobody`; Python 3 standard library only. Not run in CI.
 """
@@ -59,6 +59,9 @@ PROJECTS = [
          own=["npm", "run", "test:unit"], kind="node:test under c8 --100 (its npm test adds tstyche)"),
     dict(name="fastify-error", family="node", source=("npm", "@fastify/error@4.3.0"),
          own=["npm", "run", "test:unit"], kind="node:test under c8 (its npm test adds tstyche)"),
+    dict(name="devalue", family="node", source=("npm", "devalue@6.0.3"),
+         own=["npx", "vitest", "run"], kind="vitest, ESM, specs beside the code (its npm test names a "
+         "workspace project the tarball leaves out)"),
     dict(name="semver", family="rust", source=("crate", "semver", "1.0.23"),
          own=["cargo", "test"], kind="no dependencies"),
     dict(name="itertools", family="rust", source=("crate", "itertools", "0.12.1"),
@@ -214,7 +217,8 @@ def count_tests(family, text):
         mocha = num(r"(\d+) passing") + num(r"(\d+) pending") + num(r"(\d+) failing")
         jest = re.findall(r"Tests:.*?(\d+) total", text)
         node_test = num(r"(?m)^(?:#|\u2139) tests (\d+)$")  # node --test, TAP or spec reporter
-        return mocha or sum(int(j) for j in jest) or node_test
+        vitest = num(r"(?m)^\s*Tests\s+[^\n]*\((\d+)\)$")
+        return mocha or sum(int(j) for j in jest) or node_test or vitest
     if family == "rust":
         return num(r"test result: \w+\. (\d+) passed") + num(r"; (\d+) failed") + num(r"; (\d+) ignored")
     if family == "go":

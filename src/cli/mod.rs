@@ -2,6 +2,7 @@
 
 mod apply;
 mod args;
+mod doctor;
 mod drive;
 mod extend;
 mod log;
@@ -54,6 +55,10 @@ pub enum Command {
     Report(report::ReportArgs),
     /// Show what the sandbox around the project's code protects on this machine.
     Sandbox(sandbox::SandboxCheckArgs),
+    /// What team-testing can do for this repository here: framework, toolchain, each
+    /// capability (ready, a tool missing with its install, or not built for the language yet),
+    /// agents and endpoints, the sandbox.
+    Doctor(doctor::DoctorArgs),
     /// The role registry: built-in roles, --roles-dir, a session's role-specs/; add a role.
     Roles(roles::RolesArgs),
     /// Add the next layer not yet run (or raise a layer's target with new GC rounds) and run it.
@@ -95,6 +100,7 @@ pub fn main() -> anyhow::Result<i32> {
         Command::Apply(a) => apply::apply(a),
         Command::Report(a) => report::report(a),
         Command::Sandbox(a) => sandbox::sandbox(a),
+        Command::Doctor(a) => doctor::doctor(a),
         Command::Roles(a) => roles::roles(a),
         Command::Deepen(a) => extend::deepen(a),
         Command::Revise(a) => extend::revise(a),

@@ -56,8 +56,13 @@ pub enum RoleError {
     #[error("no Python module in scope to write tests for")]
     NoModuleInScope,
 
-    #[error("agent backends write {framework} tests only for pytest projects yet")]
-    AgentsWritePythonOnly { framework: String },
+    /// A capability the family of the project's framework does not have yet (family::support).
+    #[error("{what} for {framework}: not yet: {reason}")]
+    NotYet {
+        what: &'static str,
+        framework: String,
+        reason: &'static str,
+    },
 
     /// Every candidate an agent wrote was rejected; `reasons` lists each file and why.
     #[error("{backend}: no candidate passed the accept filter ({})", reasons.join("; "))]

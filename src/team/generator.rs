@@ -16,6 +16,7 @@ use super::shared::python_modules::modules_in_scope;
 use super::shared::reflect;
 use super::util::{sandbox_for, time_left, to_map};
 use super::RoleContext;
+use crate::family::{self, Capability, Support};
 use crate::gen::{self, GenRequest};
 use crate::pipeline::controls::REFLECTIVE;
 use crate::tasks::Outcome;
@@ -44,9 +45,11 @@ pub fn run(ctx: &RoleContext) -> Outcome {
     for backend in ctx.agents.chain("generator") {
         let result = if backend.is_builtin() {
             builtin_round(ctx, layer, round, &framework)
-        } else if !is_python(&framework) {
-            Err(RoleError::AgentsWritePythonOnly {
+        } else if let Some(reason) = not_yet(&framework, Capability::AgentGeneration) {
+            Err(RoleError::NotYet {
+                what: Capability::AgentGeneration.label(),
                 framework: name.to_string(),
+                reason,
             })
         } else {
             super::shared::agent_gen::agent_round(ctx, layer, round, &backend)
@@ -101,8 +104,15 @@ pub fn run(ctx: &RoleContext) -> Outcome {
 }
 
 /// The built-in generator and the agent backends write Python tests only (for now).
-fn is_python(framework: &SessionFramework) -> bool {
-    matches!(framework, Ok(f) if f.family() == Family::Python)
+/// Why the project's family lacks `capability` (the capability table), or None when it has it.
+fn not_yet(framework: &SessionFramework, capability: Capability) -> Option<&'static str> {
+    match framework {
+        Ok(f) => match family::support(f.family(), capability) {
+            Support::Built => None,
+            Support::NotYet(reason) => Some(reason),
+        },
+        Err(_) => Some("no test framework was detected"),
+    }
 }
 
 /// The built-in generator: the search for Python, a clear note for other frameworks.
@@ -120,7 +130,7 @@ fn builtin_round(
         let na = |reason: &str, what: &str| not_applicable(ctx, layer, reason, what);
         return super::js_generator::js_round(ctx, layer, round, *f, na);
     }
-    if !is_python(framework) {
+    if not_yet(framework, Capability::Generator).is_some() {
         let framework = framework::name_of(framework);
         if round.is_none() {
             return Ok(not_applicable(
@@ -153,7 +163,7 @@ pub fn foreseen_not_applicable(ctx: &RoleContext, layer: &str) -> Option<String>
     if matches!(framework, Ok(f) if f.family() == Family::Node) {
         return super::js_generator::foreseen_not_applicable(ctx, layer);
     }
-    if !is_python(&framework) {
+    if not_yet(&framework, Capability::Generator).is_some() {
         let name = framework::name_of(&framework);
         return Some(format!("no built-in generator for {name} yet"));
     }

@@ -67,11 +67,15 @@ pub fn cannot_run_on(repo: &std::path::Path) -> Option<String> {
     let files = crate::testing::detect::walk(repo);
     let (framework, reason) = crate::testing::detect::detect_framework(repo, &files);
     match framework {
-        Some(f) if f.family() == Family::Python => None,
-        Some(f) => Some(format!(
-            "the test-fix cycle runs pytest suites for now; this project's framework is {f} ({reason})"
+        Some(f) => match crate::family::support(f.family(), crate::family::Capability::TestFix) {
+            crate::family::Support::Built => None,
+            crate::family::Support::NotYet(why) => {
+                Some(format!("{why}; this project's framework is {f} ({reason})"))
+            }
+        },
+        None => Some(format!(
+            "the test-fix cycle found no test framework: {reason}"
         )),
-        None => Some(format!("the test-fix cycle found no test framework: {reason}")),
     }
 }
 

@@ -1,0 +1,132 @@
+//! The language families and what team-testing can do for each. Every capability a role offers
+//! is asked of the family here, so a "not yet" is stated once, with the reason the user sees:
+//! the roles' refusals, `doctor` and ARCHITECTURE.md's table all read this one answer.
+
+use serde::Serialize;
+
+pub mod doctor;
+
+pub use crate::testing::framework::Family;
+
+/// What a role can do for a project, one row of the capability table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Capability {
+    /// The project's own suite runs first, sandboxed, as the baseline each layer is judged with.
+    OwnSuite,
+    /// The offline generator writes tests with no LLM.
+    Generator,
+    /// An agent backend (`--backend generator=…`) writes tests, through the accept filter.
+    AgentGeneration,
+    /// Mutation score, mutation-chosen assertions, minimization.
+    Mutation,
+    /// Per-test coverage, fault localisation, the test-fix cycle.
+    TestFix,
+    /// Delivered tests are checked for effects outside their temporary folders.
+    EffectsCheck,
+}
+
+impl Capability {
+    pub const ALL: [Capability; 6] = [
+        Capability::OwnSuite,
+        Capability::Generator,
+        Capability::AgentGeneration,
+        Capability::Mutation,
+        Capability::TestFix,
+        Capability::EffectsCheck,
+    ];
+
+    /// The row's name, as `doctor` and the table print it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Capability::OwnSuite => "own suite as baseline",
+            Capability::Generator => "built-in generator",
+            Capability::AgentGeneration => "agent generation (--backend generator=…)",
+            Capability::Mutation => "mutation score, mutation-chosen assertions, minimization",
+            Capability::TestFix => "per-test coverage, fault localisation, test-fix cycle",
+            Capability::EffectsCheck => "effects check of delivered tests",
+        }
+    }
+}
+
+/// Whether team-testing implements a capability for a family (before any tool on this machine
+/// is asked: that is `doctor`'s part).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Support {
+    Built,
+    /// Not implemented for this family; the reason is printed as it is.
+    NotYet(&'static str),
+}
+
+/// The capability table: what each family has. A new capability is a new arm in each family,
+/// so none can be left out silently (the match is exhaustive).
+pub fn support(family: Family, capability: Capability) -> Support {
+    use Capability::*;
+    match family {
+        Family::Python => Support::Built,
+        Family::Node => match capability {
+            OwnSuite | Generator | EffectsCheck => Support::Built,
+            AgentGeneration => Support::NotYet(AGENTS_WRITE_PYTHON),
+            Mutation => Support::NotYet(MUTATION_PYTHON),
+            TestFix => Support::NotYet(TEST_FIX_PYTHON),
+        },
+        Family::Cargo | Family::Go => match capability {
+            OwnSuite | EffectsCheck => Support::Built,
+            Generator => Support::NotYet(NO_GENERATOR),
+            AgentGeneration => Support::NotYet(AGENTS_WRITE_PYTHON),
+            Mutation => Support::NotYet(MUTATION_PYTHON),
+            TestFix => Support::NotYet(TEST_FIX_PYTHON),
+        },
+    }
+}
+
+/// The family's name as users say it.
+pub fn family_name(family: Family) -> &'static str {
+    match family {
+        Family::Python => "Python",
+        Family::Node => "JavaScript/TypeScript",
+        Family::Cargo => "Rust",
+        Family::Go => "Go",
+    }
+}
+
+const AGENTS_WRITE_PYTHON: &str = "agent backends write tests for pytest projects only so far";
+const MUTATION_PYTHON: &str = "mutation analysis runs on Python suites only so far";
+const TEST_FIX_PYTHON: &str = "the test-fix cycle runs pytest suites only so far";
+const NO_GENERATOR: &str = "no built-in generator for this language yet: a generator role of \
+                            your own (a role file with backend: command, given with --roles-dir) \
+                            writes its tests";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FAMILIES: [Family; 4] = [Family::Python, Family::Node, Family::Cargo, Family::Go];
+
+    /// Every family either has each capability or says why not, in words a user can act on.
+    #[test]
+    fn every_family_has_each_capability_or_says_why_not() {
+        for family in FAMILIES {
+            for capability in Capability::ALL {
+                if let Support::NotYet(reason) = support(family, capability) {
+                    assert!(
+                        reason.len() > 30 && !reason.contains("TODO"),
+                        "{family:?} {capability:?}: {reason:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Python has the whole pipeline; every family has its own suite and the effects check.
+    #[test]
+    fn the_floor_every_family_stands_on() {
+        for capability in Capability::ALL {
+            assert_eq!(support(Family::Python, capability), Support::Built);
+        }
+        for family in FAMILIES {
+            assert_eq!(support(family, Capability::OwnSuite), Support::Built);
+            assert_eq!(support(family, Capability::EffectsCheck), Support::Built);
+        }
+    }
+}

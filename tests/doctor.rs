@@ -1,0 +1,131 @@
+//! `team-testing doctor`: what works for the repository at hand, per family, from the same
+//! answers the roles use; what is missing names its reason.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::common::*;
+
+/// capability -> (state, detail) from `doctor --json`.
+fn states(doc: &Value) -> BTreeMap<String, (String, String)> {
+    doc["capabilities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["capability"].as_str().unwrap().to_string(),
+                (
+                    c["state"].as_str().unwrap().to_string(),
+                    c["detail"].as_str().unwrap().to_string(),
+                ),
+            )
+        })
+        .collect()
+}
+
+fn doctor_json(p: &Project, path: &str) -> Value {
+    let out = p.cmd(&["doctor", "--json"]).env("PATH", path).run();
+    out.assert_code(0);
+    serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout))
+}
+
+#[test]
+fn doctor_says_per_family_what_works_here_and_why_the_rest_does_not() {
+    let system_path = std::env::var("PATH").unwrap();
+    // An agent CLI on PATH: a program named claude (doctor only looks for it).
+    let bin = tempfile::tempdir().unwrap();
+    let claude = bin.path().join("claude");
+    std::fs::write(&claude, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&claude, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let with_agent = format!("{}:{system_path}", bin.path().display());
+
+    let py = Project::fixture("python-calc");
+    let doc = doctor_json(&py, &with_agent);
+    assert_eq!(doc["framework"], "pytest", "{doc}");
+    assert_eq!(doc["family"], "Python");
+    let s = states(&doc);
+    for cap in [
+        "own_suite",
+        "generator",
+        "agent_generation",
+        "mutation",
+        "test_fix",
+        "effects_check",
+    ] {
+        assert_eq!(s[cap].0, "ready", "{cap}: {doc}");
+    }
+    assert!(
+        s["agent_generation"].1.contains("generator=claude"),
+        "{doc}"
+    );
+    let agents = doc["agents"].as_array().unwrap();
+    let found = |name: &str| agents.iter().find(|a| a["name"] == name).unwrap()["usable"].clone();
+    assert_eq!(found("claude"), true);
+    // Without any agent CLI on PATH, agent generation is missing and says why.
+    let doc = doctor_json(&py, &system_path);
+    let s = states(&doc);
+    if doc["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|a| a["usable"] == false)
+    {
+        assert_eq!(s["agent_generation"].0, "missing", "{doc}");
+        assert!(
+            s["agent_generation"].1.contains("no agent CLI on PATH"),
+            "{doc}"
+        );
+    }
+
+    // JavaScript: the baseline and the generator are there; the rest says "not yet" and why.
+    let js = Project::fixture("js-esm");
+    let s = states(&doctor_json(&js, &with_agent));
+    assert_eq!(s["own_suite"].0, "ready");
+    assert_eq!(s["generator"].0, "ready");
+    assert!(s["generator"].1.contains("ttgen.mjs"), "{s:?}");
+    for cap in ["agent_generation", "mutation", "test_fix"] {
+        assert_eq!(s[cap].0, "not_yet", "{cap}: {s:?}");
+        assert!(s[cap].1.contains("only so far"), "{cap}: {s:?}");
+    }
+
+    // Rust and Go: their own suites; no built-in generator yet, with what to do instead.
+    for fixture in ["rust-crate", "go-calc"] {
+        let p = Project::fixture(fixture);
+        let s = states(&doctor_json(&p, &with_agent));
+        assert_eq!(s["own_suite"].0, "ready", "{fixture}: {s:?}");
+        assert_eq!(s["generator"].0, "not_yet", "{fixture}: {s:?}");
+        assert!(s["generator"].1.contains("--roles-dir"), "{fixture}: {s:?}");
+        assert_eq!(
+            s["effects_check"].0,
+            s_effects(&doctor_json(&py, &with_agent))
+        );
+    }
+
+    // No project: nothing is claimed, and the text says why.
+    let empty = Project::plain();
+    std::fs::remove_file(empty.repo.join("main.py")).unwrap();
+    let out = empty.cmd(&["doctor"]).run();
+    out.assert_code(0);
+    assert!(out.stdout.contains("framework:   none: "), "{}", out.stdout);
+    let doc = doctor_json(&empty, &with_agent);
+    assert!(doc["framework"].is_null(), "{doc}");
+    assert!(
+        states(&doc).values().all(|(state, _)| state == "missing"),
+        "{doc}"
+    );
+}
+
+/// The effects check's state for a family with the watch: the same for every family.
+fn s_effects(doc: &Value) -> String {
+    states(doc)["effects_check"].0.clone()
+}
+
+#[test]
+fn doctor_on_a_folder_that_does_not_exist_names_it() {
+    let p = Project::plain();
+    let out = p.cmd(&["doctor", "--repo", "no/such/folder"]).run();
+    out.assert_code(2);
+    assert!(out.stderr.contains("no/such/folder"), "{}", out.stderr);
+}
