@@ -108,7 +108,7 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
         Some(runner) => plan(&session, &state.repo, runner.as_ref(), &layers),
         None => Vec::new(),
     };
-    let (mut plan, refused) = refuse_unsafe(&session, planned);
+    let (mut plan, refused, left_out) = leave_out_quarantined(&session, planned);
     if let Some(runner) = &runner {
         for (from, to, content) in &mut plan {
             let layer = from
@@ -126,6 +126,9 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
     }
     for line in &refused {
         println!("refused: {line}");
+    }
+    for line in &left_out {
+        println!("left out: {line}");
     }
     let (Some(runner), false) = (runner, plan.is_empty()) else {
         println!(
@@ -303,14 +306,17 @@ fn print_branch(plan: &fixes::FixPlan) {
 /// A planned copy: the session's file, its destination, and the bytes to write there.
 type Planned = (PathBuf, PathBuf, Vec<u8>);
 
-/// Takes out of the plan every test the session recorded as unsafe: cut from its file (a
-/// top-level test function), or the whole file refused when that cannot be done. Returns the
-/// plan with the contents to write, and one line per refusal naming the test and why.
-fn refuse_unsafe(
+/// Takes out of the plan every test the session's runs took out (quarantined): cut from its file
+/// (a top-level test), or the whole file refused when that cannot be done. An unsafe test is a
+/// refusal; one taken out for another reason (a broken observation, a flaky test) is left out,
+/// since the session never ran it either. Returns the plan with the contents to write, the
+/// refusals and the tests left out, one line each naming the test and why.
+fn leave_out_quarantined(
     session: &SessionDir,
     plan: Vec<(PathBuf, PathBuf)>,
-) -> (Vec<Planned>, Vec<String>) {
+) -> (Vec<Planned>, Vec<String>, Vec<String>) {
     let mut refused = Vec::new();
+    let mut left_out = Vec::new();
     let mut out = Vec::new();
     'files: for (from, to) in plan {
         let Ok(content) = std::fs::read(&from) else {
@@ -328,29 +334,43 @@ fn refuse_unsafe(
             .unwrap_or_default();
         let mut names = std::collections::BTreeSet::new();
         let mut why = Vec::new();
-        for (id, what) in crate::testing::effects::recorded_unsafe(&session.root, &layer) {
+        let mut unsafe_names = std::collections::BTreeSet::new();
+        for (id, what, is_unsafe) in
+            crate::testing::effects::recorded_quarantine(&session.root, &layer)
+        {
             if crate::testing::effects::file_of(&id) != rel {
                 continue;
             }
             let Some((_, name)) = id.split_once("::").filter(|(_, n)| !n.contains("::")) else {
-                refused.push(format!(
-                    "{} (all of it): {id} is unsafe: {what}",
-                    from.display()
-                ));
-                continue 'files;
+                if is_unsafe {
+                    refused.push(format!(
+                        "{} (all of it): {id} is unsafe: {what}",
+                        from.display()
+                    ));
+                    continue 'files;
+                }
+                continue; // a whole file taken out is not in the layer any more
             };
-            names.insert(name.to_string());
-            why.push(format!("{layer}/{id}: {what}"));
+            // A JavaScript test's id carries its suites (`suite > test`); the file names the test.
+            let name = name.rsplit(" > ").next().unwrap_or(name).to_string();
+            if is_unsafe {
+                unsafe_names.insert(name.clone());
+            }
+            why.push((is_unsafe, format!("{layer}/{id}: {what}")));
+            names.insert(name);
         }
         if names.is_empty() {
             out.push((from, to, content));
             continue;
         }
         let text = String::from_utf8_lossy(&content);
-        let (cut, mut missing) = crate::gen::remove_tests(&text, &names);
-        // A test a later round no longer wrote has nothing to cut; one that is there but not
-        // as a top-level function (a method) cannot be cut, and the file goes whole.
-        missing.retain(|name| text.contains(&format!("def {name}(")));
+        let (cut, mut missing) = remove_tests(&from, &text, &names);
+        // A test a later round no longer wrote has nothing to cut; one that is there but cannot
+        // be cut (a method) takes the file with it when it is unsafe.
+        missing.retain(|name| {
+            text.contains(&format!("def {name}("))
+                || text.contains(&serde_json::to_string(name).unwrap_or_default())
+        });
         if !missing.is_empty() {
             refused.push(format!(
                 "{} (all of it): cannot cut out {}",
@@ -359,17 +379,47 @@ fn refuse_unsafe(
             ));
             continue;
         }
-        refused.extend(why);
-        if crate::gen::test_names(&cut).is_empty() {
-            refused.push(format!(
-                "{} (all of it): every test in it is unsafe",
-                from.display()
-            ));
+        for (is_unsafe, line) in why {
+            if is_unsafe {
+                refused.push(line);
+            } else {
+                left_out.push(line);
+            }
+        }
+        if tests_in(&from, &cut) == 0 {
+            let all = if unsafe_names.is_empty() {
+                "every test in it was taken out by the session's runs"
+            } else {
+                "every test in it is unsafe or was taken out"
+            };
+            refused.push(format!("{} (all of it): {all}", from.display()));
             continue;
         }
         out.push((from, to, cut.into_bytes()));
     }
-    (out, refused)
+    (out, refused, left_out)
+}
+
+/// `source` without the tests named, by the file's language; and the names not found.
+fn remove_tests(
+    file: &Path,
+    source: &str,
+    names: &std::collections::BTreeSet<String>,
+) -> (String, Vec<String>) {
+    if file.extension().is_some_and(|e| e == "py") {
+        crate::gen::remove_tests(source, names)
+    } else {
+        crate::gen::js::remove_tests(source, names)
+    }
+}
+
+/// How many tests a generated file holds, by its language.
+fn tests_in(file: &Path, source: &str) -> usize {
+    if file.extension().is_some_and(|e| e == "py") {
+        crate::gen::test_names(source).len()
+    } else {
+        crate::gen::js::test_count(source)
+    }
 }
 
 /// (generated file, destination in the repository) for every kept test of every layer.
@@ -398,4 +448,61 @@ fn plan(
         }
     }
     plan
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A test the session's runs took out never reaches the user: an unsafe one is refused, a
+    /// broken observation is left out, and the rest of its file is delivered (Python and JS).
+    #[test]
+    fn tests_the_session_took_out_are_not_delivered() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("S");
+        let layer = root.join("tests/L1-unit");
+        std::fs::create_dir_all(root.join("tests/quarantine/L1-unit")).unwrap();
+        std::fs::create_dir_all(&layer).unwrap();
+        std::fs::write(
+            layer.join("test_m.py"),
+            "import m\n\n\ndef test_kept():\n    assert m.f() == 1\n\n\ndef test_observed():\n    assert m.g() == 2\n\n\ndef test_unsafe():\n    m.h()\n",
+        )
+        .unwrap();
+        std::fs::write(
+            layer.join("m.test.js"),
+            "describe(\"m\", () => {\n  test(\"f() [a]\", () => {\n    f();\n  });\n\n  test(\"g() [b]\", () => {\n    g();\n  });\n});\n",
+        )
+        .unwrap();
+        let quarantine = serde_json::json!([
+            {"id": "test_m.py::test_observed", "reason": "test_defect: what the search observed did not hold"},
+            {"id": "test_m.py::test_unsafe", "reason": "unsafe", "unsafe_effect": "removed /x"},
+            {"id": "m.test.js::m > g() [b]", "reason": "test_defect: flaky"},
+        ]);
+        std::fs::write(
+            root.join("tests/quarantine/L1-unit/quarantine.json"),
+            quarantine.to_string(),
+        )
+        .unwrap();
+        let session = SessionDir {
+            root: root.clone(),
+            id: "S".into(),
+        };
+        let plan = vec![
+            (layer.join("test_m.py"), tmp.path().join("out/test_m.py")),
+            (layer.join("m.test.js"), tmp.path().join("out/m.test.js")),
+        ];
+        let (out, refused, left_out) = leave_out_quarantined(&session, plan);
+        let py = String::from_utf8(out[0].2.clone()).unwrap();
+        assert!(
+            py.contains("def test_kept(")
+                && !py.contains("test_observed")
+                && !py.contains("test_unsafe"),
+            "{py}"
+        );
+        let js = String::from_utf8(out[1].2.clone()).unwrap();
+        assert!(js.contains("f() [a]") && !js.contains("g() [b]"), "{js}");
+        assert_eq!(refused, ["L1-unit/test_m.py::test_unsafe: removed /x"]);
+        assert_eq!(left_out.len(), 2, "{left_out:?}");
+        assert!(left_out[0].contains("test_observed") && left_out[0].contains("test_defect"));
+    }
 }

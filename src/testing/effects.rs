@@ -123,6 +123,26 @@ pub fn recorded_unsafe(session: &Path, layer: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Every test a layer's runs took out (quarantine.json): (id, why, unsafe). A test taken out
+/// was deselected in the session's runs, so it never goes to the user either.
+pub fn recorded_quarantine(session: &Path, layer: &str) -> Vec<(String, String, bool)> {
+    let path = session
+        .join("tests")
+        .join("quarantine")
+        .join(layer)
+        .join("quarantine.json");
+    let Ok(list) = crate::util::read_json::<Vec<crate::artifacts::Quarantined>>(&path) else {
+        return Vec::new();
+    };
+    list.into_iter()
+        .filter(|q| !q.id.is_empty())
+        .map(|q| match q.unsafe_effect {
+            Some(what) => (q.id, what, true),
+            None => (q.id, q.reason, false),
+        })
+        .collect()
+}
+
 /// The test file a node id belongs to (`pkg/test_x.py::test_y` -> `pkg/test_x.py`).
 pub fn file_of(test: &str) -> &str {
     test.split("::").next().unwrap_or(test)

@@ -337,6 +337,28 @@ fn test_blocks(source: &str) -> Vec<(String, String)> {
     blocks
 }
 
+/// `source` without the test blocks named (by their titles), and the names not found.
+pub fn remove_tests(
+    source: &str,
+    names: &std::collections::BTreeSet<String>,
+) -> (String, Vec<String>) {
+    let mut out = source.to_string();
+    let mut found = std::collections::BTreeSet::new();
+    for (name, block) in test_blocks(source) {
+        if names.contains(&name) {
+            out = out.replacen(&block, "", 1);
+            found.insert(name);
+        }
+    }
+    let missing = names.difference(&found).cloned().collect();
+    (out, missing)
+}
+
+/// How many test blocks a generated file holds.
+pub fn test_count(source: &str) -> usize {
+    test_blocks(source).len()
+}
+
 /// Tests of the previous round that must survive a regeneration (they found code defects) and
 /// that the new file lacks, added at the end of its suite; nothing in `drop` is carried.
 pub fn carry_over(
