@@ -155,12 +155,14 @@ pub(crate) fn js_round(
         return Ok(empty(layer, round, format!("{layer}: {NO_ENTRY_POINTS}")));
     }
     let drop: BTreeSet<String> = fb.avoid.iter().map(|a| js::unescape_xml(a)).collect();
+    let installed = crate::testing::deps::node_modules(ctx.repo, &ctx.session.root);
+    let form = js::expected_failure_form(framework, installed.as_deref());
     let mut written = Vec::new();
     let mut tests = 0;
     for m in result.modules.iter().filter(|m| !m.source.is_empty()) {
         let previous = std::fs::read_to_string(dir.join(&m.test_file)).unwrap_or_default();
         let combined = js::carry_over(&previous, &m.source, &fb.defects, &drop);
-        let source = js::mark_expected_failures(&combined, &fb.defects, framework);
+        let source = js::mark_expected_failures(&combined, &fb.defects, form);
         atomic_write(&dir.join(&m.test_file), source.as_bytes())?;
         written.push(format!("tests/{layer}/{}", m.test_file));
         tests += m.tests.len();

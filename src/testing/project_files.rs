@@ -152,8 +152,15 @@ fn is_conventional_test(path: &str, family: Family) -> bool {
             test_pattern(path).is_some() || dirs(path).any(|d| TEST_DIRS.contains(&d))
         }
         Family::Node => {
+            // jest's `?(*.)+(spec|test).[jt]s?(x)` (a root `test.js` too) and node --test's
+            // `test.js`, `test-*`, `*-test.*`, `*_test.*`.
+            let stem = name.split('.').next().unwrap_or(name);
             name.contains(".test.")
                 || name.contains(".spec.")
+                || matches!(stem, "test" | "spec")
+                || stem.starts_with("test-")
+                || stem.ends_with("-test")
+                || stem.ends_with("_test")
                 || dirs(path).any(|d| TEST_DIRS.contains(&d))
         }
     }

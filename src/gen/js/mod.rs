@@ -258,6 +258,29 @@ pub fn unescape_xml(text: &str) -> String {
         .replace("&amp;", "&")
 }
 
+/// The framework whose expected-failure form fits the project's installed runner: jest before
+/// 28 has no `test.failing`, so its defect tests take the skip-with-evidence form (mocha's).
+/// `node_modules` is the project's (None: unknown, the framework's own form).
+pub fn expected_failure_form(framework: Framework, node_modules: Option<&Path>) -> Framework {
+    if framework != Framework::Jest {
+        return framework;
+    }
+    let major = node_modules
+        .and_then(|nm| {
+            crate::util::read_json::<serde_json::Value>(&nm.join("jest/package.json")).ok()
+        })
+        .and_then(|v| {
+            v["version"]
+                .as_str()
+                .and_then(|s| s.split('.').next())
+                .and_then(|m| m.parse::<u64>().ok())
+        });
+    match major {
+        Some(m) if m < 28 => Framework::Mocha,
+        _ => framework,
+    }
+}
+
 /// Marks the tests that found code defects as the framework's expected failure, with the
 /// evidence: node's `{ todo }`, jest's `test.failing`, vitest's `test.fails`, a skip with the
 /// evidence for mocha (which has none). A test already marked stays as it is.

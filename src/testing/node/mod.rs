@@ -133,7 +133,13 @@ impl Runner for NodeRunner {
     /// rewritten for the depth of the folder the file goes to.
     fn apply_content(&self, session: &Path, layer: &str, text: &str, dest: &Path) -> String {
         let defects = crate::team::defect_reasons(session, layer);
-        let marked = crate::gen::js::mark_expected_failures(text, &defects, self.framework);
+        // The form the project's jest supports (the session's repository has the same one).
+        let installed = crate::session::SessionDir::open(session.to_path_buf())
+            .and_then(|s| s.load_state())
+            .ok()
+            .and_then(|state| crate::testing::deps::node_modules(&state.repo, session));
+        let form = crate::gen::js::expected_failure_form(self.framework, installed.as_deref());
+        let marked = crate::gen::js::mark_expected_failures(text, &defects, form);
         let depth = dest.parent().map_or(0, |p| p.components().count());
         apply_dir::for_depth(&marked, depth)
     }
