@@ -20,7 +20,14 @@ const ENTRY: &str = "ttgen.mjs";
 
 /// The helper's files, written side by side into the session when used: the entry point and the
 /// modules of its stages, which it imports from its own folder.
-const HELPER_FILES: &[(&str, &str)] = &[(ENTRY, include_str!("ttgen.mjs"))];
+const HELPER_FILES: &[(&str, &str)] = &[
+    (ENTRY, include_str!("ttgen.mjs")),
+    ("tt_values.mjs", include_str!("tt_values.mjs")),
+    ("tt_tokens.mjs", include_str!("tt_tokens.mjs")),
+    ("tt_analysis.mjs", include_str!("tt_analysis.mjs")),
+    ("tt_usage.mjs", include_str!("tt_usage.mjs")),
+    ("tt_shapes.mjs", include_str!("tt_shapes.mjs")),
+];
 
 /// Extensions of modules the generator tests.
 const MODULE_EXTS: [&str; 5] = [".js", ".mjs", ".cjs", ".ts", ".mts"];
@@ -365,6 +372,21 @@ pub fn carry_over(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every module the helper's files import from their own folder is among the files written.
+    #[test]
+    fn every_module_the_helper_imports_is_written_beside_it() {
+        let names: BTreeSet<&str> = HELPER_FILES.iter().map(|(name, _)| *name).collect();
+        for (name, text) in HELPER_FILES {
+            for import in text.split("from './").skip(1) {
+                let file = import.split('\'').next().unwrap_or_default();
+                assert!(
+                    names.contains(file),
+                    "{name} imports {file}, which is not written"
+                );
+            }
+        }
+    }
 
     const FILE: &str = "import { f } from '../../src/m.js';\n\ndescribe(\"m\", () => {\n  test(\"f(1) [aaaaaa]\", () => {\n    assert.equal(f(1), 2);\n  });\n\n  test(\"f(\\\"\\\") does not throw [bbbbbb]\", () => {\n    assert.equal(typeof (f(\"\")), \"string\");\n  });\n});\n";
 
