@@ -27,6 +27,7 @@ const HELPER_FILES: &[(&str, &str)] = &[
     ("tt_analysis.mjs", include_str!("tt_analysis.mjs")),
     ("tt_usage.mjs", include_str!("tt_usage.mjs")),
     ("tt_shapes.mjs", include_str!("tt_shapes.mjs")),
+    ("tt_execution.mjs", include_str!("tt_execution.mjs")),
 ];
 
 /// Extensions of modules the generator tests.
