@@ -28,6 +28,7 @@ const HELPER_FILES: &[(&str, &str)] = &[
     ("tt_usage.mjs", include_str!("tt_usage.mjs")),
     ("tt_shapes.mjs", include_str!("tt_shapes.mjs")),
     ("tt_execution.mjs", include_str!("tt_execution.mjs")),
+    ("tt_inputs.mjs", include_str!("tt_inputs.mjs")),
 ];
 
 /// Extensions of modules the generator tests.

@@ -255,6 +255,12 @@ export function docs(text, isTs, tsPath) {
   return out;
 }
 
+/** The facts `docs` holds for a function or method (by its last name): the first found, or none. */
+export function docOf(docs, name) {
+  const short = name.includes('.') ? name.split('.').pop() : name;
+  return (docs[short] || [])[0] || { params: {}, returns: null, examples: [] };
+}
+
 /** The `@tag {type} name` entries of a JSDoc body: { type, name, optional }; types may nest braces. */
 function jsdocTags(body, tag) {
   const out = [];
