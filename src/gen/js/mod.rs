@@ -29,6 +29,7 @@ const HELPER_FILES: &[(&str, &str)] = &[
     ("tt_shapes.mjs", include_str!("tt_shapes.mjs")),
     ("tt_execution.mjs", include_str!("tt_execution.mjs")),
     ("tt_inputs.mjs", include_str!("tt_inputs.mjs")),
+    ("tt_assertions.mjs", include_str!("tt_assertions.mjs")),
 ];
 
 /// Extensions of modules the generator tests.

@@ -16,16 +16,16 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { Oracle, kindMatches, retKind, show } from './tt_assertions.mjs';
 import { codeLines, docOf, docs, entryPoints, findTypeScript, lineStarts, literals, moduleKind, typedefs } from './tt_analysis.mjs';
 import { EFFECT_MARK, Runner, TS_LOADER, installGuard, runEntry, worker } from './tt_execution.mjs';
 import { Arguments, Inputs } from './tt_inputs.mjs';
 import { accessShapes } from './tt_shapes.mjs';
 import { harvestUsage } from './tt_usage.mjs';
-import { IDENT, hash } from './tt_values.mjs';
+import { hash } from './tt_values.mjs';
 
 const MAX_CANDIDATES = 300; // per module: the search's real bound (keeps results reproducible)
 const STAGNATION = 90; // candidates in a row that add nothing: the module is done
-const MAX_RENDER = 300; // longer values are asserted by type and length, not spelled out
 const HELPER = fileURLToPath(import.meta.url);
 
 // ---------------------------------------------------------------------------------------------
@@ -63,12 +63,10 @@ class Search {
     this.covered = new Uint8Array(this.text.length);
     this.starts = lineStarts(this.text);
     this.code = codeLines(this.text);
-    this.tests = []; // { name, body: [lines], fn, kind: 'value'|'throws'|'rejects'|'contract'|'type' }
-    this.findings = [];
+    this.oracle = new Oracle(spec, this.text, this.docs, req.avoid);
     this.seen = new Set();
     this.tried = 0;
     this.hangs = {};
-    this.avoid = new Set(req.avoid || []);
     this.missing = new Set((req.missing || {})[spec.file] || []);
     this.instances = {}; // class -> [construction source]
     this.runner = new Runner(spec.file, this.kind, Math.round((req.call_timeout_s || 2) * 1000));
@@ -105,23 +103,6 @@ class Search {
     return docOf(this.docs, name);
   }
 
-  testName(label, body) {
-    const owner = body.map(show).find((l) => l.startsWith('const obj = '));
-    if (owner && /^(await )?obj\./.test(label)) label = label.replace('obj.', `${owner.slice(12, -1)}.`);
-    const base = label.length > 70 ? `${label.slice(0, 67)}...` : label;
-    return `${base} [${hash(body.join('\n'))}]`;
-  }
-
-  addTest(t) {
-    const full = `${this.describeName()} > ${t.name}`;
-    if (this.avoid.has(full) || this.avoid.has(t.name)) return false;
-    if (this.tests.some((x) => x.name === t.name)) return false;
-    this.tests.push(t);
-    return true;
-  }
-
-  describeName() { return this.spec.module; }
-
   /** Reads how the project calls the module's exports (files only; nothing of it runs here). */
   learnUsage(items) {
     const names = items.filter((i) => i.name !== 'defaultExport').map((i) => i.name.split('.').pop());
@@ -130,72 +111,8 @@ class Search {
       this.calls.usage = harvestUsage(process.cwd(), this.spec.file, this.pkg, { names, methods });
     } catch (e) {
       this.calls.usage = null;
-      this.finding(this.spec.module, 'generator_error', `read usage of ${this.spec.file}`, 'the project\'s own calls', String(e && e.message || e));
+      this.oracle.finding(this.spec.module, 'generator_error', `read usage of ${this.spec.file}`, 'the project\'s own calls', String(e && e.message || e));
     }
-  }
-
-  finding(fn, kind, call, expected, actual, test = null) {
-    this.findings.push({ module: this.spec.module, function: `${this.spec.module}.${fn}`, kind, call, expected: String(expected), actual: String(actual), test });
-  }
-
-  sideEffect(fn, call, effects) {
-    const f = `${this.spec.module}.${fn}`;
-    if (this.findings.some((x) => x.function === f && x.kind === 'side_effect')) return;
-    this.finding(fn, 'side_effect', call, 'no effect outside its temporary folder', effects.slice(0, 3).join('; '));
-  }
-
-  /** Turns an outcome into a test (or a finding). Returns whether something was kept. */
-  record(fn, setup, expr, outcome, opts = {}) {
-    // A call that returned a promise is awaited, declared async or not.
-    opts = { ...opts, async: !!(opts.async || outcome.promise) };
-    const body = [...setup];
-    const aw = opts.async ? 'await ' : '';
-    const ret = this.doc(fn).returns;
-    if (outcome.ok) {
-      if (opts.welltyped && ret) {
-        const want = retKind(ret);
-        if (want && !kindMatches(want, outcome.type)) {
-          body.push({ kind: 'type', expr: `${aw}${expr}`, want });
-          const name = this.testName(`${expr} returns ${want}`, [...setup, expr, 'type']);
-          if (this.addTest({ name, body, fn, async: !!opts.async })) {
-            this.finding(fn, 'return_type', expr, `a ${ret} (JSDoc/TypeScript return type)`, `${outcome.type} ${outcome.render ?? ''}`.trim(), `${this.describeName()} > ${name}`);
-          }
-          return true;
-        }
-      }
-      if (outcome.stable && outcome.render !== null && outcome.render.length <= MAX_RENDER) {
-        body.push({ kind: 'equal', expr: `${aw}${expr}`, want: outcome.render });
-      } else if (outcome.stable && (outcome.type === 'string' || outcome.type === 'array') && outcome.length !== null) {
-        body.push({ kind: 'length', expr: `${aw}${expr}`, want: outcome.length });
-      } else if (outcome.cls && outcome.cls !== 'Object' && IDENT.test(outcome.cls) && this.exportsNames.has(outcome.cls)) {
-        body.push({ kind: 'instance', expr: `${aw}${expr}`, want: outcome.cls });
-      } else {
-        body.push({ kind: 'type', expr: `${aw}${expr}`, want: outcome.type });
-      }
-      const name = this.testName(expr, body.map(show));
-      return this.addTest({ name, body, fn, async: !!opts.async });
-    }
-    const t = outcome.threw;
-    if (!t || t.blocked || outcome.setupThrew) return false;
-    // An error the engine raised (not one the code throws on purpose, whose message it spells out).
-    const engine = t.builtin && t.inModule && !this.text.includes(t.message.slice(0, 24));
-    if (engine) {
-      if (opts.welltyped) {
-        // A built-in error from the module's own code on input its types allow: a defect.
-        const want = ret ? retKind(ret) : null;
-        body.push(want ? { kind: 'type', expr: `${aw}${expr}`, want } : { kind: 'nothrow', expr, async: !!opts.async });
-        const name = this.testName(`${expr} does not throw`, [...setup, expr, 'nothrow']);
-        if (this.addTest({ name, body, fn, async: !!opts.async })) {
-          this.finding(fn, 'builtin_exception', expr, want ? `a ${ret}` : 'no exception', `${t.name}: ${t.message}`, `${this.describeName()} > ${name}`);
-        }
-        return true;
-      }
-      return false; // ill-typed input: the input's fault, not the code's
-    }
-    if (!t.inModule || !t.isError || !outcome.stable) return false;
-    body.push({ kind: opts.async ? 'rejects' : 'throws', expr, name: t.name, message: t.message });
-    const name = this.testName(`${expr} throws`, body.map(show));
-    return this.addTest({ name, body, fn, async: !!opts.async });
   }
 
   async run(body, opts) {
@@ -219,19 +136,19 @@ class Search {
           const asyncish = /\bawait\b/.test(src);
           const got = await this.run(this.program([], src), { async: asyncish });
           if (got.timeout || got.crashed) continue;
-          if (got.effects?.length) { this.sideEffect(n, src, got.effects); continue; }
+          if (got.effects?.length) { this.oracle.sideEffect(n, src, got.effects); continue; }
           const wanted = await this.run(this.program([], want), { twice: false });
           if (!wanted.ok || wanted.render === null) {
-            this.finding(n, 'skipped_example', src, want, 'skipped: the expected value is not a plain value');
+            this.oracle.finding(n, 'skipped_example', src, want, 'skipped: the expected value is not a plain value');
             continue;
           }
           this.gain(got.covered, true);
           const body = [{ kind: 'equal', expr: src, want: wanted.render }];
-          const name = this.testName(`@example ${src}`, [src, want]);
-          if (!this.addTest({ name, body, fn: n, async: asyncish })) continue;
+          const name = this.oracle.testName(`@example ${src}`, [src, want]);
+          if (!this.oracle.addTest({ name, body, fn: n, async: asyncish })) continue;
           if (!got.ok || got.render !== wanted.render) {
             const actual = got.ok ? got.render ?? got.type : `${got.threw?.name}: ${got.threw?.message}`;
-            this.finding(n, 'example', src, want, actual, `${this.describeName()} > ${name}`);
+            this.oracle.finding(n, 'example', src, want, actual, `${this.oracle.describeName()} > ${name}`);
           }
         }
       }
@@ -254,7 +171,7 @@ class Search {
         const expr = `new ${item.name}(${args.join(', ')})`;
         if (this.instances[item.name].includes(expr)) continue;
         const out = await this.run(this.program([], expr), { twice: false });
-        if (out.effects?.length) { this.sideEffect(item.name, expr, out.effects); continue; }
+        if (out.effects?.length) { this.oracle.sideEffect(item.name, expr, out.effects); continue; }
         if (out.ok) {
           this.instances[item.name].push(expr);
           this.gain(out.covered, true);
@@ -361,16 +278,16 @@ class Search {
       this.seen.add(key);
       const out = await this.run(this.program(cand.setup, cand.expr), { async: cand.async });
       if (out.timeout || out.crashed) { this.hangs[c.fn] = (this.hangs[c.fn] || 0) + 1; stale++; continue; }
-      if (out.effects?.length) { this.sideEffect(c.fn, [...cand.setup, cand.expr].join(' '), out.effects); stale++; continue; }
+      if (out.effects?.length) { this.oracle.sideEffect(c.fn, [...cand.setup, cand.expr].join(' '), out.effects); stale++; continue; }
       if (out.ok) this.calls.inputs.remember(out.render, out.type);
       const { fresh } = this.gain(out.covered, false);
       // A contract broken on well-typed input is always worth a test; otherwise new code only.
       const contract = cand.welltyped && ((out.threw?.builtin && out.threw?.inModule && !this.text.includes(out.threw.message.slice(0, 24))) ||
         (out.ok && this.doc(c.doc || c.fn).returns && !kindMatches(retKind(this.doc(c.doc || c.fn).returns), out.type)));
       // Every callable gets a test of its own (a re-exporting module reaches no code of its own).
-      const first = out.ok && !this.tests.some((t) => t.fn === c.fn);
-      if (!fresh && !first && !(contract && !this.findings.some((f) => f.function === `${this.spec.module}.${c.fn}` && f.kind !== 'side_effect'))) { stale++; continue; }
-      if (this.record(c.fn, cand.setup, cand.expr, out, { welltyped: cand.welltyped, async: cand.async })) {
+      const first = out.ok && !this.oracle.tests.some((t) => t.fn === c.fn);
+      if (!fresh && !first && !(contract && !this.oracle.findings.some((f) => f.function === `${this.spec.module}.${c.fn}` && f.kind !== 'side_effect'))) { stale++; continue; }
+      if (this.oracle.record(c.fn, cand.setup, cand.expr, out, { welltyped: cand.welltyped, async: cand.async })) {
         this.gain(out.covered, true);
         stale = 0;
       } else stale++;
@@ -415,37 +332,14 @@ class Search {
       this.seen.add(key);
       const out = await this.run(this.program(setup, expr), { async });
       if (out.timeout || out.crashed) { stale++; continue; }
-      if (out.effects?.length) { this.sideEffect(fn, key, out.effects); stale++; continue; }
+      if (out.effects?.length) { this.oracle.sideEffect(fn, key, out.effects); stale++; continue; }
       if (!out.ok && !(out.threw && out.threw.inModule && !out.threw.builtin)) { stale++; continue; }
       const { fresh } = this.gain(out.covered, false);
       // Sequences keep what reaches new code, and a few that only combine known behaviour.
-      if (!fresh && this.tests.length >= 4) { stale++; continue; }
-      if (this.record(fn, setup, expr, out, { async })) { this.gain(out.covered, true); stale = 0; } else stale++;
+      if (!fresh && this.oracle.tests.length >= 4) { stale++; continue; }
+      if (this.oracle.record(fn, setup, expr, out, { async })) { this.gain(out.covered, true); stale = 0; } else stale++;
     }
   }
-}
-
-function retKind(ret) {
-  if (!ret) return null;
-  let t = ret.replace(/\s/g, '');
-  const m = /^Promise<(.*)>$/.exec(t);
-  if (m) t = m[1];
-  if (t.includes('|') || t.startsWith('?')) return null;
-  const l = t.toLowerCase();
-  if (l === 'string') return 'string';
-  if (l === 'number') return 'number';
-  if (l === 'boolean') return 'boolean';
-  if (t.endsWith('[]') || /^array/i.test(t)) return 'array';
-  if (l === 'void' || l === 'undefined') return 'undefined';
-  return null;
-}
-
-function kindMatches(want, got) {
-  return !want || want === got;
-}
-
-function show(step) {
-  return typeof step === 'string' ? step : JSON.stringify(step);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -545,8 +439,8 @@ function cjsImport(rel, names, hasDefault) {
 function renderFile(search, layer, seed, framework) {
   const st = style(framework, search.kind, search.pkg, search.spec.file);
   const used = new Set();
-  const all = search.tests.map((t) => t.body.map(show).join('\n')).join('\n');
-  for (const n of search.exportNames) {
+  const all = search.oracle.tests.map((t) => t.body.map(show).join('\n')).join('\n');
+  for (const n of search.oracle.exportNames) {
     const ident = n;
     if (new RegExp(`(?<![\\w$.])${ident.replace(/\$/g, '\\$')}(?![\\w$])`).test(all)) used.add(n);
   }
@@ -554,8 +448,8 @@ function renderFile(search, layer, seed, framework) {
   const spec = { ...search.spec, kind: search.kind };
   const lines = header(st, spec, names, layer, seed, search.kind === 'ts' && (framework || 'node') === 'node');
   const testFn = st.framework === 'mocha' ? 'it' : 'test';
-  lines.push('', `describe(${JSON.stringify(search.describeName())}, () => {`);
-  const tests = [...search.tests].sort((a, b) => (a.fn < b.fn ? -1 : a.fn > b.fn ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  lines.push('', `describe(${JSON.stringify(search.oracle.describeName())}, () => {`);
+  const tests = [...search.oracle.tests].sort((a, b) => (a.fn < b.fn ? -1 : a.fn > b.fn ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   tests.forEach((t, i) => {
     if (i) lines.push('');
     const isAsync = t.async || t.body.some((s) => typeof s === 'string' ? /\bawait\b/.test(s) : /\bawait\b/.test(s.expr) || s.kind === 'rejects' || (s.kind === 'nothrow' && s.async));
@@ -685,8 +579,7 @@ async function searchModule(spec, req, pkg, rand, deadline, tsPath) {
   }
   search.gain(hello.covered, true);
   const items = hello.exports || [];
-  search.exportNames = new Set(items.map((i) => i.name.split('.')[0]));
-  search.exportsNames = search.exportNames;
+  search.oracle.exportNames = new Set(items.map((i) => i.name.split('.')[0]));
   search.learnUsage(items);
   if (req.layer.startsWith('L2')) {
     await search.constructors(items);
@@ -699,13 +592,13 @@ async function searchModule(spec, req, pkg, rand, deadline, tsPath) {
   search.runner.stop();
   const lines = search.coveredLines();
   entry.lines_covered = lines.length;
-  if (search.tests.length) {
+  if (search.oracle.tests.length) {
     const { text, file } = renderFile(search, req.layer, req.seed, framework);
     entry.source = text;
     entry.test_file = file;
-    entry.tests = search.tests.map((t) => `${search.describeName()} > ${t.name}`);
+    entry.tests = search.oracle.tests.map((t) => `${search.oracle.describeName()} > ${t.name}`);
   }
-  return { entry, findings: search.findings, tried: search.tried, restarts: search.runner.restarts };
+  return { entry, findings: search.oracle.findings, tried: search.tried, restarts: search.runner.restarts };
 }
 
 async function main() {
