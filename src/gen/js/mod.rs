@@ -30,6 +30,8 @@ const HELPER_FILES: &[(&str, &str)] = &[
     ("tt_execution.mjs", include_str!("tt_execution.mjs")),
     ("tt_inputs.mjs", include_str!("tt_inputs.mjs")),
     ("tt_assertions.mjs", include_str!("tt_assertions.mjs")),
+    ("tt_search.mjs", include_str!("tt_search.mjs")),
+    ("tt_render.mjs", include_str!("tt_render.mjs")),
 ];
 
 /// Extensions of modules the generator tests.
