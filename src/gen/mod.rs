@@ -71,7 +71,7 @@ pub enum GenError {
     ScanUnreadable(serde_json::Error),
 }
 
-/// Writes the Python modules a helper or a plugin imports from its own folder.
+/// Writes the modules a helper or a plugin imports from its own folder.
 fn write_modules(dir: &Path, files: &[(&str, &str)]) -> Result<(), GenError> {
     std::fs::create_dir_all(dir).map_err(|cause| GenError::CreateDir {
         path: dir.to_path_buf(),

@@ -1,8 +1,8 @@
-//! The built-in offline test generator for JavaScript and TypeScript: `ttgen.mjs`, shipped inside
-//! the binary and run with the project's own `node` in a mirror of the repository, the
-//! counterpart of `ttgen.py`. This side picks the modules, prepares the request, runs the helper
-//! with a timeout, and edits the files it wrote between rounds (expected failures for the tests
-//! that found code defects, carried over from round to round).
+//! The built-in offline test generator for JavaScript and TypeScript: `ttgen.mjs` and the modules
+//! of its stages, shipped inside the binary and run with the project's own `node` in a mirror of
+//! the repository, the counterpart of `ttgen.py`. This side picks the modules, prepares the
+//! request, runs the helper with a timeout, and edits the files it wrote between rounds (expected
+//! failures for the tests that found code defects, carried over from round to round).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -15,8 +15,24 @@ use crate::sandbox::Sandbox;
 use crate::testing::framework::Framework;
 use crate::util::tail_lines;
 
-/// The helper, written into the session when used.
-pub const HELPER: &str = include_str!("ttgen.mjs");
+/// The helper's entry point: the generator, and the file its workers and L3's preload load.
+const ENTRY: &str = "ttgen.mjs";
+
+/// The helper's files, written side by side into the session when used: the entry point and the
+/// modules of its stages, which it imports from its own folder.
+const HELPER_FILES: &[(&str, &str)] = &[
+    (ENTRY, include_str!("ttgen.mjs")),
+    ("tt_values.mjs", include_str!("tt_values.mjs")),
+    ("tt_tokens.mjs", include_str!("tt_tokens.mjs")),
+    ("tt_analysis.mjs", include_str!("tt_analysis.mjs")),
+    ("tt_usage.mjs", include_str!("tt_usage.mjs")),
+    ("tt_shapes.mjs", include_str!("tt_shapes.mjs")),
+    ("tt_execution.mjs", include_str!("tt_execution.mjs")),
+    ("tt_inputs.mjs", include_str!("tt_inputs.mjs")),
+    ("tt_assertions.mjs", include_str!("tt_assertions.mjs")),
+    ("tt_search.mjs", include_str!("tt_search.mjs")),
+    ("tt_render.mjs", include_str!("tt_render.mjs")),
+];
 
 /// Extensions of modules the generator tests.
 const MODULE_EXTS: [&str; 5] = [".js", ".mjs", ".cjs", ".ts", ".mts"];
@@ -112,7 +128,13 @@ pub fn bin_files(repo: &Path) -> Vec<String> {
     }
 }
 
-/// Runs the helper with `node` in `mirror`; `scratch` holds the helper file. The whole run is
+/// Writes the helper's files into `scratch`; returns the entry point's path.
+fn write_helper(scratch: &Path) -> Result<PathBuf, GenError> {
+    super::write_modules(scratch, HELPER_FILES)?;
+    Ok(scratch.join(ENTRY))
+}
+
+/// Runs the helper with `node` in `mirror`; `scratch` holds the helper's files. The whole run is
 /// bounded by `timeout`.
 pub fn generate(
     node: &str,
@@ -122,17 +144,7 @@ pub fn generate(
     timeout: Duration,
     sandbox: Option<&Sandbox>,
 ) -> Result<GenResult, GenError> {
-    std::fs::create_dir_all(scratch).map_err(|cause| GenError::CreateDir {
-        path: scratch.to_path_buf(),
-        cause,
-    })?;
-    let helper = scratch.join("ttgen.mjs");
-    crate::util::write_nofollow(&helper, HELPER.as_bytes()).map_err(|cause| {
-        GenError::WriteFile {
-            path: helper.clone(),
-            cause,
-        }
-    })?;
+    let helper = write_helper(scratch)?;
     let input = serde_json::to_vec(req).map_err(GenError::Request)?;
     let helper_arg = helper.display().to_string();
     // The project's NODE_OPTIONS (loaders, inspectors) are not the generator's.
@@ -143,18 +155,7 @@ pub fn generate(
 /// The entry points L3 would run in `repo` (package.json `bin`, a `main` that reads its
 /// arguments), found by the helper's own rule. It reads files only.
 pub fn entry_points(node: &str, repo: &Path, scratch: &Path) -> Result<Vec<String>, GenError> {
-    std::fs::create_dir_all(scratch).map_err(|cause| GenError::CreateDir {
-        path: scratch.to_path_buf(),
-        cause,
-    })?;
-    let helper = scratch.join("ttgen.mjs");
-    crate::util::write_nofollow(&helper, HELPER.as_bytes()).map_err(|cause| {
-        GenError::WriteFile {
-            path: helper.clone(),
-            cause,
-        }
-    })?;
-    let helper = helper.display().to_string();
+    let helper = write_helper(scratch)?.display().to_string();
     let root = repo.display().to_string();
     let out = crate::proc::run_captured(
         &[node, &helper, "--entry-points", &root],
@@ -421,6 +422,21 @@ pub fn carry_over(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every module the helper's files import from their own folder is among the files written.
+    #[test]
+    fn every_module_the_helper_imports_is_written_beside_it() {
+        let names: BTreeSet<&str> = HELPER_FILES.iter().map(|(name, _)| *name).collect();
+        for (name, text) in HELPER_FILES {
+            for import in text.split("from './").skip(1) {
+                let file = import.split('\'').next().unwrap_or_default();
+                assert!(
+                    names.contains(file),
+                    "{name} imports {file}, which is not written"
+                );
+            }
+        }
+    }
 
     const FILE: &str = "import { f } from '../../src/m.js';\n\ndescribe(\"m\", () => {\n  test(\"f(1) [aaaaaa]\", () => {\n    assert.equal(f(1), 2);\n  });\n\n  test(\"f(\\\"\\\") does not throw [bbbbbb]\", () => {\n    assert.equal(typeof (f(\"\")), \"string\");\n  });\n});\n";
 
