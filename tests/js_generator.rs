@@ -606,3 +606,52 @@ fn issue32_a_request_constructor_gets_a_request_with_headers_and_its_methods_run
         "same seed, same files"
     );
 }
+
+/// A TypeScript package tested with jest through ts-jest (css-what's layout: `preset: ts-jest`,
+/// `roots: [src]`, specs beside the code): its own specs are the baseline, the generator writes
+/// TypeScript tests that ts-jest compiles, and after apply the project's plain `jest` runs them
+/// with its own and passes.
+#[test]
+fn a_ts_jest_package_gets_typescript_tests_its_own_jest_runs() {
+    let p = project("js-ts-jest", true);
+    let out = p
+        .cmd(&[
+            "run",
+            "test the selectors",
+            "--pipeline",
+            "targeted",
+            "-y",
+            "--seed",
+            "7",
+        ])
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let baseline = read_json(&p.session_dir(&id).join("results/baseline.json"));
+    assert_eq!(baseline["passed"], 2, "{baseline}");
+    let files = generated_files(&p, &id, "L1-unit");
+    let (name, text) = files.iter().next().expect("a generated file");
+    assert!(name.ends_with(".test.ts"), "{name}");
+    assert!(text.lines().nth(1) == Some("// @ts-nocheck"), "{text}");
+    let run = read_json(&p.session_dir(&id).join("results/run-001.json"));
+    assert!(run["passed"].as_u64().unwrap() > 3, "{run}");
+    assert_eq!(run["failed"], 0, "{run}");
+
+    p.cmd(&["apply", &id]).run().assert_code(0);
+    let ran = Command::new(p.repo.join("node_modules/.bin/jest"))
+        .arg("--ci")
+        .current_dir(&p.repo)
+        .env("CI", "1")
+        .output()
+        .expect("jest starts");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&ran.stdout),
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    assert!(ran.status.success(), "{text}");
+    assert!(
+        text.contains("team_testing"),
+        "jest did not run the applied tests:\n{text}"
+    );
+}

@@ -186,6 +186,11 @@ def prepare(project, repo, work):
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "upstream")
     family = project["family"]
+    if family == "go" and not os.path.exists(os.path.join(repo, "go.mod")):
+        # A module from before go.mod (Debian ships some): made a module as a user would.
+        sh(["go", "mod", "init", project["source"][2]], cwd=repo)
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "go mod init")
     if family == "python":
         venv = os.path.join(repo, ".venv")
         sh(["/usr/bin/python3.11", "-m", "venv", venv])
@@ -234,7 +239,10 @@ def run_own(project, checkout, python, home):
     argv = own_command(project, python)
     if project["family"] == "go":
         argv = argv[:2] + ["-v"] + argv[2:]
-    env = dict(os.environ, HOME=home, PYTHONDONTWRITEBYTECODE="1", CI="1", NO_COLOR="1",
+    # A fresh HOME, but rustup and cargo keep finding their toolchains.
+    rust_homes = dict(RUSTUP_HOME=os.environ.get("RUSTUP_HOME", os.path.expanduser("~/.rustup")),
+                      CARGO_HOME=os.environ.get("CARGO_HOME", os.path.expanduser("~/.cargo")))
+    env = dict(os.environ, **rust_homes, HOME=home, PYTHONDONTWRITEBYTECODE="1", CI="1", NO_COLOR="1",
                GOCACHE=os.path.join(home, "gocache"), GOPATH=os.path.join(home, "gopath"),
                GOFLAGS="-mod=mod", npm_config_cache=os.path.join(home, "npm"))
     # cargo lives in root's home, which nobody cannot enter: crates run as the bench's user.
@@ -244,7 +252,12 @@ def run_own(project, checkout, python, home):
     started = time.monotonic()
     out = sh(argv, cwd=checkout, env=env, timeout=1800, as_nobody=as_nobody)
     text = out.stdout + out.stderr
+    # What the project's own command writes into its checkout by itself (c8's coverage/, go's
+    # go.mod updates): not a change of the applied tests.
+    status = sh(["git", "-c", "safe.directory=*", "status", "--porcelain", "--untracked-files=all"],
+                cwd=checkout).stdout
     return dict(code=out.returncode, tests=count_tests(project["family"], text),
+                writes_itself=[l[3:] for l in status.splitlines()],
                 seconds=round(time.monotonic() - started, 1),
                 tail=re.sub(r"\x1b\[[0-9;]*m", "", text)[-3000:],
                 as_user="nobody" if as_nobody and os.geteuid() == 0 else "the bench's user")
@@ -305,7 +318,10 @@ def one(project, binary, work):
     result["after"] = run_own(project, target, python, tempfile.mkdtemp(dir=work))
     status = sh(["git", "-c", "safe.directory=*", "status", "--porcelain", "--untracked-files=all"],
                 cwd=target).stdout
-    result["changed_outside"] = [l for l in status.splitlines() if not applied_line(l, applied.stdout)]
+    own_writes = set(before.get("writes_itself", []))
+    result["changed_outside"] = [l for l in status.splitlines()
+                                 if not applied_line(l, applied.stdout) and l[3:] not in own_writes
+                                 and not any(l[3:].startswith(w) for w in own_writes if w.endswith("/"))]
     result["invariants"] = invariants(result)
     return result
 

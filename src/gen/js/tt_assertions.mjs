@@ -86,8 +86,7 @@ export class Oracle {
     }
     const t = outcome.threw;
     if (!t || t.blocked || outcome.setupThrew) return false;
-    // An error the engine raised (not one the code throws on purpose, whose message it spells out).
-    const engine = t.builtin && t.inModule && !this.text.includes(t.message.slice(0, 24));
+    const engine = engineError(t, this.text);
     if (engine) {
       if (opts.welltyped) {
         // A built-in error from the module's own code on input its types allow: a defect.
@@ -106,6 +105,19 @@ export class Oracle {
     const name = this.testName(`${expr} throws`, body.map(show));
     return this.addTest({ name, body, fn, async: !!opts.async });
   }
+}
+
+/**
+ * Whether a thrown error is one the engine raised in the module's own code (`TypeError: Cannot
+ * read properties of undefined`), not one the code throws on purpose: a `throw` statement at the
+ * line it was thrown from (a parser's `throw new SyntaxError(...)`), or a message the source
+ * spells out.
+ */
+export function engineError(threw, text) {
+  if (!threw || !threw.builtin || !threw.inModule) return false;
+  if (text.includes(threw.message.slice(0, 24))) return false;
+  const line = threw.line ? text.split('\n')[threw.line - 1] || '' : '';
+  return !/\bthrow\b/.test(line);
 }
 
 export function retKind(ret) {

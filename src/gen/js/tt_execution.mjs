@@ -260,6 +260,15 @@ function thrownIn(err, abs, url) {
   return !!frame && (frame.includes(url) || frame.includes(abs));
 }
 
+/** The line of the module the error was thrown at (its stack's first frame), or null. */
+function thrownAtLine(err, abs, url) {
+  const stack = String(err && err.stack || '');
+  const frame = stack.split('\n').find((l) => /^\s+at /.test(l));
+  if (!frame || !(frame.includes(url) || frame.includes(abs))) return null;
+  const m = /:(\d+):\d+\)?\s*$/.exec(frame);
+  return m ? Number(m[1]) : null;
+}
+
 async function runProgram(req, env, abs, url, timeoutMs) {
   const names = Object.keys(env).filter((n) => IDENT.test(n));
   const out = { id: req.id, steps: [] };
@@ -295,9 +304,11 @@ async function runProgram(req, env, abs, url, timeoutMs) {
     out.setupThrew = !observed;
     out.promise = promised;
     out.threw = {
-      name: e && e.constructor ? e.constructor.name : typeof e,
+      // The error's own `name` (what assert.throws compares), else its class's.
+      name: e && typeof e.name === 'string' ? e.name : e && e.constructor ? e.constructor.name : typeof e,
       message: e && typeof e.message === 'string' ? e.message : String(e),
       inModule: thrownIn(e, abs, url),
+      line: thrownAtLine(e, abs, url),
       builtin: e instanceof TypeError || e instanceof ReferenceError || e instanceof RangeError || e instanceof SyntaxError,
       blocked: e && e.code === 'TTGEN_BLOCKED',
       isError: e instanceof Error,

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 import { codeLines, docOf, docs, lineStarts, literals, moduleKind, typedefs } from './tt_analysis.mjs';
-import { Oracle, kindMatches, retKind } from './tt_assertions.mjs';
+import { Oracle, engineError, kindMatches, retKind } from './tt_assertions.mjs';
 import { Runner, runEntry } from './tt_execution.mjs';
 import { Arguments, Inputs } from './tt_inputs.mjs';
 import { accessShapes } from './tt_shapes.mjs';
@@ -269,7 +269,7 @@ class Search {
       if (out.ok) this.calls.inputs.remember(out.render, out.type);
       const { fresh } = this.gain(out.covered, false);
       // A contract broken on well-typed input is always worth a test; otherwise new code only.
-      const contract = cand.welltyped && ((out.threw?.builtin && out.threw?.inModule && !this.text.includes(out.threw.message.slice(0, 24))) ||
+      const contract = cand.welltyped && (engineError(out.threw, this.text) ||
         (out.ok && this.doc(c.doc || c.fn).returns && !kindMatches(retKind(this.doc(c.doc || c.fn).returns), out.type)));
       // Every callable gets a test of its own (a re-exporting module reaches no code of its own).
       const first = out.ok && !this.oracle.tests.some((t) => t.fn === c.fn);
@@ -329,6 +329,15 @@ class Search {
   }
 }
 
+/** Whether the project's jest compiles TypeScript itself: ts-jest installed and named by its config. */
+function jestCompilesTypeScript(pkg) {
+  if (!fs.existsSync(path.join('node_modules', 'ts-jest'))) return false;
+  if (JSON.stringify(pkg.jest || {}).includes('ts-jest')) return true;
+  return ['js', 'ts', 'cjs', 'mjs', 'json'].some((ext) => {
+    try { return fs.readFileSync(`jest.config.${ext}`, 'utf8').includes('ts-jest'); } catch { return false; }
+  });
+}
+
 /**
  * The search over one module: its load in a worker, then @examples, instances and candidate calls
  * (L1) or sequences of calls on one instance (L2). Returns the module's entry of the result, its
@@ -343,7 +352,7 @@ export async function searchModule(spec, req, pkg, rand, deadline, tsPath) {
     entry.import_error_kind = 'env_issue';
     return { entry, findings: [{ module: spec.module, function: spec.module, kind: 'env_issue', call: `import ${spec.file}`, expected: 'typescript in node_modules', actual: 'npm install --save-dev typescript', test: null }] };
   }
-  if (search.kind === 'ts' && framework === 'jest') {
+  if (search.kind === 'ts' && framework === 'jest' && !jestCompilesTypeScript(pkg)) {
     entry.import_error = 'jest runs no TypeScript without a transform: npm install --save-dev ts-jest (or use vitest)';
     entry.import_error_kind = 'env_issue';
     return { entry, findings: [] };

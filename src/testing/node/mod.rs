@@ -107,12 +107,19 @@ impl Runner for NodeRunner {
     /// `__tests__/team_testing/` for jest and vitest unless the project's jest or vitest config
     /// says otherwise (see apply_dir.rs), two folders below the package root as in the package
     /// copy, so their relative imports hold. Layers share the folder: the file name
-    /// carries the layer (`strings.l1.test.js`). TypeScript stays in the session: the project's
-    /// own toolchain may not compile it.
+    /// carries the layer (`strings.l1.test.js`). TypeScript tests go only to a jest project
+    /// (the generator writes them only where the project's ts-jest compiles them); other
+    /// TypeScript stays in the session: the project's own toolchain may not compile it.
     fn apply_path(&self, repo: &Path, layer: &str, file: &Path) -> Option<PathBuf> {
         let name = file.file_name()?.to_string_lossy();
-        let (stem, ext) = [".test.js", ".test.mjs", ".test.cjs", ".js", ".mjs", ".cjs"]
+        let typescript: &[&str] = if self.framework == Framework::Jest {
+            &[".test.ts"]
+        } else {
+            &[]
+        };
+        let (stem, ext) = typescript
             .iter()
+            .chain(&[".test.js", ".test.mjs", ".test.cjs", ".js", ".mjs", ".cjs"])
             .find_map(|x| name.strip_suffix(x).map(|s| (s, *x)))?;
         let ext = ext.strip_prefix(".test").unwrap_or(ext);
         let short = layer

@@ -101,8 +101,13 @@ impl Ctx<'_> {
             lcov = Some(lcov_dir.join("lcov.info"));
         }
         // Our tests live in tt-tests/, where a project's own `roots` or `testMatch` may not look:
-        // then the whole copy is the root and our folder's scripts are the tests.
-        if super::config::has_jest_config(&self.copy) {
+        // then the whole copy is the root and our folder's scripts are the tests. The project's
+        // own tests (the baseline) run under its own configuration: jest filters even the paths
+        // it is given by testMatch.
+        let ours = files
+            .iter()
+            .all(|f| f.starts_with(&format!("{TESTS_DIR}/")));
+        if ours && super::config::has_jest_config(&self.copy) {
             argv.extend([
                 "--roots".to_string(),
                 self.copy.display().to_string(),
