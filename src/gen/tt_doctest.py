@@ -53,7 +53,7 @@ def own_docstrings(source):
 
 
 def own_doc(item, docs):
-    """The docstring of a discovered item (ttgen.discover) when it is the object's own and written
+    """The docstring of a discovered item (tt_analysis.discover) when it is the object's own and written
     in its module's source; None otherwise. A class's inherited `__doc__` is not in its own
     `vars`; what PyPy's Enum fills in, or a decorator copies, is not in the source."""
     obj = item["obj"]

@@ -102,7 +102,7 @@ class Grammar:
 
     def __init__(self, source, module, patterns, sre, sample):
         """`patterns`: the module's (pattern, flags); `sre`: (re's parser, its constants);
-        `sample(pattern, flags, rng)`: a string the pattern matches (ttgen.regex_sample)."""
+        `sample(pattern, flags, rng)`: a string the pattern matches (tt_analysis.regex_sample)."""
         self.patterns, self.sample = list(patterns), sample
         try:
             tree = ast.parse(source)
