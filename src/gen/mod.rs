@@ -30,6 +30,8 @@ pub const HELPER_FILES: &[(&str, &str)] = &[
     ("ttgen.py", include_str!("ttgen.py")),
     // Discovery, the source's constants, patterns and grammar, executable lines, annotations.
     ("tt_analysis.py", include_str!("tt_analysis.py")),
+    // Each call in a forked child: tracing, the result's description, timeouts, the sandbox.
+    ("tt_execution.py", include_str!("tt_execution.py")),
     ("ttaudit.py", AUDIT),
     ("tt_isolation.py", ISOLATION),
     // Oracles beyond the observed value: well-typed input and suspicious results.

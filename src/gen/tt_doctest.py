@@ -13,7 +13,7 @@ inherited from a base class (an Enum's, whose examples name `Color`) nor one a d
 elsewhere.
 
 Nothing here evaluates an example in the generator's own process: parsing and rendering read text;
-`run_examples` runs only inside the forked call (ttgen.run_call).
+`run_examples` runs only inside the forked call (tt_execution.run_call).
 """
 
 import ast

@@ -22,6 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 import tt_analysis  # noqa: E402
+import tt_execution  # noqa: E402
 import ttgen  # noqa: E402
 
 
@@ -108,13 +109,13 @@ class Fork(unittest.TestCase):
             if len(tries) < 3:
                 raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
             return 4242
-        self.assertEqual(ttgen.fork_with_retry(fork, pause=0), 4242)
+        self.assertEqual(tt_execution.fork_with_retry(fork, pause=0), 4242)
         self.assertEqual(len(tries), 3)
 
     def test_eagain_that_persists_gives_no_child(self):
         def fork():
             raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
-        self.assertIsNone(ttgen.fork_with_retry(fork, pause=0))
+        self.assertIsNone(tt_execution.fork_with_retry(fork, pause=0))
 
     def test_a_call_whose_fork_fails_is_an_outcome_not_a_crash(self):
         real = os.fork
@@ -123,7 +124,7 @@ class Fork(unittest.TestCase):
             raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
         os.fork = failing
         try:
-            outcome = ttgen.run_call({}, [], "1 + 1", "<none>", 2)
+            outcome = tt_execution.run_call({}, [], "1 + 1", "<none>", 2)
         finally:
             os.fork = real
         self.assertTrue(outcome.get("fork_failed"), outcome)
