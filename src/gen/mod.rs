@@ -32,6 +32,8 @@ pub const HELPER_FILES: &[(&str, &str)] = &[
     ("tt_analysis.py", include_str!("tt_analysis.py")),
     // Each call in a forked child: tracing, the result's description, timeouts, the sandbox.
     ("tt_execution.py", include_str!("tt_execution.py")),
+    // Argument expressions and the uses of an item (calls, methods, properties, dunders).
+    ("tt_inputs.py", include_str!("tt_inputs.py")),
     ("ttaudit.py", AUDIT),
     ("tt_isolation.py", ISOLATION),
     // Oracles beyond the observed value: well-typed input and suspicious results.

@@ -1,4 +1,4 @@
-"""Structured inputs for parser modules, built from the module's own grammar (ttgen.py's inputs).
+"""Structured inputs for parser modules, built from the module's own grammar (tt_inputs.py).
 
 A parser reads documents, not words: a random string rarely gets past its first regex, and a
 constant of the module on its own rarely reaches a second section. So for a module that parses

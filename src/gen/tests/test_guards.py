@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 import tt_analysis  # noqa: E402
 import tt_execution  # noqa: E402
-import ttgen  # noqa: E402
+import tt_inputs  # noqa: E402
 
 
 def sample(x):
@@ -54,7 +54,7 @@ class AnyAndProtocols(unittest.TestCase):
         self.assertFalse(tt_analysis.satisfies_value(1, typing.Any))
 
     def test_any_gets_no_input_from_its_hint(self):
-        inputs = ttgen.Inputs(__import__("random").Random(1), ([], [], []), {})
+        inputs = tt_inputs.Inputs(__import__("random").Random(1), ([], [], []), {})
         self.assertIsNone(inputs.for_hint(typing.Any))
 
     def test_a_protocol_that_is_not_runtime_checkable(self):
@@ -92,7 +92,7 @@ class Unions(unittest.TestCase):
         self.assertTrue(tt_analysis.satisfies_value(None, hint))
         self.assertTrue(tt_analysis.satisfies_value(3, hint))
         self.assertFalse(tt_analysis.satisfies_value("x", hint))
-        inputs = ttgen.Inputs(__import__("random").Random(1), ([], [], []), {})
+        inputs = tt_inputs.Inputs(__import__("random").Random(1), ([], [], []), {})
         drawn = {inputs.for_hint(hint) for _ in range(30)}
         self.assertIn("None", drawn)
 
