@@ -34,6 +34,10 @@ pub const HELPER_FILES: &[(&str, &str)] = &[
     ("tt_execution.py", include_str!("tt_execution.py")),
     // Argument expressions and the uses of an item (calls, methods, properties, dunders).
     ("tt_inputs.py", include_str!("tt_inputs.py")),
+    // The shortest call that still raises what a contract finding reports.
+    ("tt_minimize.py", include_str!("tt_minimize.py")),
+    // What an outcome lets a test assert (the oracle), and the findings.
+    ("tt_assertions.py", include_str!("tt_assertions.py")),
     ("ttaudit.py", AUDIT),
     ("tt_isolation.py", ISOLATION),
     // Oracles beyond the observed value: well-typed input and suspicious results.
