@@ -38,6 +38,8 @@ pub const HELPER_FILES: &[(&str, &str)] = &[
     ("tt_minimize.py", include_str!("tt_minimize.py")),
     // What an outcome lets a test assert (the oracle), and the findings.
     ("tt_assertions.py", include_str!("tt_assertions.py")),
+    // The test file's text, checked to load as pytest sees it.
+    ("tt_render.py", include_str!("tt_render.py")),
     ("ttaudit.py", AUDIT),
     ("tt_isolation.py", ISOLATION),
     // Oracles beyond the observed value: well-typed input and suspicious results.
