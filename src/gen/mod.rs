@@ -40,6 +40,8 @@ pub const HELPER_FILES: &[(&str, &str)] = &[
     ("tt_assertions.py", include_str!("tt_assertions.py")),
     // The test file's text, checked to load as pytest sees it.
     ("tt_render.py", include_str!("tt_render.py")),
+    // The phases of a module's search (doctests, constructors, l1, l2), and L3's runs.
+    ("tt_search.py", include_str!("tt_search.py")),
     ("ttaudit.py", AUDIT),
     ("tt_isolation.py", ISOLATION),
     // Oracles beyond the observed value: well-typed input and suspicious results.

@@ -1,4 +1,4 @@
-"""Docstring examples as doctest itself runs them: the generator's doctest phase (ttgen.py).
+"""Docstring examples as doctest itself runs them: the generator's doctest phase (tt_search.py).
 
 A docstring's examples are a stated contract, and doctest defines what they mean: the examples of
 one docstring run in order, in one namespace (a copy of the module's globals), and each example's

@@ -120,7 +120,7 @@ def _length(value):
     return n if isinstance(n, int) else None
 
 
-def _describe_error(exc, target):
+def describe_error(exc, target):
     frames = traceback.extract_tb(exc.__traceback__)
     inner = frames[-1] if frames else None
     in_module = bool(inner and inner.filename == target)
@@ -398,7 +398,7 @@ def run_call(namespace, statements, expr, target, timeout, checks=None):
                 audit.on = False
             setup_failed = payload.get("setup_failed", False)
             try:
-                payload = _describe_error(exc, target)
+                payload = describe_error(exc, target)
             except BaseException:  # noqa: BLE001
                 pass
             payload["setup_failed"] = setup_failed
