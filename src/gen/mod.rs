@@ -18,18 +18,39 @@ pub mod js;
 /// The generator's findings are a session artifact: the report reads them too.
 pub use crate::artifacts::Finding;
 
-/// The helper, written into the session when used.
-pub const HELPER: &str = include_str!("ttgen.py");
 /// The effect audit the helper and the pytest plugin share.
 pub const AUDIT: &str = include_str!("ttaudit.py");
 /// The autouse fixture every delivered test runs under (cwd, HOME, XDG, TMPDIR in tmp).
 pub const ISOLATION: &str = include_str!("tt_isolation.py");
-/// Oracles beyond the observed value: well-typed input and suspicious results.
-pub const ORACLE: &str = include_str!("tt_oracle.py");
-/// Docstring examples as doctest itself runs them (the helper's doctest phase).
-pub const DOCTEST: &str = include_str!("tt_doctest.py");
-/// Documents in a parser module's own grammar (the helper's inputs for parsers).
-pub const GRAMMAR: &str = include_str!("tt_grammar.py");
+/// The generator helper, written side by side into the session when used: `ttgen.py`, the entry
+/// point, the stages it drives (`tt_<stage>.py`, each importing only stages below it) and the
+/// modules they share. A new helper file is one line here.
+pub const HELPER_FILES: &[(&str, &str)] = &[
+    // The entry point: reads the request, drives the stages, prints the result.
+    ("ttgen.py", include_str!("ttgen.py")),
+    // Discovery, the source's constants, patterns and grammar, executable lines, annotations.
+    ("tt_analysis.py", include_str!("tt_analysis.py")),
+    // Each call in a forked child: tracing, the result's description, timeouts, the sandbox.
+    ("tt_execution.py", include_str!("tt_execution.py")),
+    // Argument expressions and the uses of an item (calls, methods, properties, dunders).
+    ("tt_inputs.py", include_str!("tt_inputs.py")),
+    // The shortest call that still raises what a contract finding reports.
+    ("tt_minimize.py", include_str!("tt_minimize.py")),
+    // What an outcome lets a test assert (the oracle), and the findings.
+    ("tt_assertions.py", include_str!("tt_assertions.py")),
+    // The test file's text, checked to load as pytest sees it.
+    ("tt_render.py", include_str!("tt_render.py")),
+    // The phases of a module's search (doctests, constructors, l1, l2), and L3's runs.
+    ("tt_search.py", include_str!("tt_search.py")),
+    ("ttaudit.py", AUDIT),
+    ("tt_isolation.py", ISOLATION),
+    // Oracles beyond the observed value: well-typed input and suspicious results.
+    ("tt_oracle.py", include_str!("tt_oracle.py")),
+    // Docstring examples as doctest itself runs them (the helper's doctest phase).
+    ("tt_doctest.py", include_str!("tt_doctest.py")),
+    // Documents in a parser module's own grammar (the helper's inputs for parsers).
+    ("tt_grammar.py", include_str!("tt_grammar.py")),
+];
 /// The pytest plugin (`-p tt_effects`) that isolates and audits every test the executor runs.
 pub const EFFECTS_PLUGIN: &str = include_str!("tt_effects.py");
 
@@ -216,17 +237,7 @@ impl GenResult {
 
 /// The generator helper and the modules it imports, into `scratch`.
 fn write_helpers(scratch: &Path) -> Result<(), GenError> {
-    write_modules(
-        scratch,
-        &[
-            ("ttgen.py", HELPER),
-            ("ttaudit.py", AUDIT),
-            ("tt_isolation.py", ISOLATION),
-            ("tt_oracle.py", ORACLE),
-            ("tt_doctest.py", DOCTEST),
-            ("tt_grammar.py", GRAMMAR),
-        ],
-    )
+    write_modules(scratch, HELPER_FILES)
 }
 
 /// Runs the helper with `python` in `mirror` (the repository's mirror); `scratch` holds the helper

@@ -1,4 +1,4 @@
-"""Docstring examples as doctest itself runs them: the generator's doctest phase (ttgen.py).
+"""Docstring examples as doctest itself runs them: the generator's doctest phase (tt_search.py).
 
 A docstring's examples are a stated contract, and doctest defines what they mean: the examples of
 one docstring run in order, in one namespace (a copy of the module's globals), and each example's
@@ -13,7 +13,7 @@ inherited from a base class (an Enum's, whose examples name `Color`) nor one a d
 elsewhere.
 
 Nothing here evaluates an example in the generator's own process: parsing and rendering read text;
-`run_examples` runs only inside the forked call (ttgen.run_call).
+`run_examples` runs only inside the forked call (tt_execution.run_call).
 """
 
 import ast
@@ -53,7 +53,7 @@ def own_docstrings(source):
 
 
 def own_doc(item, docs):
-    """The docstring of a discovered item (ttgen.discover) when it is the object's own and written
+    """The docstring of a discovered item (tt_analysis.discover) when it is the object's own and written
     in its module's source; None otherwise. A class's inherited `__doc__` is not in its own
     `vars`; what PyPy's Enum fills in, or a decorator copies, is not in the source."""
     obj = item["obj"]

@@ -1,4 +1,4 @@
-"""Structured inputs for parser modules, built from the module's own grammar (ttgen.py's inputs).
+"""Structured inputs for parser modules, built from the module's own grammar (tt_inputs.py).
 
 A parser reads documents, not words: a random string rarely gets past its first regex, and a
 constant of the module on its own rarely reaches a second section. So for a module that parses
@@ -102,7 +102,7 @@ class Grammar:
 
     def __init__(self, source, module, patterns, sre, sample):
         """`patterns`: the module's (pattern, flags); `sre`: (re's parser, its constants);
-        `sample(pattern, flags, rng)`: a string the pattern matches (ttgen.regex_sample)."""
+        `sample(pattern, flags, rng)`: a string the pattern matches (tt_analysis.regex_sample)."""
         self.patterns, self.sample = list(patterns), sample
         try:
             tree = ast.parse(source)

@@ -1,6 +1,6 @@
 """team-testing's effect audit: what a piece of code changes outside the temporary folders it was
-given. Shared by the generator (ttgen.py, one audit per forked call) and the pytest plugin the
-executor and the accept filter run tests with (tt_effects.py, one audit per test).
+given. Shared by the generator (tt_execution.py, one audit per forked call) and the pytest
+plugin the executor and the accept filter run tests with (tt_effects.py, one audit per test).
 
 Effects, not outcomes, decide: an attempt to delete, write, chmod, rename or link a path outside
 the allowed folders counts whether it succeeded, failed or was caught, and so does starting a

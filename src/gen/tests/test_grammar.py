@@ -15,7 +15,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
-import ttgen  # noqa: E402
+import tt_analysis  # noqa: E402
 from test_guards import run_helper  # noqa: E402
 
 PARSER = textwrap.dedent('''
@@ -49,7 +49,7 @@ PARSER = textwrap.dedent('''
 def grammar_of(source, name="notes_mod"):
     module = types.ModuleType(name)
     exec(compile(source, name, "exec"), vars(module))
-    return ttgen.parser_grammar(source, module)
+    return tt_analysis.parser_grammar(source, module)
 
 
 class Grammar(unittest.TestCase):

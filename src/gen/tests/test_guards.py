@@ -21,7 +21,9 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-import ttgen  # noqa: E402
+import tt_analysis  # noqa: E402
+import tt_execution  # noqa: E402
+import tt_inputs  # noqa: E402
 
 
 def sample(x):
@@ -32,27 +34,27 @@ def sample(x):
 class CodeLines(unittest.TestCase):
     def test_lines_of_a_function_on_this_interpreter(self):
         first = sample.__code__.co_firstlineno
-        lines = ttgen._code_lines(sample.__code__)
+        lines = tt_analysis._code_lines(sample.__code__)
         self.assertTrue({first + 1, first + 2} <= lines, lines)
 
     def test_the_fallback_before_3_10_reads_line_starts(self):
         if hasattr(sample.__code__, "co_lines"):
             self.skipTest("co_lines exists here (3.10+); the fallback runs on older interpreters")
         first = sample.__code__.co_firstlineno
-        self.assertTrue({first + 1, first + 2} <= ttgen._code_lines(sample.__code__))
+        self.assertTrue({first + 1, first + 2} <= tt_analysis._code_lines(sample.__code__))
 
     def test_executable_lines_of_a_module(self):
         source = "def f(a):\n    if a:\n        return 1\n    return 2\n"
-        self.assertTrue({2, 3, 4} <= ttgen.executable_lines(source, "<m>"))
+        self.assertTrue({2, 3, 4} <= tt_analysis.executable_lines(source, "<m>"))
 
 
 class AnyAndProtocols(unittest.TestCase):
     def test_isinstance_against_any_never_raises(self):
-        self.assertTrue(ttgen.safe_isinstance(1, typing.Any))
-        self.assertFalse(ttgen.satisfies_value(1, typing.Any))
+        self.assertTrue(tt_analysis.safe_isinstance(1, typing.Any))
+        self.assertFalse(tt_analysis.satisfies_value(1, typing.Any))
 
     def test_any_gets_no_input_from_its_hint(self):
-        inputs = ttgen.Inputs(__import__("random").Random(1), ([], [], []), {})
+        inputs = tt_inputs.Inputs(__import__("random").Random(1), ([], [], []), {})
         self.assertIsNone(inputs.for_hint(typing.Any))
 
     def test_a_protocol_that_is_not_runtime_checkable(self):
@@ -63,39 +65,39 @@ class AnyAndProtocols(unittest.TestCase):
         class Named(Protocol):
             name: str
         # isinstance(1, Named) raises TypeError on most interpreters: the guard answers False.
-        self.assertFalse(ttgen.satisfies_value(1, Named))
-        self.assertFalse(ttgen.safe_isinstance(1, Named))
+        self.assertFalse(tt_analysis.satisfies_value(1, Named))
+        self.assertFalse(tt_analysis.safe_isinstance(1, Named))
 
     def test_a_typeddict(self):
         TypedDict = getattr(typing, "TypedDict", None)
         if TypedDict is None:
             self.skipTest("typing.TypedDict is 3.8+")
         Point = TypedDict("Point", {"x": int})
-        self.assertFalse(ttgen.satisfies_value({"x": 1}, Point))
+        self.assertFalse(tt_analysis.satisfies_value({"x": 1}, Point))
 
     def test_a_subscripted_generic(self):
-        self.assertTrue(ttgen.satisfies_value([1], typing.List[int]))
+        self.assertTrue(tt_analysis.satisfies_value([1], typing.List[int]))
 
 
 class Unions(unittest.TestCase):
     def test_optional_is_a_union(self):
-        self.assertTrue(ttgen.is_union(typing.Optional[int]))
-        self.assertTrue(ttgen.satisfies_value(None, typing.Optional[int]))
+        self.assertTrue(tt_analysis.is_union(typing.Optional[int]))
+        self.assertTrue(tt_analysis.satisfies_value(None, typing.Optional[int]))
 
     def test_the_bar_union_of_3_10(self):
         if sys.version_info < (3, 10):
             self.skipTest("X | Y is 3.10+")
         hint = eval("int | None")
-        self.assertTrue(ttgen.is_union(hint))
-        self.assertTrue(ttgen.satisfies_value(None, hint))
-        self.assertTrue(ttgen.satisfies_value(3, hint))
-        self.assertFalse(ttgen.satisfies_value("x", hint))
-        inputs = ttgen.Inputs(__import__("random").Random(1), ([], [], []), {})
+        self.assertTrue(tt_analysis.is_union(hint))
+        self.assertTrue(tt_analysis.satisfies_value(None, hint))
+        self.assertTrue(tt_analysis.satisfies_value(3, hint))
+        self.assertFalse(tt_analysis.satisfies_value("x", hint))
+        inputs = tt_inputs.Inputs(__import__("random").Random(1), ([], [], []), {})
         drawn = {inputs.for_hint(hint) for _ in range(30)}
         self.assertIn("None", drawn)
 
     def test_a_plain_class_is_not_a_union(self):
-        self.assertFalse(ttgen.is_union(int))
+        self.assertFalse(tt_analysis.is_union(int))
 
 
 class Fork(unittest.TestCase):
@@ -107,13 +109,13 @@ class Fork(unittest.TestCase):
             if len(tries) < 3:
                 raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
             return 4242
-        self.assertEqual(ttgen.fork_with_retry(fork, pause=0), 4242)
+        self.assertEqual(tt_execution.fork_with_retry(fork, pause=0), 4242)
         self.assertEqual(len(tries), 3)
 
     def test_eagain_that_persists_gives_no_child(self):
         def fork():
             raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
-        self.assertIsNone(ttgen.fork_with_retry(fork, pause=0))
+        self.assertIsNone(tt_execution.fork_with_retry(fork, pause=0))
 
     def test_a_call_whose_fork_fails_is_an_outcome_not_a_crash(self):
         real = os.fork
@@ -122,7 +124,7 @@ class Fork(unittest.TestCase):
             raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
         os.fork = failing
         try:
-            outcome = ttgen.run_call({}, [], "1 + 1", "<none>", 2)
+            outcome = tt_execution.run_call({}, [], "1 + 1", "<none>", 2)
         finally:
             os.fork = real
         self.assertTrue(outcome.get("fork_failed"), outcome)

@@ -62,7 +62,7 @@ pub(crate) fn modules_of(session: &SessionDir, repo: &Path) -> Result<Vec<Module
 }
 
 /// The file the built-in generator's search writes for `module` in a layer's folder (what
-/// `ttgen.py`'s `test_file_name` gives): `calc.ops` -> `test_calc_ops.py`.
+/// `tt_render.py`'s `test_file_name` gives): `calc.ops` -> `test_calc_ops.py`.
 pub(crate) fn search_file(module: &str) -> String {
     format!("test_{}.py", module.replace('.', "_"))
 }
