@@ -425,6 +425,7 @@ def main():
             r = one(project, args.bin, work)
             results.append(r)
             shown = {k: v for k, v in r.items() if k not in ("before", "after", "per_file")}
+            shown["own_tests"] = f"{r['before'].get('tests')} -> {r.get('after', {}).get('tests')}"
             print(json.dumps(shown, indent=1)[:3000], flush=True)
     finally:
         if args.json:

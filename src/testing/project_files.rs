@@ -23,11 +23,13 @@ pub struct ProjectFiles {
 }
 
 /// Folders whose files are never source, in any family.
-const NOT_SOURCE_DIRS: [&str; 27] = [
+const NOT_SOURCE_DIRS: [&str; 29] = [
     "test",
     "tests",
     "__tests__",
     "__mocks__",
+    "__fixtures__",
+    "__snapshots__",
     "spec",
     "specs",
     "e2e",

@@ -363,7 +363,10 @@ export async function searchModule(spec, req, pkg, rand, deadline, tsPath) {
     const missing = /Cannot find (module|package)/.test(hello.loadError);
     const effect = /team-testing blocked an effect/.test(hello.loadError);
     entry.import_error = hello.loadError;
-    entry.import_error_kind = missing ? 'env_issue' : effect ? 'side_effect' : 'code_defect';
+    // What our loader cannot do (TypeScript that needs a compiler, a directory import that only
+    // a bundler or CommonJS resolves) is the generator's limit, never the code's defect.
+    const limit = /TypeScript construct that needs a compiler|Directory import .* is not supported/.test(hello.loadError);
+    entry.import_error_kind = missing ? 'env_issue' : effect ? 'side_effect' : limit ? 'generator_error' : 'code_defect';
     const findings = effect ? [{ module: spec.module, function: spec.module, kind: 'side_effect', call: `import ${spec.file}`, expected: 'no effect outside its temporary folder', actual: hello.loadError, test: null }] : [];
     return { entry, findings };
   }
