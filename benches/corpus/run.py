@@ -258,6 +258,10 @@ def run_own(project, checkout, python, home):
                 cwd=checkout).stdout
     return dict(code=out.returncode, tests=count_tests(project["family"], text),
                 writes_itself=[l[3:] for l in status.splitlines()],
+                creates_dirs=sorted(d for d in {l[3:].split("/")[0] + "/" for l in status.splitlines()
+                                                if l.startswith("??") and "/" in l[3:]}
+                                    if not sh(["git", "-c", "safe.directory=*", "ls-files", "--", d],
+                                              cwd=checkout).stdout.strip()),
                 seconds=round(time.monotonic() - started, 1),
                 tail=re.sub(r"\x1b\[[0-9;]*m", "", text)[-3000:],
                 as_user="nobody" if as_nobody and os.geteuid() == 0 else "the bench's user")
@@ -319,9 +323,11 @@ def one(project, binary, work):
     status = sh(["git", "-c", "safe.directory=*", "status", "--porcelain", "--untracked-files=all"],
                 cwd=target).stdout
     own_writes = set(before.get("writes_itself", []))
+    # A folder the own command creates (c8's coverage/, whose tmp files are named by pid) is its.
+    own_dirs = set(before.get("creates_dirs", []))
     result["changed_outside"] = [l for l in status.splitlines()
                                  if not applied_line(l, applied.stdout) and l[3:] not in own_writes
-                                 and not any(l[3:].startswith(w) for w in own_writes if w.endswith("/"))]
+                                 and not any(l[3:].startswith(d) for d in own_dirs)]
     result["invariants"] = invariants(result)
     return result
 

@@ -159,6 +159,8 @@ fn is_conventional_test(path: &str, family: Family) -> bool {
             let stem = name.split('.').next().unwrap_or(name);
             name.contains(".test.")
                 || name.contains(".spec.")
+                // tstyche's type tests (`index.tst.ts`): checked by the compiler, never run.
+                || name.contains(".tst.")
                 || matches!(stem, "test" | "spec")
                 || stem.starts_with("test-")
                 || stem.ends_with("-test")
@@ -637,6 +639,35 @@ mod tests {
         let got = classify(dir.path(), Some(Framework::Vitest), &names(&files));
         assert_eq!(got.sources, ["src/a.ts"]);
         assert_eq!(got.tests, ["verify/a.ts"]);
+    }
+
+    /// The node test names of the real projects the corpus found counted as source: a root
+    /// `test.js` (jest's default pattern; arg), node --test's `test-*.js`, tstyche's `.tst.ts`
+    /// type tests (fastify's), and folders of fixtures (`src/__fixtures__`, css-what).
+    #[test]
+    fn node_test_names_and_fixture_folders_are_not_source() {
+        let files = [
+            ("package.json", r#"{"scripts": {"test": "node --test"}}"#),
+            ("index.js", ""),
+            ("test.js", ""),
+            ("test-args.js", ""),
+            ("types/index.tst.ts", ""),
+            ("src/__fixtures__/tests.ts", ""),
+            ("src/parse.ts", ""),
+        ];
+        let dir = project(&files);
+        let got = classify(dir.path(), Some(Framework::NodeTest), &names(&files));
+        assert_eq!(got.sources, ["index.js", "src/parse.ts"]);
+        assert!(
+            got.tests.contains(&"test.js".to_string()),
+            "{:?}",
+            got.tests
+        );
+        assert!(
+            got.tests.contains(&"types/index.tst.ts".to_string()),
+            "{:?}",
+            got.tests
+        );
     }
 
     #[test]
