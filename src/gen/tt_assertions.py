@@ -25,9 +25,15 @@ from tt_minimize import Shortening
 
 CONTRACT_ERRORS = ("IndexError", "KeyError", "ZeroDivisionError", "AttributeError", "TypeError",
                    "UnboundLocalError")
-NOT_KEPT = ("InternalError", "ChildCrashed", "Unpicklable", "ForkFailed", "RecursionError", "MemoryError",
-            "KeyboardInterrupt")
+NOT_KEPT = ("InternalError", "Undescribable", "ChildCrashed", "Unpicklable", "ForkFailed", "RecursionError",
+            "MemoryError", "KeyboardInterrupt")
 ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+
+
+def private(name):
+    """Whether a dotted name has a private part (`_build_meta`, `_Parser.run`): its only callers
+    are the module's own code, which decides what it passes, so its annotations are no contract."""
+    return any(part.startswith("_") and not part.endswith("__") for part in name.split("."))
 
 
 def grouped(expr):
@@ -184,7 +190,7 @@ class Oracle(Shortening):
             # arguments kept theirs: an ill-typed input's odd result is the input's.
             contradicted = self.contradicts(outcome, ret_hint) if item["kind"] in (
                 "function", "method", "staticmethod", "classmethod") and not outcome.get("settled") \
-                and outcome.get("typed_ok") else None
+                and outcome.get("typed_ok") and not private(item["name"]) else None
             if contradicted:
                 self.finding(item, "annotation", expr, contradicted, outcome["type"])
                 body.append(f"assert isinstance({shown}, {contradicted})")
@@ -222,7 +228,7 @@ class Oracle(Shortening):
         if exc in NOT_KEPT:
             return False
         if outcome.get("in_module") and not outcome.get("explicit") and exc in CONTRACT_ERRORS \
-                and outcome.get("typed_ok"):
+                and outcome.get("typed_ok") and not private(item["name"]):
             # A builtin exception escaping on well-typed input: a contract finding.
             loose = any(t[1] in (list, dict, tuple, set) for t in typed)
             if not (exc == "TypeError" and loose):

@@ -387,7 +387,13 @@ def run_call(namespace, statements, expr, target, timeout, checks=None):
             if isinstance(value, tt_doctest.RawResult):
                 payload = {"ok": True, "raw": value.data}
             else:
-                payload = _describe_result(value, place)
+                try:
+                    payload = _describe_result(value, place)
+                except BaseException as exc:  # noqa: BLE001
+                    # The call returned; only looking at its value (repr, len, attributes)
+                    # failed. That is not the call's outcome, and nothing about it is kept.
+                    payload = {"ok": False, "exc": "Undescribable", "in_module": False, "explicit": False,
+                               "msg": f"{type(exc).__name__} while describing the result"}
             if settled:
                 payload["settled"] = settled
             if "calls" in env and isinstance(env["calls"], list):

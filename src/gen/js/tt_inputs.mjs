@@ -4,7 +4,7 @@
 // what its parameters need (tt_shapes.mjs).
 
 import { docOf } from './tt_analysis.mjs';
-import { cloneShape, informative, mergeShape, shapeAt, shapeFits, shapeOf, typeShape } from './tt_shapes.mjs';
+import { cloneShape, informative, mergeShape, shapeAt, shapeFits, shapeOf, splitTop, typeShape } from './tt_shapes.mjs';
 import { NONE, literalOf } from './tt_tokens.mjs';
 import { namedValues, words } from './tt_usage.mjs';
 import { IDENT, typeName } from './tt_values.mjs';
@@ -63,7 +63,7 @@ export class Inputs {
     if (type) {
       const t = type.replace(/\s/g, '');
       const kinds = new Set();
-      const parts = t.startsWith('?') ? [t.slice(1), 'null'] : t.split('|');
+      const parts = t.startsWith('?') ? [t.slice(1), 'null'] : splitTop(t, '|');
       for (let p of parts) {
         p = p.replace(/^\(|\)$/g, '');
         if (p.startsWith('?')) { kinds.add('null'); p = p.slice(1); }
@@ -73,10 +73,11 @@ export class Inputs {
         else if (lower === 'number' || /^-?\d/.test(p)) kinds.add('number');
         else if (lower === 'boolean' || lower === 'true' || lower === 'false') kinds.add('boolean');
         else if (p.endsWith('[]') || /^(array|readonlyarray)</i.test(p) || lower === 'array') kinds.add(`array:${p.replace(/\[\]$/, '').replace(/^(Readonly)?Array<(.*)>$/i, '$2')}`);
+        // Containers before functions: `Record<string, (v) => any>` is an object of functions.
+        else if (lower === 'object' || p.startsWith('{') || /^(record|map|partial|readonly)</i.test(p)) kinds.add('object');
         else if (lower === 'function' || p.includes('=>')) kinds.add('function');
         else if (lower === 'null') kinds.add('null');
         else if (lower === 'undefined' || lower === 'void') kinds.add('undefined');
-        else if (lower === 'object' || p.startsWith('{') || /^record</i.test(p)) kinds.add('object');
         else kinds.add('any');
       }
       if (dflt !== null && dflt !== undefined) kinds.add('undefined');
@@ -332,10 +333,16 @@ export class Arguments {
     if (!list.length || list.some((p) => !d.params[p.name])) return false;
     return list.every((p, i) => {
       const type = d.params[p.name];
-      // A named type (`Options`, a typedef) is checked against what it names.
-      const shape = this.inputs.kinds(type, p.name, p.dflt).includes('any') ? typeShape(type, this.typedefs) : null;
-      if (shape && shape.kind !== 'any') return shapeFits(args[i] ?? 'undefined', shape, p.dflt);
-      return this.inputs.fits(args[i] ?? 'undefined', type, p.name, p.dflt);
+      const src = args[i] ?? 'undefined';
+      // Containers and named types (`Options`, a typedef) are checked against their members;
+      // a named type this module does not define (`import('./types.js').Options`,
+      // `TemplateStringsArray`) cannot be judged, so no argument is known to fit it. Only
+      // `any`, `unknown` and `*` take anything.
+      const shape = typeShape(type, this.typedefs);
+      if (shape && (shape.kind === 'object' || shape.kind === 'array')) return shapeFits(src, shape, p.dflt);
+      if (!this.inputs.kinds(type, p.name, p.dflt).includes('any')) return this.inputs.fits(src, type, p.name, p.dflt);
+      if (shape && shape.kind !== 'any') return shapeFits(src, shape, p.dflt);
+      return splitTop(type.replace(/^\?|=$/g, ''), '|').every((alt) => /^(any|unknown|\*|null|undefined|void)$/.test(alt.trim()));
     });
   }
 }

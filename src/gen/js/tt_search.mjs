@@ -56,6 +56,7 @@ class Search {
     this.hangs = {};
     this.missing = new Set((req.missing || {})[spec.file] || []);
     this.instances = {}; // class -> [construction source]
+    this.welltypedInstances = new Set(); // constructions whose arguments fit the documented types
     this.runner = new Runner(spec.file, this.kind, Math.round((req.call_timeout_s || 2) * 1000));
   }
 
@@ -161,6 +162,7 @@ class Search {
         if (out.effects?.length) { this.oracle.sideEffect(item.name, expr, out.effects); continue; }
         if (out.ok) {
           this.instances[item.name].push(expr);
+          if (this.calls.welltyped(c.doc, item.params, args)) this.welltypedInstances.add(expr);
           this.gain(out.covered, true);
         }
       }
@@ -210,10 +212,13 @@ class Search {
     if (c.cls) {
       const owners = this.instances[c.cls] || [];
       if (!owners.length) return null;
-      const setup = [`const obj = ${this.rand.pick(owners)};`];
+      const owner = this.rand.pick(owners);
+      const setup = [`const obj = ${owner};`];
       if (c.getter) return { setup, expr: `obj.${c.getter}`, welltyped: false, async: false };
       const args = this.calls.args(docName, c.params, c);
-      return { setup, expr: `obj.${c.method}(${args.join(', ')})`, welltyped: this.calls.welltyped(docName, c.params, args), async: c.async };
+      // An object built from ill-typed arguments breaks its methods; that is the input's fault.
+      const welltyped = this.welltypedInstances.has(owner) && this.calls.welltyped(docName, c.params, args);
+      return { setup, expr: `obj.${c.method}(${args.join(', ')})`, welltyped, async: c.async };
     }
     const args = this.calls.args(docName, c.params, c);
     return { setup: [], expr: `${c.target}(${args.join(', ')})`, welltyped: this.calls.welltyped(docName, c.params, args), async: c.async };

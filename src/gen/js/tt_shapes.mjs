@@ -277,6 +277,7 @@ export function shapeFits(src, shape, dflt) {
     if (sh.values.length && !sh.values.includes(value)) return false;
     if (sh.kind === 'object') {
       if (!isPlainObject(value)) return false;
+      if (sh.map && !Object.values(value).every((x) => fits(x, sh.map, depth + 1))) return false;
       return [...sh.fields].every(([k, sub]) => (value[k] === undefined ? sub.optional : fits(value[k], sub, depth + 1)));
     }
     if (sh.kind === 'array') return Array.isArray(value) && value.every((x) => fits(x, sh.of, depth + 1));
@@ -295,7 +296,7 @@ function setKind(shape, kind) {
 }
 
 /** `text` split at top-level `sep` characters (outside brackets and quotes). */
-function splitTop(text, seps) {
+export function splitTop(text, seps) {
   const parts = [];
   let depth = 0, quote = null, cur = '';
   for (let i = 0; i < text.length; i++) {
