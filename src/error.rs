@@ -80,6 +80,8 @@ pub enum Error {
     /// The session's message log could not be made durable (disk full, read-only, …).
     #[error(transparent)]
     MessageLog(#[from] crate::bus::writer::LogError),
+    #[error(transparent)]
+    MessageRead(#[from] crate::bus::reader::ReadError),
 
     /// A session file that could not be read or written.
     #[error(transparent)]
@@ -136,7 +138,8 @@ impl Error {
             | Error::Environment(_)
             | Error::Proc(_)
             | Error::File(_)
-            | Error::MessageLog(_) => EXIT_BAD_INPUT,
+            | Error::MessageLog(_)
+            | Error::MessageRead(_) => EXIT_BAD_INPUT,
         }
     }
 }
@@ -188,6 +191,10 @@ mod tests {
             Error::Usage("x".into()),
             Error::File(crate::util::FileError::Empty { path: path.clone() }),
             Error::MessageLog(crate::bus::writer::LogError::Stopped),
+            Error::MessageRead(crate::bus::reader::ReadError::Read {
+                path: path.clone(),
+                cause: std::io::Error::other("x"),
+            }),
             Error::BadLimit(crate::sandbox::LimitError::NotAssignment {
                 assignment: "x".into(),
             }),

@@ -83,11 +83,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-pub fn quote(word: &str) -> String {
-    shlex::try_quote(word)
-        .map(|q| q.into_owned())
-        .unwrap_or_else(|_| word.to_string())
-}
+pub use crate::util::quote;
 
 #[cfg(test)]
 mod tests {

@@ -26,3 +26,4 @@ pub mod tasks;
 pub mod team;
 pub mod testing;
 pub mod util;
+pub mod workspace;

@@ -323,6 +323,13 @@ pub fn csv_text_read(cell: &str) -> &str {
     }
 }
 
+/// A word quoted for a POSIX shell where it needs it (a command we print for the user).
+pub fn quote(word: &str) -> String {
+    shlex::try_quote(word)
+        .map(|q| q.into_owned())
+        .unwrap_or_else(|_| word.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

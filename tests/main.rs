@@ -4,6 +4,7 @@ mod common;
 
 mod agents;
 mod apply_fixes;
+mod architecture;
 mod builtin_roles;
 mod cluster;
 mod completion;

@@ -110,7 +110,7 @@ pub fn launch(
         Some(end) => Ok(end),
         None => {
             // Interrupted: mark the session paused so `resume` picks it up.
-            mark_paused(&session_dir);
+            session_dir.mark_paused();
             Ok(RunEnd {
                 status: SessionStatus::Paused,
                 exit_code: EXIT_INTERRUPTED,
@@ -121,31 +121,5 @@ pub fn launch(
                 )],
             })
         }
-    }
-}
-
-/// The session is paused (the run stopped short): `resume` picks it up.
-pub fn mark_paused(session: &crate::session::SessionDir) {
-    if let Ok(mut state) = session.load_state() {
-        state.status = SessionStatus::Paused;
-        state.active_workers.clear();
-        state.updated_at = crate::util::now_ts();
-        let _ = session.save_state(&state);
-    }
-    mark_meta_paused(&session.meta_json());
-}
-
-/// meta.json's top-level status follows the session's (the bus writer is closed by now).
-fn mark_meta_paused(path: &std::path::Path) {
-    let Ok(mut meta) = crate::util::read_json::<serde_json::Value>(path) else {
-        return;
-    };
-    if let Some(obj) = meta.as_object_mut() {
-        obj.insert("status".into(), serde_json::json!("paused"));
-        obj.insert(
-            "updated_at".into(),
-            serde_json::json!(crate::util::now_ts()),
-        );
-        let _ = crate::util::atomic_write_json(path, &meta);
     }
 }

@@ -396,7 +396,7 @@ impl Handler<RemoteNote> for Coordinator {
                 let _ = self.bus.sync();
                 self.sched.halt();
                 crate::proc::kill_all_groups();
-                super::boot::mark_paused(&self.env.session);
+                self.env.session.mark_paused();
                 let url = self
                     .env
                     .remote

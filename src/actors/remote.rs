@@ -201,11 +201,18 @@ impl StandIn {
     }
 }
 
+/// Why a job on the link gave no result: the job failed, or its task ended first.
+#[derive(Debug, thiserror::Error)]
+enum LinkJobError {
+    #[error(transparent)]
+    Failed(#[from] crate::remote::RemoteError),
+    #[error("the link's job ended early: {0}")]
+    Ended(#[from] tokio::task::JoinError),
+}
+
 /// A link job's result, whether the job failed or its task did.
-fn joined<T>(r: Result<crate::remote::Result<T>, tokio::task::JoinError>) -> Result<T, String> {
-    match r {
-        Ok(Ok(t)) => Ok(t),
-        Ok(Err(e)) => Err(e.to_string()),
-        Err(e) => Err(e.to_string()),
-    }
+fn joined<T>(
+    r: Result<crate::remote::Result<T>, tokio::task::JoinError>,
+) -> Result<T, LinkJobError> {
+    Ok(r??)
 }

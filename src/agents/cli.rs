@@ -194,22 +194,17 @@ const COPY_FILE_MAX: u64 = 1 << 20;
 fn snapshot(repo: &Path, session: &Path) -> Snapshot {
     let mut out = Snapshot::new();
     let mut budget = COPY_BUDGET;
-    let _ = crate::testing::workspace::list_files(
-        repo,
-        Path::new(""),
-        Some(session),
-        &mut |rel, abs| {
-            if let Ok(m) = std::fs::symlink_metadata(&abs) {
-                let copy = (m.is_file() && m.len() <= COPY_FILE_MAX && m.len() <= budget)
-                    .then(|| crate::util::read_regular(&abs).ok())
-                    .flatten();
-                if let Some(bytes) = &copy {
-                    budget -= bytes.len() as u64;
-                }
-                out.insert(rel, (m.len(), m.modified().ok(), copy));
+    let _ = crate::workspace::list_files(repo, Path::new(""), Some(session), &mut |rel, abs| {
+        if let Ok(m) = std::fs::symlink_metadata(&abs) {
+            let copy = (m.is_file() && m.len() <= COPY_FILE_MAX && m.len() <= budget)
+                .then(|| crate::util::read_regular(&abs).ok())
+                .flatten();
+            if let Some(bytes) = &copy {
+                budget -= bytes.len() as u64;
             }
-        },
-    );
+            out.insert(rel, (m.len(), m.modified().ok(), copy));
+        }
+    });
     out
 }
 

@@ -38,7 +38,7 @@ pub use iteration_state::{
 pub use load_error::{LoadErrorRecord, LoadVerdictRecord};
 pub use localisation::{LocalisationRecord, Suspect, TestLocalisation, LOCALISATION_FILE};
 pub use mutation::{KeptTest, LayerMutation, MutationRecord, SuiteScore, Survivor, MUTATION_FILE};
-pub use quarantine::Quarantined;
+pub use quarantine::{recorded_quarantine, Quarantined};
 pub use reader::{is_run_file, read_run, runs, ArtifactError, SessionResults};
 pub use repair::{Repair, RepairAction};
 pub use run_record::{CoverageScope, RunRecord, WatchRecord};

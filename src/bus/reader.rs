@@ -10,7 +10,20 @@ use std::time::Duration;
 use notify::{RecursiveMode, Watcher};
 
 use super::message::Record;
-use crate::error::{Error, Result};
+
+/// Why the log could not be read or followed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("reading {}: {cause}", path.display())]
+    Read {
+        path: PathBuf,
+        cause: std::io::Error,
+    },
+    #[error("cannot watch {}: {cause}", path.display())]
+    Watch { path: PathBuf, cause: notify::Error },
+}
+
+type Result<T, E = ReadError> = std::result::Result<T, E>;
 
 /// A line that did not parse, with its 1-based line number.
 #[derive(Debug, Clone)]
@@ -24,12 +37,20 @@ pub fn read_all(path: &Path) -> Result<(Vec<Record>, Vec<BadLine>)> {
     let file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
-        Err(e) => return Err(Error::io(format!("reading {}", path.display()), e)),
+        Err(e) => {
+            return Err(ReadError::Read {
+                path: path.to_path_buf(),
+                cause: e,
+            })
+        }
     };
     let mut records = Vec::new();
     let mut bad = Vec::new();
     for (i, line) in BufReader::new(file).split(b'\n').enumerate() {
-        let line = line.map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+        let line = line.map_err(|e| ReadError::Read {
+            path: path.to_path_buf(),
+            cause: e,
+        })?;
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
@@ -79,16 +100,23 @@ impl Follower {
                 let _ = tx.send(());
             }
         })
-        .map_err(|e| Error::Environment(format!("cannot watch {}: {e}", path.display())))?;
+        .map_err(|e| ReadError::Watch {
+            path: path.to_path_buf(),
+            cause: e,
+        })?;
         let dir = path.parent().unwrap_or(Path::new("."));
         watcher
             .watch(dir, RecursiveMode::NonRecursive)
-            .map_err(|e| Error::Environment(format!("cannot watch {}: {e}", dir.display())))?;
+            .map_err(|e| ReadError::Watch {
+                path: dir.to_path_buf(),
+                cause: e,
+            })?;
         for extra in also_watch {
             watcher
                 .watch(extra, RecursiveMode::NonRecursive)
-                .map_err(|e| {
-                    Error::Environment(format!("cannot watch {}: {e}", extra.display()))
+                .map_err(|e| ReadError::Watch {
+                    path: extra.to_path_buf(),
+                    cause: e,
                 })?;
         }
         Ok(Follower {
@@ -128,7 +156,10 @@ impl Follower {
         wanted: impl Fn(&[u8]) -> bool,
         mut each: impl FnMut(Result<Record, BadLine>),
     ) -> Result<usize> {
-        let io = |e| Error::io(format!("reading {}", self.path.display()), e);
+        let io = |e| ReadError::Read {
+            path: self.path.to_path_buf(),
+            cause: e,
+        };
         let mut file = match File::open(&self.path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
@@ -202,7 +233,10 @@ impl Follower {
     /// The last `max_bytes` of the log at most, from its first complete line: what is recent,
     /// read in time independent of the log's size.
     pub fn read_tail(path: &Path, max_bytes: u64) -> Result<(Vec<Record>, Vec<BadLine>)> {
-        let io = |e| Error::io(format!("reading {}", path.display()), e);
+        let io = |e| ReadError::Read {
+            path: path.to_path_buf(),
+            cause: e,
+        };
         let mut file = match File::open(path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

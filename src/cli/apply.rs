@@ -14,9 +14,9 @@ use clap::Args;
 use super::Location;
 use crate::app::fixes;
 use crate::error::Error;
+use crate::session::framework::session_framework;
 use crate::session::{self, SessionDir, LAYER_DIRS};
-use crate::testing::detect::session_framework;
-use crate::testing::runner::Runner;
+use crate::testing::runner::{ApplyFile, Runner};
 
 #[derive(Args, Debug)]
 pub struct ApplyArgs {
@@ -110,6 +110,7 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
     };
     let (mut plan, refused, left_out) = leave_out_quarantined(&session, planned);
     if let Some(runner) = &runner {
+        let node_modules = crate::testing::deps::node_modules(&state.repo, &session.root);
         for (from, to, content) in &mut plan {
             let layer = from
                 .parent()
@@ -117,8 +118,13 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
             let text = String::from_utf8_lossy(content).into_owned();
-            let dest = to.strip_prefix(&state.repo).unwrap_or(to);
-            let changed = runner.apply_content(&session.root, &layer, &text, dest);
+            let defects = crate::team::defect_reasons(&session.root, &layer);
+            let file = ApplyFile {
+                dest: to.strip_prefix(&state.repo).unwrap_or(to),
+                defects: &defects,
+                node_modules: node_modules.as_deref(),
+            };
+            let changed = runner.apply_content(&text, &file);
             if changed != text {
                 *content = changed.into_bytes();
             }
@@ -336,9 +342,7 @@ fn leave_out_quarantined(
         let mut why = Vec::new();
         let mut unsafe_names = std::collections::BTreeSet::new();
         let text = String::from_utf8_lossy(&content).into_owned();
-        for (id, what, is_unsafe) in
-            crate::testing::effects::recorded_quarantine(&session.root, &layer)
-        {
+        for (id, what, is_unsafe) in crate::artifacts::recorded_quarantine(&session.root, &layer) {
             // mocha's ids start with the suite, not the file: a JS test is this file's when the
             // file names its title.
             let ours = crate::testing::effects::file_of(&id) == rel
@@ -417,7 +421,7 @@ fn remove_tests(
     if file.extension().is_some_and(|e| e == "py") {
         crate::gen::remove_tests(source, names)
     } else {
-        crate::gen::js::remove_tests(source, names)
+        crate::testing::node::edit::remove_tests(source, names)
     }
 }
 
@@ -426,7 +430,7 @@ fn tests_in(file: &Path, source: &str) -> usize {
     if file.extension().is_some_and(|e| e == "py") {
         crate::gen::test_names(source).len()
     } else {
-        crate::gen::js::test_count(source)
+        crate::testing::node::edit::test_count(source)
     }
 }
 

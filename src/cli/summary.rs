@@ -24,7 +24,7 @@ pub fn print_summary(session: &SessionDir, end: &RunEnd) -> Result<()> {
             String::new()
         }
     );
-    if let Ok(scope) = crate::testing::session_scope::load_scope(session) {
+    if let Ok(scope) = crate::session::scope::load_scope(session) {
         if let (true, Some(why)) = (scope.whole_project, &scope.whole_project_reason) {
             println!("  scope: the whole project, because {why}");
         }

@@ -15,13 +15,15 @@ use crate::util::tail_lines;
 
 pub mod js;
 
+// Editing generated pytest files is the runner's (apply uses it too); the generator's rounds
+// reach it here.
+pub use crate::testing::python::edit::{carry_over, mark_xfail, remove_tests, test_names};
+
 /// The generator's findings are a session artifact: the report reads them too.
 pub use crate::artifacts::Finding;
 
-/// The effect audit the helper and the pytest plugin share.
-pub const AUDIT: &str = include_str!("ttaudit.py");
-/// The autouse fixture every delivered test runs under (cwd, HOME, XDG, TMPDIR in tmp).
-pub const ISOLATION: &str = include_str!("tt_isolation.py");
+pub use crate::testing::python::isolation::{AUDIT, ISOLATION};
+
 /// The generator helper, written side by side into the session when used: `ttgen.py`, the entry
 /// point, the stages it drives (`tt_<stage>.py`, each importing only stages below it) and the
 /// modules they share. A new helper file is one line here.
@@ -51,9 +53,6 @@ pub const HELPER_FILES: &[(&str, &str)] = &[
     // Documents in a parser module's own grammar (the helper's inputs for parsers).
     ("tt_grammar.py", include_str!("tt_grammar.py")),
 ];
-/// The pytest plugin (`-p tt_effects`) that isolates and audits every test the executor runs.
-pub const EFFECTS_PLUGIN: &str = include_str!("tt_effects.py");
-
 /// Why the generator helper could not run or gave nothing usable.
 #[derive(Debug, thiserror::Error)]
 pub enum GenError {
@@ -104,18 +103,6 @@ fn write_modules(dir: &Path, files: &[(&str, &str)]) -> Result<(), GenError> {
             .map_err(|cause| GenError::WriteFile { path, cause })?;
     }
     Ok(())
-}
-
-/// Writes the effects plugin into `dir` (which goes on PYTHONPATH, with `-p tt_effects`).
-pub fn write_effects_plugin(dir: &Path) -> Result<(), GenError> {
-    write_modules(
-        dir,
-        &[
-            ("tt_effects.py", EFFECTS_PLUGIN),
-            ("ttaudit.py", AUDIT),
-            ("tt_isolation.py", ISOLATION),
-        ],
-    )
 }
 
 /// One module to test.
@@ -320,238 +307,6 @@ pub fn entry_points(python: &str, repo: &Path, scratch: &Path) -> Result<Vec<Str
     serde_json::from_str(out.stdout.trim()).map_err(GenError::ScanUnreadable)
 }
 
-/// A test function of a generated file: its decorators, `def` line and body.
-fn test_blocks(source: &str) -> Vec<(String, String)> {
-    let mut blocks: Vec<(String, String)> = Vec::new();
-    let mut pending = String::new();
-    for line in source.lines() {
-        if line.starts_with('@') {
-            pending.push_str(line);
-            pending.push('\n');
-            continue;
-        }
-        if let Some(rest) = line.strip_prefix("def ") {
-            let name = rest.split('(').next().unwrap_or("").trim().to_string();
-            blocks.push((name, std::mem::take(&mut pending) + line + "\n"));
-            continue;
-        }
-        pending.clear();
-        if let Some(last) = blocks.last_mut() {
-            if line.is_empty() || line.starts_with(' ') {
-                last.1.push_str(line);
-                last.1.push('\n');
-            }
-        }
-    }
-    for b in &mut blocks {
-        b.1 = b.1.trim_end().to_string() + "\n";
-    }
-    blocks
-}
-
-/// The names of a generated file's top-level test functions.
-pub fn test_names(source: &str) -> Vec<String> {
-    test_blocks(source)
-        .into_iter()
-        .map(|(name, _)| name)
-        .filter(|name| name.starts_with("test"))
-        .collect()
-}
-
-/// `source` without the top-level test functions named in `names` (with their decorators), and
-/// the names it could not find as top-level functions (a method of a class, or not there).
-pub fn remove_tests(
-    source: &str,
-    names: &std::collections::BTreeSet<String>,
-) -> (String, Vec<String>) {
-    let mut out = String::with_capacity(source.len());
-    let mut pending = String::new();
-    let mut skipping = false;
-    let mut removed = std::collections::BTreeSet::new();
-    for line in source.lines() {
-        if line.starts_with('@') {
-            pending.push_str(line);
-            pending.push('\n');
-            continue;
-        }
-        let def = line
-            .strip_prefix("def ")
-            .or_else(|| line.strip_prefix("async def "))
-            .and_then(|r| r.split('(').next())
-            .map(str::trim);
-        if let Some(name) = def {
-            skipping = names.contains(name);
-            if skipping {
-                removed.insert(name.to_string());
-                pending.clear();
-                continue;
-            }
-        } else if skipping {
-            if line.trim().is_empty() || line.starts_with([' ', '\t']) {
-                continue;
-            }
-            skipping = false;
-        }
-        out.push_str(&std::mem::take(&mut pending));
-        out.push_str(line);
-        out.push('\n');
-    }
-    out.push_str(&pending);
-    let missing = names
-        .iter()
-        .filter(|n| !removed.contains(*n))
-        .cloned()
-        .collect();
-    (out, missing)
-}
-
-/// Names the file imports from each module: `from m import a, b` -> (m, [a, b]).
-fn imports(source: &str) -> Vec<(String, Vec<String>)> {
-    source
-        .lines()
-        .filter_map(|l| l.strip_prefix("from "))
-        .filter_map(|l| l.split_once(" import "))
-        .map(|(m, names)| {
-            (
-                m.trim().to_string(),
-                names.split(',').map(|n| n.trim().to_string()).collect(),
-            )
-        })
-        .collect()
-}
-
-/// Tests of the previous round that must survive a regeneration (they found code defects, or
-/// already carry an xfail for one): carried into the new file when it lacks them, with the names
-/// they import. Everything else comes from the new round, and nothing in `drop` (broken, flaky
-/// or unsafe tests) is ever carried.
-pub fn carry_over(
-    old: &str,
-    new: &str,
-    keep: &std::collections::BTreeSet<String>,
-    drop: &std::collections::BTreeSet<String>,
-) -> String {
-    let new_names: Vec<String> = test_blocks(new).into_iter().map(|(n, _)| n).collect();
-    let carried: Vec<(String, String)> = test_blocks(old)
-        .into_iter()
-        .filter(|(name, block)| {
-            (keep.contains(name) || block.starts_with("@pytest.mark.xfail"))
-                && !new_names.contains(name)
-                && !drop.contains(name)
-                && name.starts_with("test")
-        })
-        .collect();
-    if carried.is_empty() {
-        return new.to_string();
-    }
-    let mut out = new.to_string();
-    // Union the from-imports so the carried tests resolve their names.
-    for (module, names) in imports(old) {
-        let line_prefix = format!("from {module} import ");
-        let existing = out
-            .lines()
-            .find(|l| l.starts_with(&line_prefix))
-            .map(str::to_string);
-        let mut all: Vec<String> = existing
-            .as_deref()
-            .map(|l| {
-                l[line_prefix.len()..]
-                    .split(',')
-                    .map(|n| n.trim().to_string())
-                    .collect()
-            })
-            .unwrap_or_default();
-        for n in names {
-            if !all.contains(&n) {
-                all.push(n);
-            }
-        }
-        all.sort();
-        let line = format!("{line_prefix}{}", all.join(", "));
-        out = match existing {
-            Some(old_line) => out.replacen(&old_line, &line, 1),
-            None => insert_after_header(&out, &line),
-        };
-    }
-    if carried.iter().any(|(_, b)| b.contains("pytest."))
-        && !out.lines().any(|l| l.trim() == "import pytest")
-    {
-        out = insert_import(&out);
-    }
-    for (_, block) in carried {
-        out = out.trim_end().to_string() + "\n\n\n" + &block;
-    }
-    out
-}
-
-fn insert_after_header(source: &str, line: &str) -> String {
-    let mut lines: Vec<String> = source.lines().map(str::to_string).collect();
-    let at = lines
-        .iter()
-        .position(|l| l.starts_with("def ") || l.starts_with('@'))
-        .unwrap_or(lines.len());
-    let at = at.saturating_sub(2).max(1).min(lines.len());
-    lines.insert(at, line.to_string());
-    lines.join("\n") + "\n"
-}
-
-/// Marks tests as expected failures with the reason (a code defect they found), so the layer's
-/// pass rate reflects the tests that are right about the code while the finding stays visible.
-pub fn mark_xfail(source: &str, tests: &BTreeMap<String, String>) -> String {
-    if tests.is_empty() {
-        return source.to_string();
-    }
-    let mut out = String::with_capacity(source.len() + 200);
-    let mut marked = false;
-    for line in source.lines() {
-        let name = line
-            .strip_prefix("def ")
-            .and_then(|r| r.split('(').next())
-            .map(str::trim);
-        let already = out
-            .trim_end()
-            .lines()
-            .last()
-            .is_some_and(|l| l.starts_with("@pytest.mark.xfail"));
-        if let Some(reason) = name.and_then(|n| tests.get(n)).filter(|_| !already) {
-            let reason = reason
-                .replace('\\', "\\\\")
-                .replace('"', "'")
-                .replace('\n', " ");
-            out.push_str(&format!(
-                "@pytest.mark.xfail(reason=\"{reason}\", strict=True)\n"
-            ));
-            marked = true;
-        }
-        out.push_str(line);
-        out.push('\n');
-    }
-    if marked && !source.lines().any(|l| l.trim() == "import pytest") {
-        out = insert_import(&out);
-    }
-    out
-}
-
-/// Adds `import pytest` after the module docstring (or at the top).
-fn insert_import(source: &str) -> String {
-    let lines: Vec<&str> = source.lines().collect();
-    let mut at = 0;
-    if lines.first().is_some_and(|l| l.starts_with("\"\"\"")) {
-        let single = lines[0].len() > 3 && lines[0][3..].contains("\"\"\"");
-        at = if single {
-            1
-        } else {
-            lines
-                .iter()
-                .skip(1)
-                .position(|l| l.contains("\"\"\""))
-                .map_or(0, |i| i + 2)
-        };
-    }
-    let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
-    out.insert(at, "import pytest".into());
-    out.join("\n") + "\n"
-}
-
 /// Where the helper and its mirror live for a layer.
 pub fn scratch_dirs(session: &Path, layer: &str) -> (PathBuf, PathBuf) {
     let ws = session.join("workspace");
@@ -568,7 +323,7 @@ mod tests {
         let src = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures")
             .join(name);
-        crate::testing::workspace::mirror(&src, tmp.path(), &BTreeMap::new()).unwrap();
+        crate::workspace::mirror(&src, tmp.path(), &BTreeMap::new()).unwrap();
         tmp
     }
 
@@ -705,69 +460,5 @@ mod tests {
                 .trim()
                 .to_string(),
         )
-    }
-
-    #[test]
-    fn a_revision_round_keeps_the_earlier_tests_it_is_not_told_to_drop() {
-        let old = "\"\"\"Old.\"\"\"\nfrom m import f, g\n\n\ndef test_f_aa():\n    assert f(1) == 2\n\n\ndef test_g_bb():\n    assert g(1) == 3\n";
-        let new = "\"\"\"New.\"\"\"\nfrom m import h\n\n\ndef test_h_cc():\n    assert h() == 0\n";
-        let keep: std::collections::BTreeSet<String> = test_names(old).into_iter().collect();
-        let drop: std::collections::BTreeSet<String> = ["test_g_bb".to_string()].into();
-        let out = carry_over(old, new, &keep, &drop);
-        assert!(out.contains("def test_h_cc():"), "{out}");
-        assert!(out.contains("def test_f_aa():"), "{out}");
-        assert!(!out.contains("def test_g_bb():"), "{out}");
-    }
-
-    #[test]
-    fn defect_tests_of_the_last_round_are_carried_over() {
-        let old = "\"\"\"Old.\"\"\"\nfrom m import f, g\n\n\ndef test_f_aa():\n    assert f(1) == 2\n\n\n@pytest.mark.xfail(reason=\"x\", strict=True)\ndef test_g_bb():\n    assert g(1) == 3\n";
-        let new = "\"\"\"New.\"\"\"\nfrom m import h\n\n\ndef test_h_cc():\n    assert h() == 0\n";
-        let keep: std::collections::BTreeSet<String> = ["test_f_aa".to_string()].into();
-        let out = carry_over(old, new, &keep, &Default::default());
-        assert!(out.contains("from m import f, g, h"), "{out}");
-        assert!(out.contains("import pytest"), "{out}");
-        assert!(
-            out.contains("def test_h_cc():") && out.contains("def test_f_aa():"),
-            "{out}"
-        );
-        assert!(
-            out.contains("@pytest.mark.xfail(reason=\"x\", strict=True)\ndef test_g_bb():"),
-            "{out}"
-        );
-        // Marking again does not stack a second decorator.
-        let mut reasons = BTreeMap::new();
-        reasons.insert("test_g_bb".to_string(), "y".to_string());
-        assert_eq!(mark_xfail(&out, &reasons).matches("xfail").count(), 1);
-    }
-
-    #[test]
-    fn unsafe_tests_are_cut_out_with_their_decorators() {
-        let src = "import pytest\n\n\n@pytest.mark.xfail(strict=True)\ndef test_a():\n    f('.')\n\n\ndef test_b(tmp_path):\n    assert g(tmp_path) is None\n";
-        let names = ["test_a".to_string(), "test_gone".to_string()].into();
-        let (out, missing) = remove_tests(src, &names);
-        assert_eq!(
-            out,
-            "import pytest\n\n\ndef test_b(tmp_path):\n    assert g(tmp_path) is None\n"
-        );
-        assert_eq!(missing, vec!["test_gone".to_string()]);
-    }
-
-    #[test]
-    fn xfail_marks_the_named_tests_and_imports_pytest() {
-        let src = "\"\"\"Generated.\"\"\"\nfrom m import f\n\n\ndef test_f_1():\n    assert f(1) == 2\n\n\ndef test_f_2():\n    assert f(2) == 3\n";
-        let mut t = BTreeMap::new();
-        t.insert(
-            "test_f_2".to_string(),
-            "code_defect: f(2) returned 4".to_string(),
-        );
-        let out = mark_xfail(src, &t);
-        assert!(
-            out.starts_with("\"\"\"Generated.\"\"\"\nimport pytest\n"),
-            "{out}"
-        );
-        assert!(out.contains("@pytest.mark.xfail(reason=\"code_defect: f(2) returned 4\", strict=True)\ndef test_f_2():"));
-        assert!(!out
-            .contains("xfail(reason=\"code_defect: f(2) returned 4\", strict=True)\ndef test_f_1"));
     }
 }

@@ -9,6 +9,7 @@ file. Imports only the execution stage (a folder of its own for pytest).
 """
 
 import ast
+import importlib.util
 import os
 import re
 import sys
@@ -205,9 +206,10 @@ def collect_errors(source, module):
 
 def isolation_fixture():
 
-    """The autouse fixture every generated module carries (tt_isolation.py, shipped beside us)."""
-    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "tt_isolation.py"),
-              encoding="utf-8") as f:
+    """The autouse fixture every generated module carries (tt_isolation.py, shipped beside us;
+    found on the import path without importing it, since importing it imports pytest)."""
+    spec = importlib.util.find_spec("tt_isolation")
+    with open(spec.origin, encoding="utf-8") as f:
         text = f.read()
     return text[text.index("@pytest.fixture"):].rstrip()
 

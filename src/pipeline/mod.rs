@@ -2,7 +2,6 @@
 
 pub mod config;
 pub mod controls;
-pub mod dynamic;
 pub mod extend;
 pub mod scope;
 pub mod select;

@@ -25,6 +25,7 @@ pub mod link;
 pub mod names;
 pub mod objects;
 pub mod registry;
+mod routes;
 pub mod settings;
 pub mod shard;
 pub mod snapshot;

@@ -5,7 +5,7 @@
 
 use super::Link;
 use crate::gen::GenResult;
-use crate::team::{GenShardRequest, ProgressFn, ShardRequest, ShardRunner};
+use crate::team::{GenShardRequest, ProgressFn, ShardError, ShardRequest, ShardRunner};
 use crate::testing::runner::RunOutput;
 
 impl ShardRunner for Link {
@@ -17,30 +17,29 @@ impl ShardRunner for Link {
         &self,
         req: ShardRequest<'_>,
         progress: ProgressFn<'_>,
-    ) -> Result<Vec<RunOutput>, String> {
+    ) -> Result<Vec<RunOutput>, ShardError> {
         if !self.serves(&req.task.owner) {
-            return Err(format!(
-                "no live {} worker on {}",
-                req.task.owner,
-                self.url()
-            ));
+            return Err(ShardError::NoWorker {
+                role: req.task.owner.clone(),
+                url: self.url().to_string(),
+            });
         }
-        self.run_shards(req, progress).map_err(|e| e.to_string())
+        self.run_shards(req, progress)
+            .map_err(|e| ShardError::Cluster(Box::new(e)))
     }
 
     fn generate(
         &self,
         req: GenShardRequest<'_>,
         progress: ProgressFn<'_>,
-    ) -> Result<Vec<GenResult>, String> {
+    ) -> Result<Vec<GenResult>, ShardError> {
         if !self.serves(&req.task.owner) {
-            return Err(format!(
-                "no live {} worker on {}",
-                req.task.owner,
-                self.url()
-            ));
+            return Err(ShardError::NoWorker {
+                role: req.task.owner.clone(),
+                url: self.url().to_string(),
+            });
         }
         self.generate_shards(req, progress)
-            .map_err(|e| e.to_string())
+            .map_err(|e| ShardError::Cluster(Box::new(e)))
     }
 }

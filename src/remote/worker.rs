@@ -434,6 +434,16 @@ async fn run_envelope(
     ran
 }
 
+/// Why a shard's search gave no result.
+#[derive(Debug, thiserror::Error)]
+enum SearchNotRun {
+    /// This worker cannot contain what the search runs.
+    #[error("{0}")]
+    Unsandboxed(String),
+    #[error(transparent)]
+    Failed(crate::team::error::RoleError),
+}
+
 /// The task in its folder `run_dir`: the session's inputs, the role, what goes back. `in_use`
 /// is set when the role's thread may still be writing there.
 async fn in_run_dir(
@@ -516,7 +526,7 @@ async fn in_run_dir(
                         .map_err(|e| RemoteError::nats("a shard's search", e))?;
                     (shared.objects.put(&bytes).await?, None)
                 }
-                Err(e) => (String::new(), Some(e)),
+                Err(e) => (String::new(), Some(e.to_string())),
             };
             EventKind::ShardDone(Box::new(ShardDone {
                 index: envelope.shard.as_ref().map(|s| s.index).unwrap_or(0),
@@ -554,7 +564,7 @@ async fn in_run_dir(
 enum Ran {
     Task(Outcome),
     Shard(crate::testing::runner::RunOutput),
-    Search(std::result::Result<crate::gen::GenResult, String>),
+    Search(std::result::Result<crate::gen::GenResult, SearchNotRun>),
 }
 
 /// The role's work, on a blocking thread, exactly as a local worker runs it.
@@ -589,7 +599,7 @@ fn run_role(
             "worker {worker_name} offers no filesystem sandbox, and the built-in generator calls the project's functions with made-up arguments; run the worker in a container or VM"
         );
         return match &envelope.shard {
-            Some(_) => Ran::Search(Err(why)),
+            Some(_) => Ran::Search(Err(SearchNotRun::Unsandboxed(why))),
             None => Ran::Task(Outcome::failed(why)),
         };
     }
@@ -615,9 +625,9 @@ fn run_role(
         return Ran::Task(run_builtin(&envelope.role, &ctx));
     };
     match &job.generate {
-        Some(req) => {
-            Ran::Search(crate::team::search_here(&ctx, &job.layer, req).map_err(|e| e.to_string()))
-        }
+        Some(req) => Ran::Search(
+            crate::team::search_here(&ctx, &job.layer, req).map_err(SearchNotRun::Failed),
+        ),
         None => Ran::Shard(crate::team::run_shard(
             &ctx,
             &job.layer,

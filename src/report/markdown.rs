@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use super::model::{CriteriaFrom, Traceability};
 use super::{
     Report, TREND_COVERAGE_POINTS, TREND_SCORE_POINTS, W_COVERAGE, W_DETECTION, W_EFFECTIVENESS,
     W_GC,
@@ -193,7 +194,7 @@ pub fn markdown(r: &Report) -> String {
         super::fix_cycle::markdown(&mut md, f, &r.session_id);
     }
     if let Some(t) = &r.traceability {
-        super::traceability::markdown(&mut md, t);
+        traceability(&mut md, t);
     }
 
     // Coverage per layer.
@@ -632,4 +633,124 @@ fn sandbox_section(md: &mut String, r: &Report) {
         "### Blocked attempts\n\nCalls of the generator the sandbox stopped (a limit, or what the effect audit cannot see); no test keeps them.\n\n",
         &r.sandbox.blocked,
     );
+}
+
+// ---- requirements traceability (also written alone, as analysis/traceability.md) ----
+
+/// The section of quality-report.md.
+pub(super) fn traceability(md: &mut String, t: &Traceability) {
+    md.push_str("## Requirements Traceability\n\n");
+    body(md, t);
+}
+
+/// analysis/traceability.md: the section on its own.
+pub fn traceability_document(t: &Traceability, session_id: &str) -> String {
+    let mut md = format!("# Requirements Traceability — {session_id}\n\n");
+    body(&mut md, t);
+    md.truncate(md.trim_end().len());
+    md.push('\n');
+    md
+}
+
+/// Longest criterion text in a table cell; report.json has it whole.
+const TEXT_CELL: usize = 120;
+
+fn short(text: &str) -> String {
+    if text.chars().count() <= TEXT_CELL {
+        text.to_string()
+    } else {
+        let cut: String = text.chars().take(TEXT_CELL - 1).collect();
+        format!("{}…", cut.trim_end())
+    }
+}
+
+fn file_cell(file: &str) -> String {
+    if file.trim().is_empty() {
+        "-".into()
+    } else {
+        format!("`{}`", cell(file).replace('`', "'"))
+    }
+}
+
+fn body(md: &mut String, t: &Traceability) {
+    let s = &t.summary;
+    let from = match t.criteria_from {
+        CriteriaFrom::Requirements => "the requirement files",
+        CriteriaFrom::Scenarios => "the scenarios' req_ref",
+    };
+    let _ = writeln!(
+        md,
+        "Each acceptance criterion, the scenarios planned for it (scenarios.csv) and the last result of their tests. {} criteria of {} requirement(s), from {from}; criteria with no passing test first.\n\n\
+         Verdicts: {} covered, {} violated, {} failing, {} not run, {} with no scenario. Violated: a test of the criterion fails as a code defect; failing: it fails otherwise.\n",
+        s.criteria, s.requirements, s.covered, s.violated, s.failing, s.not_run, s.no_scenario
+    );
+    for n in &t.notes {
+        let _ = writeln!(md, "- Note: {}", text(n));
+    }
+    if !t.notes.is_empty() {
+        md.push('\n');
+    }
+    if t.criteria.is_empty() {
+        md.push_str("No acceptance criterion: no requirement file was read and no scenario names one (req_ref `REQ-001:AC-1`).\n\n");
+    } else {
+        md.push_str("| Requirement | Criterion | Verdict | Scenario | Layer | Priority | Test file | Last status |\n|---|---|---|---|---|---|---|---|\n");
+        for c in &t.criteria {
+            // Everything that comes from a REQ file or scenarios.csv is text, never HTML.
+            let requirement = match c.requirement_title.as_deref() {
+                Some(title) if !title.is_empty() && title != c.requirement => {
+                    format!("{}: {}", text(&c.requirement), text(title))
+                }
+                _ => text(&c.requirement),
+            };
+            let criterion = match (&c.text, t.criteria_from) {
+                (Some(words), _) => format!("{}: {}", text(&c.criterion), text(&short(words))),
+                (None, CriteriaFrom::Requirements) => {
+                    format!("{} (not in the requirement files)", text(&c.criterion))
+                }
+                (None, CriteriaFrom::Scenarios) => text(&c.criterion),
+            };
+            if c.scenarios.is_empty() {
+                let _ = writeln!(
+                    md,
+                    "| {requirement} | {criterion} | {} | - | - | - | - | - |",
+                    c.verdict.words()
+                );
+            }
+            for sc in &c.scenarios {
+                let _ = writeln!(
+                    md,
+                    "| {requirement} | {criterion} | {} | {} {} | {} | {} | {} | {} |",
+                    c.verdict.words(),
+                    text(&sc.id),
+                    text(&sc.name),
+                    text(&sc.layer),
+                    sc.priority,
+                    file_cell(&sc.test_file),
+                    text(&sc.status_words())
+                );
+            }
+        }
+        md.push('\n');
+    }
+    if !t.other_scenarios.is_empty() {
+        md.push_str("### Scenarios of Other Routes\n\nCoverage gaps, code boundaries and defects: traced to their reference rather than to a criterion.\n\n| Reference | Scenario | Layer | Priority | Test file | Last status |\n|---|---|---|---|---|---|\n");
+        for sc in &t.other_scenarios {
+            let _ = writeln!(
+                md,
+                "| {} | {} {} | {} | {} | {} | {} |",
+                if sc.req_ref.trim().is_empty() {
+                    "-".to_string()
+                } else {
+                    text(&sc.req_ref)
+                },
+                text(&sc.id),
+                text(&sc.name),
+                text(&sc.layer),
+                sc.priority,
+                file_cell(&sc.test_file),
+                text(&sc.status_words())
+            );
+        }
+        md.push('\n');
+    }
 }

@@ -42,10 +42,6 @@ pub use schema::{validate, REPORT_SCHEMA};
 pub use score::{
     band, quality_score, LayerFinal, NOT_SCORED, W_COVERAGE, W_DETECTION, W_EFFECTIVENESS, W_GC,
 };
-pub use traceability::{
-    CriteriaFrom, ScenarioStatus, TraceSummary, Traceability, TracedCriterion, TracedScenario,
-    Verdict, TRACEABILITY_FILE,
-};
 pub use trends::{TREND_COVERAGE_POINTS, TREND_SCORE_POINTS};
 
 // The unit tests reach these through `use super::*`.

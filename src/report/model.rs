@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::scenario::plan::Priority;
+
 pub const SCHEMA_VERSION: u32 = 1;
 
 #[derive(Debug, Clone, Serialize)]
@@ -37,7 +39,7 @@ pub struct Report {
     /// Requirement -> criterion -> scenarios -> tests, when the session was planned with
     /// scenarios (scenarios.csv).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub traceability: Option<super::traceability::Traceability>,
+    pub traceability: Option<Traceability>,
     pub defect_patterns: Vec<DefectPattern>,
     pub gc_effectiveness: Vec<GcEffect>,
     pub coverage_gaps: Vec<CoverageGap>,
@@ -436,5 +438,146 @@ impl CsvRow {
             text(&self.red_result),
             text(&self.findings),
         ]
+    }
+}
+
+// ---- requirements traceability (computed by `traceability`) ----
+
+/// Written next to quality-report.md when the section exists.
+pub const TRACEABILITY_FILE: &str = "analysis/traceability.md";
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Traceability {
+    /// Where the criteria come from: the requirement files, or the scenarios' `req_ref` alone.
+    pub criteria_from: CriteriaFrom,
+    /// Why the requirement files were not used; references they do not hold.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    pub summary: TraceSummary,
+    /// Criteria with no passing test first (violated, failing, no scenario, not run), then the
+    /// rest; in requirement and criterion order within each verdict.
+    pub criteria: Vec<TracedCriterion>,
+    /// Scenarios that trace to no criterion (`gap:…`, `code:…`, `defect:…`, `suspect:…`, or no
+    /// reference), by reference.
+    pub other_scenarios: Vec<TracedScenario>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CriteriaFrom {
+    Requirements,
+    Scenarios,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct TraceSummary {
+    pub requirements: usize,
+    pub criteria: usize,
+    pub covered: usize,
+    pub violated: usize,
+    pub failing: usize,
+    pub not_run: usize,
+    pub no_scenario: usize,
+}
+
+/// One acceptance criterion and the scenarios planned for it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TracedCriterion {
+    /// `REQ-001`.
+    pub requirement: String,
+    /// From the requirement file; None when the criterion is known by a `req_ref` only.
+    pub requirement_title: Option<String>,
+    /// `AC-1`.
+    pub criterion: String,
+    pub text: Option<String>,
+    pub verdict: Verdict,
+    pub scenarios: Vec<TracedScenario>,
+}
+
+/// What the tests of a criterion's scenarios say about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// A scenario failed as a code defect: the code does not do what the criterion says.
+    Violated,
+    /// A scenario's test passes (and none shows a code defect).
+    Covered,
+    /// A scenario failed otherwise (its test, the environment, unclassified).
+    Failing,
+    /// Scenarios planned, none run yet (pending, written, blocked, skipped).
+    NotRun,
+    /// No scenario names the criterion.
+    NoScenario,
+}
+
+impl Verdict {
+    pub fn words(self) -> &'static str {
+        match self {
+            Verdict::Violated => "violated",
+            Verdict::Covered => "covered",
+            Verdict::Failing => "failing",
+            Verdict::NotRun => "not run",
+            Verdict::NoScenario => "no scenario",
+        }
+    }
+
+    /// Listing order: the criteria that most need a look first.
+    pub(super) fn rank(self) -> u8 {
+        match self {
+            Verdict::Violated => 0,
+            Verdict::Failing => 1,
+            Verdict::NoScenario => 2,
+            Verdict::NotRun => 3,
+            Verdict::Covered => 4,
+        }
+    }
+}
+
+/// One scenario of the plan and the last result of its tests.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TracedScenario {
+    /// `AT-001`.
+    pub id: String,
+    pub name: String,
+    pub layer: String,
+    pub priority: Priority,
+    pub req_ref: String,
+    /// Relative to the session; empty when the plan names none.
+    pub test_file: String,
+    pub status: ScenarioStatus,
+    /// Of a failure: the worst of its failing tests' (code_defect first); None when
+    /// unclassified or not failed.
+    pub classification: Option<String>,
+    /// The red phase's result from scenarios.csv (`expected_fail`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub red_result: Option<String>,
+    /// Where the status comes from: the run record (`results/run-003.json`) or `scenarios.csv`;
+    /// None when nothing ran.
+    pub status_from: Option<String>,
+    /// What else the status rests on: `flaky`, `skipped`, `pending`, `blocked: …`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScenarioStatus {
+    Passed,
+    Failed,
+    NotRun,
+}
+
+impl TracedScenario {
+    /// `passed`, `failed (code_defect)`, `not run (pending)`.
+    pub fn status_words(&self) -> String {
+        let note = |n: &Option<String>| n.as_ref().map_or(String::new(), |n| format!(" ({n})"));
+        match self.status {
+            ScenarioStatus::Passed => format!("passed{}", note(&self.note)),
+            ScenarioStatus::Failed => format!(
+                "failed ({})",
+                self.classification.as_deref().unwrap_or("unclassified")
+            ),
+            ScenarioStatus::NotRun => format!("not run{}", note(&self.note)),
+        }
     }
 }

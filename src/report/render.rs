@@ -7,9 +7,10 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use super::markdown::markdown;
+use super::markdown::traceability_document as document;
 use super::model::Report;
+use super::model::TRACEABILITY_FILE;
 use super::schema::REPORT_SCHEMA;
-use super::traceability::{document, TRACEABILITY_FILE};
 use crate::pipeline::config::TeamConfig;
 use crate::session::SessionDir;
 use crate::util::{atomic_write, atomic_write_json, mkdirs};

@@ -15,160 +15,23 @@
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
-use std::fmt::Write as _;
+
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
 use regex::Regex;
-use serde::Serialize;
+
 use serde_json::Value;
 
 use super::load::Run;
-use super::markdown::{cell, text as md_text};
-use super::model::CsvRow;
-use crate::scenario::plan::{self, Priority, Scenario};
+use super::model::{
+    CriteriaFrom, CsvRow, ScenarioStatus, TraceSummary, Traceability, TracedCriterion,
+    TracedScenario, Verdict,
+};
+use crate::scenario::plan::{self, Scenario};
 use crate::scenario::req;
 use crate::session::SessionDir;
 use crate::testing::classify::Classification;
-
-/// Written next to quality-report.md when the section exists.
-pub const TRACEABILITY_FILE: &str = "analysis/traceability.md";
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Traceability {
-    /// Where the criteria come from: the requirement files, or the scenarios' `req_ref` alone.
-    pub criteria_from: CriteriaFrom,
-    /// Why the requirement files were not used; references they do not hold.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-    pub summary: TraceSummary,
-    /// Criteria with no passing test first (violated, failing, no scenario, not run), then the
-    /// rest; in requirement and criterion order within each verdict.
-    pub criteria: Vec<TracedCriterion>,
-    /// Scenarios that trace to no criterion (`gap:…`, `code:…`, `defect:…`, `suspect:…`, or no
-    /// reference), by reference.
-    pub other_scenarios: Vec<TracedScenario>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CriteriaFrom {
-    Requirements,
-    Scenarios,
-}
-
-#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
-pub struct TraceSummary {
-    pub requirements: usize,
-    pub criteria: usize,
-    pub covered: usize,
-    pub violated: usize,
-    pub failing: usize,
-    pub not_run: usize,
-    pub no_scenario: usize,
-}
-
-/// One acceptance criterion and the scenarios planned for it.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct TracedCriterion {
-    /// `REQ-001`.
-    pub requirement: String,
-    /// From the requirement file; None when the criterion is known by a `req_ref` only.
-    pub requirement_title: Option<String>,
-    /// `AC-1`.
-    pub criterion: String,
-    pub text: Option<String>,
-    pub verdict: Verdict,
-    pub scenarios: Vec<TracedScenario>,
-}
-
-/// What the tests of a criterion's scenarios say about it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// A scenario failed as a code defect: the code does not do what the criterion says.
-    Violated,
-    /// A scenario's test passes (and none shows a code defect).
-    Covered,
-    /// A scenario failed otherwise (its test, the environment, unclassified).
-    Failing,
-    /// Scenarios planned, none run yet (pending, written, blocked, skipped).
-    NotRun,
-    /// No scenario names the criterion.
-    NoScenario,
-}
-
-impl Verdict {
-    pub fn words(self) -> &'static str {
-        match self {
-            Verdict::Violated => "violated",
-            Verdict::Covered => "covered",
-            Verdict::Failing => "failing",
-            Verdict::NotRun => "not run",
-            Verdict::NoScenario => "no scenario",
-        }
-    }
-
-    /// Listing order: the criteria that most need a look first.
-    fn rank(self) -> u8 {
-        match self {
-            Verdict::Violated => 0,
-            Verdict::Failing => 1,
-            Verdict::NoScenario => 2,
-            Verdict::NotRun => 3,
-            Verdict::Covered => 4,
-        }
-    }
-}
-
-/// One scenario of the plan and the last result of its tests.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct TracedScenario {
-    /// `AT-001`.
-    pub id: String,
-    pub name: String,
-    pub layer: String,
-    pub priority: Priority,
-    pub req_ref: String,
-    /// Relative to the session; empty when the plan names none.
-    pub test_file: String,
-    pub status: ScenarioStatus,
-    /// Of a failure: the worst of its failing tests' (code_defect first); None when
-    /// unclassified or not failed.
-    pub classification: Option<String>,
-    /// The red phase's result from scenarios.csv (`expected_fail`, …).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub red_result: Option<String>,
-    /// Where the status comes from: the run record (`results/run-003.json`) or `scenarios.csv`;
-    /// None when nothing ran.
-    pub status_from: Option<String>,
-    /// What else the status rests on: `flaky`, `skipped`, `pending`, `blocked: …`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ScenarioStatus {
-    Passed,
-    Failed,
-    NotRun,
-}
-
-impl TracedScenario {
-    /// `passed`, `failed (code_defect)`, `not run (pending)`.
-    pub fn status_words(&self) -> String {
-        let note = |n: &Option<String>| n.as_ref().map_or(String::new(), |n| format!(" ({n})"));
-        match self.status {
-            ScenarioStatus::Passed => format!("passed{}", note(&self.note)),
-            ScenarioStatus::Failed => format!(
-                "failed ({})",
-                self.classification.as_deref().unwrap_or("unclassified")
-            ),
-            ScenarioStatus::NotRun => format!("not run{}", note(&self.note)),
-        }
-    }
-}
 
 /// The session's scenarios.csv, when it has one; one that cannot be read is a line of Missing.
 pub(super) fn read_plan(session: &SessionDir, missing: &mut Vec<String>) -> Option<Vec<Scenario>> {
@@ -374,22 +237,30 @@ fn verdict(scenarios: &[TracedScenario]) -> Verdict {
 fn requirement_files(
     session: &SessionDir,
     repo: Option<&Path>,
-) -> Result<Vec<req::Requirement>, String> {
+) -> Result<Vec<req::Requirement>, NoRequirements> {
     let Some(repo) = repo else {
-        return Err("session.json names no repository to read REQ-*.md files from".into());
+        return Err(NoRequirements::NoRepository);
     };
     let spec_dir = spec_dir(session);
     match req::load_dir(repo, spec_dir.as_deref()) {
-        Ok(reqs) if reqs.is_empty() => Err(match &spec_dir {
-            Some(d) => format!("no REQ-*.md file in {}", d.display()),
-            None => "no REQ-*.md file in the repository".into(),
-        }),
+        Ok(reqs) if reqs.is_empty() => Err(NoRequirements::None { spec_dir }),
         Ok(reqs) => Ok(reqs),
-        Err(e) => Err(format!(
-            "the requirement files cannot be used ({})",
-            e.to_string().replace(&format!("{}/", repo.display()), "")
+        // Named relative to the repository: the report shows no path of this machine.
+        Err(e) => Err(NoRequirements::Unusable(
+            e.to_string().replace(&format!("{}/", repo.display()), ""),
         )),
     }
+}
+
+/// Why the requirement files are not used (the criteria then come from the scenarios).
+#[derive(Debug, thiserror::Error)]
+enum NoRequirements {
+    #[error("session.json names no repository to read REQ-*.md files from")]
+    NoRepository,
+    #[error("no REQ-*.md file in {}", spec_dir.as_deref().map_or("the repository".into(), |d| d.display().to_string()))]
+    None { spec_dir: Option<PathBuf> },
+    #[error("the requirement files cannot be used ({0})")]
+    Unusable(String),
 }
 
 /// session.json's `controls.spec_dir`, read as plain JSON so that sessions written before (or
@@ -661,123 +532,5 @@ fn traced(s: &Scenario, result: Option<RunResult>) -> TracedScenario {
         red_result: some(&s.red_result),
         status_from,
         note,
-    }
-}
-
-/// The section of quality-report.md.
-pub(super) fn markdown(md: &mut String, t: &Traceability) {
-    md.push_str("## Requirements Traceability\n\n");
-    body(md, t);
-}
-
-/// analysis/traceability.md: the section on its own.
-pub fn document(t: &Traceability, session_id: &str) -> String {
-    let mut md = format!("# Requirements Traceability — {session_id}\n\n");
-    body(&mut md, t);
-    md.truncate(md.trim_end().len());
-    md.push('\n');
-    md
-}
-
-/// Longest criterion text in a table cell; report.json has it whole.
-const TEXT_CELL: usize = 120;
-
-fn short(text: &str) -> String {
-    if text.chars().count() <= TEXT_CELL {
-        text.to_string()
-    } else {
-        let cut: String = text.chars().take(TEXT_CELL - 1).collect();
-        format!("{}…", cut.trim_end())
-    }
-}
-
-fn file_cell(file: &str) -> String {
-    if file.trim().is_empty() {
-        "-".into()
-    } else {
-        format!("`{}`", cell(file).replace('`', "'"))
-    }
-}
-
-fn body(md: &mut String, t: &Traceability) {
-    let s = &t.summary;
-    let from = match t.criteria_from {
-        CriteriaFrom::Requirements => "the requirement files",
-        CriteriaFrom::Scenarios => "the scenarios' req_ref",
-    };
-    let _ = writeln!(
-        md,
-        "Each acceptance criterion, the scenarios planned for it (scenarios.csv) and the last result of their tests. {} criteria of {} requirement(s), from {from}; criteria with no passing test first.\n\n\
-         Verdicts: {} covered, {} violated, {} failing, {} not run, {} with no scenario. Violated: a test of the criterion fails as a code defect; failing: it fails otherwise.\n",
-        s.criteria, s.requirements, s.covered, s.violated, s.failing, s.not_run, s.no_scenario
-    );
-    for n in &t.notes {
-        let _ = writeln!(md, "- Note: {}", md_text(n));
-    }
-    if !t.notes.is_empty() {
-        md.push('\n');
-    }
-    if t.criteria.is_empty() {
-        md.push_str("No acceptance criterion: no requirement file was read and no scenario names one (req_ref `REQ-001:AC-1`).\n\n");
-    } else {
-        md.push_str("| Requirement | Criterion | Verdict | Scenario | Layer | Priority | Test file | Last status |\n|---|---|---|---|---|---|---|---|\n");
-        for c in &t.criteria {
-            // Everything that comes from a REQ file or scenarios.csv is text, never HTML.
-            let requirement = match c.requirement_title.as_deref() {
-                Some(title) if !title.is_empty() && title != c.requirement => {
-                    format!("{}: {}", md_text(&c.requirement), md_text(title))
-                }
-                _ => md_text(&c.requirement),
-            };
-            let criterion = match (&c.text, t.criteria_from) {
-                (Some(text), _) => format!("{}: {}", md_text(&c.criterion), md_text(&short(text))),
-                (None, CriteriaFrom::Requirements) => {
-                    format!("{} (not in the requirement files)", md_text(&c.criterion))
-                }
-                (None, CriteriaFrom::Scenarios) => md_text(&c.criterion),
-            };
-            if c.scenarios.is_empty() {
-                let _ = writeln!(
-                    md,
-                    "| {requirement} | {criterion} | {} | - | - | - | - | - |",
-                    c.verdict.words()
-                );
-            }
-            for sc in &c.scenarios {
-                let _ = writeln!(
-                    md,
-                    "| {requirement} | {criterion} | {} | {} {} | {} | {} | {} | {} |",
-                    c.verdict.words(),
-                    md_text(&sc.id),
-                    md_text(&sc.name),
-                    md_text(&sc.layer),
-                    sc.priority,
-                    file_cell(&sc.test_file),
-                    md_text(&sc.status_words())
-                );
-            }
-        }
-        md.push('\n');
-    }
-    if !t.other_scenarios.is_empty() {
-        md.push_str("### Scenarios of Other Routes\n\nCoverage gaps, code boundaries and defects: traced to their reference rather than to a criterion.\n\n| Reference | Scenario | Layer | Priority | Test file | Last status |\n|---|---|---|---|---|---|\n");
-        for sc in &t.other_scenarios {
-            let _ = writeln!(
-                md,
-                "| {} | {} {} | {} | {} | {} | {} |",
-                if sc.req_ref.trim().is_empty() {
-                    "-".to_string()
-                } else {
-                    md_text(&sc.req_ref)
-                },
-                md_text(&sc.id),
-                md_text(&sc.name),
-                md_text(&sc.layer),
-                sc.priority,
-                file_cell(&sc.test_file),
-                md_text(&sc.status_words())
-            );
-        }
-        md.push('\n');
     }
 }

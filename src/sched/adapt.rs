@@ -7,8 +7,8 @@
 use crate::agents::backends::BackendConfig;
 use crate::bus::message::{CapabilityGap, ErrorReport, Payload, RoleAdded};
 use crate::error::Error;
-use crate::pipeline::dynamic::rules;
 use crate::roles::RoleSpec;
+use crate::session::dynamic::rules;
 use crate::tasks::{Task, TaskGraph, TaskStatus};
 
 use super::effect::publish;

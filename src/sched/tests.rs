@@ -7,9 +7,9 @@ use super::*;
 use crate::agents::backends::BackendConfig;
 use crate::bus::message::{CapabilityGap, Message};
 use crate::error::EXIT_PIPELINE_FAILED;
-use crate::pipeline::dynamic::TEMPLATE_FILES;
 use crate::pipeline::select::build_tasks;
 use crate::roles::{RoleSource, RoleSpec};
+use crate::session::dynamic::TEMPLATE_FILES;
 use crate::tasks::{Outcome, TaskStatus};
 
 fn state() -> SessionState {

@@ -1,9 +1,12 @@
 //! The session directory: layout, session.json, tasks.json, the lock, and finding sessions.
 
+pub mod dynamic;
+pub mod framework;
 pub mod git_exclude;
 pub mod inbox;
 pub mod journal;
 mod lock;
+pub mod scope;
 mod state;
 
 pub use lock::SessionLock;
@@ -18,7 +21,8 @@ use crate::util::{atomic_write_json, mkdirs, read_json, slugify};
 pub const SLUG_MAX: usize = 40;
 /// Where earlier versions moved archived sessions, under the sessions root; still read.
 pub const ARCHIVE_DIR: &str = "archive";
-pub const LAYER_DIRS: [&str; 3] = ["L1-unit", "L2-integration", "L3-e2e"];
+/// The layers' folders under `tests/` (the layers are the task graph's).
+pub use crate::tasks::LAYER_DIRS;
 
 /// Paths of one session folder.
 #[derive(Debug, Clone)]
@@ -144,6 +148,30 @@ impl SessionDir {
 
     pub fn save_state(&self, state: &SessionState) -> Result<()> {
         Ok(atomic_write_json(&self.session_json(), state)?)
+    }
+
+    /// The session is paused (the run stopped short): `resume` picks it up. meta.json's
+    /// top-level status follows (the bus writer is closed by then). Best effort: a session
+    /// that cannot be written stays as it was.
+    pub fn mark_paused(&self) {
+        if let Ok(mut state) = self.load_state() {
+            state.status = SessionStatus::Paused;
+            state.active_workers.clear();
+            state.updated_at = crate::util::now_ts();
+            let _ = self.save_state(&state);
+        }
+        let path = self.meta_json();
+        let Ok(mut meta) = read_json::<serde_json::Value>(&path) else {
+            return;
+        };
+        if let Some(obj) = meta.as_object_mut() {
+            obj.insert("status".into(), serde_json::json!("paused"));
+            obj.insert(
+                "updated_at".into(),
+                serde_json::json!(crate::util::now_ts()),
+            );
+            let _ = atomic_write_json(&path, &meta);
+        }
     }
 
     pub fn load_tasks(&self) -> Result<TaskGraph> {

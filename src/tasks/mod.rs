@@ -11,6 +11,9 @@ pub use graph::{Changed, GraphError, TaskGraph};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+/// The test layers, in order, as their folders are named.
+pub const LAYER_DIRS: [&str; 3] = ["L1-unit", "L2-integration", "L3-e2e"];
+
 /// A role's inner_loop setting: always, never, or set per task by the pipeline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]

@@ -39,7 +39,7 @@ pub enum RoleError {
     Session(#[from] crate::error::Error),
 
     #[error(transparent)]
-    Scope(#[from] crate::testing::session_scope::ScopeError),
+    Scope(#[from] crate::session::scope::ScopeError),
 
     #[error(transparent)]
     Agent(#[from] crate::agents::call::AgentError),

@@ -19,8 +19,8 @@ use super::RoleContext;
 use crate::family::{self, Capability, Support};
 use crate::gen::{self, GenRequest};
 use crate::pipeline::controls::REFLECTIVE;
+use crate::session::framework::session_framework;
 use crate::tasks::Outcome;
-use crate::testing::detect::session_framework;
 use crate::testing::framework::{self, Family, SessionFramework};
 use crate::testing::toolchain::python_for;
 use crate::util::{atomic_write, mkdirs};
@@ -569,7 +569,7 @@ fn search(ctx: &RoleContext, layer: &str, req: &GenRequest) -> Result<gen::GenRe
 /// worker runs a generator shard through this too.
 pub fn search_here(ctx: &RoleContext, layer: &str, req: &GenRequest) -> Result<gen::GenResult> {
     let (mirror, scratch) = gen::scratch_dirs(&ctx.session.root, layer);
-    crate::testing::workspace::mirror(ctx.repo, &mirror, &BTreeMap::new()).map_err(|cause| {
+    crate::workspace::mirror(ctx.repo, &mirror, &BTreeMap::new()).map_err(|cause| {
         RoleError::Mirror {
             into: mirror.clone(),
             cause,

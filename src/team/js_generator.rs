@@ -14,9 +14,9 @@ use super::util::{sandbox_for, time_left, to_map};
 use super::RoleContext;
 use crate::gen::js::{self, JsGenRequest};
 use crate::gen::{self, GenRequest, ModuleRef};
+use crate::session::scope::load_scope;
 use crate::tasks::Outcome;
 use crate::testing::framework::Framework;
-use crate::testing::session_scope::load_scope;
 use crate::util::{atomic_write, mkdirs};
 
 /// The node binary the project runs with.
@@ -26,7 +26,7 @@ const NODE: &str = "node";
 pub(crate) fn modules_in_scope(ctx: &RoleContext) -> Result<Vec<ModuleRef>> {
     let scope = load_scope(ctx.session)?;
     // Only the project's source: its own tests, examples and scripts are not modules under test.
-    let framework = crate::testing::detect::session_framework(ctx.session, ctx.repo).ok();
+    let framework = crate::session::framework::session_framework(ctx.session, ctx.repo).ok();
     let project = crate::testing::project_files::of_repo(ctx.repo, framework);
     let files: Vec<String> = scope
         .files
@@ -102,7 +102,7 @@ pub(crate) fn js_round(
     };
     let state = ctx.session.load_state()?;
     let (mirror, scratch) = gen::scratch_dirs(&ctx.session.root, layer);
-    crate::testing::workspace::mirror(ctx.repo, &mirror, &BTreeMap::new()).map_err(|cause| {
+    crate::workspace::mirror(ctx.repo, &mirror, &BTreeMap::new()).map_err(|cause| {
         RoleError::Mirror {
             into: mirror.clone(),
             cause,

@@ -37,13 +37,26 @@ pub trait ShardRunner: Sync {
         &self,
         req: ShardRequest<'_>,
         progress: ProgressFn<'_>,
-    ) -> Result<Vec<crate::testing::runner::RunOutput>, String>;
+    ) -> Result<Vec<crate::testing::runner::RunOutput>, ShardError>;
     /// Runs each of `req.groups` as one generator search; the results in group order.
     fn generate(
         &self,
         req: GenShardRequest<'_>,
         progress: ProgressFn<'_>,
-    ) -> Result<Vec<crate::gen::GenResult>, String>;
+    ) -> Result<Vec<crate::gen::GenResult>, ShardError>;
+}
+
+/// Why shards could not run (the role then runs the work here).
+#[derive(Debug, thiserror::Error)]
+pub enum ShardError {
+    #[error("no live {role} worker on {url}")]
+    NoWorker { role: String, url: String },
+    /// One shard's run could not start on its host (its environment problem).
+    #[error("a shard could not run: {0}")]
+    ShardNotRun(String),
+    /// The cluster failed (its own error, from the layer that runs the shards).
+    #[error(transparent)]
+    Cluster(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// One generator search to split: a request per shard (each with its modules and budget).

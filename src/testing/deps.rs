@@ -103,7 +103,7 @@ fn run(argv: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Result<f64, FetchErro
 
 fn copy_of(repo: &Path, session: &Path, name: &str) -> Result<PathBuf, FetchError> {
     let copy = session.join("workspace").join(name);
-    super::workspace::mirror(repo, &copy, &Default::default()).map_err(|cause| {
+    crate::workspace::mirror(repo, &copy, &Default::default()).map_err(|cause| {
         FetchError::Copy {
             from: repo.to_path_buf(),
             to: copy.clone(),

@@ -4,9 +4,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::framework::{self, Framework, SessionFramework};
-use crate::session::SessionDir;
-use crate::tasks::Outcome;
+use super::framework::Framework;
 
 const WALK_LIMIT: usize = 50_000;
 const SKIP_DIRS: [&str; 9] = [
@@ -206,32 +204,6 @@ pub(crate) fn detect_framework(repo: &Path, files: &[String]) -> (Option<Framewo
         None,
         "no pytest, Cargo, package.json or go.mod project file and no Python sources".into(),
     )
-}
-
-/// The framework the strategist recorded for this session, else a fresh detection.
-pub(crate) fn session_framework(session: &SessionDir, repo: &Path) -> SessionFramework {
-    match strategist_outcome(session)
-        .as_ref()
-        .and_then(|o| o.framework_name())
-    {
-        Some(name) => framework::from_name(name),
-        None => detect_framework(repo, &walk(repo))
-            .0
-            .ok_or_else(|| framework::UnknownFramework {
-                name: framework::UNKNOWN.into(),
-            }),
-    }
-}
-
-/// The outcome of the session's (last completed) strategist task, from tasks.json.
-pub(crate) fn strategist_outcome(session: &SessionDir) -> Option<Outcome> {
-    let graph = session.load_tasks().ok()?;
-    graph
-        .tasks
-        .into_iter()
-        .rev()
-        .filter(|t| t.owner == "strategist" && t.status == crate::tasks::TaskStatus::Completed)
-        .find_map(|t| t.outcome)
 }
 
 #[cfg(test)]

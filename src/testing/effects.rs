@@ -24,7 +24,7 @@ pub struct Effect {
 #[derive(Debug, thiserror::Error)]
 pub enum EffectsError {
     #[error(transparent)]
-    Plugin(#[from] crate::gen::GenError),
+    Plugin(#[from] crate::testing::python::isolation::PluginError),
     #[error("cannot write {}: {cause}", path.display())]
     Record {
         path: PathBuf,
@@ -53,7 +53,7 @@ pub struct EffectsAudit {
 impl EffectsAudit {
     /// Writes the plugin into `plugin_dir` and starts an empty record at `file`.
     pub fn prepare(plugin_dir: &Path, file: &Path, basetemp: &Path) -> Result<Self, EffectsError> {
-        crate::gen::write_effects_plugin(plugin_dir)?;
+        crate::testing::python::isolation::write_effects_plugin(plugin_dir)?;
         empty_record(file)?;
         Ok(EffectsAudit {
             plugin_dir: plugin_dir.to_path_buf(),
@@ -119,26 +119,6 @@ pub fn recorded_unsafe(session: &Path, layer: &str) -> Vec<(String, String)> {
         .filter_map(|q| {
             let what = q["unsafe_effect"].as_str()?;
             Some((q["id"].as_str()?.to_string(), what.to_string()))
-        })
-        .collect()
-}
-
-/// Every test a layer's runs took out (quarantine.json): (id, why, unsafe). A test taken out
-/// was deselected in the session's runs, so it never goes to the user either.
-pub fn recorded_quarantine(session: &Path, layer: &str) -> Vec<(String, String, bool)> {
-    let path = session
-        .join("tests")
-        .join("quarantine")
-        .join(layer)
-        .join("quarantine.json");
-    let Ok(list) = crate::util::read_json::<Vec<crate::artifacts::Quarantined>>(&path) else {
-        return Vec::new();
-    };
-    list.into_iter()
-        .filter(|q| !q.id.is_empty())
-        .map(|q| match q.unsafe_effect {
-            Some(what) => (q.id, what, true),
-            None => (q.id, q.reason, false),
         })
         .collect()
 }

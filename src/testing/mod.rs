@@ -23,10 +23,8 @@ pub mod project_files;
 pub mod python;
 pub mod report;
 pub mod runner;
-pub mod session_scope;
 pub mod symbols;
 pub mod toolchain;
-pub mod workspace;
 
 use framework::{Family, Framework};
 use runner::Runner;

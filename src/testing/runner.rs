@@ -11,6 +11,19 @@ use super::report::{CoverageReport, TestCase, TestStatus};
 use super::toolchain::Toolchain;
 use crate::sandbox::Sandbox;
 
+/// What `apply` knows of one file it writes, handed to the runner: runners never read the
+/// session themselves.
+#[derive(Debug, Clone, Copy)]
+pub struct ApplyFile<'a> {
+    /// Where the file goes, relative to the repository.
+    pub dest: &'a Path,
+    /// The file's tests that found code defects (test id or name -> the evidence): they become
+    /// the framework's expected failures.
+    pub defects: &'a std::collections::BTreeMap<String, String>,
+    /// The project's installed node_modules, when it has them (which jest, which form).
+    pub node_modules: Option<&'a Path>,
+}
+
 /// What the executor and `apply` need of one framework family.
 pub trait Runner {
     /// Whether a layer's folder holds test files this runner runs.
@@ -62,10 +75,9 @@ pub trait Runner {
     /// The folder, relative to the repository, where `apply` keeps the record of what it wrote.
     fn apply_manifest_dir(&self, repo: &Path) -> PathBuf;
 
-    /// The text `apply` writes for a session's test file (`session` is the session's root) at
-    /// `dest` (relative to the repository): the file as it is, unless the runner's framework
-    /// needs it changed.
-    fn apply_content(&self, _session: &Path, _layer: &str, text: &str, _dest: &Path) -> String {
+    /// The text `apply` writes for a session's test file: the file as it is, unless the
+    /// runner's framework needs it changed.
+    fn apply_content(&self, text: &str, _file: &ApplyFile) -> String {
         text.to_string()
     }
 

@@ -202,7 +202,7 @@ pub fn table(out: &mut String, rows: &[FileRow], layers: &[String], sources: &mu
                 let _ = write!(
                     out,
                     "</summary><p class=\"muted\">Source not shown: {}</p>",
-                    esc(&why)
+                    esc(&why.to_string())
                 );
             }
         }

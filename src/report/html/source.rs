@@ -33,6 +33,21 @@ pub enum Origin {
     Mismatch,
 }
 
+/// Why a file's source is not shown on the page.
+#[derive(Debug, thiserror::Error)]
+pub enum NotShown {
+    #[error("the session's repository is not on this machine")]
+    RepositoryElsewhere,
+    #[error("the path is not inside the repository")]
+    OutsideRepository,
+    #[error("left out: the page's source budget is spent (it stays under 10 MB)")]
+    BudgetSpent,
+    #[error("not in the working tree or at the base commit")]
+    Missing,
+    #[error("too large to show ({kb} KB)")]
+    TooLarge { kb: usize },
+}
+
 /// Reads sources from one repository, within the page's budget.
 pub struct Sources {
     repo: Option<PathBuf>,
@@ -86,18 +101,16 @@ impl Sources {
 
     /// The text of `path` (relative to the repository) and where it came from, or why it is not
     /// shown.
-    pub fn text(&mut self, path: &str, marks: &Marks) -> Result<(String, Origin), String> {
+    pub fn text(&mut self, path: &str, marks: &Marks) -> Result<(String, Origin), NotShown> {
         let Some(repo) = self.repo.clone() else {
-            return Err("the session's repository is not on this machine".into());
+            return Err(NotShown::RepositoryElsewhere);
         };
         let rel = Path::new(path);
         if rel.is_absolute() || rel.components().any(|c| !matches!(c, Component::Normal(_))) {
-            return Err("the path is not inside the repository".into());
+            return Err(NotShown::OutsideRepository);
         }
         if self.budget == 0 {
-            return Err(
-                "left out: the page's source budget is spent (it stays under 10 MB)".into(),
-            );
+            return Err(NotShown::BudgetSpent);
         }
         let working = read_inside(&repo, rel);
         let unchanged = self.changed.as_ref().is_some_and(|c| !c.contains(path));
@@ -107,19 +120,19 @@ impl Sources {
                 Some(b) => (b, Origin::BaseCommit),
                 None => match working {
                     Some(w) => (w, Origin::Mismatch),
-                    None => return Err("not in the working tree or at the base commit".into()),
+                    None => return Err(NotShown::Missing),
                 },
             },
         };
         if text.len() > MAX_FILE_BYTES {
-            return Err(format!("too large to show ({} KB)", text.len() / 1024));
+            return Err(NotShown::TooLarge {
+                kb: text.len() / 1024,
+            });
         }
         let cost = rendered_size(&text);
         if cost > self.budget {
             self.budget = 0;
-            return Err(
-                "left out: the page's source budget is spent (it stays under 10 MB)".into(),
-            );
+            return Err(NotShown::BudgetSpent);
         }
         self.budget -= cost;
         Ok((text, origin))

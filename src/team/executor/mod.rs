@@ -16,9 +16,9 @@ use super::error::RoleError;
 use super::util::{sandbox_for, time_left};
 use super::RoleContext;
 use crate::artifacts::{Quarantined, Repair, RepairAction};
+use crate::session::framework::{session_framework, strategist_outcome};
 use crate::tasks::Outcome;
 use crate::testing::classify::{classify, Classification, Criticality, Verdict};
-use crate::testing::detect::{session_framework, strategist_outcome};
 use crate::testing::effects;
 use crate::testing::framework::{self, SessionFramework};
 use crate::testing::load_error::classify_load_error;
@@ -67,7 +67,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
     let runner = runner.as_ref();
     let (writable, sandbox) = match layer_sandbox(ctx, runner, &tools, layer, &results) {
         Ok(s) => s,
-        Err(e) => return Outcome::failed(e),
+        Err(e) => return Outcome::failed(e.to_string()),
     };
     if !runner.has_tests(&test_dir) {
         return empty_run(
@@ -356,20 +356,18 @@ fn layer_sandbox(
     tools: &Toolchain,
     layer: &str,
     results: &Path,
-) -> Result<(Vec<PathBuf>, Option<crate::sandbox::Sandbox>), String> {
+) -> crate::team::error::Result<(Vec<PathBuf>, Option<crate::sandbox::Sandbox>)> {
     let read = runner.read_roots(tools, ctx.repo);
     let workspace = ctx.session.root.join("workspace");
     let made = runner.workspace_dirs(&workspace, layer);
     for dir in std::iter::once(results).chain(made.iter().map(PathBuf::as_path)) {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(RoleError::io("create", dir))?;
     }
     // The project's copy stays read-only to the tests: only their own folders are writable.
     let copies = runner.copy_dirs(&workspace, layer);
     let mut writable = vec![results.to_path_buf()];
     writable.extend(made.into_iter().filter(|d| !copies.contains(d)));
-    let sandbox = sandbox_for(ctx, &format!("executor-{layer}"), read, &writable)
-        .map_err(|e| e.to_string())?;
+    let sandbox = sandbox_for(ctx, &format!("executor-{layer}"), read, &writable)?;
     Ok((writable, sandbox))
 }
 
@@ -405,7 +403,7 @@ fn run_layer(ctx: &RoleContext, runner: &dyn Runner, spec: &RunSpec) -> RunOutpu
     // A shard whose host lacks the toolchain says nothing about this one: the run is redone here.
     let ran = shards.run(req, ctx.progress).and_then(|outputs| {
         match outputs.iter().find_map(|o| o.env_problem.clone()) {
-            Some(problem) => Err(format!("a shard could not run: {problem}")),
+            Some(problem) => Err(crate::team::ShardError::ShardNotRun(problem)),
             None => Ok(outputs),
         }
     });
@@ -486,7 +484,7 @@ pub fn run_shard(ctx: &RoleContext, layer: &str, run_no: &str, deselect: &[Strin
     let runner = crate::testing::runner_for(known);
     let (_, sandbox) = match layer_sandbox(ctx, runner.as_ref(), &tools, layer, &results) {
         Ok(s) => s,
-        Err(e) => return failed(e),
+        Err(e) => return failed(e.to_string()),
     };
     let timeout = match time_left(ctx.deadline) {
         Ok(t) => t,

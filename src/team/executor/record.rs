@@ -12,13 +12,13 @@ use crate::artifacts::{
     self, CoverageRecord, CoverageScope, LoadErrorRecord, LoadVerdictRecord, Quarantined, Repair,
     RunRecord, TestRecord,
 };
+use crate::session::framework::strategist_outcome;
 use crate::tasks::{data, GateFigures, Outcome};
 use crate::team::error::RoleError;
 use crate::team::shared::baseline;
 use crate::team::util::to_map;
 use crate::team::RoleContext;
 use crate::testing::classify::{Classification, Criticality, Verdict};
-use crate::testing::detect::strategist_outcome;
 use crate::testing::load_error::LoadError;
 use crate::testing::report::{CoverageReport, TestCase, TestStatus, TestTotals};
 use crate::testing::runner::RunOutput;

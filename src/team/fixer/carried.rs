@@ -37,13 +37,12 @@ pub fn tests(session: &Path) -> Carried {
                     .filter_map(|t| node_id(layer, &t.id)),
             );
         }
-        let _ =
-            crate::testing::workspace::list_files(&dir, Path::new(""), None, &mut |rel, abs| {
-                if let Ok(bytes) = crate::util::read_regular(&abs) {
-                    out.files
-                        .insert(Path::new(CARRIED_DIR).join(layer).join(rel), bytes);
-                }
-            });
+        let _ = crate::workspace::list_files(&dir, Path::new(""), None, &mut |rel, abs| {
+            if let Ok(bytes) = crate::util::read_regular(&abs) {
+                out.files
+                    .insert(Path::new(CARRIED_DIR).join(layer).join(rel), bytes);
+            }
+        });
         out.test_files.extend(layer_files.iter().filter_map(|f| {
             let rel = f.strip_prefix(&dir).ok()?;
             Some(format!("{CARRIED_DIR}/{layer}/{}", rel.display()))

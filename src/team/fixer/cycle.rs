@@ -507,15 +507,12 @@ impl Loop<'_> {
                     for f in &answer.files {
                         let written = if self.wt().is_ignored(&f.path) {
                             // git would not commit it: what is tested must be what is delivered.
-                            Err(format!(
-                                "{}: a file git ignores (refused)",
-                                f.path.display()
-                            ))
+                            Err(Refused::Ignored(f.path.clone()))
                         } else {
                             write_into(&self.code, &f.path, &f.content)
                         };
                         if let Err(why) = written {
-                            notes.push(why);
+                            notes.push(why.to_string());
                         }
                     }
                     if self.wt().is_dirty()? {
@@ -645,10 +642,25 @@ impl Loop<'_> {
     }
 }
 
+/// Why an answer's file was not written into the worktree.
+#[derive(Debug, thiserror::Error)]
+enum Refused {
+    #[error("{}: not a path inside the repository (refused)", .0.display())]
+    Outside(PathBuf),
+    #[error("{}: goes through a symlink (refused)", .0.display())]
+    Symlink(PathBuf),
+    #[error("{}: a file git ignores (refused)", .0.display())]
+    Ignored(PathBuf),
+    #[error("{}: {cause}", path.display())]
+    Write {
+        path: PathBuf,
+        cause: std::io::Error,
+    },
+}
+
 /// Writes an answer's file into the worktree: a relative path inside it, never into git's data
 /// or through a symlink.
-fn write_into(root: &Path, rel: &Path, content: &str) -> Result<(), String> {
-    let shown = rel.display().to_string();
+fn write_into(root: &Path, rel: &Path, content: &str) -> Result<(), Refused> {
     // Git's data (in any case, as a case-insensitive filesystem sees it), our sessions, and the
     // files that tell git to run programs or fetch anything (attributes, submodules).
     let forbidden = |p: &std::ffi::OsStr| {
@@ -663,22 +675,27 @@ fn write_into(root: &Path, rel: &Path, content: &str) -> Result<(), String> {
         .components()
         .all(|c| matches!(c, std::path::Component::Normal(p) if !forbidden(p)));
     if !safe || rel.as_os_str().is_empty() {
-        return Err(format!(
-            "{shown}: not a path inside the repository (refused)"
-        ));
+        return Err(Refused::Outside(rel.to_path_buf()));
     }
     let mut at = root.to_path_buf();
     for part in rel.parent().into_iter().flat_map(|p| p.components()) {
         at.push(part);
         if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
-            return Err(format!("{shown}: goes through a symlink (refused)"));
+            return Err(Refused::Symlink(rel.to_path_buf()));
         }
     }
     if let Some(parent) = root.join(rel).parent() {
-        std::fs::create_dir_all(parent).map_err(|e| format!("{shown}: {e}"))?;
+        std::fs::create_dir_all(parent).map_err(|cause| Refused::Write {
+            path: rel.to_path_buf(),
+            cause,
+        })?;
     }
-    crate::util::write_nofollow(&root.join(rel), content.as_bytes())
-        .map_err(|e| format!("{shown}: {e}"))
+    crate::util::write_nofollow(&root.join(rel), content.as_bytes()).map_err(|cause| {
+        Refused::Write {
+            path: rel.to_path_buf(),
+            cause,
+        }
+    })
 }
 
 /// `note`, then what the answer had that was refused.

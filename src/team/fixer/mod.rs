@@ -81,7 +81,7 @@ pub fn cannot_run_on(repo: &std::path::Path) -> Option<String> {
 
 /// The project's Python toolchain with coverage.py, or why the cycle cannot run.
 fn python_tools(ctx: &RoleContext) -> Result<Toolchain, FixError> {
-    let framework: Framework = crate::testing::detect::session_framework(ctx.session, ctx.repo)
+    let framework: Framework = crate::session::framework::session_framework(ctx.session, ctx.repo)
         .map_err(|e| FixError::Unsupported(e.to_string()))?;
     if framework.family() != Family::Python {
         return Err(FixError::Unsupported(framework.to_string()));

@@ -140,12 +140,12 @@ impl Suite<'_> {
         timeout: Duration,
     ) -> Result<(SuiteResults, Duration), SuiteError> {
         let started = Instant::now();
-        crate::testing::workspace::mirror(self.worktree, &self.mirror, &self.carried).map_err(
-            |cause| SuiteError::Mirror {
+        crate::workspace::mirror(self.worktree, &self.mirror, &self.carried).map_err(|cause| {
+            SuiteError::Mirror {
                 into: self.mirror.clone(),
                 cause,
-            },
-        )?;
+            }
+        })?;
         std::fs::create_dir_all(&self.scratch).map_err(|cause| SuiteError::Mirror {
             into: self.scratch.clone(),
             cause,

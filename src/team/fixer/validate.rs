@@ -56,13 +56,13 @@ fn check(
 pub fn run(ctx: &RoleContext) -> Result<Outcome, FixError> {
     let tools = python_tools(ctx)?;
     let mirror = ctx.session.root.join("workspace").join("fix").join("l0");
-    crate::testing::workspace::mirror(ctx.repo, &mirror, &BTreeMap::new()).map_err(|cause| {
+    crate::workspace::mirror(ctx.repo, &mirror, &BTreeMap::new()).map_err(|cause| {
         crate::team::error::RoleError::Mirror {
             into: mirror.clone(),
             cause,
         }
     })?;
-    let changed: Vec<String> = crate::testing::detect::strategist_outcome(ctx.session)
+    let changed: Vec<String> = crate::session::framework::strategist_outcome(ctx.session)
         .map(|o| o.priority_files())
         .unwrap_or_default()
         .into_iter()
@@ -157,7 +157,7 @@ pub fn change(
     modified: &[String],
     tools: &Toolchain,
 ) -> Result<Option<String>, FixError> {
-    crate::testing::workspace::mirror(worktree, mirror, &BTreeMap::new()).map_err(|cause| {
+    crate::workspace::mirror(worktree, mirror, &BTreeMap::new()).map_err(|cause| {
         crate::team::error::RoleError::Mirror {
             into: mirror.to_path_buf(),
             cause,

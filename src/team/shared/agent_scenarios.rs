@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::json;
 
-use super::agent_gen::{accept_filter, file_name};
+use super::accept::{accept_filter, file_name};
 use crate::agents::answer::AnswerFile;
 use crate::agents::backends::Backend;
 use crate::agents::call;
@@ -69,30 +69,28 @@ pub(crate) fn scenario_round(
                 w + 1
             )),
         );
-        let results: Vec<(usize, std::result::Result<Vec<AnswerFile>, String>)> =
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = chunk
-                    .iter()
-                    .enumerate()
-                    .map(|(i, row)| {
-                        let index = w * wave + i;
-                        let folder = workspace
-                            .join(format!("agent-{layer}-{}", row.id.to_ascii_lowercase()));
-                        scope.spawn(move || {
-                            let prompt = prompt(ctx, layer, row);
-                            let got = agent_input(ctx, "generator", &prompt, &folder)
-                                .and_then(|input| Ok(call::call(backend, &input)?))
-                                .map(|called| called.files)
-                                .map_err(|e| e.to_string());
-                            (index, got)
-                        })
+        let results: Vec<(usize, Result<Vec<AnswerFile>>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = chunk
+                .iter()
+                .enumerate()
+                .map(|(i, row)| {
+                    let index = w * wave + i;
+                    let folder =
+                        workspace.join(format!("agent-{layer}-{}", row.id.to_ascii_lowercase()));
+                    scope.spawn(move || {
+                        let prompt = prompt(ctx, layer, row);
+                        let got = agent_input(ctx, "generator", &prompt, &folder)
+                            .and_then(|input| Ok(call::call(backend, &input)?))
+                            .map(|called| called.files);
+                        (index, got)
                     })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().expect("a scenario call does not panic"))
-                    .collect()
-            });
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a scenario call does not panic"))
+                .collect()
+        });
         for (index, got) in results {
             match got {
                 Ok(files) => {
@@ -113,7 +111,7 @@ pub(crate) fn scenario_round(
                         None => failures.push((index, "the answer has no test file".into())),
                     }
                 }
-                Err(e) => failures.push((index, e)),
+                Err(e) => failures.push((index, e.to_string())),
             }
         }
     }

@@ -1,6 +1,8 @@
 //! What more than one built-in role (or a role and its agent-backed variant) reads, so that no
 //! role module imports another.
 
+/// Whether a test file an agent wrote is kept: the accept bench.
+pub(crate) mod accept;
 /// The agent-backed work of the generator (a generation round) and of the executor (repairing
 /// a test file), with the accept bench both use.
 pub(crate) mod agent_gen;

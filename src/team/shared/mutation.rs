@@ -98,7 +98,7 @@ pub(crate) fn run(ctx: &RoleContext) -> Result<Mutation, RoleError> {
     let workspace = session.join("workspace");
     let mirror = workspace.join("mutation");
     let scratch = workspace.join("mutation.tmp");
-    crate::testing::workspace::mirror(ctx.repo, &mirror, &BTreeMap::new()).map_err(|cause| {
+    crate::workspace::mirror(ctx.repo, &mirror, &BTreeMap::new()).map_err(|cause| {
         RoleError::Mirror {
             into: mirror.clone(),
             cause,

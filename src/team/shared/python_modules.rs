@@ -5,11 +5,11 @@ use std::path::Path;
 
 use crate::gen::ModuleRef;
 use crate::pipeline::scope::ChangeKind;
+use crate::session::scope::load_scope;
 use crate::session::SessionDir;
 use crate::team::error::RoleError;
 use crate::team::RoleContext;
 use crate::testing::detect::test_pattern;
-use crate::testing::session_scope::load_scope;
 
 /// Python files that run code when imported (or are not modules at all): never imported by a test.
 const NOT_IMPORTABLE: [&str; 5] = [

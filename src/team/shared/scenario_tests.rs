@@ -313,7 +313,7 @@ fn describe(c: &Case) -> String {
     }
 }
 
-/// The isolation fixture every test team-testing writes carries: the one `gen/tt_isolation.py`
+/// The isolation fixture every test team-testing writes carries: the one `testing/python/tt_isolation.py`
 /// defines, from its decorator on.
 fn isolation_fixture() -> &'static str {
     let at = crate::gen::ISOLATION

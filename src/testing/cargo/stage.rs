@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::ctx::Ctx;
 use super::staged_name;
-use crate::testing::workspace::mirror;
+use crate::workspace::mirror;
 
 /// A generated test file and the target it is staged as.
 #[derive(Debug, Clone, PartialEq)]

@@ -12,7 +12,7 @@ use crate::testing::libtest::parse_libtest;
 use crate::testing::report::{TestCase, TestStatus, TestTotals};
 use crate::testing::runner::RunSpec;
 use crate::testing::toolchain::Toolchain;
-use crate::testing::workspace::{list_files, mirror};
+use crate::workspace::{list_files, mirror};
 
 fn rerun(spec: &RunSpec, case_id: &str) -> Option<TestStatus> {
     super::run::rerun(spec, case_id)

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::testing::workspace::list_files;
+use crate::workspace::list_files;
 
 /// Folders the go tool ignores, or that hold other modules' code.
 fn ignored(dir: &str) -> bool {

@@ -7,7 +7,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::package::{package_dir, packages};
-use crate::testing::workspace::mirror;
+use crate::workspace::mirror;
 
 /// Prefix of every staged file.
 const STAGED_PREFIX: &str = "tt_";

@@ -7,7 +7,7 @@ use super::run::{rerun, run};
 use crate::testing::report::{TestCase, TestStatus, TestTotals};
 use crate::testing::runner::{RunOutput, RunSpec};
 use crate::testing::toolchain::Toolchain;
-use crate::testing::workspace::{list_files, mirror};
+use crate::workspace::{list_files, mirror};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/");
 

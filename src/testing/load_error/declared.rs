@@ -29,7 +29,7 @@ pub(super) fn python_declared(repo: &Path, module: &str) -> Option<Declared> {
                 install: format!(
                     "{} install -r {}",
                     pip(repo),
-                    crate::hint::quote(&repo.join(&file).to_string_lossy())
+                    crate::util::quote(&repo.join(&file).to_string_lossy())
                 ),
                 source: file,
             });
@@ -49,7 +49,7 @@ pub(super) fn python_declared(repo: &Path, module: &str) -> Option<Declared> {
         if let Some(req) = parse(&text).into_iter().find(|r| matches(r)) {
             let spec = req.split(';').next().unwrap_or(&req).trim().to_string();
             return Some(Declared {
-                install: format!("{} install {}", pip(repo), crate::hint::quote(&spec)),
+                install: format!("{} install {}", pip(repo), crate::util::quote(&spec)),
                 requirement: req,
                 source: file.into(),
             });
@@ -250,10 +250,10 @@ pub(super) fn distribution_candidates(module: &str) -> Vec<String> {
 /// install lands where the tests look.
 pub(super) fn pip(repo: &Path) -> String {
     let python = crate::testing::toolchain::python_for(repo);
-    format!("{} -m pip", crate::hint::quote(&python))
+    format!("{} -m pip", crate::util::quote(&python))
 }
 
 /// The repository as an argument: commands must work from wherever they are pasted.
 pub(super) fn repo_arg(repo: &Path) -> String {
-    crate::hint::quote(&repo.to_string_lossy())
+    crate::util::quote(&repo.to_string_lossy())
 }

@@ -16,6 +16,7 @@ mod apply_dir;
 mod attribute;
 pub mod config;
 mod ctx;
+pub mod edit;
 mod gate;
 mod plan;
 mod rerun;
@@ -28,7 +29,7 @@ use std::path::{Path, PathBuf};
 
 use super::framework::Framework;
 use super::report::{TestCase, TestStatus};
-use super::runner::{RunOutput, RunSpec, Runner, SuiteSpec, BASELINE};
+use super::runner::{ApplyFile, RunOutput, RunSpec, Runner, SuiteSpec, BASELINE};
 
 /// Extensions of generated test files.
 const TEST_EXTS: [&str; 4] = ["js", "mjs", "cjs", "ts"];
@@ -138,16 +139,11 @@ impl Runner for NodeRunner {
     /// Tests that found code defects become the framework's expected failures, so the
     /// project's own run passes while the defects stay visible; the imports of the package are
     /// rewritten for the depth of the folder the file goes to.
-    fn apply_content(&self, session: &Path, layer: &str, text: &str, dest: &Path) -> String {
-        let defects = crate::team::defect_reasons(session, layer);
+    fn apply_content(&self, text: &str, file: &ApplyFile) -> String {
         // The form the project's jest supports (the session's repository has the same one).
-        let installed = crate::session::SessionDir::open(session.to_path_buf())
-            .and_then(|s| s.load_state())
-            .ok()
-            .and_then(|state| crate::testing::deps::node_modules(&state.repo, session));
-        let form = crate::gen::js::expected_failure_form(self.framework, installed.as_deref());
-        let marked = crate::gen::js::mark_expected_failures(text, &defects, form);
-        let depth = dest.parent().map_or(0, |p| p.components().count());
+        let form = edit::expected_failure_form(self.framework, file.node_modules);
+        let marked = edit::mark_expected_failures(text, file.defects, form);
+        let depth = file.dest.parent().map_or(0, |p| p.components().count());
         apply_dir::for_depth(&marked, depth)
     }
 

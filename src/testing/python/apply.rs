@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::session::LAYER_DIRS;
+use crate::tasks::LAYER_DIRS;
 
 /// `L1-unit` -> `l1_unit`: a package name, so files of the same name in two layers do not clash.
 pub(super) fn package(layer: &str) -> String {
@@ -51,7 +51,7 @@ pub(crate) fn unreached(repo: &Path) -> Option<String> {
 /// and TMPDIR in temporary folders of its own. `depth` is how many folders the conftest is
 /// below the repository root.
 fn conftest(depth: usize) -> String {
-    let isolation = crate::gen::ISOLATION;
+    let isolation = super::isolation::ISOLATION;
     let fixture = &isolation[isolation.find("@pytest.fixture").unwrap_or(0)..];
     format!(
         "\"\"\"Written by `team-testing apply`: puts the repository (and its src/) on sys.path, and runs\n\

@@ -19,9 +19,7 @@ pub(super) fn run(spec: &SuiteSpec) -> RunOutput {
     let started = Instant::now();
     let mut out = RunOutput::default();
     let copy = spec.session.join("workspace").join(COPY);
-    if let Err(e) =
-        crate::testing::workspace::mirror(spec.repo, &copy, &std::collections::BTreeMap::new())
-    {
+    if let Err(e) = crate::workspace::mirror(spec.repo, &copy, &std::collections::BTreeMap::new()) {
         out.env_problem = Some(format!(
             "cannot mirror {} into {}: {e}",
             spec.repo.display(),

@@ -3,13 +3,15 @@
 
 mod apply;
 mod baseline;
+pub mod edit;
+pub mod isolation;
 pub mod mutation;
 mod run;
 
 use std::path::{Path, PathBuf};
 
 use super::report::{TestCase, TestStatus};
-use super::runner::{RunOutput, RunSpec, Runner, SuiteSpec};
+use super::runner::{ApplyFile, RunOutput, RunSpec, Runner, SuiteSpec};
 use super::toolchain::Toolchain;
 
 pub use run::node_id;
@@ -80,8 +82,8 @@ impl Runner for PythonRunner {
 
     /// A test that found a code defect no GC round marked yet becomes a strict xfail with the
     /// evidence, as a GC round would mark it: the project's pytest passes, the finding stays.
-    fn apply_content(&self, session: &Path, layer: &str, text: &str, _dest: &Path) -> String {
-        crate::gen::mark_xfail(text, &crate::team::defect_reasons(session, layer))
+    fn apply_content(&self, text: &str, file: &ApplyFile) -> String {
+        edit::mark_xfail(text, file.defects)
     }
 
     fn apply_support(&self, repo: &Path) -> crate::error::Result<Option<String>> {

@@ -100,9 +100,7 @@ pub fn run(spec: &RunSpec) -> RunOutput {
     let started = Instant::now();
     let mut out = RunOutput::default();
     let copy = copy_dir(spec);
-    if let Err(e) =
-        crate::testing::workspace::mirror(spec.repo, &copy, &std::collections::BTreeMap::new())
-    {
+    if let Err(e) = crate::workspace::mirror(spec.repo, &copy, &std::collections::BTreeMap::new()) {
         out.env_problem = Some(format!(
             "cannot mirror {} into {}: {e}",
             spec.repo.display(),
