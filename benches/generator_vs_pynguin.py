@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark: team-testing's built-in Python generator (src/gen/ttgen.py) against Pynguin on six small
+"""Benchmark: team-testing's built-in Python generator (src/family/python/gen/ttgen.py) against Pynguin on six small
 pure-Python packages from PyPI (no runtime dependencies, downloaded at bench time, never committed).
 
     python3 benches/generator_vs_pynguin.py [--pynguin-seconds 20] [--seed 1] [--only PKG ...]
@@ -8,7 +8,8 @@ pure-Python packages from PyPI (no runtime dependencies, downloaded at bench tim
 `--package` benchmarks another package from PyPI (pinned, pure Python), e.g.
 `--package docstring_parser==0.16:docstring_parser.google,docstring_parser.rest`; with `--package` and
 no `--only`, only the packages named so run. `--helper NAME=DIR` measures another version of the
-helper too (a folder laid out like src/gen, e.g. `git archive main src/gen | tar -x -C DIR --strip 2`),
+helper too (a folder laid out like src/family/python/gen with ttaudit.py and tt_isolation.py beside it,
+e.g. `git archive main src/family/python | tar -x -C DIR --strip 3`, then DIR/gen),
 as a tool named NAME in the same run, so a change is compared with what it changes under the same load.
 
 For each package both tools generate tests for the same modules: Pynguin with `--maximum-search-time`
@@ -164,9 +165,14 @@ def statements_of(python, path, scratch):
 
 
 def ours(project, modules, seed, out_dir, scratch, source=None):
-    """team-testing's helper (src/gen of this repository, or the folder `source`) on the modules."""
+    """team-testing's helper (src/family/python/gen of this repository, or the folder `source`) on
+    the modules, with the audit and isolation modules it imports beside it, as the binary writes them."""
     helper = os.path.join(scratch, "helper")
-    shutil.copytree(source or os.path.join(ROOT, "src", "gen"), helper, dirs_exist_ok=True)
+    family = os.path.join(ROOT, "src", "family", "python")
+    shutil.copytree(source or os.path.join(family, "gen"), helper, dirs_exist_ok=True)
+    for shared in ("ttaudit.py", "tt_isolation.py"):
+        if not os.path.exists(os.path.join(helper, shared)):
+            shutil.copy(os.path.join(family, shared), helper)
     open_up(helper)
     specs = [{"module": m, "file": os.path.relpath(module_file(project, m), project)} for m in modules]
     # No budget_s: the helper's default, per module, as the CLI sends it.
@@ -231,7 +237,7 @@ def main():
     args.add_argument("--package", action="append", default=[], metavar="SPEC:MODULES",
                       help="another PyPI package and its modules, comma-separated (repeatable)")
     args.add_argument("--helper", action="append", default=[], metavar="NAME=DIR",
-                      help="another version of the helper (a src/gen folder), measured as tool NAME")
+                      help="another version of the helper (a src/family/python/gen folder), measured as tool NAME")
     args.add_argument("--tools", default="team-testing,pynguin")
     args.add_argument("--keep", help="keep the scratch folder here (reused: Pynguin's venv)")
     args.add_argument("--venv", help="a virtualenv that already has pynguin, pytest and coverage")

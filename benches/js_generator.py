@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Benchmark: team-testing's built-in JavaScript/TypeScript generator (src/gen/js/ttgen.mjs) on every
-module of the JS fixtures, side by side with the Python generator (src/gen/ttgen.py) on Python twins
+"""Benchmark: team-testing's built-in JavaScript/TypeScript generator (src/family/node/gen/ttgen.mjs) on every
+module of the JS fixtures, side by side with the Python generator (src/family/python/gen/ttgen.py) on Python twins
 of the same modules (benches/js_equivalents/textkit). For each module: the generator's wall time,
 how many tests it wrote, how many pass, and the module's line coverage reached by those tests alone,
 measured by the project's own runner (node --test, jest or vitest with their LCOV; pytest under
@@ -24,7 +24,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 DEPS = os.path.join(FIXTURES, "js-deps", "node_modules")
-HELPER = os.path.join(ROOT, "src", "gen", "js", "ttgen.mjs")
+HELPER = os.path.join(ROOT, "src", "family", "node", "gen", "ttgen.mjs")
 # (fixture, framework, module, file, Python twin)
 MODULES = [
     ("js-esm", "node", "strings", "src/strings.js", "textkit.strings"),

@@ -3,7 +3,7 @@
 
 Run that benchmark first with `--keep DIR`; this one reads its folder: for each package, the
 suites team-testing and Pynguin wrote (`DIR/out/<tool>/<root>`) run against the same mutants of the
-benchmarked modules, with team-testing's mutation helper (src/testing/python/ttmut.py: the suite
+benchmarked modules, with team-testing's mutation helper (src/family/python/ttmut.py: the suite
 once under coverage with a context per test, then each mutant against the passing tests that reach
 its line, in a forked child). Each suite is then minimized the way the analyst minimizes a layer
 (greedy set cover over lines, arcs and killed mutants: a test that adds nothing beyond the tests
@@ -20,7 +20,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import generator_vs_pynguin as gvp  # noqa: E402
 
-HELPER = os.path.join(gvp.ROOT, "src", "testing", "python", "ttmut.py")
+HELPER = os.path.join(gvp.ROOT, "src", "family", "python", "ttmut.py")
 
 
 def analyse(python, project, suite_dir, modules, scratch, seed, budget, max_mutants):

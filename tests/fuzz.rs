@@ -190,7 +190,7 @@ fn cobertura_parser() {
 fn coverage_json_parser() {
     let path = Path::new("results/coverage-001.json");
     proptest!(config("coverage-json"), |(bytes in input("coverage-json"))| {
-        match team_testing::testing::coveragepy::parse_coveragepy_json_str(&text(&bytes), path) {
+        match team_testing::family::python::coveragepy::parse_coveragepy_json_str(&text(&bytes), path) {
             Ok(report) => {
                 for f in &report.files {
                     prop_assert!(f.lines_covered <= f.lines_total, "{f:?}");
@@ -204,7 +204,7 @@ fn coverage_json_parser() {
 #[test]
 fn libtest_output_parser() {
     proptest!(config("libtest"), |(bytes in input("libtest"))| {
-        let run = team_testing::testing::libtest::parse_libtest(&text(&bytes));
+        let run = team_testing::family::rust::libtest::parse_libtest(&text(&bytes));
         let _ = format!("{run:?}");
     });
 }

@@ -81,7 +81,7 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
     // A framework without a runner has no tests apply knows where to put.
     let runner = session_framework(&session, &state.repo)
         .ok()
-        .map(crate::testing::runner_for);
+        .map(crate::family::runner_for);
     let layers: Vec<&str> = match &args.layer {
         None => LAYER_DIRS.to_vec(),
         Some(l) => {
@@ -419,18 +419,18 @@ fn remove_tests(
     names: &std::collections::BTreeSet<String>,
 ) -> (String, Vec<String>) {
     if file.extension().is_some_and(|e| e == "py") {
-        crate::gen::remove_tests(source, names)
+        crate::family::python::gen::remove_tests(source, names)
     } else {
-        crate::testing::node::edit::remove_tests(source, names)
+        crate::family::node::edit::remove_tests(source, names)
     }
 }
 
 /// How many tests a generated file holds, by its language.
 fn tests_in(file: &Path, source: &str) -> usize {
     if file.extension().is_some_and(|e| e == "py") {
-        crate::gen::test_names(source).len()
+        crate::family::python::gen::test_names(source).len()
     } else {
-        crate::testing::node::edit::test_count(source)
+        crate::family::node::edit::test_count(source)
     }
 }
 

@@ -4,9 +4,51 @@
 
 use serde::Serialize;
 
+pub mod code_check;
 pub mod doctor;
+pub mod go;
+pub mod node;
+pub mod python;
+pub mod rust;
 
+use crate::testing::code_check::{CheckInput, CodeCheck, CodeCheckError};
 pub use crate::testing::framework::Family;
+use crate::testing::framework::Framework;
+use crate::testing::runner::Runner;
+
+/// What a language family is to the roles: the one way they reach a language. Each family's
+/// folder implements it (`python::Python`, `node::Node`, `rust::Rust`, `go::Go`), so what a
+/// family can do, and why not where it cannot yet, stands in that family's own folder.
+pub trait Language: Sync {
+    /// The family's name as users say it.
+    fn name(&self) -> &'static str;
+    /// Whether team-testing implements `capability` for this family (the table's row).
+    fn support(&self, capability: Capability) -> Support;
+    /// The runner that runs `framework`'s tests (a framework of this family).
+    fn runner(&self, framework: Framework) -> Box<dyn Runner>;
+    /// The family's own L0 checks of the changed files (`code_check` adds the shared ones).
+    fn check_code(
+        &self,
+        input: &CheckInput,
+        changed: &[String],
+        out: &mut CodeCheck,
+    ) -> Result<(), CodeCheckError>;
+}
+
+/// The family's implementation.
+pub fn of(family: Family) -> &'static dyn Language {
+    match family {
+        Family::Python => &python::Python,
+        Family::Node => &node::Node,
+        Family::Cargo => &rust::Rust,
+        Family::Go => &go::Go,
+    }
+}
+
+/// The runner that runs `framework`'s tests.
+pub fn runner_for(framework: Framework) -> Box<dyn Runner> {
+    of(framework.family()).runner(framework)
+}
 
 /// What a role can do for a project, one row of the capability table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -58,44 +100,27 @@ pub enum Support {
     NotYet(&'static str),
 }
 
-/// The capability table: what each family has. A new capability is a new arm in each family,
-/// so none can be left out silently (the match is exhaustive).
+/// The capability table: what each family has (each family's `Language::support`, an exhaustive
+/// match, so none can leave a capability out silently).
 pub fn support(family: Family, capability: Capability) -> Support {
-    use Capability::*;
-    match family {
-        Family::Python => Support::Built,
-        Family::Node => match capability {
-            OwnSuite | Generator | EffectsCheck => Support::Built,
-            AgentGeneration => Support::NotYet(AGENTS_WRITE_PYTHON),
-            Mutation => Support::NotYet(MUTATION_PYTHON),
-            TestFix => Support::NotYet(TEST_FIX_PYTHON),
-        },
-        Family::Cargo | Family::Go => match capability {
-            OwnSuite | EffectsCheck => Support::Built,
-            Generator => Support::NotYet(NO_GENERATOR),
-            AgentGeneration => Support::NotYet(AGENTS_WRITE_PYTHON),
-            Mutation => Support::NotYet(MUTATION_PYTHON),
-            TestFix => Support::NotYet(TEST_FIX_PYTHON),
-        },
-    }
+    of(family).support(capability)
 }
 
 /// The family's name as users say it.
 pub fn family_name(family: Family) -> &'static str {
-    match family {
-        Family::Python => "Python",
-        Family::Node => "JavaScript/TypeScript",
-        Family::Cargo => "Rust",
-        Family::Go => "Go",
-    }
+    of(family).name()
 }
 
-const AGENTS_WRITE_PYTHON: &str = "agent backends write tests for pytest projects only so far";
-const MUTATION_PYTHON: &str = "mutation analysis runs on Python suites only so far";
-const TEST_FIX_PYTHON: &str = "the test-fix cycle runs pytest suites only so far";
-const NO_GENERATOR: &str = "no built-in generator for this language yet: a generator role of \
-                            your own (a role file with backend: command, given with --roles-dir) \
-                            writes its tests";
+/// The reasons more than one family gives for what it does not have yet.
+pub(crate) mod not_yet {
+    pub const AGENTS_WRITE_PYTHON: &str =
+        "agent backends write tests for pytest projects only so far";
+    pub const MUTATION_PYTHON: &str = "mutation analysis runs on Python suites only so far";
+    pub const TEST_FIX_PYTHON: &str = "the test-fix cycle runs pytest suites only so far";
+    pub const NO_GENERATOR: &str = "no built-in generator for this language yet: a generator role \
+                                    of your own (a role file with backend: command, given with \
+                                    --roles-dir) writes its tests";
+}
 
 #[cfg(test)]
 mod tests {

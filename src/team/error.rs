@@ -45,7 +45,7 @@ pub enum RoleError {
     Agent(#[from] crate::agents::call::AgentError),
 
     #[error(transparent)]
-    Effects(#[from] crate::testing::effects::EffectsError),
+    Effects(#[from] crate::family::python::isolation::EffectsError),
 
     #[error(transparent)]
     Gen(#[from] crate::gen::GenError),

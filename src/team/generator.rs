@@ -16,6 +16,7 @@ use super::shared::python_modules::modules_in_scope;
 use super::shared::reflect;
 use super::util::{sandbox_for, time_left, to_map};
 use super::RoleContext;
+use crate::family::python::gen as pygen;
 use crate::family::{self, Capability, Support};
 use crate::gen::{self, GenRequest};
 use crate::pipeline::controls::REFLECTIVE;
@@ -173,7 +174,7 @@ pub fn foreseen_not_applicable(ctx: &RoleContext, layer: &str) -> Option<String>
     if layer.starts_with("L3") {
         let (_, scratch) = gen::scratch_dirs(&ctx.session.root, layer);
         mkdirs(&scratch).ok()?;
-        if gen::entry_points(&python_for(ctx.repo), ctx.repo, &scratch)
+        if pygen::entry_points(&python_for(ctx.repo), ctx.repo, &scratch)
             .ok()?
             .is_empty()
         {
@@ -286,7 +287,7 @@ fn surgical_round(
         let path = entry.path();
         if path.extension().is_some_and(|x| x == "py") {
             let text = std::fs::read_to_string(&path).map_err(RoleError::io("read", &path))?;
-            atomic_write(&path, gen::mark_xfail(&text, &fb.defects).as_bytes())?;
+            atomic_write(&path, pygen::mark_xfail(&text, &fb.defects).as_bytes())?;
             written.push(format!(
                 "tests/{layer}/{}",
                 entry.file_name().to_string_lossy()
@@ -440,11 +441,11 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
         let previous = std::fs::read_to_string(dir.join(&m.test_file)).unwrap_or_default();
         let mut keep: std::collections::BTreeSet<String> = fb.defects.keys().cloned().collect();
         if round.is_some() {
-            keep.extend(gen::test_names(&previous));
+            keep.extend(pygen::test_names(&previous));
         }
         let avoid: std::collections::BTreeSet<String> = fb.avoid.iter().cloned().collect();
-        let combined = gen::carry_over(&previous, &m.source, &keep, &avoid);
-        let source = gen::mark_xfail(&combined, &fb.defects);
+        let combined = pygen::carry_over(&previous, &m.source, &keep, &avoid);
+        let source = pygen::mark_xfail(&combined, &fb.defects);
         atomic_write(&dir.join(&m.test_file), source.as_bytes())?;
         written.push(format!("tests/{layer}/{}", m.test_file));
         tests += m.tests.len();
@@ -584,7 +585,7 @@ pub fn search_here(ctx: &RoleContext, layer: &str, req: &GenRequest) -> Result<g
         crate::sandbox::python_roots(&python, ctx.repo),
         &[],
     )?;
-    Ok(gen::generate(
+    Ok(pygen::generate(
         &python,
         &mirror,
         &scratch,

@@ -12,7 +12,7 @@ use super::error::{Result, RoleError};
 use super::shared::feedback::{feedback, first_round};
 use super::util::{sandbox_for, time_left, to_map};
 use super::RoleContext;
-use crate::gen::js::{self, JsGenRequest};
+use crate::family::node::gen::{self as js, JsGenRequest};
 use crate::gen::{self, GenRequest, ModuleRef};
 use crate::session::scope::load_scope;
 use crate::tasks::Outcome;

@@ -61,7 +61,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
     };
     let test_dir = ctx.session.root.join("tests").join(layer);
     let runner = match &session_fw {
-        Ok(known) => crate::testing::runner_for(*known),
+        Ok(known) => crate::family::runner_for(*known),
         Err(unknown) => return empty_run(ctx, layer, framework, &run_path, unknown.to_string()),
     };
     let runner = runner.as_ref();
@@ -481,7 +481,7 @@ pub fn run_shard(ctx: &RoleContext, layer: &str, run_no: &str, deselect: &[Strin
         Err(unknown) => return failed(unknown.to_string()),
     };
     let tools = recorded_toolchain(ctx, &session_fw);
-    let runner = crate::testing::runner_for(known);
+    let runner = crate::family::runner_for(known);
     let (_, sandbox) = match layer_sandbox(ctx, runner.as_ref(), &tools, layer, &results) {
         Ok(s) => s,
         Err(e) => return failed(e.to_string()),
@@ -621,7 +621,7 @@ fn is_test_path(path: &str, layer: &str) -> bool {
     path.contains(layer)
         || path.contains("/tests/")
         || path.starts_with("tests/")
-        || path.contains(&format!("{}/", crate::testing::node::TESTS_DIR))
+        || path.contains(&format!("{}/", crate::family::node::TESTS_DIR))
         || name.starts_with("test_")
         || name.ends_with("_test.py")
         || name.ends_with("_test.go")

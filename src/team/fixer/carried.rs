@@ -25,7 +25,7 @@ pub fn tests(session: &Path) -> Carried {
     let mut out = Carried::default();
     for layer in LAYER_DIRS {
         let dir = session.join("tests").join(layer);
-        let layer_files = crate::testing::python::test_files(&dir);
+        let layer_files = crate::family::python::test_files(&dir);
         if layer_files.is_empty() {
             continue;
         }

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::family::python::mutation::{analyse, SuiteMutations, SuiteRun, TestReach};
 use crate::sandbox::Sandbox;
-use crate::testing::python::mutation::{analyse, SuiteMutations, SuiteRun, TestReach};
 use crate::testing::toolchain::Toolchain;
 
 /// Where the session's carried tests sit inside the mirror (never a folder of the project).
@@ -71,7 +71,7 @@ impl SuiteResults {
                 .map(|(file, lines)| {
                     (
                         mirror.join(file).to_string_lossy().into_owned(),
-                        crate::testing::python::mutation::Reach {
+                        crate::family::python::mutation::Reach {
                             lines: lines.clone(),
                             arcs: Vec::new(),
                         },
@@ -103,7 +103,7 @@ pub enum SuiteError {
         cause: std::io::Error,
     },
     #[error(transparent)]
-    Run(#[from] crate::testing::python::mutation::MutationError),
+    Run(#[from] crate::family::python::mutation::MutationError),
     #[error("the suite did not run: {0}")]
     DidNotRun(String),
 }

@@ -8,10 +8,11 @@ use std::path::Path;
 use serde_json::json;
 
 use super::{python_tools, FixError};
+use crate::family::code_check;
 use crate::tasks::Outcome;
 use crate::team::util::{sandbox_for, time_left};
 use crate::team::RoleContext;
-use crate::testing::code_check::{self, CheckInput, CodeCheck};
+use crate::testing::code_check::{CheckInput, CodeCheck, CodeIssue};
 use crate::testing::framework::Family;
 use crate::testing::toolchain::Toolchain;
 use crate::util::{atomic_write, mkdirs};
@@ -139,7 +140,7 @@ pub fn run(ctx: &RoleContext) -> Result<Outcome, FixError> {
     Ok(out)
 }
 
-fn describe(i: &code_check::CodeIssue) -> String {
+fn describe(i: &CodeIssue) -> String {
     format!(
         "{}{}: {}",
         i.file,

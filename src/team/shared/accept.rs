@@ -9,12 +9,12 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::agents::answer::AnswerFile;
+use crate::family::python::isolation::EffectsAudit;
 use crate::proc::run_sandboxed;
 use crate::sandbox::Sandbox;
 use crate::team::error::{Result, RoleError};
 use crate::team::util::{sandbox_for, time_left};
 use crate::team::RoleContext;
-use crate::testing::effects::EffectsAudit;
 use crate::testing::toolchain::python_for;
 use crate::util::mkdirs;
 

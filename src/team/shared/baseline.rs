@@ -51,7 +51,7 @@ pub(crate) fn run(
         return Ok(Baseline::NoSuite);
     }
     let tests = tests.as_slice();
-    let runner = crate::testing::runner_for(framework);
+    let runner = crate::family::runner_for(framework);
     let workspace = ctx.session.root.join("workspace");
     let dirs = runner.suite_dirs(&workspace);
     if dirs.is_empty() {

@@ -15,11 +15,11 @@ use crate::artifacts::{
     self, CoverageRecord, KeptTest, LayerMutation, MutationRecord, SuiteScore, Survivor,
     MUTATION_FILE,
 };
+use crate::family::python::mutation::{analyse, SuiteMutations, SuiteRun};
 use crate::team::error::RoleError;
 use crate::team::util::{sandbox_for, time_left};
 use crate::team::RoleContext;
 use crate::testing::framework::{Family, Framework};
-use crate::testing::python::mutation::{analyse, SuiteMutations, SuiteRun};
 use crate::util::{atomic_write_json, mkdirs, read_json};
 
 /// The whole analysis's time, at most (and at most half of what the task has left).
@@ -64,7 +64,7 @@ pub(crate) fn run(ctx: &RoleContext) -> Result<Mutation, RoleError> {
         };
         framework = Some(fw);
         let dir = session.join("tests").join(layer);
-        if crate::testing::python::test_files(&dir).is_empty() {
+        if crate::family::python::test_files(&dir).is_empty() {
             continue;
         }
         if let Some(cov) = run
@@ -166,7 +166,7 @@ pub(crate) fn run(ctx: &RoleContext) -> Result<Mutation, RoleError> {
     };
     let mut generated = Vec::new();
     for (layer, dir) in &layers {
-        let files = crate::testing::python::test_files(dir)
+        let files = crate::family::python::test_files(dir)
             .iter()
             .filter_map(|f| f.strip_prefix(dir).ok().map(&s))
             .collect();
@@ -600,7 +600,7 @@ fn drop_tests(
             crate::util::write_nofollow(&copy, source.as_bytes())
                 .map_err(RoleError::io("write", &copy))?;
         }
-        let (minimized, _) = crate::gen::remove_tests(&source, &names);
+        let (minimized, _) = crate::family::python::gen::remove_tests(&source, &names);
         let tests_left = minimized.lines().any(|l| {
             l.starts_with("def test")
                 || l.starts_with("async def test")

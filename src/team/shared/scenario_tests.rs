@@ -316,10 +316,10 @@ fn describe(c: &Case) -> String {
 /// The isolation fixture every test team-testing writes carries: the one `testing/python/tt_isolation.py`
 /// defines, from its decorator on.
 fn isolation_fixture() -> &'static str {
-    let at = crate::gen::ISOLATION
+    let at = crate::family::python::isolation::ISOLATION
         .find("@pytest.fixture")
         .expect("tt_isolation.py defines the fixture");
-    &crate::gen::ISOLATION[at..]
+    &crate::family::python::isolation::ISOLATION[at..]
 }
 
 #[cfg(test)]

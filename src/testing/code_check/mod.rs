@@ -12,13 +12,8 @@
 //!
 //! Critical issues block the caller's loop; warnings (TODO comments, type errors) do not.
 
-mod go;
-mod node;
-mod python;
-mod report;
-#[cfg(test)]
-mod tests;
-mod text;
+pub mod report;
+pub mod text;
 
 use std::path::{Component, Path, PathBuf};
 use std::time::Instant;
@@ -116,7 +111,7 @@ impl CodeCheck {
         report::markdown(self)
     }
 
-    fn push(
+    pub fn push(
         &mut self,
         severity: Severity,
         kind: IssueKind,
@@ -147,9 +142,15 @@ pub enum CodeCheckError {
     NoResult { program: String, problem: String },
 }
 
-/// Checks the project's code. Tools that are missing or time out are notes, not errors; an error
-/// is a check that could not run at all (its scratch file, its helper).
-pub fn check(input: &CheckInput) -> Result<CodeCheck, CodeCheckError> {
+/// What one family checks of the changed files (its compiler, its helper, its tools).
+pub type FamilyCheck<'f> =
+    &'f dyn Fn(&CheckInput, &[String], &mut CodeCheck) -> Result<(), CodeCheckError>;
+
+/// Checks the project's code: `family_check` (the family's own checks, `family::code_check`
+/// passes them), then the text checks every family gets. Tools that are missing or time out are
+/// notes, not errors; an error is a check that could not run at all (its scratch file, its
+/// helper).
+pub fn check(input: &CheckInput, family_check: FamilyCheck) -> Result<CodeCheck, CodeCheckError> {
     // Children run in the root: every path handed to them must not depend on our own cwd.
     let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     let (root, scratch) = (absolute(input.root), absolute(input.scratch));
@@ -160,15 +161,7 @@ pub fn check(input: &CheckInput) -> Result<CodeCheck, CodeCheckError> {
     };
     let mut out = CodeCheck::default();
     let changed = changed_files(input, &mut out);
-    match input.family {
-        Family::Python => python::check(input, &changed, &mut out)?,
-        Family::Node => node::check(input, &changed, &mut out),
-        Family::Go => go::check(input, &changed, &mut out),
-        Family::Cargo => out.notes.push(
-            "Rust: whether the crate compiles and type-checks is not checked here (the test run builds it)"
-                .into(),
-        ),
-    }
+    family_check(input, &changed, &mut out)?;
     if input.family != Family::Python {
         let python: Vec<&String> = changed.iter().filter(|f| f.ends_with(".py")).collect();
         if !python.is_empty() {
@@ -209,7 +202,7 @@ fn changed_files(input: &CheckInput, out: &mut CodeCheck) -> Vec<String> {
 }
 
 /// How the check's children run: in the sandbox, in the project's copy, until the deadline.
-fn exec<'a>(input: &CheckInput<'a>, env: Vec<(String, String)>) -> Exec<'a> {
+pub fn exec<'a>(input: &CheckInput<'a>, env: Vec<(String, String)>) -> Exec<'a> {
     Exec {
         sandbox: input.sandbox,
         cwd: input.root.to_path_buf(),
@@ -219,7 +212,7 @@ fn exec<'a>(input: &CheckInput<'a>, env: Vec<(String, String)>) -> Exec<'a> {
 }
 
 /// A root-relative form of a path a tool printed (relative to the root, or absolute).
-fn relative(root: &Path, printed: &str) -> String {
+pub fn relative(root: &Path, printed: &str) -> String {
     let printed = printed.trim();
     let path = Path::new(printed);
     let rel = if path.is_absolute() {
@@ -238,7 +231,7 @@ fn relative(root: &Path, printed: &str) -> String {
 }
 
 /// A tool that could not run becomes a note saying why.
-fn tool_note(what: &str, err: &ExecError) -> String {
+pub fn tool_note(what: &str, err: &ExecError) -> String {
     match err {
         ExecError::NotFound { program, .. } => {
             format!("{what}: not checked ({program} is not installed)")

@@ -19,13 +19,13 @@ use super::{CodeCheck, IssueKind, Severity};
 use crate::testing::detect::test_pattern;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Lang {
+pub enum Lang {
     Rust,
     Js,
     Go,
 }
 
-pub(super) fn lang_of(path: &str) -> Option<Lang> {
+pub fn lang_of(path: &str) -> Option<Lang> {
     let ext = path.rsplit_once('.').map(|(_, e)| e)?;
     match ext {
         "rs" => Some(Lang::Rust),
@@ -37,7 +37,7 @@ pub(super) fn lang_of(path: &str) -> Option<Lang> {
 
 /// A file's text in two views, with its comments.
 #[derive(Debug)]
-pub(super) struct Lexed {
+pub struct Lexed {
     /// Comments blanked (newlines kept): strings are still there (import specifiers, messages).
     pub code: String,
     /// Comments and string contents blanked: the structure (braces, attributes, macro calls).
@@ -67,7 +67,7 @@ fn ident_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'$'
 }
 
-pub(super) fn lex(text: &str, lang: Lang) -> Lexed {
+pub fn lex(text: &str, lang: Lang) -> Lexed {
     let b = text.as_bytes();
     let mut code = b.to_vec();
     let mut bare = b.to_vec();
@@ -233,7 +233,7 @@ pub(super) fn lex(text: &str, lang: Lang) -> Lexed {
 }
 
 /// The offset of the `}` that closes the `{` at `open` (or the end).
-pub(super) fn matching_brace(bare: &str, open: usize) -> usize {
+pub fn matching_brace(bare: &str, open: usize) -> usize {
     let mut depth = 0usize;
     for (i, c) in bare.bytes().enumerate().skip(open) {
         match c {
@@ -252,7 +252,7 @@ pub(super) fn matching_brace(bare: &str, open: usize) -> usize {
 
 static TODO: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b(TODO|FIXME)\b").unwrap());
 
-pub(super) fn check(root: &Path, changed: &[String], out: &mut CodeCheck) {
+pub fn check(root: &Path, changed: &[String], out: &mut CodeCheck) {
     let mut judged = 0;
     for rel in changed {
         let Some(lang) = lang_of(rel) else { continue };
@@ -305,7 +305,7 @@ pub(super) fn check(root: &Path, changed: &[String], out: &mut CodeCheck) {
 }
 
 /// Test code and test support: never judged as production code.
-pub(super) fn is_test_file(rel: &str, lang: Lang) -> bool {
+pub fn is_test_file(rel: &str, lang: Lang) -> bool {
     let parts: Vec<&str> = rel.split('/').collect();
     let name = parts.last().copied().unwrap_or("");
     let dirs = &parts[..parts.len() - 1];
@@ -446,13 +446,13 @@ const JS_TEST_PACKAGES: [&str; 6] = [
 
 /// A JS/TS import: its specifier, offset, and whether it is type-only (erased at build).
 #[derive(Debug)]
-pub(super) struct JsImport {
+pub struct JsImport {
     pub specifier: String,
     pub offset: usize,
     pub type_only: bool,
 }
 
-pub(super) fn js_imports(lexed: &Lexed) -> Vec<JsImport> {
+pub fn js_imports(lexed: &Lexed) -> Vec<JsImport> {
     let mut out: Vec<JsImport> = Vec::new();
     for re in JS_IMPORTS.iter() {
         for c in re.captures_iter(&lexed.code) {
@@ -476,7 +476,7 @@ pub(super) fn js_imports(lexed: &Lexed) -> Vec<JsImport> {
 }
 
 /// The package a bare specifier names: `@scope/name` or `name`.
-pub(super) fn package_of(specifier: &str) -> String {
+pub fn package_of(specifier: &str) -> String {
     let spec = specifier.trim_start_matches("node:");
     let mut parts = spec.split('/');
     match (parts.next(), parts.next()) {

@@ -14,8 +14,8 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 # The audit and isolation modules the helper imports ship with the Python runner.
-_SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(_SRC, "testing", "python"))
+_FAMILY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, _FAMILY)
 sys.path.insert(0, HERE)
 
 import tt_doctest  # noqa: E402

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::run::repo_paths;
-use crate::testing::coveragepy::parse_coveragepy_json;
+use crate::family::python::coveragepy::parse_coveragepy_json;
 use crate::testing::exec::{Exec, ExecError};
 use crate::testing::junit::parse_junit;
 use crate::testing::runner::{RunOutput, SuiteSpec};

@@ -9,8 +9,8 @@ from typing import Callable, Optional
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # The audit and isolation modules the helper imports ship with the Python runner.
-_SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(_SRC, "testing", "python"))
+_FAMILY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, _FAMILY)
 
 from tt_oracle import suspicious, well_typed  # noqa: E402
 

@@ -1,7 +1,7 @@
 //! The human output of `cargo test` (stable libtest has no JSON): `test <path> ... ok|FAILED|ignored`
 //! lines, the `---- <path> stdout ----` failure sections and one `test result:` line per test binary.
 
-use super::report::{TestCase, TestStatus, TestTotals};
+use crate::testing::report::{TestCase, TestStatus, TestTotals};
 
 const DETAIL_LIMIT: usize = 4096;
 

@@ -3,18 +3,51 @@
 
 mod apply;
 mod baseline;
+pub mod code_check;
+pub mod coveragepy;
 pub mod edit;
+pub mod gen;
 pub mod isolation;
 pub mod mutation;
 mod run;
 
 use std::path::{Path, PathBuf};
 
-use super::report::{TestCase, TestStatus};
-use super::runner::{ApplyFile, RunOutput, RunSpec, Runner, SuiteSpec};
-use super::toolchain::Toolchain;
+use crate::testing::report::{TestCase, TestStatus};
+use crate::testing::runner::{ApplyFile, RunOutput, RunSpec, Runner, SuiteSpec};
+use crate::testing::toolchain::Toolchain;
 
 pub use run::node_id;
+
+/// Python as the roles see it.
+pub struct Python;
+
+impl crate::family::Language for Python {
+    fn name(&self) -> &'static str {
+        "Python"
+    }
+
+    fn support(&self, capability: crate::family::Capability) -> crate::family::Support {
+        let _ = capability;
+        crate::family::Support::Built
+    }
+
+    fn runner(
+        &self,
+        _framework: crate::testing::framework::Framework,
+    ) -> Box<dyn crate::testing::runner::Runner> {
+        Box::new(PythonRunner)
+    }
+
+    fn check_code(
+        &self,
+        input: &crate::testing::code_check::CheckInput,
+        changed: &[String],
+        out: &mut crate::testing::code_check::CodeCheck,
+    ) -> Result<(), crate::testing::code_check::CodeCheckError> {
+        code_check::check(input, changed, out)
+    }
+}
 
 pub struct PythonRunner;
 

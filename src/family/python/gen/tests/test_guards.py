@@ -2,8 +2,8 @@
 
 Plain unittest, so every interpreter can run it without installing anything:
 
-    python3 -m unittest discover -s src/gen/tests -v
-    pypy3 -m unittest discover -s src/gen/tests -v
+    python3 -m unittest discover -s src/family/python/gen/tests -v
+    pypy3 -m unittest discover -s src/family/python/gen/tests -v
 
 The Rust test `gen::tests::the_helper_guards_hold_on_every_interpreter_found` runs it with each
 interpreter it finds (CPython 3.8-3.13, pypy3).
@@ -21,8 +21,8 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 # The audit and isolation modules the helper imports ship with the Python runner.
-_SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(_SRC, "testing", "python"))
+_FAMILY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, _FAMILY)
 
 import tt_analysis  # noqa: E402
 import tt_execution  # noqa: E402
@@ -176,7 +176,7 @@ def pytest_problem():
 def run_helper(root, modules, budget=4, path=()):
     request = {"modules": [{"module": m, "file": m + ".py"} for m in modules], "layer": "L1-unit", "seed": 1,
                "budget_s": budget, "call_timeout_s": 2, "target_percent": 80}
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(list(path) + [root, os.path.join(_SRC, "testing", "python")]), PYTHONDONTWRITEBYTECODE="1")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(list(path) + [root, _FAMILY]), PYTHONDONTWRITEBYTECODE="1")
     done = subprocess.run([sys.executable, os.path.join(os.path.dirname(HERE), "ttgen.py")],
                           input=json.dumps(request), capture_output=True, text=True, cwd=root, env=env,
                           timeout=120)

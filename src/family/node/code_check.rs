@@ -8,8 +8,10 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::text::{is_test_file, js_imports, lang_of, lex, package_of, Lang};
-use super::{exec, relative, tool_note, CheckInput, CodeCheck, IssueKind, Severity};
+use crate::testing::code_check::text::{is_test_file, js_imports, lang_of, lex, package_of, Lang};
+use crate::testing::code_check::{
+    exec, relative, tool_note, CheckInput, CodeCheck, IssueKind, Severity,
+};
 use crate::util::tail_lines;
 
 const NODE_BUILTINS: [&str; 44] = [
@@ -64,7 +66,7 @@ const RESOLVE_EXTENSIONS: [&str; 11] = [
     "ts", "tsx", "js", "jsx", "mjs", "cjs", "mts", "cts", "json", "node", "d.ts",
 ];
 
-pub(super) fn check(input: &CheckInput, changed: &[String], out: &mut CodeCheck) {
+pub fn check(input: &CheckInput, changed: &[String], out: &mut CodeCheck) {
     let code: Vec<&String> = changed
         .iter()
         .filter(|f| lang_of(f) == Some(Lang::Js) && !is_test_file(f, Lang::Js))

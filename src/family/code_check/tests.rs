@@ -5,8 +5,12 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use super::text::{lex, Lang};
-use super::*;
+use super::check;
+use crate::family::python::code_check as python;
+use crate::testing::code_check::text::{lex, Lang};
+use crate::testing::code_check::*;
+use crate::testing::framework::Family;
+use crate::testing::toolchain::Toolchain;
 
 fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

@@ -8,7 +8,7 @@ use super::gate::{failed_units, file_errors, first_errors};
 use super::run::{interleave, nextest_match, run, skip_args, status_of};
 use super::stage::{generated_files, with_test_targets, Staged};
 use super::staged_name;
-use crate::testing::libtest::parse_libtest;
+use crate::family::rust::libtest::parse_libtest;
 use crate::testing::report::{TestCase, TestStatus, TestTotals};
 use crate::testing::runner::RunSpec;
 use crate::testing::toolchain::Toolchain;

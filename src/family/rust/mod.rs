@@ -6,6 +6,7 @@
 
 mod ctx;
 mod gate;
+pub mod libtest;
 mod run;
 mod stage;
 #[cfg(test)]
@@ -13,11 +14,52 @@ mod tests;
 
 use std::path::{Path, PathBuf};
 
-use super::report::{TestCase, TestStatus};
-use super::runner::{RunOutput, RunSpec, Runner, SuiteSpec, BASELINE};
+use crate::testing::report::{TestCase, TestStatus};
+use crate::testing::runner::{RunOutput, RunSpec, Runner, SuiteSpec, BASELINE};
 
 /// Prefix of every staged test target, so they never clash with the crate's own tests.
 pub const STAGED_PREFIX: &str = "tt_";
+
+/// Rust as the roles see it.
+pub struct Rust;
+
+impl crate::family::Language for Rust {
+    fn name(&self) -> &'static str {
+        "Rust"
+    }
+
+    fn support(&self, capability: crate::family::Capability) -> crate::family::Support {
+        use crate::family::{not_yet, Capability, Support};
+        use Capability::*;
+        match capability {
+            OwnSuite | EffectsCheck => Support::Built,
+            Generator => Support::NotYet(not_yet::NO_GENERATOR),
+            AgentGeneration => Support::NotYet(not_yet::AGENTS_WRITE_PYTHON),
+            Mutation => Support::NotYet(not_yet::MUTATION_PYTHON),
+            TestFix => Support::NotYet(not_yet::TEST_FIX_PYTHON),
+        }
+    }
+
+    fn runner(
+        &self,
+        _framework: crate::testing::framework::Framework,
+    ) -> Box<dyn crate::testing::runner::Runner> {
+        Box::new(CargoRunner)
+    }
+
+    fn check_code(
+        &self,
+        _input: &crate::testing::code_check::CheckInput,
+        _changed: &[String],
+        out: &mut crate::testing::code_check::CodeCheck,
+    ) -> Result<(), crate::testing::code_check::CodeCheckError> {
+        out.notes.push(
+            "Rust: whether the crate compiles and type-checks is not checked here (the test run builds it)"
+                .into(),
+        );
+        Ok(())
+    }
+}
 
 pub struct CargoRunner;
 

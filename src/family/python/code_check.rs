@@ -10,7 +10,7 @@ use std::time::Instant;
 use regex::Regex;
 use serde::Deserialize;
 
-use super::{
+use crate::testing::code_check::{
     exec, relative, tool_note, CheckInput, CodeCheck, CodeCheckError, CodeIssue, IssueKind,
     Severity,
 };
@@ -36,7 +36,7 @@ struct HelperResult {
     mypy: bool,
 }
 
-pub(super) fn check(
+pub fn check(
     input: &CheckInput,
     changed: &[String],
     out: &mut CodeCheck,
@@ -225,7 +225,7 @@ static MYPY_LINE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(.+?):(\d+):(?:\d+:)?\s*error:\s*(.*)$").unwrap());
 
 /// `file:line: error: message` lines.
-pub(super) fn parse_mypy(root: &Path, output: &str) -> Vec<CodeIssue> {
+pub(crate) fn parse_mypy(root: &Path, output: &str) -> Vec<CodeIssue> {
     output
         .lines()
         .filter_map(|l| MYPY_LINE.captures(l))
@@ -305,7 +305,7 @@ fn run_pyright(input: &CheckInput, program: &str, files: &[String], out: &mut Co
 
 /// Where the project's modules import from, relative to the root: the root, `src/` when it is a
 /// folder, and the folders pytest's `pythonpath` option adds.
-pub(super) fn import_roots(root: &Path) -> Vec<String> {
+pub(crate) fn import_roots(root: &Path) -> Vec<String> {
     let mut roots = vec![String::new()];
     if root.join("src").is_dir() {
         roots.push("src".into());
@@ -400,7 +400,7 @@ fn ini_value(text: &str, section: &str, key: &str) -> Option<String> {
 /// file) and the runtime ones (what its production code may import, test tools included when the
 /// project is a pytest plugin).
 #[derive(Debug, Default)]
-pub(super) struct Declared {
+pub(crate) struct Declared {
     pub all: Vec<String>,
     pub runtime: Vec<String>,
 }
@@ -416,7 +416,7 @@ fn requirement_name(req: &str) -> Option<String> {
     REQUIREMENT_NAME.captures(req).map(|c| c[1].to_string())
 }
 
-pub(super) fn declared(root: &Path) -> Declared {
+pub(crate) fn declared(root: &Path) -> Declared {
     let mut d = Declared::default();
     let mut add = |name: Option<String>, runtime: bool| {
         if let Some(name) = name {

@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::report::{CoverageReport, FileCoverage, ReportParseError};
+use crate::testing::report::{CoverageReport, FileCoverage, ReportParseError};
 
 const FORMATS: [u64; 2] = [2, 3];
 
@@ -243,7 +243,7 @@ mod tests {
         ];
         for (json, lcov) in pairs {
             let mut json = parse_coveragepy_json(&fixture(json)).unwrap();
-            let lcov = super::super::lcov::parse_lcov(&fixture(lcov)).unwrap();
+            let lcov = crate::testing::lcov::parse_lcov(&fixture(lcov)).unwrap();
             // LCOV names branches by block, not by arc: only coverage.py's JSON lists the arcs.
             for f in &mut json.files {
                 f.missing_arcs.clear();

@@ -9,13 +9,13 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::{GenError, GenRequest, GenResult, ModuleRef};
+use crate::gen::{GenError, GenRequest, GenResult, ModuleRef};
 use crate::sandbox::Sandbox;
 use crate::util::tail_lines;
 
 // Editing generated test files is the runner's (apply uses it too); the generator's rounds reach
 // it here.
-pub use crate::testing::node::edit::{
+pub use super::edit::{
     carry_over, expected_failure_form, mark_expected_failures, remove_tests, test_count,
     unescape_xml,
 };
@@ -135,7 +135,7 @@ pub fn bin_files(repo: &Path) -> Vec<String> {
 
 /// Writes the helper's files into `scratch`; returns the entry point's path.
 fn write_helper(scratch: &Path) -> Result<PathBuf, GenError> {
-    super::write_modules(scratch, HELPER_FILES)?;
+    crate::gen::write_modules(scratch, HELPER_FILES)?;
     Ok(scratch.join(ENTRY))
 }
 
@@ -154,7 +154,7 @@ pub fn generate(
     let helper_arg = helper.display().to_string();
     // The project's NODE_OPTIONS (loaders, inspectors) are not the generator's.
     let env = [("NODE_OPTIONS", ""), ("NO_COLOR", "1")];
-    super::run_helper(sandbox, &[node, &helper_arg], mirror, &env, input, timeout)
+    crate::gen::run_helper(sandbox, &[node, &helper_arg], mirror, &env, input, timeout)
 }
 
 /// The entry points L3 would run in `repo` (package.json `bin`, a `main` that reads its

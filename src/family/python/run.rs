@@ -7,10 +7,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use super::isolation::{EffectsAudit, EffectsError};
 use super::test_files;
+use crate::family::python::coveragepy::parse_coveragepy_json;
 use crate::proc::Captured;
-use crate::testing::coveragepy::parse_coveragepy_json;
-use crate::testing::effects::{EffectsAudit, EffectsError};
 use crate::testing::exec::{Exec, ExecError};
 use crate::testing::junit::parse_junit;
 use crate::testing::load_error::LoadError;

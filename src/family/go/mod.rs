@@ -5,6 +5,7 @@
 //! events, line coverage from the profile. The target repository is only read; `apply` puts the
 //! files where the copy had them.
 
+pub mod code_check;
 mod ctx;
 mod events;
 mod gate;
@@ -17,8 +18,46 @@ mod tests;
 
 use std::path::{Path, PathBuf};
 
-use super::report::{TestCase, TestStatus};
-use super::runner::{RunOutput, RunSpec, Runner, SuiteSpec, BASELINE};
+use crate::testing::report::{TestCase, TestStatus};
+use crate::testing::runner::{RunOutput, RunSpec, Runner, SuiteSpec, BASELINE};
+
+/// Go as the roles see it.
+pub struct Go;
+
+impl crate::family::Language for Go {
+    fn name(&self) -> &'static str {
+        "Go"
+    }
+
+    fn support(&self, capability: crate::family::Capability) -> crate::family::Support {
+        use crate::family::{not_yet, Capability, Support};
+        use Capability::*;
+        match capability {
+            OwnSuite | EffectsCheck => Support::Built,
+            Generator => Support::NotYet(not_yet::NO_GENERATOR),
+            AgentGeneration => Support::NotYet(not_yet::AGENTS_WRITE_PYTHON),
+            Mutation => Support::NotYet(not_yet::MUTATION_PYTHON),
+            TestFix => Support::NotYet(not_yet::TEST_FIX_PYTHON),
+        }
+    }
+
+    fn runner(
+        &self,
+        _framework: crate::testing::framework::Framework,
+    ) -> Box<dyn crate::testing::runner::Runner> {
+        Box::new(GoRunner)
+    }
+
+    fn check_code(
+        &self,
+        input: &crate::testing::code_check::CheckInput,
+        changed: &[String],
+        out: &mut crate::testing::code_check::CodeCheck,
+    ) -> Result<(), crate::testing::code_check::CodeCheckError> {
+        code_check::check(input, changed, out);
+        Ok(())
+    }
+}
 
 pub struct GoRunner;
 

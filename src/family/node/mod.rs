@@ -14,10 +14,12 @@
 
 mod apply_dir;
 mod attribute;
+pub mod code_check;
 pub mod config;
 mod ctx;
 pub mod edit;
 mod gate;
+pub mod gen;
 mod plan;
 mod rerun;
 mod run;
@@ -27,9 +29,9 @@ mod workspace;
 
 use std::path::{Path, PathBuf};
 
-use super::framework::Framework;
-use super::report::{TestCase, TestStatus};
-use super::runner::{ApplyFile, RunOutput, RunSpec, Runner, SuiteSpec, BASELINE};
+use crate::testing::framework::Framework;
+use crate::testing::report::{TestCase, TestStatus};
+use crate::testing::runner::{ApplyFile, RunOutput, RunSpec, Runner, SuiteSpec, BASELINE};
 
 /// Extensions of generated test files.
 const TEST_EXTS: [&str; 4] = ["js", "mjs", "cjs", "ts"];
@@ -42,6 +44,43 @@ const NODE_COVERAGE: &str = "node --experimental-test-coverage";
 const LOAD_ERROR_LINES: usize = 8;
 /// Bytes of a failed file's stderr kept as evidence of why it did not load.
 const STDERR_LIMIT: usize = 4096;
+
+/// JavaScript/TypeScript as the roles see it.
+pub struct Node;
+
+impl crate::family::Language for Node {
+    fn name(&self) -> &'static str {
+        "JavaScript/TypeScript"
+    }
+
+    fn support(&self, capability: crate::family::Capability) -> crate::family::Support {
+        use crate::family::{not_yet, Capability, Support};
+        use Capability::*;
+        match capability {
+            OwnSuite | Generator | EffectsCheck => Support::Built,
+            AgentGeneration => Support::NotYet(not_yet::AGENTS_WRITE_PYTHON),
+            Mutation => Support::NotYet(not_yet::MUTATION_PYTHON),
+            TestFix => Support::NotYet(not_yet::TEST_FIX_PYTHON),
+        }
+    }
+
+    fn runner(
+        &self,
+        framework: crate::testing::framework::Framework,
+    ) -> Box<dyn crate::testing::runner::Runner> {
+        Box::new(NodeRunner::new(framework))
+    }
+
+    fn check_code(
+        &self,
+        input: &crate::testing::code_check::CheckInput,
+        changed: &[String],
+        out: &mut crate::testing::code_check::CodeCheck,
+    ) -> Result<(), crate::testing::code_check::CodeCheckError> {
+        code_check::check(input, changed, out);
+        Ok(())
+    }
+}
 
 /// Runs node's own test runner, jest, vitest or mocha: which one is the framework's.
 pub struct NodeRunner {

@@ -6,12 +6,14 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{exec, relative, tool_note, CheckInput, CodeCheck, IssueKind, Severity};
+use crate::testing::code_check::{
+    exec, relative, tool_note, CheckInput, CodeCheck, IssueKind, Severity,
+};
 
 static GOFMT_ERROR: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(.+?\.go):(\d+):(?:\d+:)?\s*(.*)$").unwrap());
 
-pub(super) fn check(input: &CheckInput, changed: &[String], out: &mut CodeCheck) {
+pub fn check(input: &CheckInput, changed: &[String], out: &mut CodeCheck) {
     out.notes.push(
         "Go: types are not checked here (go vet needs the module's dependencies; the test run builds the packages)"
             .into(),

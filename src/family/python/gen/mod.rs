@@ -1,0 +1,256 @@
+//! The built-in offline test generator for Python: a feedback-directed search (Randoop/Pynguin
+//! style) done by `ttgen.py`, which ships inside the binary and runs in the target's own
+//! interpreter against a mirror of the repository. This side prepares its input, runs it with a
+//! timeout, and reads back the test files and contract findings it produced.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::isolation::{AUDIT, ISOLATION};
+// Editing generated pytest files is the runner's (apply uses it too); the generator's rounds
+// reach it here.
+pub use super::edit::{carry_over, mark_xfail, remove_tests, test_names};
+use crate::gen::{run_helper, write_modules, GenError, GenRequest, GenResult};
+use crate::sandbox::Sandbox;
+use crate::util::tail_lines;
+
+/// The generator helper, written side by side into the session when used: `ttgen.py`, the entry
+/// point, the stages it drives (`tt_<stage>.py`, each importing only stages below it) and the
+/// modules they share. A new helper file is one line here.
+pub const HELPER_FILES: &[(&str, &str)] = &[
+    // The entry point: reads the request, drives the stages, prints the result.
+    ("ttgen.py", include_str!("ttgen.py")),
+    // Discovery, the source's constants, patterns and grammar, executable lines, annotations.
+    ("tt_analysis.py", include_str!("tt_analysis.py")),
+    // Each call in a forked child: tracing, the result's description, timeouts, the sandbox.
+    ("tt_execution.py", include_str!("tt_execution.py")),
+    // Argument expressions and the uses of an item (calls, methods, properties, dunders).
+    ("tt_inputs.py", include_str!("tt_inputs.py")),
+    // The shortest call that still raises what a contract finding reports.
+    ("tt_minimize.py", include_str!("tt_minimize.py")),
+    // What an outcome lets a test assert (the oracle), and the findings.
+    ("tt_assertions.py", include_str!("tt_assertions.py")),
+    // The test file's text, checked to load as pytest sees it.
+    ("tt_render.py", include_str!("tt_render.py")),
+    // The phases of a module's search (doctests, constructors, l1, l2), and L3's runs.
+    ("tt_search.py", include_str!("tt_search.py")),
+    ("ttaudit.py", AUDIT),
+    ("tt_isolation.py", ISOLATION),
+    // Oracles beyond the observed value: well-typed input and suspicious results.
+    ("tt_oracle.py", include_str!("tt_oracle.py")),
+    // Docstring examples as doctest itself runs them (the helper's doctest phase).
+    ("tt_doctest.py", include_str!("tt_doctest.py")),
+    // Documents in a parser module's own grammar (the helper's inputs for parsers).
+    ("tt_grammar.py", include_str!("tt_grammar.py")),
+];
+/// The generator helper and the modules it imports, into `scratch`.
+fn write_helpers(scratch: &Path) -> Result<(), GenError> {
+    write_modules(scratch, HELPER_FILES)
+}
+
+/// Runs the helper with `python` in `mirror` (the repository's mirror); `scratch` holds the helper
+/// file. The whole run is bounded by `timeout`.
+pub fn generate(
+    python: &str,
+    mirror: &Path,
+    scratch: &Path,
+    req: &GenRequest,
+    timeout: Duration,
+    sandbox: Option<&Sandbox>,
+) -> Result<GenResult, GenError> {
+    write_helpers(scratch)?;
+    let helper = scratch.join("ttgen.py");
+    let input = serde_json::to_vec(req).map_err(GenError::Request)?;
+    let mut paths = vec![mirror.display().to_string()];
+    if mirror.join("src").is_dir() {
+        paths.push(mirror.join("src").display().to_string());
+    }
+    let pythonpath = paths.join(":");
+    // Fixed hashing and no bytecode: the same seed must give the same files, and the mirror stays clean.
+    let env = [
+        ("PYTHONPATH", pythonpath.as_str()),
+        ("PYTHONHASHSEED", "0"),
+        ("PYTHONDONTWRITEBYTECODE", "1"),
+    ];
+    let helper_arg = helper.display().to_string();
+    run_helper(
+        sandbox,
+        &[python, &helper_arg],
+        mirror,
+        &env,
+        input,
+        timeout,
+    )
+}
+
+/// The entry points the L3 generator would run in `repo` (console scripts, `__main__.py`,
+/// `if __name__ == "__main__"` modules), found by the helper's own rule. It reads files only: no
+/// project code runs, so a plan can ask before anything is sandboxed.
+pub fn entry_points(python: &str, repo: &Path, scratch: &Path) -> Result<Vec<String>, GenError> {
+    write_helpers(scratch)?;
+    let helper = scratch.join("ttgen.py").display().to_string();
+    let root = repo.display().to_string();
+    let out = crate::proc::run_captured(
+        &[python, &helper, "--entry-points", &root],
+        scratch,
+        Duration::from_secs(60),
+    )
+    .map_err(GenError::ScanNotRun)?;
+    if !out.success() {
+        return Err(GenError::ScanFailed {
+            stderr_tail: tail_lines(&out.stderr, 5),
+        });
+    }
+    serde_json::from_str(out.stdout.trim()).map_err(GenError::ScanUnreadable)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// A copy of a fixture project in a temp dir.
+    fn fixture_copy(name: &str) -> tempfile::TempDir {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name);
+        crate::workspace::mirror(&src, tmp.path(), &BTreeMap::new()).unwrap();
+        tmp
+    }
+
+    #[test]
+    fn l3_runs_the_entry_points_and_asserts_exit_codes_and_output() {
+        let repo = fixture_copy("python-contracts");
+        let scratch = tempfile::tempdir().unwrap();
+        let req = GenRequest {
+            modules: vec![],
+            layer: "L3-e2e".into(),
+            seed: 3,
+            budget_s: 30.0,
+            call_timeout_s: 2.0,
+            target_percent: 40.0,
+            missing: BTreeMap::new(),
+            avoid: vec![],
+        };
+        let out = generate(
+            "python3",
+            repo.path(),
+            scratch.path(),
+            &req,
+            Duration::from_secs(120),
+            None,
+        )
+        .unwrap();
+        let m = &out.modules[0];
+        assert!(!m.tests.is_empty(), "{out:?}");
+        assert!(
+            m.source
+                .contains("[sys.executable, '-m', 'shapes'] + ['--help']"),
+            "{}",
+            m.source
+        );
+        assert!(
+            m.source.contains("assert result.returncode == 0"),
+            "{}",
+            m.source
+        );
+        // The tests pass when run from the project.
+        std::fs::write(repo.path().join("test_e2e_generated.py"), &m.source).unwrap();
+        let run = std::process::Command::new("python3")
+            .args([
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "test_e2e_generated.py",
+            ])
+            .current_dir(repo.path())
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stdout)
+        );
+    }
+
+    #[test]
+    fn the_helper_guards_hold_on_every_interpreter_found() {
+        // CPython 3.8-3.13 and PyPy, whichever are installed (CI installs what the package
+        // registries offer); each runs the helper's guard tests (src/family/python/gen/tests).
+        let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/family/python/gen/tests");
+        let mut seen = Vec::new();
+        let candidates = [
+            "python3",
+            "python3.8",
+            "python3.9",
+            "python3.10",
+            "python3.11",
+            "python3.12",
+            "python3.13",
+            "pypy3",
+        ];
+        for python in candidates {
+            let Ok(probe) = std::process::Command::new(python)
+                .args([
+                    "-c",
+                    "import sys, os; print(os.path.realpath(sys.executable))",
+                ])
+                .output()
+            else {
+                continue;
+            };
+            let exe = String::from_utf8_lossy(&probe.stdout).trim().to_string();
+            if !probe.status.success() || seen.contains(&exe) {
+                continue;
+            }
+            // An interpreter whose pytest does not start (Debian's pytest 7.2 seen by PyPy 3.9,
+            // which lacks `exceptiongroup`) still runs the guards, which need no pytest: the
+            // helper then compiles instead of collecting and reports an env_issue naming it, and
+            // the suite's tests that run pytest skip that part with a note.
+            if let Some(problem) = pytest_problem(python) {
+                eprintln!("note: {python} ({exe}): pytest does not run here ({problem}); its guards run without it");
+            }
+            let run = std::process::Command::new(python)
+                .args(["-m", "unittest", "discover", "-s"])
+                .arg(&suite)
+                .env("PYTHONDONTWRITEBYTECODE", "1")
+                .output()
+                .unwrap();
+            assert!(
+                run.status.success(),
+                "{python} ({exe}):\n{}",
+                String::from_utf8_lossy(&run.stderr)
+            );
+            seen.push(exe);
+        }
+        assert!(!seen.is_empty(), "no Python interpreter found");
+    }
+
+    /// Why `python -m pytest` does not start, in its last line of output; None when it does.
+    fn pytest_problem(python: &str) -> Option<String> {
+        let out = std::process::Command::new(python)
+            .args(["-m", "pytest", "--version"])
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .output()
+            .ok()?;
+        if out.status.success() {
+            return None;
+        }
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        );
+        Some(
+            text.lines()
+                .rfind(|l| !l.trim().is_empty())
+                .unwrap_or("no output")
+                .trim()
+                .to_string(),
+        )
+    }
+}
