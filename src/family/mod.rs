@@ -6,6 +6,7 @@ use serde::Serialize;
 
 pub mod code_check;
 pub mod doctor;
+pub mod generator;
 pub mod go;
 pub mod node;
 pub mod python;
@@ -26,6 +27,8 @@ pub trait Language: Sync {
     fn support(&self, capability: Capability) -> Support;
     /// The runner that runs `framework`'s tests (a framework of this family).
     fn runner(&self, framework: Framework) -> Box<dyn Runner>;
+    /// Its built-in generator, when it has one (the capability table says why not otherwise).
+    fn generator(&self) -> Option<&'static dyn generator::Generator>;
     /// The family's own L0 checks of the changed files (`code_check` adds the shared ones).
     fn check_code(
         &self,

@@ -52,6 +52,8 @@ pub enum RoleError {
 
     #[error(transparent)]
     GitDiff(#[from] crate::testing::symbols::GitDiffError),
+    #[error(transparent)]
+    UnknownFramework(#[from] crate::testing::framework::UnknownFramework),
 
     #[error("no Python module in scope to write tests for")]
     NoModuleInScope,

@@ -1,10 +1,13 @@
-//! Generator: the built-in, offline test writer. For a Python project it runs the search-based
-//! generator (src/gen) over the modules in scope and writes one readable pytest file per module into
-//! the session's tests/<layer>/; in a GC round it aims at the lines still missing, drops tests the
-//! executor found broken or flaky, and keeps tests that found code defects as strict xfails with the
-//! evidence. Other frameworks have no built-in generator yet, and the outcome says so.
+//! Generator: the one generator role. Its chain of backends is the agents the user named and the
+//! built-in generator; the built-in one is the project's family's (`family::Language::generator`:
+//! Python's search, JavaScript/TypeScript's), run over the modules in scope, writing one readable
+//! test file per module into the session's tests/<layer>/. A GC round aims at the lines still
+//! missing, drops tests the executor found broken or flaky, and keeps tests that found code
+//! defects in the framework's expected-failure form with the evidence; the seed's revision
+//! strategies (conservative, aggressive, surgical) apply to every family. A family with no
+//! built-in generator yet says so.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Duration;
 
@@ -12,18 +15,18 @@ use serde_json::{json, Value};
 
 use super::error::{Result, RoleError};
 use super::shared::feedback::{feedback, first_round, Feedback};
-use super::shared::python_modules::modules_in_scope;
 use super::shared::reflect;
 use super::util::{sandbox_for, time_left, to_map};
 use super::RoleContext;
-use crate::family::python::gen as pygen;
+use crate::family::generator::{GenJob, Generator, Revision};
 use crate::family::{self, Capability, Support};
 use crate::gen::{self, GenRequest};
 use crate::pipeline::controls::REFLECTIVE;
+use crate::pipeline::scope::ChangeKind;
 use crate::session::framework::session_framework;
+use crate::session::scope::load_scope;
 use crate::tasks::Outcome;
-use crate::testing::framework::{self, Family, SessionFramework};
-use crate::testing::toolchain::python_for;
+use crate::testing::framework::{self, Framework, SessionFramework};
 use crate::util::{atomic_write, mkdirs};
 
 pub fn run(ctx: &RoleContext) -> Outcome {
@@ -104,7 +107,6 @@ pub fn run(ctx: &RoleContext) -> Outcome {
     out
 }
 
-/// The built-in generator and the agent backends write Python tests only (for now).
 /// Why the project's family lacks `capability` (the capability table), or None when it has it.
 fn not_yet(framework: &SessionFramework, capability: Capability) -> Option<&'static str> {
     match framework {
@@ -116,22 +118,18 @@ fn not_yet(framework: &SessionFramework, capability: Capability) -> Option<&'sta
     }
 }
 
-/// The built-in generator: the search for Python, a clear note for other frameworks.
+/// The built-in generator: the family's search, a clear note for a family that has none.
 fn builtin_round(
     ctx: &RoleContext,
     layer: &str,
     round: Option<u64>,
     framework: &SessionFramework,
 ) -> Result<Outcome> {
-    if let Some(f) = framework
+    let found = framework
         .as_ref()
         .ok()
-        .filter(|f| f.family() == Family::Node)
-    {
-        let na = |reason: &str, what: &str| not_applicable(ctx, layer, reason, what);
-        return super::js_generator::js_round(ctx, layer, round, *f, na);
-    }
-    if not_yet(framework, Capability::Generator).is_some() {
+        .and_then(|f| family::of(f.family()).generator().map(|g| (*f, g)));
+    let Some((framework, generator)) = found else {
         let framework = framework::name_of(framework);
         if round.is_none() {
             return Ok(not_applicable(
@@ -149,44 +147,54 @@ fn builtin_round(
             json!({"layer": layer, "test_files": [], "round": round, "is_revision": round.is_some()}),
         );
         return Ok(out);
-    }
-    python_round(ctx, layer, round)
+    };
+    family_round(ctx, layer, round, framework, generator)
+}
+
+/// The modules the family's generator tests among the session's scope (changed files, or all).
+fn modules_in_scope(ctx: &RoleContext, generator: &dyn Generator) -> Result<Vec<gen::ModuleRef>> {
+    let scope = load_scope(ctx.session)?;
+    let files: Vec<String> = scope
+        .files
+        .iter()
+        .filter(|f| f.kind != ChangeKind::Deleted && ctx.repo.join(&f.path).is_file())
+        .map(|f| f.path.clone())
+        .collect();
+    let framework = session_framework(ctx.session, ctx.repo).ok();
+    Ok(generator.modules(ctx.repo, framework, &files))
 }
 
 /// What the built-in generator knows before it searches: a layer it will find nothing to do for
-/// (no generator for the framework, no module in scope for L1/L2), for a dry run's plan. None
-/// when it will work, or when an agent backend comes first (what an agent does is not known).
+/// (no generator for the framework, no module in scope for L1/L2, no entry point for L3), for a
+/// dry run's plan. None when it will work, or when an agent backend comes first (what an agent
+/// does is not known).
 pub fn foreseen_not_applicable(ctx: &RoleContext, layer: &str) -> Option<String> {
     if !ctx.agents.chain("generator").first()?.is_builtin() {
         return None;
     }
     let framework = session_framework(ctx.session, ctx.repo);
-    if matches!(framework, Ok(f) if f.family() == Family::Node) {
-        return super::js_generator::foreseen_not_applicable(ctx, layer);
-    }
-    if not_yet(&framework, Capability::Generator).is_some() {
+    let Some(generator) = framework
+        .as_ref()
+        .ok()
+        .and_then(|f| family::of(f.family()).generator())
+    else {
         let name = framework::name_of(&framework);
         return Some(format!("no built-in generator for {name} yet"));
-    }
-    if !layer.starts_with("L3") && modules_in_scope(ctx).ok()?.is_empty() {
-        return Some("no Python module in scope".into());
-    }
+    };
     if layer.starts_with("L3") {
         let (_, scratch) = gen::scratch_dirs(&ctx.session.root, layer);
         mkdirs(&scratch).ok()?;
-        if pygen::entry_points(&python_for(ctx.repo), ctx.repo, &scratch)
+        return generator
+            .entry_points(ctx.repo, &scratch)
             .ok()?
             .is_empty()
-        {
-            return Some(NO_ENTRY_POINTS.into());
-        }
+            .then(|| generator.no_entry_points().to_string());
     }
-    None
+    modules_in_scope(ctx, generator)
+        .ok()?
+        .is_empty()
+        .then(|| format!("no {} in scope", generator.module_words()))
 }
-
-/// Why L3 has nothing to run.
-const NO_ENTRY_POINTS: &str = "no entry points (no console script, __main__.py or \
-                               `if __name__ == \"__main__\"` module): L3 skipped";
 
 /// The layer has nothing this generator can do: the outcome says why and what the user can do,
 /// and `results/<layer>-not-applicable.json` keeps it next to the run records.
@@ -262,6 +270,7 @@ fn surgical_round(
     restore: u64,
     fb: &Feedback,
     dir: &Path,
+    (framework, generator): (Framework, &dyn Generator),
 ) -> Result<Outcome> {
     let from = history_dir(&ctx.session.root, layer, restore);
     if !from.is_dir() {
@@ -274,20 +283,31 @@ fn surgical_round(
         .map_err(RoleError::io("read", dir))?
         .flatten()
     {
-        if entry.path().extension().is_some_and(|x| x == "py") {
+        if generator.is_test_file(&entry.file_name().to_string_lossy()) {
             std::fs::remove_file(entry.path()).map_err(RoleError::io("remove", &entry.path()))?;
         }
     }
-    copy_py_files(&from, dir)?;
+    copy_test_files(generator, &from, dir)?;
+    let node_modules = crate::testing::deps::node_modules(ctx.repo, &ctx.session.root);
     let mut written = Vec::new();
     for entry in std::fs::read_dir(dir)
         .map_err(RoleError::io("read", dir))?
         .flatten()
     {
         let path = entry.path();
-        if path.extension().is_some_and(|x| x == "py") {
+        if generator.is_test_file(&entry.file_name().to_string_lossy()) {
             let text = std::fs::read_to_string(&path).map_err(RoleError::io("read", &path))?;
-            atomic_write(&path, pygen::mark_xfail(&text, &fb.defects).as_bytes())?;
+            // The restored tests, with the defects found since marked; nothing else changes.
+            let marked = generator.revise(&Revision {
+                previous: &text,
+                new: &text,
+                defects: &fb.defects,
+                avoid: &BTreeSet::new(),
+                revising: true,
+                framework,
+                node_modules: node_modules.as_deref(),
+            });
+            atomic_write(&path, marked.as_bytes())?;
             written.push(format!(
                 "tests/{layer}/{}",
                 entry.file_name().to_string_lossy()
@@ -295,7 +315,11 @@ fn surgical_round(
         }
     }
     written.sort();
-    copy_py_files(dir, &history_dir(&ctx.session.root, layer, round))?;
+    copy_test_files(
+        generator,
+        dir,
+        &history_dir(&ctx.session.root, layer, round),
+    )?;
     let last = fb.history.last().map_or(0.0, |h| h.1);
     let mut out = Outcome::completed(format!(
         "GC round {round} (Surgical): pass rate fell to {:.1}%; restored the {} test file(s) of round {restore}",
@@ -319,14 +343,15 @@ fn history_dir(session: &Path, layer: &str, round: u64) -> std::path::PathBuf {
         .join(round.to_string())
 }
 
-fn copy_py_files(from: &Path, to: &Path) -> Result<()> {
+/// The family's test files of `from`, copied into `to`.
+fn copy_test_files(generator: &dyn Generator, from: &Path, to: &Path) -> Result<()> {
     mkdirs(to)?;
     for entry in std::fs::read_dir(from)
         .map_err(RoleError::io("read", from))?
         .flatten()
     {
         let path = entry.path();
-        if path.extension().is_some_and(|x| x == "py") {
+        if path.is_file() && generator.is_test_file(&entry.file_name().to_string_lossy()) {
             std::fs::copy(&path, to.join(entry.file_name()))
                 .map_err(RoleError::io("copy", &path))?;
         }
@@ -334,8 +359,16 @@ fn copy_py_files(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
-fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Outcome> {
-    let modules = modules_in_scope(ctx)?;
+/// One round of the family's generator.
+fn family_round(
+    ctx: &RoleContext,
+    layer: &str,
+    round: Option<u64>,
+    framework: Framework,
+    generator: &dyn Generator,
+) -> Result<Outcome> {
+    let modules = modules_in_scope(ctx, generator)?;
+    let words = generator.module_words();
     let dir = ctx.session.root.join("tests").join(layer);
     mkdirs(&dir)?;
     // L3 tests the project's entry points, whatever modules the change touched.
@@ -343,14 +376,14 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
         return Ok(not_applicable(
             ctx,
             layer,
-            "no Python module in scope",
+            &format!("no {words} in scope"),
             "name the code to test with --base REV (a branch's whole change), or commit the \
              change and run with no change set (the whole project)",
         ));
     }
     if modules.is_empty() && !layer.starts_with("L3") {
         let mut out = Outcome::completed(format!(
-            "{layer}: no Python module in scope: 0 test files written"
+            "{layer}: no {words} in scope: 0 test files written"
         ));
         out.data = to_map(
             json!({"layer": layer, "test_files": [], "round": round, "is_revision": round.is_some()}),
@@ -387,7 +420,8 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
         }
     });
     if let (Strategy::Surgical { restore }, Some(r)) = (strategy, round) {
-        return surgical_round(ctx, layer, r, restore, &fb, &dir);
+        let edits = (framework, generator);
+        return surgical_round(ctx, layer, r, restore, &fb, &dir, edits);
     }
     let mut budget_factor = 1.0;
     if strategy == Strategy::Aggressive {
@@ -411,7 +445,7 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
         call_timeout_s: ctx.config.generator_call_timeout_s,
         target_percent: target,
         missing: fb.missing.clone(),
-        avoid: fb.avoid.clone(),
+        avoid: fb.avoid.iter().map(|a| generator.test_key(a)).collect(),
     };
     (ctx.progress)(
         "searching",
@@ -424,35 +458,44 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
     );
     let result = search(ctx, layer, &req)?;
     let no_entry_points = result.stats["entry_points"].as_u64() == Some(0);
-    if layer.starts_with("L3") && no_entry_points && round.is_none() {
-        return Ok(not_applicable(
-            ctx,
-            layer,
-            NO_ENTRY_POINTS,
-            "L3 runs once the project has an entry point",
-        ));
+    if layer.starts_with("L3") && no_entry_points {
+        if round.is_none() {
+            return Ok(not_applicable(
+                ctx,
+                layer,
+                generator.no_entry_points(),
+                "L3 runs once the project has an entry point",
+            ));
+        }
+        let mut out = Outcome::completed(format!("{layer}: {}", generator.no_entry_points()));
+        out.data =
+            to_map(json!({"layer": layer, "test_files": [], "round": round, "is_revision": true}));
+        return Ok(out);
     }
+    let avoid: BTreeSet<String> = req.avoid.iter().cloned().collect();
+    let node_modules = crate::testing::deps::node_modules(ctx.repo, &ctx.session.root);
     let mut written = Vec::new();
     let mut tests = 0;
     for m in result.modules.iter().filter(|m| !m.source.is_empty()) {
-        // Tests that found code defects are findings: they survive the regeneration. A revision
-        // round adds to the tests it revises: every earlier test that is not broken, flaky or
-        // unsafe (those are in `avoid`) stays beside the new ones.
+        // Tests that found code defects are findings: they survive the regeneration; what else
+        // of the last round a revision keeps is the family's to say.
         let previous = std::fs::read_to_string(dir.join(&m.test_file)).unwrap_or_default();
-        let mut keep: std::collections::BTreeSet<String> = fb.defects.keys().cloned().collect();
-        if round.is_some() {
-            keep.extend(pygen::test_names(&previous));
-        }
-        let avoid: std::collections::BTreeSet<String> = fb.avoid.iter().cloned().collect();
-        let combined = pygen::carry_over(&previous, &m.source, &keep, &avoid);
-        let source = pygen::mark_xfail(&combined, &fb.defects);
+        let source = generator.revise(&Revision {
+            previous: &previous,
+            new: &m.source,
+            defects: &fb.defects,
+            avoid: &avoid,
+            revising: round.is_some(),
+            framework,
+            node_modules: node_modules.as_deref(),
+        });
         atomic_write(&dir.join(&m.test_file), source.as_bytes())?;
         written.push(format!("tests/{layer}/{}", m.test_file));
         tests += m.tests.len();
     }
     // The plan's scenarios with stated checks get their own files (the first round writes them;
     // revisions keep them).
-    if round.is_none() {
+    if round.is_none() && generator.writes_scenario_checks() {
         let searched: std::collections::BTreeSet<String> =
             result.modules.iter().map(|m| m.test_file.clone()).collect();
         let (files, n) =
@@ -473,7 +516,8 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
     }
     // The board as this round read it (agent prompts carry it; the count is on record).
     let discoveries_read = super::shared::discoveries::read(&ctx.session.root).len();
-    copy_py_files(
+    copy_test_files(
+        generator,
         &dir,
         &history_dir(&ctx.session.root, layer, round.unwrap_or(0)),
     )?;
@@ -485,7 +529,8 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
     );
     let reached = result.reached_percent();
     let mut summary = format!(
-        "{layer}: {tests} tests in {} file(s) for {} module(s); search reached {} line coverage; {} contract finding(s)",
+        "{layer}: {tests} {} in {} file(s) for {} module(s); search reached {} line coverage; {} contract finding(s)",
+        generator.tests_noun(framework),
         written.len(),
         modules.len(),
         reached.map_or("n/a".into(), |r| format!("{r:.1}%")),
@@ -498,15 +543,17 @@ fn python_round(ctx: &RoleContext, layer: &str, round: Option<u64>) -> Result<Ou
             strategy = strategy
         );
         summary = format!(
-            "GC round {n}: {summary}; {} broken or flaky test(s) dropped, {} code-defect test(s) kept as xfail",
+            "GC round {n}: {summary}; {} broken or flaky test(s) dropped, {} code-defect test(s) kept as {}",
             fb.avoid.len(),
-            fb.defects.len()
+            fb.defects.len(),
+            generator.defects_kept_as()
         );
     }
     if !import_errors.is_empty() {
         summary.push_str(&format!(
-            "; {} module(s) failed to import",
-            import_errors.len()
+            "; {} module(s) {}",
+            import_errors.len(),
+            generator.unloadable()
         ));
     }
     let mut out = Outcome::completed(summary);
@@ -566,8 +613,8 @@ fn search(ctx: &RoleContext, layer: &str, req: &GenRequest) -> Result<gen::GenRe
     }
 }
 
-/// The search on this host: the helper in a mirror of the repository, sandboxed. A cluster
-/// worker runs a generator shard through this too.
+/// The search on this host: the family's helper in a mirror of the repository, sandboxed. A
+/// cluster worker runs a generator shard through this too.
 pub fn search_here(ctx: &RoleContext, layer: &str, req: &GenRequest) -> Result<gen::GenResult> {
     let (mirror, scratch) = gen::scratch_dirs(&ctx.session.root, layer);
     crate::workspace::mirror(ctx.repo, &mirror, &BTreeMap::new()).map_err(|cause| {
@@ -576,23 +623,34 @@ pub fn search_here(ctx: &RoleContext, layer: &str, req: &GenRequest) -> Result<g
             cause,
         }
     })?;
+    let framework = session_framework(ctx.session, ctx.repo)?;
+    let Some(generator) = family::of(framework.family()).generator() else {
+        return Err(RoleError::NotYet {
+            what: Capability::Generator.label(),
+            framework: framework.as_str().to_string(),
+            reason: not_yet(&Ok(framework), Capability::Generator).unwrap_or_default(),
+        });
+    };
+    generator
+        .prepare_mirror(ctx.repo, &ctx.session.root, &mirror)
+        .map_err(RoleError::io("prepare", &mirror))?;
     // The helper stops itself at its budget; the timeout is the backstop.
     let timeout = time_left(ctx.deadline)?.min(Duration::from_secs_f64(req.budget_s + 60.0));
-    let python = python_for(ctx.repo);
     let sandbox = sandbox_for(
         ctx,
         &format!("generator-{layer}"),
-        crate::sandbox::python_roots(&python, ctx.repo),
+        generator.read_roots(ctx.repo),
         &[],
     )?;
-    Ok(pygen::generate(
-        &python,
-        &mirror,
-        &scratch,
+    Ok(generator.generate(&GenJob {
+        repo: ctx.repo,
+        mirror: &mirror,
+        scratch: &scratch,
+        framework,
         req,
         timeout,
-        sandbox.as_ref(),
-    )?)
+        sandbox: sandbox.as_ref(),
+    })?)
 }
 
 #[cfg(test)]

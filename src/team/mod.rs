@@ -7,7 +7,6 @@ pub mod error;
 pub mod executor;
 pub mod fixer;
 pub mod generator;
-mod js_generator;
 mod shared;
 pub mod strategist;
 pub(crate) mod util;

@@ -71,6 +71,10 @@ impl crate::family::Language for Node {
         Box::new(NodeRunner::new(framework))
     }
 
+    fn generator(&self) -> Option<&'static dyn crate::family::generator::Generator> {
+        Some(&gen::NodeGenerator)
+    }
+
     fn check_code(
         &self,
         input: &crate::testing::code_check::CheckInput,

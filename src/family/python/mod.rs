@@ -39,6 +39,10 @@ impl crate::family::Language for Python {
         Box::new(PythonRunner)
     }
 
+    fn generator(&self) -> Option<&'static dyn crate::family::generator::Generator> {
+        Some(&gen::PythonGenerator)
+    }
+
     fn check_code(
         &self,
         input: &crate::testing::code_check::CheckInput,

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::gen::{GenError, GenRequest, GenResult, ModuleRef};
 use crate::sandbox::Sandbox;
+use crate::testing::framework::Framework;
 use crate::util::tail_lines;
 
 // Editing generated test files is the runner's (apply uses it too); the generator's rounds reach
@@ -201,12 +202,11 @@ pub fn read_roots(node: &str, repo: &Path) -> Vec<PathBuf> {
     roots
 }
 
-/// Links the repository's node_modules into the mirror (the mirror copies no dependencies):
-/// TypeScript and the module's own imports resolve as in the repository.
-pub fn link_node_modules(repo: &Path, mirror: &Path) -> std::io::Result<()> {
-    let Ok(real) = repo.join("node_modules").canonicalize() else {
-        return Ok(());
-    };
+/// Links the node_modules the package runs with (`real`: its own, or the one fetched into the
+/// session) into the mirror, which copies no dependencies: TypeScript and the module's own
+/// imports resolve as in the repository.
+fn link_node_modules(real: &Path, mirror: &Path) -> std::io::Result<()> {
+    let real = real.to_path_buf();
     let link = mirror.join("node_modules");
     if link.symlink_metadata().is_ok() {
         if std::fs::read_link(&link).ok().as_deref() == Some(real.as_path()) {
@@ -215,6 +215,103 @@ pub fn link_node_modules(repo: &Path, mirror: &Path) -> std::io::Result<()> {
         std::fs::remove_file(&link)?;
     }
     std::os::unix::fs::symlink(real, link)
+}
+
+/// The node binary the project runs with.
+const NODE: &str = "node";
+
+/// The JavaScript/TypeScript generator as the generator role uses it.
+pub struct NodeGenerator;
+
+impl crate::family::generator::Generator for NodeGenerator {
+    fn module_words(&self) -> &'static str {
+        "JavaScript or TypeScript module"
+    }
+
+    fn no_entry_points(&self) -> &'static str {
+        "no entry points (no package.json bin, no main that reads process.argv): L3 skipped"
+    }
+
+    /// The project's source only (its own tests, examples and scripts are not modules under
+    /// test), and never a program (package.json `bin`): those run when loaded, so L3 runs them.
+    fn modules(
+        &self,
+        repo: &Path,
+        framework: Option<Framework>,
+        files: &[String],
+    ) -> Vec<ModuleRef> {
+        let project = crate::testing::project_files::of_repo(repo, framework);
+        let sources: Vec<String> = files
+            .iter()
+            .filter(|f| project.sources.contains(*f))
+            .cloned()
+            .collect();
+        let bins = bin_files(repo);
+        modules(&sources)
+            .into_iter()
+            .filter(|m| !bins.contains(&m.file))
+            .collect()
+    }
+
+    fn entry_points(&self, repo: &Path, scratch: &Path) -> Result<Vec<String>, GenError> {
+        entry_points(NODE, repo, scratch)
+    }
+
+    fn read_roots(&self, repo: &Path) -> Vec<PathBuf> {
+        read_roots(NODE, repo)
+    }
+
+    fn prepare_mirror(&self, repo: &Path, session: &Path, mirror: &Path) -> std::io::Result<()> {
+        match crate::testing::deps::node_modules(repo, session) {
+            Some(real) => link_node_modules(&real, mirror),
+            None => Ok(()),
+        }
+    }
+
+    fn generate(&self, job: &crate::family::generator::GenJob) -> Result<GenResult, GenError> {
+        let req = JsGenRequest {
+            base: job.req.clone(),
+            framework: job.framework.as_str().to_string(),
+        };
+        generate(
+            NODE,
+            job.mirror,
+            job.scratch,
+            &req,
+            job.timeout,
+            job.sandbox,
+        )
+    }
+
+    fn test_key(&self, id: &str) -> String {
+        unescape_xml(id)
+    }
+
+    /// Defect tests the new file lacks are carried over in the framework's expected-failure
+    /// form; a revision round keeps nothing else of the last one.
+    fn revise(&self, r: &crate::family::generator::Revision) -> String {
+        let form = expected_failure_form(r.framework, r.node_modules);
+        let combined = carry_over(r.previous, r.new, r.defects, r.avoid);
+        mark_expected_failures(&combined, r.defects, form)
+    }
+
+    fn is_test_file(&self, name: &str) -> bool {
+        [".js", ".mjs", ".cjs", ".ts", ".mts", ".cts"]
+            .iter()
+            .any(|ext| name.ends_with(ext))
+    }
+
+    fn tests_noun(&self, framework: Framework) -> String {
+        format!("{} tests", framework.as_str())
+    }
+
+    fn defects_kept_as(&self) -> &'static str {
+        "expected failures"
+    }
+
+    fn unloadable(&self) -> &'static str {
+        "could not be loaded"
+    }
 }
 
 #[cfg(test)]

@@ -3,16 +3,92 @@
 //! interpreter against a mirror of the repository. This side prepares its input, runs it with a
 //! timeout, and reads back the test files and contract findings it produced.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::isolation::{AUDIT, ISOLATION};
 // Editing generated pytest files is the runner's (apply uses it too); the generator's rounds
 // reach it here.
 pub use super::edit::{carry_over, mark_xfail, remove_tests, test_names};
-use crate::gen::{run_helper, write_modules, GenError, GenRequest, GenResult};
+use crate::family::generator::{GenJob, Generator, Revision};
+use crate::gen::{run_helper, write_modules, GenError, GenRequest, GenResult, ModuleRef};
 use crate::sandbox::Sandbox;
+use crate::testing::framework::Framework;
 use crate::util::tail_lines;
+
+pub mod modules;
+
+/// The Python generator as the generator role uses it.
+pub struct PythonGenerator;
+
+impl Generator for PythonGenerator {
+    fn module_words(&self) -> &'static str {
+        "Python module"
+    }
+
+    fn no_entry_points(&self) -> &'static str {
+        "no entry points (no console script, __main__.py or `if __name__ == \"__main__\"` \
+         module): L3 skipped"
+    }
+
+    fn modules(&self, repo: &Path, _: Option<Framework>, files: &[String]) -> Vec<ModuleRef> {
+        modules::of(repo, files)
+    }
+
+    fn entry_points(&self, repo: &Path, scratch: &Path) -> Result<Vec<String>, GenError> {
+        entry_points(&crate::testing::toolchain::python_for(repo), repo, scratch)
+    }
+
+    fn read_roots(&self, repo: &Path) -> Vec<PathBuf> {
+        crate::sandbox::python_roots(&crate::testing::toolchain::python_for(repo), repo)
+    }
+
+    fn prepare_mirror(&self, _: &Path, _: &Path, _: &Path) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn generate(&self, job: &GenJob) -> Result<GenResult, GenError> {
+        let python = crate::testing::toolchain::python_for(job.repo);
+        generate(
+            &python,
+            job.mirror,
+            job.scratch,
+            job.req,
+            job.timeout,
+            job.sandbox,
+        )
+    }
+
+    /// A revision round adds to the tests it revises: every earlier test that is not broken,
+    /// flaky or unsafe stays beside the new ones; defect tests always do, as strict xfails.
+    fn revise(&self, r: &Revision) -> String {
+        let mut keep: std::collections::BTreeSet<String> = r.defects.keys().cloned().collect();
+        if r.revising {
+            keep.extend(test_names(r.previous));
+        }
+        mark_xfail(&carry_over(r.previous, r.new, &keep, r.avoid), r.defects)
+    }
+
+    fn is_test_file(&self, name: &str) -> bool {
+        name.ends_with(".py")
+    }
+
+    fn tests_noun(&self, _: Framework) -> String {
+        "tests".into()
+    }
+
+    fn defects_kept_as(&self) -> &'static str {
+        "xfail"
+    }
+
+    fn unloadable(&self) -> &'static str {
+        "failed to import"
+    }
+
+    fn writes_scenario_checks(&self) -> bool {
+        true
+    }
+}
 
 /// The generator helper, written side by side into the session when used: `ttgen.py`, the entry
 /// point, the stages it drives (`tt_<stage>.py`, each importing only stages below it) and the

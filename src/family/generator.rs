@@ -1,0 +1,83 @@
+//! A family's built-in generator, as the one generator role uses it: which of the scope's files
+//! are modules to test, the search itself, and how a round's file is made from the search's file
+//! and the earlier round's. The role (`team::generator`) does the rest the same way for every
+//! family: feedback, the revision strategy, shards, the history a surgical round goes back to.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::gen::{GenError, GenRequest, GenResult, ModuleRef};
+use crate::sandbox::Sandbox;
+use crate::testing::framework::Framework;
+
+/// One search: the request, in a mirror of the repository, sandboxed, within `timeout`.
+pub struct GenJob<'a> {
+    pub repo: &'a Path,
+    pub mirror: &'a Path,
+    pub scratch: &'a Path,
+    pub framework: Framework,
+    pub req: &'a GenRequest,
+    pub timeout: Duration,
+    pub sandbox: Option<&'a Sandbox>,
+}
+
+/// What a round's file is made from.
+pub struct Revision<'a> {
+    /// The layer's file as the last round left it ("" when there is none).
+    pub previous: &'a str,
+    /// The file the search wrote this round.
+    pub new: &'a str,
+    /// Tests that found code defects (test id -> the evidence): carried over, marked as the
+    /// framework's expected failures.
+    pub defects: &'a BTreeMap<String, String>,
+    /// Tests the executor found broken, flaky or unsafe: never carried over.
+    pub avoid: &'a BTreeSet<String>,
+    /// A GC round revising the layer (not its first round).
+    pub revising: bool,
+    pub framework: Framework,
+    /// The project's installed node_modules, when it has them.
+    pub node_modules: Option<&'a Path>,
+}
+
+pub trait Generator: Sync {
+    /// What its modules are called in a sentence: "Python module".
+    fn module_words(&self) -> &'static str;
+    /// Why L3 has nothing to run in a project with no entry point.
+    fn no_entry_points(&self) -> &'static str;
+    /// The modules a round tests among `files` (the project's source files in scope, present).
+    fn modules(
+        &self,
+        repo: &Path,
+        framework: Option<Framework>,
+        files: &[String],
+    ) -> Vec<ModuleRef>;
+    /// The entry points L3 would run, found by reading files only (no project code runs).
+    fn entry_points(&self, repo: &Path, scratch: &Path) -> Result<Vec<String>, GenError>;
+    /// What the search reads outside the mirror (the interpreter, node).
+    fn read_roots(&self, repo: &Path) -> Vec<PathBuf>;
+    /// Makes the mirror ready for the search (node: the project's node_modules linked in).
+    fn prepare_mirror(&self, repo: &Path, session: &Path, mirror: &Path) -> std::io::Result<()>;
+    /// One search.
+    fn generate(&self, job: &GenJob) -> Result<GenResult, GenError>;
+    /// A test as the feedback names it, as the search and the file name it.
+    fn test_key(&self, id: &str) -> String {
+        id.to_string()
+    }
+    /// The round's file: the search's, with the earlier tests that survive carried over and the
+    /// defect tests in the framework's expected-failure form.
+    fn revise(&self, revision: &Revision) -> String;
+    /// Whether a file of the layer's folder is one of its test files (a surgical round restores
+    /// them).
+    fn is_test_file(&self, name: &str) -> bool;
+    /// How the summary names its tests: "tests", "jest tests".
+    fn tests_noun(&self, framework: Framework) -> String;
+    /// How defect tests are kept, for the summary: "xfail".
+    fn defects_kept_as(&self) -> &'static str;
+    /// How a module that did not load is said: "failed to import".
+    fn unloadable(&self) -> &'static str;
+    /// Whether the plan's scenarios with stated checks become tests of this family.
+    fn writes_scenario_checks(&self) -> bool {
+        false
+    }
+}
