@@ -123,6 +123,20 @@ pub(crate) mod not_yet {
     pub const NO_GENERATOR: &str = "no built-in generator for this language yet: a generator role \
                                     of your own (a role file with backend: command, given with \
                                     --roles-dir) writes its tests";
+
+    use super::{Capability, Support};
+
+    /// The row of a family that has its own suite and the effects check, and nothing else yet
+    /// (Rust and Go).
+    pub fn suite_only(capability: Capability) -> Support {
+        match capability {
+            Capability::OwnSuite | Capability::EffectsCheck => Support::Built,
+            Capability::Generator => Support::NotYet(NO_GENERATOR),
+            Capability::AgentGeneration => Support::NotYet(AGENTS_WRITE_PYTHON),
+            Capability::Mutation => Support::NotYet(MUTATION_PYTHON),
+            Capability::TestFix => Support::NotYet(TEST_FIX_PYTHON),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -30,15 +30,7 @@ impl crate::family::Language for Go {
     }
 
     fn support(&self, capability: crate::family::Capability) -> crate::family::Support {
-        use crate::family::{not_yet, Capability, Support};
-        use Capability::*;
-        match capability {
-            OwnSuite | EffectsCheck => Support::Built,
-            Generator => Support::NotYet(not_yet::NO_GENERATOR),
-            AgentGeneration => Support::NotYet(not_yet::AGENTS_WRITE_PYTHON),
-            Mutation => Support::NotYet(not_yet::MUTATION_PYTHON),
-            TestFix => Support::NotYet(not_yet::TEST_FIX_PYTHON),
-        }
+        crate::family::not_yet::suite_only(capability)
     }
 
     fn runner(
