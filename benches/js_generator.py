@@ -113,8 +113,10 @@ def js_row(fixture, framework, module, module_file, seed, budget, work):
              f"--test-reporter-destination={lcov}", rel], cwd=project, env=env)
     elif framework == "jest":
         lcov = os.path.join(cov, "lcov.info")
-        env.update(JEST_JUNIT_OUTPUT_FILE=junit)
-        run([os.path.join(project, "node_modules/.bin/jest"), "--ci", "--reporters=jest-junit",
+        # The JUnit reporter team-testing's runner uses (the fixtures install no jest-junit).
+        env.update(TT_JEST_JUNIT=junit)
+        reporter = os.path.join(ROOT, "src", "family", "node", "jest_junit.cjs")
+        run([os.path.join(project, "node_modules/.bin/jest"), "--ci", f"--reporters={reporter}",
              "--coverage", "--coverageReporters=lcov", f"--coverageDirectory={cov}", "--runTestsByPath",
              rel], cwd=project, env=env)
     else:
@@ -135,9 +137,14 @@ def py_row(twin, seed, budget, work):
     project = os.path.join(ROOT, "benches", "js_equivalents")
     out_dir = os.path.join(work, "py-" + twin)
     shutil.rmtree(out_dir, ignore_errors=True)
-    module_file = twin.replace(".", "/") + ".py"
-    seconds = gvp.ours(project, twin, module_file, budget, seed, out_dir)
-    tests, passed, cov = gvp.measure(sys.executable, project, out_dir, module_file)
+    # The Python helper runs with its own default budget per module, as the CLI sends it.
+    os.chmod(work, 0o755)  # the Python helper and pytest run as nobody, inside it
+    scratch = tempfile.mkdtemp(dir=work)
+    gvp.open_up(scratch)
+    seconds, _ = gvp.ours(project, [twin], seed, out_dir, scratch)
+    per, tests, passed = gvp.measure(sys.executable, project, out_dir, [twin], scratch)
+    s = per.get(twin, {})
+    cov = 100.0 * s.get("covered_lines", 0) / max(1, s.get("num_statements", 0))
     return seconds, tests, passed, cov
 
 
