@@ -28,7 +28,9 @@ pub trait Language: Sync {
     /// The runner that runs `framework`'s tests (a framework of this family).
     fn runner(&self, framework: Framework) -> Box<dyn Runner>;
     /// Its built-in generator, when it has one (the capability table says why not otherwise).
-    fn generator(&self) -> Option<&'static dyn generator::Generator>;
+    fn generator(&self) -> Option<&'static dyn generator::Generator> {
+        None
+    }
     /// The family's own L0 checks of the changed files (`code_check` adds the shared ones).
     fn check_code(
         &self,
@@ -144,6 +146,19 @@ mod tests {
     use super::*;
 
     const FAMILIES: [Family; 4] = [Family::Python, Family::Node, Family::Cargo, Family::Go];
+
+    /// The table and the code agree: a family says it has a built-in generator exactly when it
+    /// hands one to the generator role.
+    #[test]
+    fn a_family_has_the_generator_its_row_says() {
+        for family in FAMILIES {
+            assert_eq!(
+                support(family, Capability::Generator) == Support::Built,
+                of(family).generator().is_some(),
+                "{family:?}"
+            );
+        }
+    }
 
     /// Every family either has each capability or says why not, in words a user can act on.
     #[test]

@@ -209,6 +209,29 @@ pub(crate) fn run_helper(
     })
 }
 
+/// The entry points a helper (`program helper --entry-points ROOT`) finds in `repo` by reading
+/// its files: no project code runs, so a plan can ask before anything is sandboxed.
+pub(crate) fn scan_entry_points(
+    program: &str,
+    helper: &str,
+    repo: &Path,
+    scratch: &Path,
+) -> Result<Vec<String>, GenError> {
+    let root = repo.display().to_string();
+    let out = crate::proc::run_captured(
+        &[program, helper, "--entry-points", &root],
+        scratch,
+        Duration::from_secs(60),
+    )
+    .map_err(GenError::ScanNotRun)?;
+    if !out.success() {
+        return Err(GenError::ScanFailed {
+            stderr_tail: tail_lines(&out.stderr, 5),
+        });
+    }
+    serde_json::from_str(out.stdout.trim()).map_err(GenError::ScanUnreadable)
+}
+
 /// Where the helper and its mirror live for a layer.
 pub fn scratch_dirs(session: &Path, layer: &str) -> (PathBuf, PathBuf) {
     let ws = session.join("workspace");

@@ -40,10 +40,6 @@ impl crate::family::Language for Go {
         Box::new(GoRunner)
     }
 
-    fn generator(&self) -> Option<&'static dyn crate::family::generator::Generator> {
-        None
-    }
-
     fn check_code(
         &self,
         input: &crate::testing::code_check::CheckInput,

@@ -39,10 +39,6 @@ impl crate::family::Language for Rust {
         Box::new(CargoRunner)
     }
 
-    fn generator(&self) -> Option<&'static dyn crate::family::generator::Generator> {
-        None
-    }
-
     fn check_code(
         &self,
         _input: &crate::testing::code_check::CheckInput,

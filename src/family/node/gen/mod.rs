@@ -12,7 +12,6 @@ use serde::Serialize;
 use crate::gen::{GenError, GenRequest, GenResult, ModuleRef};
 use crate::sandbox::Sandbox;
 use crate::testing::framework::Framework;
-use crate::util::tail_lines;
 
 // Editing generated test files is the runner's (apply uses it too); the generator's rounds reach
 // it here.
@@ -162,19 +161,7 @@ pub fn generate(
 /// arguments), found by the helper's own rule. It reads files only.
 pub fn entry_points(node: &str, repo: &Path, scratch: &Path) -> Result<Vec<String>, GenError> {
     let helper = write_helper(scratch)?.display().to_string();
-    let root = repo.display().to_string();
-    let out = crate::proc::run_captured(
-        &[node, &helper, "--entry-points", &root],
-        scratch,
-        Duration::from_secs(60),
-    )
-    .map_err(GenError::ScanNotRun)?;
-    if !out.success() {
-        return Err(GenError::ScanFailed {
-            stderr_tail: tail_lines(&out.stderr, 5),
-        });
-    }
-    serde_json::from_str(out.stdout.trim()).map_err(GenError::ScanUnreadable)
+    crate::gen::scan_entry_points(node, &helper, repo, scratch)
 }
 
 /// Folders the helper reads outside the repository: node's own installation, and the real
@@ -454,6 +441,39 @@ mod tests {
             None,
         )
         .unwrap()
+    }
+
+    /// A contract finding needs input the function is known to take: a parameter typed by a
+    /// name the module does not define (an imported type) takes nothing known, so what the
+    /// search passes it is not well typed, while a broken promise on a `string` still is one.
+    #[test]
+    fn an_imported_parameter_type_is_no_contract_and_a_string_still_is() {
+        let repo = tempfile::tempdir().unwrap();
+        let root = repo.path();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("package.json"), "{\"type\":\"module\"}\n").unwrap();
+        std::fs::write(
+            root.join("src/opts.js"),
+            "/**\n * @param {import('./types.js').Options} options\n * @returns {number}\n */\n\
+             export function modeLength(options) {\n  return options.mode.length;\n}\n\n\
+             /**\n * @param {string} name\n * @returns {string}\n */\n\
+             export function initial(name) {\n  return name.trim()[0].toUpperCase();\n}\n",
+        )
+        .unwrap();
+        let out = generate_l1(root, &[("opts", "src/opts.js")]);
+        let about = |name: &str| {
+            out.findings
+                .iter()
+                .filter(|f| f.function == format!("opts.{name}"))
+                .map(|f| f.kind.clone())
+                .collect::<Vec<_>>()
+        };
+        assert!(about("modeLength").is_empty(), "{:#?}", out.findings);
+        assert!(
+            about("initial").contains(&"builtin_exception".to_string()),
+            "{:#?}",
+            out.findings
+        );
     }
 
     /// Issue 32, finding 11: inputs follow the project's own usage and types. A table only the

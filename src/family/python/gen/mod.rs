@@ -14,7 +14,6 @@ use crate::family::generator::{GenJob, Generator, Revision};
 use crate::gen::{run_helper, write_modules, GenError, GenRequest, GenResult, ModuleRef};
 use crate::sandbox::Sandbox;
 use crate::testing::framework::Framework;
-use crate::util::tail_lines;
 
 pub mod modules;
 
@@ -165,19 +164,7 @@ pub fn generate(
 pub fn entry_points(python: &str, repo: &Path, scratch: &Path) -> Result<Vec<String>, GenError> {
     write_helpers(scratch)?;
     let helper = scratch.join("ttgen.py").display().to_string();
-    let root = repo.display().to_string();
-    let out = crate::proc::run_captured(
-        &[python, &helper, "--entry-points", &root],
-        scratch,
-        Duration::from_secs(60),
-    )
-    .map_err(GenError::ScanNotRun)?;
-    if !out.success() {
-        return Err(GenError::ScanFailed {
-            stderr_tail: tail_lines(&out.stderr, 5),
-        });
-    }
-    serde_json::from_str(out.stdout.trim()).map_err(GenError::ScanUnreadable)
+    crate::gen::scan_entry_points(python, &helper, repo, scratch)
 }
 
 #[cfg(test)]

@@ -133,6 +133,25 @@ class Fork(unittest.TestCase):
         self.assertTrue(outcome.get("fork_failed"), outcome)
 
 
+class Describing(unittest.TestCase):
+    def test_what_describing_a_result_raises_is_not_the_calls_outcome(self):
+        # The call returns; only its repr fails (cachetools' TTLCache reads its timer in repr).
+        class Stamp:
+            def __init__(self, start):
+                self.start = start
+
+            def __repr__(self):
+                return "Stamp(%d)" % (self.start + 1)
+
+        made = tt_execution.run_call({"Stamp": Stamp}, [], "Stamp(None)", __file__, 5)
+        self.assertFalse(made["ok"])
+        self.assertEqual(made["exc"], "Undescribable")
+        self.assertFalse(made["in_module"])
+        shown = tt_execution.run_call({"Stamp": Stamp}, [], "Stamp(3)", __file__, 5)
+        self.assertTrue(shown["ok"])
+        self.assertEqual(shown["repr"], "Stamp(4)")
+
+
 class AuditOfOpen(unittest.TestCase):
     def test_a_read_is_no_write_whatever_flags_the_interpreter_passes(self):
         import ttaudit
