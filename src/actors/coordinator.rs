@@ -20,7 +20,7 @@ use crate::error::EXIT_PAUSED;
 use crate::sched::{Effect, Ending, Scheduler, Start, StartOn, Stranded, COORDINATOR as ME};
 use crate::session::journal::Journal;
 use crate::session::{SessionState, SessionStatus};
-use crate::tasks::TaskGraph;
+use crate::tasks::{Outcome, TaskGraph, TaskStatus};
 use crate::util::{now_ts, read_json};
 
 mod adapt;
@@ -243,6 +243,21 @@ impl Coordinator {
         self.execute(effects, ctx);
     }
 
+    /// A task's outcome with the critic's run merged into the session's plan (the orchestrator
+    /// owns scenarios.csv): what the merge decided, such as a fail-fast, is added to it.
+    /// Only the first outcome of a task in progress, from the worker it was handed to (`from`;
+    /// None for a stranded task's record), is merged.
+    fn merged(&self, task_id: &str, from: Option<&str>, mut outcome: Outcome) -> Outcome {
+        let task = self.sched.graph().get(task_id).filter(|t| {
+            t.status == TaskStatus::InProgress
+                && from.is_none_or(|from| t.worker.as_deref() == Some(from))
+        });
+        if let Some(task) = task {
+            crate::team::merge_critic_run(&self.env.session, &self.env.config, task, &mut outcome);
+        }
+        outcome
+    }
+
     /// The tasks a dead process left in progress, each with its outcome when the record on disk
     /// is of the attempt it was on.
     fn stranded(&self) -> Vec<Stranded> {
@@ -253,7 +268,9 @@ impl Coordinator {
                 let record: Option<OutcomeRecord> =
                     read_json(&self.env.session.outcome_file(&task_id)).ok();
                 Stranded {
-                    recorded: record.filter(|r| r.attempt == attempt).map(|r| r.outcome),
+                    recorded: record
+                        .filter(|r| r.attempt == attempt)
+                        .map(|r| self.merged(&task_id, None, r.outcome)),
                     task_id,
                 }
             })
@@ -310,12 +327,10 @@ impl Handler<Delivered> for Coordinator {
         }
         match &msg.0.payload {
             Payload::TaskComplete(done) => {
-                let effects = self.sched.task_reported(
-                    &msg.0.from,
-                    &done.task_id,
-                    done.outcome.clone(),
-                    &now_ts(),
-                );
+                let outcome = self.merged(&done.task_id, Some(&msg.0.from), done.outcome.clone());
+                let effects =
+                    self.sched
+                        .task_reported(&msg.0.from, &done.task_id, outcome, &now_ts());
                 self.execute(effects, ctx);
             }
             // A worker's echo-free request; the coordinator's own echoes carry a resolution.

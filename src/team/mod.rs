@@ -7,6 +7,7 @@ pub mod error;
 pub mod executor;
 pub mod fixer;
 pub mod generator;
+mod merge;
 mod shared;
 pub mod strategist;
 pub(crate) mod util;
@@ -15,11 +16,13 @@ use std::path::Path;
 use std::time::Instant;
 
 use crate::pipeline::config::TeamConfig;
+use crate::session::framework::session_project;
 use crate::session::SessionDir;
 use crate::tasks::{Outcome, Task};
 
 pub use executor::{reserve_run, run_shard, shard_files};
 pub use generator::search_here;
+pub use merge::merge_critic_run;
 /// For the plan check on `resume`: the files the generator's search writes in a layer's folder,
 /// and the file a scenario's own tests are written to.
 pub(crate) use shared::python_modules::search_files;
@@ -108,7 +111,12 @@ pub fn run_builtin(role: &str, ctx: &RoleContext) -> Outcome {
     match role {
         "strategist" => strategist::run(ctx),
         "generator" => generator::run(ctx),
-        "executor" => executor::run(ctx),
+        "executor" => {
+            // The role is handed what it works with: the project's facts and its repairer.
+            let project = session_project(ctx.session, ctx.repo);
+            let repairer = shared::agent_gen::AgentRepair::of(ctx);
+            executor::run(ctx, &project, repairer.as_ref().map(|r| r as _))
+        }
         "analyst" => analyst::run(ctx),
         "fixer" => fixer::run(ctx),
         // Does nothing and succeeds: what the runtime alone costs (benches/).

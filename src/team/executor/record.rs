@@ -12,7 +12,6 @@ use crate::artifacts::{
     self, CoverageRecord, CoverageScope, LoadErrorRecord, LoadVerdictRecord, Quarantined, Repair,
     RunRecord, TestRecord,
 };
-use crate::session::framework::strategist_outcome;
 use crate::tasks::{data, GateFigures, Outcome};
 use crate::team::error::RoleError;
 use crate::team::shared::baseline;
@@ -28,6 +27,8 @@ use crate::util::{atomic_write_json, now_ts};
 pub(super) struct Finish<'a> {
     pub layer: &'a str,
     pub framework: &'a str,
+    /// The files whose coverage the gate judges (the whole project when empty).
+    pub scope: &'a [String],
     pub n: usize,
     pub run_path: &'a Path,
     pub out: RunOutput,
@@ -63,7 +64,7 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
         totals.passed += c.passed.len();
     }
     let pass_rate = totals.pass_rate().unwrap_or(0.0);
-    let scope = scope_files(ctx);
+    let scope = f.scope;
     // Entry points (`__main__.py`) are L3's: an L1 or L2 gate cannot reach them.
     let entry_points_out = !f.layer.starts_with("L3");
     let in_scope = |p: &str| {
@@ -79,7 +80,7 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
         .map(|c| c.drop_outside())
         .unwrap_or_default();
     let unmeasured = match f.out.coverage.as_mut() {
-        Some(report) => add_unmeasured(report, &scope, ctx.repo),
+        Some(report) => add_unmeasured(report, scope, ctx.repo),
         None => Vec::new(),
     };
     // The gate judges the project's own suite and the layer's tests together.
@@ -115,7 +116,7 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
     let carried_record = f.carried.as_ref().and_then(|c| c.coverage_record.as_ref());
     let merged = match (&f.out.coverage, carried_record) {
         (Some(report), Some(earlier)) => {
-            Some(CoverageRecord::of(report, &scope).merged_with(earlier))
+            Some(CoverageRecord::of(report, scope).merged_with(earlier))
         }
         _ => None,
     };
@@ -134,7 +135,7 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
     if let Some(report) = &f.out.coverage {
         let detail = merged
             .clone()
-            .unwrap_or_else(|| CoverageRecord::of(report, &scope));
+            .unwrap_or_else(|| CoverageRecord::of(report, scope));
         if let Err(e) =
             atomic_write_json(&results.join(format!("coverage-{:03}.json", f.n)), &detail)
         {
@@ -171,7 +172,7 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
         pass_rate: Some(pass_rate),
         coverage: Some(coverage),
         branch_coverage: Some(branch),
-        coverage_scope: Some(CoverageScope::of(&scope)),
+        coverage_scope: Some(CoverageScope::of(scope)),
         coverage_problem: Some(f.out.coverage_problem.clone()),
         unmeasured_files: Some(unmeasured),
         coverage_outside_repo: Some(outside),
@@ -263,56 +264,6 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
         "defect_patterns": patterns, "quarantined": f.quarantined.len(),
         "failed_tests": failed_ids,
     })));
-    // The reflective strategy reflects on every run of the layer and leaves the next round's plan.
-    if ctx.config.reflective {
-        let results = crate::artifacts::runs(&ctx.session.root);
-        let runs: Vec<&crate::artifacts::RunRecord> = results.of_layer(f.layer).collect();
-        match crate::team::shared::reflect::reflect(
-            &ctx.session.root,
-            f.layer,
-            &ctx.task.id,
-            &runs,
-            ctx.task.coverage_target(),
-        ) {
-            Ok(r) => {
-                out.data.insert("reflection".into(), json!(r));
-            }
-            Err(e) => {
-                out.data
-                    .insert("reflection_error".into(), json!(e.to_string()));
-            }
-        }
-    }
-    // The plan's scenarios of this layer get their results; a critical one that failed stops the
-    // later layers (the coordinator reads `fail_fast`).
-    let run_file = results.join(format!("run-{:03}.json", f.n));
-    if let Ok(record) = crate::artifacts::read_run(&run_file) {
-        match crate::team::shared::scenario_results::record(
-            &ctx.session.root,
-            f.layer,
-            &record,
-            ctx.task.gc_round().is_none(),
-        ) {
-            Ok(Some(reason)) => {
-                crate::team::shared::discoveries::add(
-                    &ctx.session.root,
-                    "executor",
-                    &crate::scenario::board::Discovery::Blocker {
-                        issue: reason.clone(),
-                        severity: "critical".into(),
-                        layer: f.layer.to_string(),
-                    },
-                );
-                out.summary = format!("{}; fail-fast: {reason}", out.summary);
-                out.data.insert(data::FAIL_FAST.into(), json!(reason));
-            }
-            Ok(None) => {}
-            Err(e) => {
-                out.data
-                    .insert("scenario_results_error".into(), json!(e.to_string()));
-            }
-        }
-    }
     out.artifacts = std::iter::once(format!("results/run-{:03}.json", f.n))
         .chain(f.out.reports.iter().cloned())
         .collect();
@@ -439,13 +390,6 @@ fn gate_figures(f: &Finish, branch_coverage: Option<f64>) -> GateFigures {
 /// A module only an end-to-end test reaches: the package's `__main__.py`.
 fn is_entry_point(path: &str) -> bool {
     path == "__main__.py" || path.ends_with("/__main__.py")
-}
-
-/// The strategist's priority files: coverage is judged on them (whole project when there are none).
-pub(super) fn scope_files(ctx: &RoleContext) -> Vec<String> {
-    strategist_outcome(ctx.session)
-        .map(|o| o.priority_files())
-        .unwrap_or_default()
 }
 
 /// The runner could not run (missing tool, timeout): an env_issue with the exact fix, posted as a

@@ -109,11 +109,42 @@ pub(crate) fn agent_round(
     Ok(out)
 }
 
+/// Test files rewritten by agents: the executor's self-repair, reached through this trait so
+/// that the critic's loop knows nothing of prompts and backends.
+pub(crate) trait RepairTests {
+    /// The repairing backend's name and the file's new content, for `file` whose failures are
+    /// `failures`; Err when no backend gave one that loads and passes.
+    fn repair(&self, file: &Path, failures: &str) -> Result<(String, String)>;
+}
+
+/// The executor's agent chain on its task's layer.
+pub(crate) struct AgentRepair<'c, 'a> {
+    ctx: &'c RoleContext<'a>,
+    layer: &'c str,
+    chain: Vec<Backend>,
+}
+
+impl<'c, 'a> AgentRepair<'c, 'a> {
+    /// None when the task has no layer or the executor's chain has no agent backend (only the
+    /// built-in one).
+    pub(crate) fn of(ctx: &'c RoleContext<'a>) -> Option<Self> {
+        let layer = ctx.task.layer.as_deref()?;
+        let chain = ctx.agents.chain("executor");
+        (!chain.iter().all(|b| b.is_builtin())).then_some(AgentRepair { ctx, layer, chain })
+    }
+}
+
+impl RepairTests for AgentRepair<'_, '_> {
+    fn repair(&self, file: &Path, failures: &str) -> Result<(String, String)> {
+        repair_file(self.ctx, self.layer, &self.chain, file, failures)
+    }
+}
+
 /// The executor's self-repair through its agent chain: a test file with failures the executor
 /// judged the test's own fault goes to the backends with the evidence; the first corrected file
 /// that loads and passes 5 runs in a row replaces it. Returns (backend, new content); Err when
 /// no backend gave one (the executor then quarantines the tests).
-pub(crate) fn repair_file(
+fn repair_file(
     ctx: &RoleContext,
     layer: &str,
     chain: &[Backend],
