@@ -11,6 +11,7 @@ pub mod go;
 pub mod node;
 pub mod python;
 pub mod rust;
+pub mod suites;
 
 use crate::testing::code_check::{CheckInput, CodeCheck, CodeCheckError};
 pub use crate::testing::framework::Family;
@@ -29,6 +30,11 @@ pub trait Language: Sync {
     fn runner(&self, framework: Framework) -> Box<dyn Runner>;
     /// Its built-in generator, when it has one (the capability table says why not otherwise).
     fn generator(&self) -> Option<&'static dyn generator::Generator> {
+        None
+    }
+    /// Its suite analysis (traces per test, mutants), which mutation analysis and the test-fix
+    /// cycle stand on, when it has one (the capability table says why not otherwise).
+    fn suite_analysis(&self) -> Option<&'static dyn suites::SuiteAnalysis> {
         None
     }
     /// The family's own L0 checks of the changed files (`code_check` adds the shared ones).
@@ -157,6 +163,22 @@ mod tests {
                 of(family).generator().is_some(),
                 "{family:?}"
             );
+        }
+    }
+
+    /// Mutation analysis and the test-fix cycle stand on the suite analysis: a family says it
+    /// has them exactly when it hands one out.
+    #[test]
+    fn a_family_has_the_suite_analysis_its_row_says() {
+        for family in FAMILIES {
+            let has = of(family).suite_analysis().is_some();
+            for capability in [Capability::Mutation, Capability::TestFix] {
+                assert_eq!(
+                    support(family, capability) == Support::Built,
+                    has,
+                    "{family:?} {capability:?}"
+                );
+            }
         }
     }
 

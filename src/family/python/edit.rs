@@ -236,6 +236,71 @@ fn insert_import(source: &str) -> String {
     out.join("\n") + "\n"
 }
 
+/// Pynguin's assertion minimization on one test file: for each (test, the lines of the file where
+/// it noticed a mutant), a test with several assertions loses those that noticed none while
+/// another did. Only single-line `assert` statements of the test's own body are touched, so a
+/// test keeps at least one. The new source and each dropped `test:line`; None when none go.
+pub fn prune_assertions(
+    source: &str,
+    noticed: &[(&str, &std::collections::BTreeSet<u32>)],
+) -> Option<(String, Vec<String>)> {
+    let lines: Vec<&str> = source.lines().collect();
+    let mut remove = std::collections::BTreeSet::new();
+    let mut dropped = Vec::new();
+    for (name, noticing) in noticed {
+        let Some(start) = lines
+            .iter()
+            .position(|l| l.starts_with(&format!("def {name}(")))
+        else {
+            continue;
+        };
+        let body_end = lines[start + 1..]
+            .iter()
+            .position(|l| !l.trim().is_empty() && !l.starts_with([' ', '\t']))
+            .map_or(lines.len(), |i| start + 1 + i);
+        let asserts: Vec<usize> = (start + 1..body_end)
+            .filter(|&i| is_single_line_assert(lines[i]))
+            .collect();
+        let silent: Vec<usize> = asserts
+            .iter()
+            .copied()
+            .filter(|i| !noticing.contains(&(*i as u32 + 1)))
+            .collect();
+        if asserts.len() >= 2 && silent.len() < asserts.len() {
+            for i in silent {
+                remove.insert(i);
+                dropped.push(format!("{name}:{}", i + 1));
+            }
+        }
+    }
+    if remove.is_empty() {
+        return None;
+    }
+    let mut pruned: String = lines
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !remove.contains(i))
+        .map(|(_, l)| format!("{l}\n"))
+        .collect();
+    if !source.ends_with('\n') {
+        pruned.pop();
+    }
+    Some((pruned, dropped))
+}
+
+/// `    assert x == 1`: an assertion at a test's body level that is one whole statement.
+fn is_single_line_assert(line: &str) -> bool {
+    let Some(rest) = line.strip_prefix("    assert ") else {
+        return false;
+    };
+    let depth = rest.chars().fold(0i32, |d, c| match c {
+        '(' | '[' | '{' => d + 1,
+        ')' | ']' | '}' => d - 1,
+        _ => d,
+    });
+    depth == 0 && !rest.trim_end().ends_with('\\')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,5 +367,36 @@ mod tests {
         assert!(out.contains("@pytest.mark.xfail(reason=\"code_defect: f(2) returned 4\", strict=True)\ndef test_f_2():"));
         assert!(!out
             .contains("xfail(reason=\"code_defect: f(2) returned 4\", strict=True)\ndef test_f_1"));
+    }
+}
+
+#[cfg(test)]
+mod prune_tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn only_whole_single_line_assertions_of_the_body_can_go() {
+        assert!(is_single_line_assert("    assert f(1) == 2"));
+        assert!(!is_single_line_assert("    assert f(\n"));
+        assert!(!is_single_line_assert("        assert x"));
+        assert!(!is_single_line_assert("    result = f()"));
+        assert!(!is_single_line_assert("    assert x == \\"));
+    }
+
+    #[test]
+    fn a_silent_assertion_goes_only_where_another_of_the_test_noticed_a_mutant() {
+        let source = "def test_a():\n    assert f(1) == 2\n    assert g(1) == 3\n\ndef test_b():\n    assert f(2) == 4\n";
+        let noticed_a: BTreeSet<u32> = [2].into();
+        let noticed_b: BTreeSet<u32> = BTreeSet::new();
+        let (pruned, dropped) =
+            prune_assertions(source, &[("test_a", &noticed_a), ("test_b", &noticed_b)]).unwrap();
+        assert_eq!(
+            pruned,
+            "def test_a():\n    assert f(1) == 2\n\ndef test_b():\n    assert f(2) == 4\n"
+        );
+        assert_eq!(dropped, vec!["test_a:3"]);
+        // A test none of whose assertions noticed anything keeps them all.
+        assert!(prune_assertions(source, &[("test_b", &noticed_b)]).is_none());
     }
 }

@@ -43,6 +43,10 @@ impl crate::family::Language for Python {
         Some(&gen::PythonGenerator)
     }
 
+    fn suite_analysis(&self) -> Option<&'static dyn crate::family::suites::SuiteAnalysis> {
+        Some(&mutation::PythonSuites)
+    }
+
     fn check_code(
         &self,
         input: &crate::testing::code_check::CheckInput,

@@ -1,120 +1,113 @@
-//! Mutation analysis of one pytest suite: `ttmut.py` (shipped inside the binary) runs the suite
-//! once under coverage.py with a context per test, then each mutant of the given modules against
-//! the passing tests that reach its line, in the sandbox, within a time budget. What it returns is
-//! raw: which tests kill which mutant and what each test reaches; scores and minimization are the
-//! caller's (team::mutation).
+//! Python's suite analysis: `ttmut.py` (shipped inside the binary) runs a pytest suite once under
+//! coverage.py with a context per test, then each mutant of the given modules against the passing
+//! tests that reach its line, in the sandbox, within a time budget. What it returns is raw: which
+//! tests kill which mutant and what each test reaches; scores, minimization and localisation are
+//! the roles'.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde::Deserialize;
-
-use crate::sandbox::Sandbox;
-use crate::testing::exec::{Exec, ExecError};
+use crate::family::suites::{MutationError, SuiteAnalysis, SuiteJob, SuiteMutations};
+use crate::testing::exec::Exec;
+use crate::testing::toolchain::Toolchain;
 use crate::util::tail_lines;
 
 /// The helper program.
 pub const HELPER: &str = include_str!("ttmut.py");
 
-/// One suite to analyse.
-pub struct SuiteRun<'a> {
-    /// `baseline` or the layer: names the request and result files.
-    pub name: String,
-    pub python: &'a str,
-    /// Our folder for the helper, its request and its result.
-    pub scratch: &'a Path,
-    /// Where pytest runs (its rootdir: test ids are relative to it).
-    pub cwd: PathBuf,
-    pub pythonpath: Vec<PathBuf>,
-    /// pytest options (no files).
-    pub options: Vec<String>,
-    /// The suite's test files, relative to `cwd`.
-    pub files: Vec<String>,
-    /// Absolute paths of the module files to mutate (in a mirror of the repository).
-    pub modules: &'a [PathBuf],
-    pub seed: u64,
-    pub budget: Duration,
-    pub per_mutant: Duration,
-    pub max_mutants: usize,
-    pub sandbox: Option<&'a Sandbox>,
-    /// How long the traced run of the whole suite may take (None: the helper's own rule, a
-    /// share of the budget).
-    pub trace_timeout: Option<Duration>,
+/// Python's suite analysis (pytest and coverage.py).
+pub struct PythonSuites;
+
+impl SuiteAnalysis for PythonSuites {
+    fn unready(&self, tools: &Toolchain) -> Option<String> {
+        (tools.coverage_tool.as_deref() != Some("coverage.py"))
+            .then(|| format!("coverage.py is needed: {}", tools.coverage_reason))
+    }
+
+    fn sandbox_reads(&self, tools: &Toolchain, repo: &Path) -> Vec<PathBuf> {
+        crate::sandbox::python_roots(&tools.interpreter, repo)
+    }
+
+    fn analyse(&self, job: &SuiteJob) -> Result<SuiteMutations, MutationError> {
+        analyse(job)
+    }
+
+    fn test_files(&self, dir: &Path) -> Vec<PathBuf> {
+        super::test_files(dir)
+    }
+
+    fn is_own_language(&self, path: &str) -> bool {
+        path.ends_with(".py")
+    }
+
+    fn is_test_file(&self, path: &str) -> bool {
+        path.ends_with(".py") && crate::testing::detect::test_pattern(path).is_some()
+    }
+
+    fn is_code(&self, path: &str) -> bool {
+        path.ends_with(".py")
+            && crate::testing::detect::test_pattern(path).is_none()
+            && !path.ends_with("conftest.py")
+    }
+
+    fn is_entry_point(&self, path: &str) -> bool {
+        path == "__main__.py" || path.ends_with("/__main__.py")
+    }
+
+    fn remove_tests(&self, source: &str, names: &BTreeSet<String>) -> Option<String> {
+        let (left, _) = super::edit::remove_tests(source, names);
+        let tests_left = left.lines().any(|l| {
+            l.starts_with("def test")
+                || l.starts_with("async def test")
+                || l.starts_with("class Test")
+        });
+        tests_left.then_some(left)
+    }
+
+    fn prune_assertions(
+        &self,
+        source: &str,
+        noticed: &[(&str, &BTreeSet<u32>)],
+    ) -> Option<(String, Vec<String>)> {
+        super::edit::prune_assertions(source, noticed)
+    }
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct SuiteMutations {
-    pub mutants: Vec<Mutant>,
-    /// pytest node id -> what it did.
-    pub tests: BTreeMap<String, TestReach>,
-    pub exhausted: bool,
-    pub problems: Vec<String>,
+/// Writes one of our files (never through a link a run may have left).
+fn write_file(path: PathBuf, bytes: &[u8]) -> Result<(), MutationError> {
+    crate::util::write_nofollow(&path, bytes).map_err(|cause| MutationError::Write { path, cause })
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Mutant {
-    /// Absolute path of the mutated file.
-    pub file: String,
-    pub line: u32,
-    pub operator: String,
-    /// Which mutation point of the file: with `file`, the mutant's identity across suites.
-    pub index: usize,
-    /// `killed`, `survived`, `no_coverage` or `error`.
-    pub status: String,
-    pub killed_by: Vec<String>,
-    /// Killing test -> the line of its own file where it failed (the assertion that noticed).
-    pub killed_at: BTreeMap<String, u32>,
+/// pytest's options for the suite: no cache in the project, ids relative to where it runs, its
+/// temporary folders in ours, and no configuration for a generated layer.
+fn pytest_options(run: &SuiteJob) -> Result<Vec<String>, MutationError> {
+    let s = |p: &Path| p.to_string_lossy().into_owned();
+    let mut options = vec!["-p".to_string(), "no:cacheprovider".to_string()];
+    if !run.own_config {
+        let empty_ini = run.scratch.join("pytest.ini");
+        write_file(empty_ini.clone(), b"[pytest]\n")?;
+        options.extend(["-c".to_string(), s(&empty_ini)]);
+    }
+    options.push(format!("--rootdir={}", s(&run.cwd)));
+    options.push(format!(
+        "--basetemp={}",
+        s(&run.scratch.join(format!("pytest-{}", run.name)))
+    ));
+    Ok(options)
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct TestReach {
-    /// `passed`, `failed` or `skipped`.
-    pub outcome: String,
-    /// Absolute module path -> lines and arcs the test runs.
-    pub reached: BTreeMap<String, Reach>,
-    /// A failing test's report (its traceback's end), as pytest wrote it.
-    pub detail: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Reach {
-    pub lines: Vec<u32>,
-    pub arcs: Vec<(i64, i64)>,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum MutationError {
-    #[error("cannot write {path}: {cause}")]
-    Write {
-        path: PathBuf,
-        cause: std::io::Error,
-    },
-    #[error("mutation analysis of the {suite} suite: {cause}")]
-    Exec { suite: String, cause: ExecError },
-    #[error("mutation analysis of the {suite} suite gave no result: {problem}")]
-    NoResult { suite: String, problem: String },
-}
-
-pub fn analyse(run: &SuiteRun) -> Result<SuiteMutations, MutationError> {
-    let write = |path: PathBuf, bytes: &[u8]| {
-        crate::util::write_nofollow(&path, bytes).map_err(|cause| MutationError::Write {
-            path: path.clone(),
-            cause,
-        })
-    };
+/// The helper's run of one suite, with pytest's options for it.
+fn analyse(run: &SuiteJob) -> Result<SuiteMutations, MutationError> {
     let helper = run.scratch.join("ttmut.py");
-    write(helper.clone(), HELPER.as_bytes())?;
+    write_file(helper.clone(), HELPER.as_bytes())?;
     let request = run.scratch.join(format!("request-{}.json", run.name));
     let result = run.scratch.join(format!("result-{}.json", run.name));
     let _ = std::fs::remove_file(&result);
+    let options = pytest_options(run)?;
     let body = serde_json::json!({
         "modules": run.modules,
-        "options": run.options,
+        "options": options,
         "files": run.files,
         "seed": run.seed,
         "budget_s": run.budget.as_secs_f64(),
@@ -122,9 +115,12 @@ pub fn analyse(run: &SuiteRun) -> Result<SuiteMutations, MutationError> {
         "max_mutants": run.max_mutants,
         "trace_timeout_s": run.trace_timeout.map(|t| t.as_secs_f64()),
     });
-    write(request.clone(), body.to_string().as_bytes())?;
+    write_file(request.clone(), body.to_string().as_bytes())?;
     let s = |p: &Path| p.to_string_lossy().into_owned();
-    let pythonpath: Vec<String> = run.pythonpath.iter().map(|p| s(p)).collect();
+    let mut pythonpath = vec![s(run.mirror)];
+    if run.mirror.join("src").is_dir() {
+        pythonpath.push(s(&run.mirror.join("src")));
+    }
     let exec = Exec {
         sandbox: run.sandbox,
         cwd: run.cwd.clone(),
@@ -139,7 +135,12 @@ pub fn analyse(run: &SuiteRun) -> Result<SuiteMutations, MutationError> {
             + run.trace_timeout.unwrap_or_default()
             + Duration::from_secs(30),
     };
-    let argv = vec![run.python.to_string(), s(&helper), s(&request), s(&result)];
+    let argv = vec![
+        run.tools.interpreter.clone(),
+        s(&helper),
+        s(&request),
+        s(&result),
+    ];
     let ran = exec.run(&argv).map_err(|cause| MutationError::Exec {
         suite: run.name.clone(),
         cause,

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::suite::CARRIED_DIR;
+use crate::family::suites::SuiteAnalysis;
 use crate::session::LAYER_DIRS;
 use crate::testing::classify::Classification;
 
@@ -20,12 +21,12 @@ pub struct Carried {
     pub test_files: Vec<String>,
 }
 
-pub fn tests(session: &Path) -> Carried {
+pub fn tests(session: &Path, analysis: &dyn SuiteAnalysis) -> Carried {
     let results = crate::artifacts::runs(session);
     let mut out = Carried::default();
     for layer in LAYER_DIRS {
         let dir = session.join("tests").join(layer);
-        let layer_files = crate::family::python::test_files(&dir);
+        let layer_files = analysis.test_files(&dir);
         if layer_files.is_empty() {
             continue;
         }

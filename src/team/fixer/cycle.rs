@@ -18,6 +18,7 @@ use crate::agents::call::{call, CallInput};
 use crate::artifacts::{
     CycleStatus, FullRun, Iteration, IterationOutcome, IterationState, NextAction,
 };
+use crate::family::suites::SuiteAnalysis;
 use crate::team::util::{sandbox_for, time_left};
 use crate::team::RoleContext;
 use crate::testing::classify::Criticality;
@@ -51,7 +52,11 @@ struct Loop<'a> {
     results: SuiteResults,
 }
 
-pub fn run(ctx: &RoleContext, tools: &Toolchain) -> Result<CycleEnd, FixError> {
+pub fn run(
+    ctx: &RoleContext,
+    tools: &Toolchain,
+    analysis: &'static dyn SuiteAnalysis,
+) -> Result<CycleEnd, FixError> {
     let session = ctx.session.root.clone();
     let workspace = session.join("workspace").join("fix");
     // Beside the workspace, not in it: archiving a session removes its workspace copies, and
@@ -87,17 +92,18 @@ pub fn run(ctx: &RoleContext, tools: &Toolchain) -> Result<CycleEnd, FixError> {
     let sandbox = sandbox_for(
         ctx,
         "fix",
-        crate::sandbox::python_roots(&tools.interpreter, ctx.repo),
+        analysis.sandbox_reads(tools, ctx.repo),
         &[mirror.clone(), scratch.clone()],
     )?;
-    let carried = super::carried::tests(&session);
+    let carried = super::carried::tests(&session, analysis);
     let suite = Suite {
+        analysis,
         tools,
         sandbox: sandbox.as_ref(),
         worktree: &code,
         mirror,
         scratch,
-        project_tests: suite::project_test_files(&code),
+        project_tests: suite::project_test_files(analysis, &code),
         carried: carried.files,
         carried_ids: carried.defect_ids,
     };

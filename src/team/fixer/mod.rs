@@ -18,15 +18,17 @@ use serde_json::json;
 
 use super::error::RoleError;
 use super::RoleContext;
+use crate::family::suites::SuiteAnalysis;
 use crate::tasks::{meta, Outcome};
-use crate::testing::framework::{Family, Framework};
+use crate::testing::framework::Framework;
 use crate::testing::toolchain::Toolchain;
 
 #[derive(Debug, thiserror::Error)]
 pub enum FixError {
     #[error("the test-fix cycle runs pytest suites for now; this project's framework is {0}")]
     Unsupported(String),
-    #[error("coverage.py is needed to localise the failures: {0}")]
+    /// Why the family's per-test traces cannot be had here (a coverage tool missing).
+    #[error("the failures cannot be localised: {0}")]
     NoCoverage(String),
     #[error("nothing to run: the project has no tests of its own, and the session none that found a code defect")]
     NoTests,
@@ -79,23 +81,24 @@ pub fn cannot_run_on(repo: &std::path::Path) -> Option<String> {
     }
 }
 
-/// The project's Python toolchain with coverage.py, or why the cycle cannot run.
-fn python_tools(ctx: &RoleContext) -> Result<Toolchain, FixError> {
+/// The project's toolchain and its family's suite analysis (per-test traces), or why the cycle
+/// cannot run.
+fn suite_tools(ctx: &RoleContext) -> Result<(Toolchain, &'static dyn SuiteAnalysis), FixError> {
     let framework: Framework = crate::session::framework::session_framework(ctx.session, ctx.repo)
         .map_err(|e| FixError::Unsupported(e.to_string()))?;
-    if framework.family() != Family::Python {
+    let Some(analysis) = crate::family::of(framework.family()).suite_analysis() else {
         return Err(FixError::Unsupported(framework.to_string()));
-    }
+    };
     let tools = crate::testing::toolchain::detect(ctx.repo, Some(framework));
-    if tools.coverage_tool.as_deref() != Some("coverage.py") {
-        return Err(FixError::NoCoverage(tools.coverage_reason.clone()));
+    if let Some(why) = analysis.unready(&tools) {
+        return Err(FixError::NoCoverage(why));
     }
-    Ok(tools)
+    Ok((tools, analysis))
 }
 
 fn run_cycle(ctx: &RoleContext) -> Result<Outcome, FixError> {
-    let tools = python_tools(ctx)?;
-    let end = cycle::run(ctx, &tools)?;
+    let (tools, analysis) = suite_tools(ctx)?;
+    let end = cycle::run(ctx, &tools, analysis)?;
     let st = &end.state;
     // Out of iterations below the gate: the user decides what next (more iterations, another
     // agent), as the seed marks such a loop blocked.

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::family::python::mutation::{analyse, SuiteMutations, SuiteRun, TestReach};
+use crate::family::suites::{Reach, SuiteAnalysis, SuiteJob, SuiteMutations, TestReach};
 use crate::sandbox::Sandbox;
 use crate::testing::toolchain::Toolchain;
 
@@ -71,7 +71,7 @@ impl SuiteResults {
                 .map(|(file, lines)| {
                     (
                         mirror.join(file).to_string_lossy().into_owned(),
-                        crate::family::python::mutation::Reach {
+                        Reach {
                             lines: lines.clone(),
                             arcs: Vec::new(),
                         },
@@ -103,13 +103,15 @@ pub enum SuiteError {
         cause: std::io::Error,
     },
     #[error(transparent)]
-    Run(#[from] crate::family::python::mutation::MutationError),
+    Run(#[from] crate::family::suites::MutationError),
     #[error("the suite did not run: {0}")]
     DidNotRun(String),
 }
 
 /// The suite of one fix cycle.
 pub struct Suite<'a> {
+    /// The family's suite analysis, which runs and traces it.
+    pub analysis: &'a dyn SuiteAnalysis,
     pub tools: &'a Toolchain,
     pub sandbox: Option<&'a Sandbox>,
     /// The worktree whose code is tested (read only: it is mirrored first).
@@ -150,32 +152,19 @@ impl Suite<'_> {
             into: self.scratch.clone(),
             cause,
         })?;
-        let modules = project_modules(&self.mirror);
+        let modules = project_modules(self.analysis, &self.mirror);
         let files = match selection {
             Some(s) => s.to_vec(),
             None => self.everything(),
         };
         let s = |p: &Path| p.to_string_lossy().into_owned();
-        let mut pythonpath = vec![self.mirror.clone()];
-        if self.mirror.join("src").is_dir() {
-            pythonpath.push(self.mirror.join("src"));
-        }
-        let options = vec![
-            "-p".into(),
-            "no:cacheprovider".into(),
-            format!("--rootdir={}", s(&self.mirror)),
-            format!(
-                "--basetemp={}",
-                s(&self.scratch.join(format!("pytest-{name}")))
-            ),
-        ];
-        let traced = analyse(&SuiteRun {
+        let traced = self.analysis.analyse(&SuiteJob {
             name: name.to_string(),
-            python: &self.tools.interpreter,
+            tools: self.tools,
             scratch: &self.scratch,
+            mirror: &self.mirror,
             cwd: self.mirror.clone(),
-            pythonpath,
-            options,
+            own_config: true,
             files,
             modules: &modules,
             seed: 1,
@@ -219,25 +208,20 @@ impl Suite<'_> {
     }
 }
 
-/// The project's Python modules in the mirror (what coverage measures): not tests, not ours.
-fn project_modules(mirror: &Path) -> Vec<PathBuf> {
+/// The project's modules in the mirror (what coverage measures): its code, not ours.
+fn project_modules(analysis: &dyn SuiteAnalysis, mirror: &Path) -> Vec<PathBuf> {
     crate::testing::detect::walk(mirror)
         .into_iter()
-        .filter(|p| {
-            p.ends_with(".py")
-                && crate::testing::detect::test_pattern(p).is_none()
-                && !p.starts_with(CARRIED_DIR)
-                && !p.ends_with("conftest.py")
-        })
+        .filter(|p| analysis.is_code(p) && !p.starts_with(CARRIED_DIR))
         .map(|p| mirror.join(p))
         .collect()
 }
 
 /// The project's test files in the worktree.
-pub fn project_test_files(worktree: &Path) -> Vec<String> {
+pub fn project_test_files(analysis: &dyn SuiteAnalysis, worktree: &Path) -> Vec<String> {
     crate::testing::detect::walk(worktree)
         .into_iter()
-        .filter(|p| p.ends_with(".py") && crate::testing::detect::test_pattern(p).is_some())
+        .filter(|p| analysis.is_test_file(p))
         .collect()
 }
 

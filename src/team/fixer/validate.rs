@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::json;
 
-use super::{python_tools, FixError};
+use super::{suite_tools, FixError};
 use crate::family::code_check;
 use crate::tasks::Outcome;
 use crate::team::util::{sandbox_for, time_left};
@@ -55,7 +55,7 @@ fn check(
 /// FIX-001: the project's code as it is (the change's files judged for placeholders, imports and
 /// mock leakage), and the failing tests the loop will work on.
 pub fn run(ctx: &RoleContext) -> Result<Outcome, FixError> {
-    let tools = python_tools(ctx)?;
+    let (tools, analysis) = suite_tools(ctx)?;
     let mirror = ctx.session.root.join("workspace").join("fix").join("l0");
     crate::workspace::mirror(ctx.repo, &mirror, &BTreeMap::new()).map_err(|cause| {
         crate::team::error::RoleError::Mirror {
@@ -90,7 +90,7 @@ pub fn run(ctx: &RoleContext) -> Result<Outcome, FixError> {
                 .collect()
         })
         .unwrap_or_default();
-    let carried = super::carried::tests(&ctx.session.root).defect_ids;
+    let carried = super::carried::tests(&ctx.session.root, analysis).defect_ids;
     let mut md = found.markdown();
     md.push_str(&format!(
         "\n## Quality gate\n\n- The project's own suite: {}\n",

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use crate::artifacts::{Suspect, TestLocalisation};
-use crate::family::python::mutation::SuiteMutations;
+use crate::family::suites::SuiteMutations;
 
 /// Suspects kept per failing test.
 const TOP: usize = 5;
@@ -104,7 +104,7 @@ pub(crate) fn clusters(
             groups.entry(file.to_string()).or_default().push(t);
         }
     }
-    let lines_of = |t: &crate::family::python::mutation::TestReach| -> BTreeSet<(String, u32)> {
+    let lines_of = |t: &crate::family::suites::TestReach| -> BTreeSet<(String, u32)> {
         t.reached
             .iter()
             .flat_map(|(file, reach)| {
@@ -291,7 +291,7 @@ pub(crate) fn markdown(found: &[TestLocalisation]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::family::python::mutation::{Reach, TestReach};
+    use crate::family::suites::{Reach, TestReach};
     use std::collections::BTreeMap;
 
     fn reach(lines: &[u32]) -> BTreeMap<String, Reach> {

@@ -1,4 +1,4 @@
-//! Mutation analysis and minimization of the session's Python suites, done by the analyst before
+//! Mutation analysis and minimization of the session's suites, done by the analyst before
 //! the report. The project's own tests and each layer's generated tests run against the same
 //! mutants of the modules in scope (sandboxed, in a mirror, within a budget); a generated test
 //! that adds no line, arc or killed mutant beyond the project's tests and the tests kept before it
@@ -15,11 +15,13 @@ use crate::artifacts::{
     self, CoverageRecord, KeptTest, LayerMutation, MutationRecord, SuiteScore, Survivor,
     MUTATION_FILE,
 };
-use crate::family::python::mutation::{analyse, SuiteMutations, SuiteRun};
+use crate::family::suites::{SuiteAnalysis, SuiteJob, SuiteMutations};
+use crate::family::{Capability, Support};
+use crate::tasks::LAYER_DIRS;
 use crate::team::error::RoleError;
 use crate::team::util::{sandbox_for, time_left};
 use crate::team::RoleContext;
-use crate::testing::framework::{Family, Framework};
+use crate::testing::framework::Framework;
 use crate::util::{atomic_write_json, mkdirs, read_json};
 
 /// The whole analysis's time, at most (and at most half of what the task has left).
@@ -51,37 +53,46 @@ pub(crate) fn run(ctx: &RoleContext) -> Result<Mutation, RoleError> {
     let started = Instant::now();
     let session = &ctx.session.root;
     let results = artifacts::runs(session);
+    // The session's framework, as its layers ran; its family's suite analysis does the runs.
+    let framework = LAYER_DIRS
+        .iter()
+        .filter_map(|layer| results.of_layer(layer).last())
+        .find_map(|run| Framework::parse(&run.framework));
+    let Some(framework) = framework else {
+        return Ok(Mutation::NotRun("no layer ran".into()));
+    };
+    let family = crate::family::of(framework.family());
+    let Some(analysis) = family.suite_analysis() else {
+        let why = match family.support(Capability::Mutation) {
+            Support::NotYet(why) => why,
+            Support::Built => "the family hands out no suite analysis",
+        };
+        return Ok(Mutation::NotRun(why.into()));
+    };
     let mut layers: Vec<(String, PathBuf)> = Vec::new();
     let mut modules: BTreeSet<String> = BTreeSet::new();
-    let mut framework = None;
-    for layer in ["L1-unit", "L2-integration", "L3-e2e"] {
+    for layer in LAYER_DIRS {
         let Some(run) = results.of_layer(layer).last() else {
             continue;
         };
-        let Some(fw) = Framework::parse(&run.framework).filter(|f| f.family() == Family::Python)
-        else {
-            continue;
-        };
-        framework = Some(fw);
         let dir = session.join("tests").join(layer);
-        if crate::family::python::test_files(&dir).is_empty() {
+        if analysis.test_files(&dir).is_empty() {
             continue;
         }
         if let Some(cov) = run
             .coverage_file()
             .and_then(|rel| read_json::<CoverageRecord>(&session.join(rel)).ok())
         {
-            modules.extend(cov.files.into_iter().map(|f| f.path).filter(|p| mutable(p)));
+            let code = cov.files.into_iter().map(|f| f.path);
+            modules.extend(code.filter(|p| analysis.is_code(p) && !analysis.is_entry_point(p)));
         }
         layers.push((layer.to_string(), dir));
     }
-    let Some(framework) = framework else {
-        return Ok(Mutation::NotRun("no Python layer ran".into()));
-    };
     if layers.is_empty() || modules.is_empty() {
-        return Ok(Mutation::NotRun(
-            "no generated Python tests with measured modules".into(),
-        ));
+        return Ok(Mutation::NotRun(format!(
+            "no generated {} tests with measured modules",
+            family.name()
+        )));
     }
     if !ctx.sandbox.enabled {
         return Ok(Mutation::NotRun(
@@ -89,11 +100,8 @@ pub(crate) fn run(ctx: &RoleContext) -> Result<Mutation, RoleError> {
         ));
     }
     let tools = crate::testing::toolchain::detect(ctx.repo, Some(framework));
-    if tools.coverage_tool.as_deref() != Some("coverage.py") {
-        return Ok(Mutation::NotRun(format!(
-            "coverage.py is needed: {}",
-            tools.coverage_reason
-        )));
+    if let Some(why) = analysis.unready(&tools) {
+        return Ok(Mutation::NotRun(why));
     }
     let workspace = session.join("workspace");
     let mirror = workspace.join("mutation");
@@ -105,33 +113,26 @@ pub(crate) fn run(ctx: &RoleContext) -> Result<Mutation, RoleError> {
         }
     })?;
     mkdirs(&scratch)?;
-    let empty_ini = scratch.join("pytest.ini");
-    crate::util::write_nofollow(&empty_ini, b"[pytest]\n")
-        .map_err(RoleError::io("write", &empty_ini))?;
     let sandbox = sandbox_for(
         ctx,
         "mutation",
-        crate::sandbox::python_roots(&tools.interpreter, ctx.repo),
+        analysis.sandbox_reads(&tools, ctx.repo),
         &[mirror.clone(), scratch.clone()],
     )?;
     let module_paths: Vec<PathBuf> = modules.iter().map(|m| mirror.join(m)).collect();
-    let mut pythonpath = vec![mirror.clone()];
-    if mirror.join("src").is_dir() {
-        pythonpath.push(mirror.join("src"));
-    }
     let seed = ctx.session.load_state().map(|s| s.seed).unwrap_or(1);
     let budget = BUDGET.min(time_left(ctx.deadline)?.mul_f64(0.5));
-    let baseline_files = baseline_test_files(session);
+    let baseline_files = baseline_test_files(session, analysis);
     let suites = layers.len() + usize::from(!baseline_files.is_empty());
     let share = budget.div_f64(suites as f64);
     let s = |p: &Path| p.to_string_lossy().into_owned();
-    let suite = |name: String, cwd: PathBuf, options: Vec<String>, files: Vec<String>| SuiteRun {
+    let suite = |name: String, cwd: PathBuf, own_config: bool, files: Vec<String>| SuiteJob {
         name,
-        python: &tools.interpreter,
+        tools: &tools,
         scratch: &scratch,
+        mirror: &mirror,
         cwd,
-        pythonpath: pythonpath.clone(),
-        options,
+        own_config,
         files,
         modules: &module_paths,
         seed,
@@ -145,18 +146,8 @@ pub(crate) fn run(ctx: &RoleContext) -> Result<Mutation, RoleError> {
     let base = if baseline_files.is_empty() {
         None
     } else {
-        let options = vec![
-            "-p".into(),
-            "no:cacheprovider".into(),
-            format!("--rootdir={}", s(&mirror)),
-            format!("--basetemp={}", s(&scratch.join("pytest-baseline"))),
-        ];
-        match analyse(&suite(
-            "baseline".into(),
-            mirror.clone(),
-            options,
-            baseline_files,
-        )) {
+        let job = suite("baseline".into(), mirror.clone(), true, baseline_files);
+        match analysis.analyse(&job) {
             Ok(m) => Some(m),
             Err(e) => {
                 problems.push(e.to_string());
@@ -166,19 +157,12 @@ pub(crate) fn run(ctx: &RoleContext) -> Result<Mutation, RoleError> {
     };
     let mut generated = Vec::new();
     for (layer, dir) in &layers {
-        let files = crate::family::python::test_files(dir)
+        let files = analysis
+            .test_files(dir)
             .iter()
             .filter_map(|f| f.strip_prefix(dir).ok().map(&s))
             .collect();
-        let options = vec![
-            "-p".into(),
-            "no:cacheprovider".into(),
-            "-c".into(),
-            s(&empty_ini),
-            format!("--rootdir={}", s(dir)),
-            format!("--basetemp={}", s(&scratch.join(format!("pytest-{layer}")))),
-        ];
-        match analyse(&suite(layer.clone(), dir.clone(), options, files)) {
+        match analysis.analyse(&suite(layer.clone(), dir.clone(), false, files)) {
             Ok(m) => generated.push((layer.clone(), dir.clone(), m)),
             Err(e) => problems.push(e.to_string()),
         }
@@ -200,9 +184,10 @@ pub(crate) fn run(ctx: &RoleContext) -> Result<Mutation, RoleError> {
             .iter()
             .find(|(l, _, _)| *l == layer.layer)
             .expect("a layer of the record");
-        drop_tests(session, &layer.layer, dir, &layer.dropped)?;
+        drop_tests(analysis, session, &layer.layer, dir, &layer.dropped)?;
         let kept: Vec<String> = layer.kept.iter().map(|k| k.test.clone()).collect();
-        layer.assertions_dropped = prune_assertions(session, &layer.layer, dir, &kept, raw)?;
+        layer.assertions_dropped =
+            prune_assertions(analysis, session, &layer.layer, dir, &kept, raw)?;
     }
     record.duration_s = started.elapsed().as_secs_f64();
     atomic_write_json(&session.join(MUTATION_FILE), &record)?;
@@ -255,16 +240,8 @@ fn traces_a_scenario(test_id: &str) -> bool {
         .is_some_and(|f| f.starts_with("test_at_"))
 }
 
-/// A module worth mutating: Python code that is not a test or an entry point.
-fn mutable(path: &str) -> bool {
-    path.ends_with(".py")
-        && crate::testing::detect::test_pattern(path).is_none()
-        && !path.ends_with("__main__.py")
-        && !path.ends_with("conftest.py")
-}
-
 /// The project's own test files, as the baseline run found them.
-fn baseline_test_files(session: &Path) -> Vec<String> {
+fn baseline_test_files(session: &Path, analysis: &dyn SuiteAnalysis) -> Vec<String> {
     let Ok(record) = read_json::<artifacts::RunRecord>(&session.join("results/baseline.json"))
     else {
         return Vec::new();
@@ -273,7 +250,7 @@ fn baseline_test_files(session: &Path) -> Vec<String> {
         .tests()
         .iter()
         .filter_map(|t| t.file.clone())
-        .filter(|f| f.ends_with(".py"))
+        .filter(|f| analysis.is_own_language(f))
         .collect();
     files.into_iter().collect()
 }
@@ -474,6 +451,7 @@ fn set_cover(covered: &BTreeSet<Element>, tests: &[(String, BTreeSet<Element>)])
 /// was noticed by an assertion that stays). Only single-line `assert` statements of the test's
 /// own body are touched, and a test keeps at least one. Returns `file::test:line` of each.
 fn prune_assertions(
+    analysis: &dyn SuiteAnalysis,
     session: &Path,
     layer: &str,
     dir: &Path,
@@ -499,37 +477,9 @@ fn prune_assertions(
         let Ok(source) = std::fs::read_to_string(&path) else {
             continue;
         };
-        let lines: Vec<&str> = source.lines().collect();
-        let mut remove: BTreeSet<usize> = BTreeSet::new();
-        for (name, noticing) in tests {
-            let Some(start) = lines
-                .iter()
-                .position(|l| l.starts_with(&format!("def {name}(")))
-            else {
-                continue;
-            };
-            let body_end = lines[start + 1..]
-                .iter()
-                .position(|l| !l.trim().is_empty() && !l.starts_with([' ', '\t']))
-                .map_or(lines.len(), |i| start + 1 + i);
-            let asserts: Vec<usize> = (start + 1..body_end)
-                .filter(|&i| is_single_line_assert(lines[i]))
-                .collect();
-            let silent: Vec<usize> = asserts
-                .iter()
-                .copied()
-                .filter(|i| !noticing.contains(&(*i as u32 + 1)))
-                .collect();
-            if asserts.len() >= 2 && silent.len() < asserts.len() {
-                for i in silent {
-                    remove.insert(i);
-                    dropped.push(format!("{file}::{name}:{}", i + 1));
-                }
-            }
-        }
-        if remove.is_empty() {
+        let Some((pruned, gone)) = analysis.prune_assertions(&source, &tests) else {
             continue;
-        }
+        };
         let keep = session.join("workspace/unminimized").join(layer).join(file);
         if !keep.exists() {
             if let Some(parent) = keep.parent() {
@@ -538,36 +488,16 @@ fn prune_assertions(
             crate::util::write_nofollow(&keep, source.as_bytes())
                 .map_err(RoleError::io("write", &keep))?;
         }
-        let mut pruned: String = lines
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !remove.contains(i))
-            .map(|(_, l)| format!("{l}\n"))
-            .collect();
-        if !source.ends_with('\n') {
-            pruned.pop();
-        }
         crate::util::atomic_write(&path, pruned.as_bytes())?;
+        dropped.extend(gone.into_iter().map(|g| format!("{file}::{g}")));
     }
     Ok(dropped)
-}
-
-/// `    assert x == 1`: an assertion at a test's body level that is one whole statement.
-fn is_single_line_assert(line: &str) -> bool {
-    let Some(rest) = line.strip_prefix("    assert ") else {
-        return false;
-    };
-    let depth = rest.chars().fold(0i32, |d, c| match c {
-        '(' | '[' | '{' => d + 1,
-        ')' | ']' | '}' => d - 1,
-        _ => d,
-    });
-    depth == 0 && !rest.trim_end().ends_with('\\')
 }
 
 /// Removes the dropped tests (top-level functions, `file.py::name`) from the layer's files, after
 /// keeping the unminimized files in `workspace/unminimized/<layer>/`.
 fn drop_tests(
+    analysis: &dyn SuiteAnalysis,
     session: &Path,
     layer: &str,
     dir: &Path,
@@ -600,16 +530,9 @@ fn drop_tests(
             crate::util::write_nofollow(&copy, source.as_bytes())
                 .map_err(RoleError::io("write", &copy))?;
         }
-        let (minimized, _) = crate::family::python::gen::remove_tests(&source, &names);
-        let tests_left = minimized.lines().any(|l| {
-            l.starts_with("def test")
-                || l.starts_with("async def test")
-                || l.starts_with("class Test")
-        });
-        if tests_left {
-            crate::util::atomic_write(&path, minimized.as_bytes())?;
-        } else {
-            std::fs::remove_file(&path).map_err(RoleError::io("remove", &path))?;
+        match analysis.remove_tests(&source, &names) {
+            Some(minimized) => crate::util::atomic_write(&path, minimized.as_bytes())?,
+            None => std::fs::remove_file(&path).map_err(RoleError::io("remove", &path))?,
         }
     }
     Ok(())
@@ -621,15 +544,6 @@ mod tests {
 
     fn line(n: u32) -> Element {
         Element::Line("m.py".into(), n)
-    }
-
-    #[test]
-    fn only_whole_single_line_assertions_of_the_body_can_go() {
-        assert!(is_single_line_assert("    assert f(1) == 2"));
-        assert!(!is_single_line_assert("    assert f(\n"));
-        assert!(!is_single_line_assert("        assert x"));
-        assert!(!is_single_line_assert("    result = f()"));
-        assert!(!is_single_line_assert("    assert x == \\"));
     }
 
     #[test]

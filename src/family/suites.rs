@@ -1,0 +1,133 @@
+//! A family's suite analysis, the capability that mutation analysis, minimization, fault
+//! localisation and the test-fix cycle stand on: a suite runs once with a trace per test (its
+//! outcome, its failure report, the lines and arcs it reaches), then, within a budget, against
+//! mutants of the modules in scope, each with the tests that reach its line. What comes back is
+//! raw and language-neutral; scores, minimization and localisation are the roles'.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::sandbox::Sandbox;
+use crate::testing::exec::ExecError;
+use crate::testing::toolchain::Toolchain;
+
+/// One suite to analyse.
+pub struct SuiteJob<'a> {
+    /// `baseline`, a layer, or a fix iteration: names the request and result files.
+    pub name: String,
+    pub tools: &'a Toolchain,
+    /// Our folder for the helper, its request and its result (writable in the sandbox).
+    pub scratch: &'a Path,
+    /// The copy of the project whose code the suite runs (a mirror, never the user's tree).
+    pub mirror: &'a Path,
+    /// Where the suite runs, its root: test ids are relative to it.
+    pub cwd: PathBuf,
+    /// The project's own tests run with the project's test configuration; a generated layer
+    /// runs with none, so that no setting of the project changes what it checks.
+    pub own_config: bool,
+    /// The suite's test files (or test ids), relative to `cwd`.
+    pub files: Vec<String>,
+    /// Absolute paths of the module files to trace and mutate (in `mirror`).
+    pub modules: &'a [PathBuf],
+    pub seed: u64,
+    /// Time for the mutants, all told (zero: the trace alone).
+    pub budget: Duration,
+    pub per_mutant: Duration,
+    pub max_mutants: usize,
+    pub sandbox: Option<&'a Sandbox>,
+    /// How long the traced run of the whole suite may take (None: a share of the budget).
+    pub trace_timeout: Option<Duration>,
+}
+
+/// A family that can analyse suites. `Language::suite_analysis` hands it out; the capability
+/// table says why not for a family without one.
+pub trait SuiteAnalysis: Sync {
+    /// Why the analysis cannot run with `tools` (a coverage tool missing, with what to install).
+    fn unready(&self, tools: &Toolchain) -> Option<String>;
+    /// What a suite's sandbox must read beyond the repository and the session.
+    fn sandbox_reads(&self, tools: &Toolchain, repo: &Path) -> Vec<PathBuf>;
+    /// Runs the suite once traced, then against mutants within the budget.
+    fn analyse(&self, job: &SuiteJob) -> Result<SuiteMutations, MutationError>;
+    /// The test files under a layer's folder.
+    fn test_files(&self, dir: &Path) -> Vec<PathBuf>;
+    /// A file in this family's language (a test the project's own run reported is kept for the
+    /// analysis when it is one).
+    fn is_own_language(&self, path: &str) -> bool;
+    /// A repository-relative path of one of the project's own test files.
+    fn is_test_file(&self, path: &str) -> bool;
+    /// A repository-relative path of the project's code (not a test, not test configuration).
+    fn is_code(&self, path: &str) -> bool;
+    /// A program's entry point (`__main__.py`): run as a program, not imported, so mutants of it
+    /// are left out.
+    fn is_entry_point(&self, path: &str) -> bool;
+    /// `source` without the tests `names` (top-level tests); None when no test is left in it.
+    fn remove_tests(&self, source: &str, names: &BTreeSet<String>) -> Option<String>;
+    /// Pynguin's assertion minimization on one file: for each (test, the lines of its file
+    /// where it noticed a mutant), the assertions of a test with several that noticed none
+    /// while another did go. The new source and each dropped `test:line`; None when none go.
+    fn prune_assertions(
+        &self,
+        source: &str,
+        noticed: &[(&str, &BTreeSet<u32>)],
+    ) -> Option<(String, Vec<String>)>;
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct SuiteMutations {
+    pub mutants: Vec<Mutant>,
+    /// Test id (pytest node id, …) -> what it did.
+    pub tests: BTreeMap<String, TestReach>,
+    pub exhausted: bool,
+    pub problems: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Mutant {
+    /// Absolute path of the mutated file.
+    pub file: String,
+    pub line: u32,
+    pub operator: String,
+    /// Which mutation point of the file: with `file`, the mutant's identity across suites.
+    pub index: usize,
+    /// `killed`, `survived`, `no_coverage` or `error`.
+    pub status: String,
+    pub killed_by: Vec<String>,
+    /// Killing test -> the line of its own file where it failed (the assertion that noticed).
+    pub killed_at: BTreeMap<String, u32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct TestReach {
+    /// `passed`, `failed` or `skipped`.
+    pub outcome: String,
+    /// Absolute module path -> lines and arcs the test runs.
+    pub reached: BTreeMap<String, Reach>,
+    /// A failing test's report (its traceback's end), as the framework wrote it.
+    pub detail: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Reach {
+    pub lines: Vec<u32>,
+    pub arcs: Vec<(i64, i64)>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum MutationError {
+    #[error("cannot write {path}: {cause}")]
+    Write {
+        path: PathBuf,
+        cause: std::io::Error,
+    },
+    #[error("mutation analysis of the {suite} suite: {cause}")]
+    Exec { suite: String, cause: ExecError },
+    #[error("mutation analysis of the {suite} suite gave no result: {problem}")]
+    NoResult { suite: String, problem: String },
+}
