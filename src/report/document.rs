@@ -186,6 +186,18 @@ pub enum Tone {
     Muted,
 }
 
+impl Tone {
+    /// The page's class for it.
+    pub fn class(self) -> &'static str {
+        match self {
+            Tone::Good => "good",
+            Tone::Warn => "warn",
+            Tone::Bad => "bad",
+            Tone::Muted => "muted",
+        }
+    }
+}
+
 impl Text {
     fn with(mut self, text: impl Into<String>, style: Style, tone: Option<Tone>) -> Text {
         self.0.push(Span {
