@@ -9,6 +9,7 @@
 //! [`render`] serves the `team-testing report` command.
 
 mod baseline;
+mod document;
 mod findings;
 mod fix_cycle;
 mod gaps;
@@ -23,6 +24,7 @@ mod render;
 mod roles;
 pub mod schema;
 mod score;
+mod sections;
 #[cfg(test)]
 mod tests;
 mod traceability;

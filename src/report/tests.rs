@@ -655,6 +655,7 @@ fn checked_in_example_sessions_report_their_own_figures() {
 }
 
 /// Each section on its own, on a small constructed input.
+mod agreement;
 mod example_sessions;
 mod html_sections;
 mod sections;

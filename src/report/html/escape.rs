@@ -1,8 +1,6 @@
 //! Escaping: every string that comes from the project (file contents, test names, messages,
 //! paths) goes through [`esc`] before it reaches the page, in text and in attribute values.
 
-use std::fmt::Write as _;
-
 /// `s` with `& < > " '` replaced by entities: safe as element text and as a quoted attribute.
 pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + s.len() / 8);
@@ -27,36 +25,6 @@ pub fn push_esc(out: &mut String, s: &str) {
         last = i + 1;
     }
     out.push_str(&s[last..]);
-}
-
-/// A percentage with one decimal, or `-`.
-pub fn pct(v: Option<f64>) -> String {
-    v.map_or("-".into(), |v| format!("{v:.1}%"))
-}
-
-/// A 0..1 rate as a percentage with one decimal, or `-`.
-pub fn rate(v: Option<f64>) -> String {
-    v.map_or("-".into(), |v| format!("{:.1}%", v * 100.0))
-}
-
-/// A table: header cells (plain text of ours) and rows of cells that are already HTML.
-pub fn table(out: &mut String, class: &str, head: &[&str], rows: &[Vec<String>]) {
-    let _ = write!(
-        out,
-        "<div class=\"scroll\"><table class=\"{class}\"><thead><tr>"
-    );
-    for h in head {
-        let _ = write!(out, "<th scope=\"col\">{h}</th>");
-    }
-    out.push_str("</tr></thead><tbody>");
-    for row in rows {
-        out.push_str("<tr>");
-        for c in row {
-            let _ = write!(out, "<td>{c}</td>");
-        }
-        out.push_str("</tr>");
-    }
-    out.push_str("</tbody></table></div>\n");
 }
 
 /// Standard base64 (for the Content-Security-Policy hash of the inline script).

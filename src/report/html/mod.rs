@@ -1,29 +1,29 @@
 //! analysis/report.html: the report as one self-contained page. Inline CSS, inline SVG charts
-//! drawn by [`charts`] and [`timeline`], a few lines of inline script that only sort and expand;
-//! a Content-Security-Policy that allows no request, so the file works from disk and offline.
+//! drawn by [`charts`], [`plots`] and [`timeline`], a few lines of inline script that only sort
+//! and expand; a Content-Security-Policy that allows no request, so the file works from disk and
+//! offline.
 //!
-//! Everything the Markdown report has ([`sections`], [`findings`]; the test-fix cycle,
-//! [`fix_cycle`], and requirements traceability, [`traceability`], when the session has them)
-//! plus coverage and pass rate per round, the tasks' timeline from the message log, the per-file
-//! coverage table with each file's coloured source ([`files`], [`source`]), and a list of every
-//! test result. Every string from the project is escaped ([`escape`]).
+//! The sections are the Markdown's ([`crate::report::sections`]), rendered by [`blocks`]: the
+//! same words and figures. Only the page has the charts, the tasks' timeline from the message
+//! log, the per-file coverage table with each file's coloured source ([`files`], [`source`]),
+//! and a list of every test result. Every string from the project is escaped ([`escape`]).
 //!
 //! Reads the session (final coverage records, the message log, the repository's files) besides
 //! the [`Report`]; writes nothing.
 
+mod blocks;
 mod charts;
 mod escape;
 mod files;
-mod findings;
-mod fix_cycle;
-mod sections;
+mod plots;
 mod shell;
 mod source;
 mod timeline;
-mod traceability;
 
 use std::fmt::Write as _;
 
+use crate::report::document::Extra;
+use crate::report::sections::document;
 use crate::report::Report;
 use crate::session::SessionDir;
 use escape::esc;
@@ -50,12 +50,9 @@ pub fn html(session: &SessionDir, report: &Report) -> String {
     );
 
     let r = report;
+    let doc = document(r);
     let mut b = String::with_capacity(64 * 1024);
-    let _ = writeln!(
-        b,
-        "<header><h1>Quality Report — {}</h1>",
-        esc(&r.session_id)
-    );
+    let _ = writeln!(b, "<header><h1>{}</h1>", esc(&doc.title));
     let mut about = Vec::new();
     if let Some(repo) = &r.repo {
         about.push(format!("repository <code>{}</code>", esc(repo)));
@@ -68,70 +65,46 @@ pub fn html(session: &SessionDir, report: &Report) -> String {
         about.push(format!("started {}", esc(c)));
     }
     let _ = writeln!(b, "<p class=\"muted\">{}</p></header>", about.join(" · "));
-    b.push_str("<nav aria-label=\"Sections\"><a href=\"#score\">Score</a>");
-    if r.fix_cycle.is_some() {
-        b.push_str("<a href=\"#fix-cycle\">Fix cycle</a>");
+    b.push_str("<nav aria-label=\"Sections\">");
+    for h in doc.sections.iter().filter_map(|s| s.heading.as_ref()) {
+        if let Some(label) = h.nav {
+            let _ = write!(b, "<a href=\"#{}\">{label}</a>", h.anchor);
+        }
     }
-    if r.traceability.is_some() {
-        b.push_str("<a href=\"#traceability\">Traceability</a>");
+    b.push_str("</nav>\n<main>\n");
+    let mut extra = |out: &mut String, e: Extra| match e {
+        Extra::LayerCharts => plots::layers(out, r),
+        Extra::TrendChart => plots::trends(out, r),
+        Extra::ConfidenceBars => plots::confidence(out, r),
+        Extra::FixCycleChart => {
+            if let Some(f) = &r.fix_cycle {
+                plots::fix_cycle(out, &f.state.iterations);
+            }
+        }
+        Extra::Timeline => {
+            if spans.is_empty() {
+                out.push_str("<p>The message log records no task.</p>\n");
+            } else {
+                out.push_str("<p>Each task from its start to its completion, on its worker (from the message log). Bars side by side ran in parallel.</p>\n<figure>");
+                out.push_str(&timeline::svg(&spans));
+                out.push_str("</figure>\n");
+            }
+        }
+        Extra::Files => files::table(out, &rows, &layers, &mut sources),
+        Extra::TestResults => tests(out, r),
+    };
+    for s in &doc.sections {
+        blocks::section(&mut b, s, &mut extra);
     }
-    b.push_str(
-        "<a href=\"#layers\">Layers</a>\
-         <a href=\"#timeline-section\">Timeline</a><a href=\"#files\">Files</a><a href=\"#findings\">Findings</a>\
-         <a href=\"#flaky\">Flaky</a><a href=\"#confidence\">Confidence</a><a href=\"#trends\">Trends</a>\
-         <a href=\"#tests\">Tests</a><a href=\"#recommendations\">Recommendations</a></nav>\n<main>\n",
-    );
-    sections::overview(&mut b, r);
-    sections::score(&mut b, r);
-    if let Some(base) = &r.baseline {
-        sections::baseline(&mut b, base);
-    }
-    if let Some(m) = &r.mutation {
-        sections::mutation(&mut b, m);
-    }
-    if let Some(f) = &r.fix_cycle {
-        fix_cycle::section(&mut b, f, &r.session_id);
-    }
-    if let Some(t) = &r.traceability {
-        traceability::section(&mut b, t);
-    }
-    sections::layers(&mut b, r);
-
-    b.push_str("<h2 id=\"timeline-section\">Timeline</h2>\n");
-    if spans.is_empty() {
-        b.push_str("<p>The message log records no task.</p>\n");
-    } else {
-        b.push_str("<p>Each task from its start to its completion, on its worker (from the message log). Bars side by side ran in parallel.</p>\n<figure>");
-        b.push_str(&timeline::svg(&spans));
-        b.push_str("</figure>\n");
-    }
-
-    b.push_str("<h2 id=\"files\">Coverage by File</h2>\n");
-    files::table(&mut b, &rows, &layers, &mut sources);
-
-    sections::defect_patterns(&mut b, r);
-    sections::gc(&mut b, r);
-    sections::gaps(&mut b, r);
-    findings::code_defects(&mut b, r);
-    findings::contracts(&mut b, r);
-    findings::other_findings(&mut b, r);
-    findings::added_roles(&mut b, r);
-    findings::sandbox(&mut b, r);
-    findings::flaky_and_quarantined(&mut b, r);
-    sections::confidence(&mut b, r);
-    sections::trends(&mut b, r);
-    tests(&mut b, r);
-    sections::recommendations(&mut b, r);
-    sections::missing(&mut b, r);
     b.push_str("</main>\n");
-    shell::page(&format!("Quality Report — {}", r.session_id), &b)
+    shell::page(&doc.title, &b)
 }
 
 /// Every test result of every run (results.csv), failing first, in a closed `<details>`.
 fn tests(out: &mut String, r: &Report) {
     let _ = writeln!(
         out,
-        "<h2 id=\"tests\">Test Results</h2>\n<details><summary>{} test result(s) of {} run(s)</summary>",
+        "<details><summary>{} test result(s) of {} run(s)</summary>",
         r.rows.len(),
         r.runs.len()
     );
