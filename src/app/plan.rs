@@ -80,10 +80,12 @@ pub fn dry_run(
         .cloned()
         .collect();
     let owners = [config.gc.generator.as_str(), config.gc.critic.as_str()];
+    let framework = crate::session::framework::session_framework(session, repo);
     for t in &generator_tasks {
         let ctx = crate::team::RoleContext { task: t, ..ctx };
         let layer = t.layer.as_deref().unwrap_or_default();
-        if let Some(why) = crate::team::generator::foreseen_not_applicable(&ctx, layer) {
+        if let Some(why) = crate::team::generator::foreseen_not_applicable(&ctx, &framework, layer)
+        {
             let _ = plan.not_applicable(&t.id, Outcome::not_applicable(why), &owners, &now_ts());
         }
     }

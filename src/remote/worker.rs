@@ -626,7 +626,10 @@ fn run_role(
     };
     match &job.generate {
         Some(req) => Ran::Search(
-            crate::team::search_here(&ctx, &job.layer, req).map_err(SearchNotRun::Failed),
+            crate::session::framework::session_framework(session, repo)
+                .map_err(crate::team::error::RoleError::from)
+                .and_then(|framework| crate::team::search_here(&ctx, framework, &job.layer, req))
+                .map_err(SearchNotRun::Failed),
         ),
         None => Ran::Shard(crate::team::run_shard(
             &ctx,

@@ -23,13 +23,13 @@ use crate::family::{self, Capability, Support};
 use crate::gen::{self, GenRequest};
 use crate::pipeline::controls::REFLECTIVE;
 use crate::pipeline::scope::ChangeKind;
-use crate::session::framework::session_framework;
 use crate::session::scope::load_scope;
 use crate::tasks::Outcome;
 use crate::testing::framework::{self, Framework, SessionFramework};
 use crate::util::{atomic_write, mkdirs};
 
-pub fn run(ctx: &RoleContext) -> Outcome {
+/// One generator task for the session's `framework` (resolved before the role starts).
+pub fn run(ctx: &RoleContext, framework: &SessionFramework) -> Outcome {
     let Some(layer) = ctx.task.layer.as_deref() else {
         return Outcome::failed(format!(
             "task {} has no layer: the generator needs one",
@@ -37,8 +37,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         ));
     };
     let round = ctx.task.gc_round();
-    let framework = session_framework(ctx.session, ctx.repo);
-    let name = framework::name_of(&framework);
+    let name = framework::name_of(framework);
     (ctx.progress)(
         "context_loaded",
         Some(10.0),
@@ -48,8 +47,8 @@ pub fn run(ctx: &RoleContext) -> Outcome {
     let mut tried: Vec<Value> = Vec::new();
     for backend in ctx.agents.chain("generator") {
         let result = if backend.is_builtin() {
-            builtin_round(ctx, layer, round, &framework)
-        } else if let Some(reason) = not_yet(&framework, Capability::AgentGeneration) {
+            builtin_round(ctx, layer, round, framework)
+        } else if let Some(reason) = not_yet(framework, Capability::AgentGeneration) {
             Err(RoleError::NotYet {
                 what: Capability::AgentGeneration.label(),
                 framework: name.to_string(),
@@ -152,7 +151,11 @@ fn builtin_round(
 }
 
 /// The modules the family's generator tests among the session's scope (changed files, or all).
-fn modules_in_scope(ctx: &RoleContext, generator: &dyn Generator) -> Result<Vec<gen::ModuleRef>> {
+fn modules_in_scope(
+    ctx: &RoleContext,
+    framework: Option<Framework>,
+    generator: &dyn Generator,
+) -> Result<Vec<gen::ModuleRef>> {
     let scope = load_scope(ctx.session)?;
     let files: Vec<String> = scope
         .files
@@ -160,7 +163,6 @@ fn modules_in_scope(ctx: &RoleContext, generator: &dyn Generator) -> Result<Vec<
         .filter(|f| f.kind != ChangeKind::Deleted && ctx.repo.join(&f.path).is_file())
         .map(|f| f.path.clone())
         .collect();
-    let framework = session_framework(ctx.session, ctx.repo).ok();
     Ok(generator.modules(ctx.repo, framework, &files))
 }
 
@@ -168,17 +170,20 @@ fn modules_in_scope(ctx: &RoleContext, generator: &dyn Generator) -> Result<Vec<
 /// (no generator for the framework, no module in scope for L1/L2, no entry point for L3), for a
 /// dry run's plan. None when it will work, or when an agent backend comes first (what an agent
 /// does is not known).
-pub fn foreseen_not_applicable(ctx: &RoleContext, layer: &str) -> Option<String> {
+pub fn foreseen_not_applicable(
+    ctx: &RoleContext,
+    framework: &SessionFramework,
+    layer: &str,
+) -> Option<String> {
     if !ctx.agents.chain("generator").first()?.is_builtin() {
         return None;
     }
-    let framework = session_framework(ctx.session, ctx.repo);
     let Some(generator) = framework
         .as_ref()
         .ok()
         .and_then(|f| family::of(f.family()).generator())
     else {
-        let name = framework::name_of(&framework);
+        let name = framework::name_of(framework);
         return Some(format!("no built-in generator for {name} yet"));
     };
     if layer.starts_with("L3") {
@@ -190,7 +195,7 @@ pub fn foreseen_not_applicable(ctx: &RoleContext, layer: &str) -> Option<String>
             .is_empty()
             .then(|| generator.no_entry_points().to_string());
     }
-    modules_in_scope(ctx, generator)
+    modules_in_scope(ctx, framework.as_ref().ok().copied(), generator)
         .ok()?
         .is_empty()
         .then(|| format!("no {} in scope", generator.module_words()))
@@ -367,7 +372,7 @@ fn family_round(
     framework: Framework,
     generator: &dyn Generator,
 ) -> Result<Outcome> {
-    let modules = modules_in_scope(ctx, generator)?;
+    let modules = modules_in_scope(ctx, Some(framework), generator)?;
     let words = generator.module_words();
     let dir = ctx.session.root.join("tests").join(layer);
     mkdirs(&dir)?;
@@ -456,7 +461,7 @@ fn family_round(
             req.seed
         )),
     );
-    let result = search(ctx, layer, &req)?;
+    let result = search(ctx, framework, layer, &req)?;
     let no_entry_points = result.stats["entry_points"].as_u64() == Some(0);
     if layer.starts_with("L3") && no_entry_points {
         if round.is_none() {
@@ -569,11 +574,16 @@ fn family_round(
 /// The search over `req.modules`: split into shards on the cluster's generators when the run
 /// asks for it (each shard gets its modules' share of the budget), else here. Shards that cannot
 /// run make it a search here, with the reason in the progress.
-fn search(ctx: &RoleContext, layer: &str, req: &GenRequest) -> Result<gen::GenResult> {
+fn search(
+    ctx: &RoleContext,
+    framework: Framework,
+    layer: &str,
+    req: &GenRequest,
+) -> Result<gen::GenResult> {
     // L3 searches the project's entry points, not its modules: it is not split.
     let split = req.modules.len() > 1 && !layer.starts_with("L3");
     let Some(shards) = ctx.shards.filter(|s| s.count() > 1 && split) else {
-        return search_here(ctx, layer, req);
+        return search_here(ctx, framework, layer, req);
     };
     let count = shards.count().min(req.modules.len());
     let mut groups: Vec<GenRequest> = (0..count)
@@ -608,14 +618,19 @@ fn search(ctx: &RoleContext, layer: &str, req: &GenRequest) -> Result<gen::GenRe
                 None,
                 Some(format!("{problem}; searching here")),
             );
-            search_here(ctx, layer, req)
+            search_here(ctx, framework, layer, req)
         }
     }
 }
 
 /// The search on this host: the family's helper in a mirror of the repository, sandboxed. A
 /// cluster worker runs a generator shard through this too.
-pub fn search_here(ctx: &RoleContext, layer: &str, req: &GenRequest) -> Result<gen::GenResult> {
+pub fn search_here(
+    ctx: &RoleContext,
+    framework: Framework,
+    layer: &str,
+    req: &GenRequest,
+) -> Result<gen::GenResult> {
     let (mirror, scratch) = gen::scratch_dirs(&ctx.session.root, layer);
     crate::workspace::mirror(ctx.repo, &mirror, &BTreeMap::new()).map_err(|cause| {
         RoleError::Mirror {
@@ -623,7 +638,6 @@ pub fn search_here(ctx: &RoleContext, layer: &str, req: &GenRequest) -> Result<g
             cause,
         }
     })?;
-    let framework = session_framework(ctx.session, ctx.repo)?;
     let Some(generator) = family::of(framework.family()).generator() else {
         return Err(RoleError::NotYet {
             what: Capability::Generator.label(),

@@ -16,7 +16,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use crate::pipeline::config::TeamConfig;
-use crate::session::framework::session_project;
+use crate::session::framework::{session_framework, session_project};
 use crate::session::SessionDir;
 use crate::tasks::{Outcome, Task};
 
@@ -110,7 +110,7 @@ pub struct RoleContext<'a> {
 pub fn run_builtin(role: &str, ctx: &RoleContext) -> Outcome {
     match role {
         "strategist" => strategist::run(ctx),
-        "generator" => generator::run(ctx),
+        "generator" => generator::run(ctx, &session_framework(ctx.session, ctx.repo)),
         "executor" => {
             // The role is handed what it works with: the project's facts and its repairer.
             let project = session_project(ctx.session, ctx.repo);
