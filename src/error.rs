@@ -57,6 +57,11 @@ pub enum Error {
     #[error("{0}")]
     Environment(String),
 
+    /// The cluster could not be joined (its own error, kept whole: the layer that speaks NATS
+    /// stands above this one).
+    #[error(transparent)]
+    Cluster(Box<dyn std::error::Error + Send + Sync>),
+
     /// A helper child (git, a probe) could not start, be waited for, or ran past its time.
     #[error(transparent)]
     Proc(#[from] crate::proc::ProcError),
@@ -136,6 +141,7 @@ impl Error {
             | Error::Session(_)
             | Error::Io { .. }
             | Error::Environment(_)
+            | Error::Cluster(_)
             | Error::Proc(_)
             | Error::File(_)
             | Error::MessageLog(_)

@@ -66,7 +66,7 @@ pub fn drive(
                     agents: state.agents.clone(),
                 },
             )
-            .map_err(|e| Error::Environment(e.to_string()))?,
+            .map_err(|e| Error::Cluster(Box::new(e)))?,
         )),
         None => None,
     };

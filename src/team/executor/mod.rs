@@ -45,10 +45,19 @@ pub(crate) fn run(
             ctx.task.id
         ));
     };
+    // A step that cannot be done fails the task with its reason.
+    judge_layer(ctx, project, repairer, layer).unwrap_or_else(|e| Outcome::failed(e.to_string()))
+}
+
+/// The layer's runs and the critic's judgement of them, to the run record and the outcome.
+fn judge_layer(
+    ctx: &RoleContext,
+    project: &Project,
+    repairer: Option<&dyn RepairTests>,
+    layer: &str,
+) -> Result<Outcome, RoleError> {
     let results = ctx.session.root.join("results");
-    if let Err(e) = mkdirs(&results) {
-        return Outcome::failed(e.to_string());
-    }
+    mkdirs(&results)?;
     let framework = project.framework_name();
     let tools = &project.tools;
     (ctx.progress)(
@@ -56,28 +65,25 @@ pub(crate) fn run(
         Some(10.0),
         Some(format!("framework {framework}, layer {layer}")),
     );
-    let (n, run_path) = match run_number(ctx, &results) {
-        Ok(r) => r,
-        Err(e) => return Outcome::failed(e.to_string()),
-    };
+    let (n, run_path) = run_number(ctx, &results)?;
     let test_dir = ctx.session.root.join("tests").join(layer);
     let runner = match &project.framework {
         Ok(known) => crate::family::runner_for(*known),
-        Err(unknown) => return empty_run(ctx, layer, framework, &run_path, unknown.to_string()),
+        Err(unknown) => {
+            return Ok(empty_run(
+                ctx,
+                layer,
+                framework,
+                &run_path,
+                unknown.to_string(),
+            ))
+        }
     };
     let runner = runner.as_ref();
-    let (writable, sandbox) = match layer_sandbox(ctx, runner, tools, layer, &results) {
-        Ok(s) => s,
-        Err(e) => return Outcome::failed(e.to_string()),
-    };
+    let (writable, sandbox) = layer_sandbox(ctx, runner, tools, layer, &results)?;
     if !runner.has_tests(&test_dir) {
-        return empty_run(
-            ctx,
-            layer,
-            framework,
-            &run_path,
-            format!("no tests in {layer}"),
-        );
+        let why = format!("no tests in {layer}");
+        return Ok(empty_run(ctx, layer, framework, &run_path, why));
     }
     let quarantine_dir = ctx
         .session
@@ -86,10 +92,7 @@ pub(crate) fn run(
         .join("quarantine")
         .join(layer);
     // `rerun`: only the tests that failed in the earlier run run again; its passes are kept.
-    let carried = match Carried::load(ctx, runner, &test_dir) {
-        Ok(c) => c,
-        Err(e) => return Outcome::failed(e.to_string()),
-    };
+    let carried = Carried::load(ctx, runner, &test_dir)?;
     let carried_passes = carried.as_ref().map_or(&[][..], |c| c.passed.as_slice());
     let repairer = repairer.filter(|_| runner.agents_repair());
     let folders = Folders {
@@ -107,10 +110,7 @@ pub(crate) fn run(
     let mut iteration = 0;
     let (out, verdicts, watched) = loop {
         iteration += 1;
-        let timeout = match time_left(ctx.deadline) {
-            Ok(t) => t,
-            Err(e) => return Outcome::failed(e.to_string()),
-        };
+        let timeout = time_left(ctx.deadline)?;
         let deselect = critic.deselected(carried_passes);
         let spec = RunSpec {
             repo: ctx.repo,
@@ -132,7 +132,9 @@ pub(crate) fn run(
         let mut out = run_layer(ctx, runner, &spec);
         if let Some(problem) = &out.env_problem {
             let timed_out = out.timed_out;
-            return env_blocker(ctx, layer, framework, &run_path, tools, problem, timed_out);
+            return Ok(env_blocker(
+                ctx, layer, framework, &run_path, tools, problem, timed_out,
+            ));
         }
         let mut changed = critic.take_out_unloadable(&mut out, ctx.repo, iteration);
         let mut found_unsafe = critic.take_out_unsafe(&out.effects, iteration);
@@ -172,11 +174,9 @@ pub(crate) fn run(
         out.load_errors = std::mem::take(&mut critic.load_errors);
         break (out, verdicts, check.record);
     };
-    if let Err(e) = critic.save() {
-        return Outcome::failed(e.to_string());
-    }
+    critic.save()?;
     (ctx.progress)("tests_done", Some(85.0), None);
-    finish(
+    Ok(finish(
         ctx,
         Finish {
             layer,
@@ -194,7 +194,7 @@ pub(crate) fn run(
             carried,
             watched: Some(watched),
         },
-    )
+    ))
 }
 
 /// This task's run number: the one the coordinator reserved when it sent the task to a cluster
