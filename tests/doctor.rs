@@ -129,3 +129,56 @@ fn doctor_on_a_folder_that_does_not_exist_names_it() {
     out.assert_code(2);
     assert!(out.stderr.contains("no/such/folder"), "{}", out.stderr);
 }
+
+/// Each capability `doctor` reports as built for a family (ready, or missing a tool here) is
+/// exercised for that family by a named integration test; a capability that becomes built
+/// without one, or a row left behind when one is taken back, fails here.
+#[test]
+fn every_capability_doctor_reports_as_built_is_exercised_by_an_integration_test() {
+    const EXERCISED: &[(&str, &str, &str, &str)] = &[
+        ("python-calc", "own_suite", "executor.rs", "the_projects_own_suite_is_the_baseline_and_its_failures_are_reported_not_removed"),
+        ("python-calc", "generator", "generator.rs", "standard_pipeline_on_the_python_fixture_reaches_the_l1_gate"),
+        ("python-calc", "agent_generation", "agents.rs", "a_cli_agent_writes_tests_and_only_candidates_that_load_pass_and_add_coverage_are_kept"),
+        ("python-calc", "mutation", "mutation.rs", "the_report_has_mutation_scores_and_minimization_keeps_the_combined_score_with_fewer_tests"),
+        ("python-calc", "test_fix", "fix_cycle.rs", "an_agent_fixes_both_bugs_a_regression_is_rolled_back_and_only_apply_fixes_changes_the_tree"),
+        ("python-calc", "effects_check", "executor.rs", "executor_classifies_failures_detects_flaky_tests_and_measures_coverage"),
+        ("js-esm", "own_suite", "executor.rs", "node_package_runs_with_junit_and_coverage"),
+        ("js-esm", "generator", "js_generator.rs", "an_esm_package_gets_node_test_files_that_pass_after_apply"),
+        ("js-esm", "effects_check", "executor.rs", "node_package_runs_with_junit_and_coverage"),
+        ("rust-crate", "own_suite", "executor.rs", "rust_crate_runs_in_a_workspace_copy_with_libtest_counts"),
+        ("rust-crate", "effects_check", "executor.rs", "rust_crate_runs_in_a_workspace_copy_with_libtest_counts"),
+        ("go-calc", "own_suite", "executor.rs", "go_module_runs_with_test_events_a_compile_gate_and_profile_coverage"),
+        ("go-calc", "effects_check", "executor.rs", "go_module_runs_with_test_events_a_compile_gate_and_profile_coverage"),
+    ];
+    let path = std::env::var("PATH").unwrap();
+    for fixture in ["python-calc", "js-esm", "rust-crate", "go-calc"] {
+        let doc = doctor_json(&Project::fixture(fixture), &path);
+        let built: Vec<String> = states(&doc)
+            .into_iter()
+            .filter(|(_, (state, _))| state != "not_yet")
+            .map(|(capability, _)| capability)
+            .collect();
+        let mut named: Vec<String> = EXERCISED
+            .iter()
+            .filter(|(f, ..)| *f == fixture)
+            .map(|(_, capability, ..)| capability.to_string())
+            .collect();
+        named.sort();
+        assert_eq!(
+            built, named,
+            "{fixture}: doctor's built capabilities and the tests named"
+        );
+    }
+    for (fixture, capability, file, test) in EXERCISED {
+        let source = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests")
+                .join(file),
+        )
+        .unwrap();
+        assert!(
+            source.contains(&format!("#[test]\nfn {test}(")),
+            "{fixture} {capability}: no test {test} in tests/{file}"
+        );
+    }
+}

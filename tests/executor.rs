@@ -284,6 +284,8 @@ fn run_prepared_with(fixture: &str, change: impl Fn(&Project)) -> (Project, serd
 fn rust_crate_runs_in_a_workspace_copy_with_libtest_counts() {
     let (p, run) = run_prepared("rust-crate");
     assert_eq!(run["framework"], "cargo");
+    // Its tests ran once more under the file-system watch before they were kept.
+    assert_watched(&run);
     // shapes_unit: 2 pass, 1 fails on the bug; the crate's own unit test passes too.
     assert_eq!(
         (run["passed"].as_u64(), run["failed"].as_u64()),
@@ -334,6 +336,8 @@ fn rust_crate_runs_in_a_workspace_copy_with_libtest_counts() {
 fn node_package_runs_with_junit_and_coverage() {
     let (p, run) = run_prepared("node-pkg");
     assert_eq!(run["framework"], "node");
+    // Its tests ran once more under the file-system watch before they were kept.
+    assert_watched(&run);
     assert_eq!(
         (run["passed"].as_u64(), run["failed"].as_u64()),
         (Some(2), Some(1)),
@@ -389,6 +393,8 @@ fn go_module_runs_with_test_events_a_compile_gate_and_profile_coverage() {
     );
     assert!(baseline["coverage"].as_f64().unwrap() > 0.0, "{baseline}");
     assert_eq!(run["framework"], "go");
+    // Its tests ran once more under the file-system watch before they were kept.
+    assert_watched(&run);
     // calc_test.go: 2 pass; average_test.go: 1 passes, 1 finds the bug; go runs a package's
     // tests together, so the module's own test runs (and passes) with them.
     assert_eq!(
