@@ -71,7 +71,7 @@ pub struct SandboxCheck {
 pub fn check(repo: &Path, config: &BackendConfig, sandbox: &SandboxSettings) -> Checkup {
     let files = crate::testing::detect::walk(repo);
     let (framework, framework_reason) = crate::testing::detect::detect_framework(repo, &files);
-    let toolchain = framework.map(|f| crate::testing::toolchain::detect(repo, Some(f)));
+    let toolchain = framework.map(|f| super::toolchain(repo, Some(f)));
     let agents = agents(config);
     let protections = sandbox.protections();
     let watch_unavailable = crate::sandbox::watch::support()

@@ -17,6 +17,7 @@ use crate::testing::code_check::{CheckInput, CodeCheck, CodeCheckError};
 pub use crate::testing::framework::Family;
 use crate::testing::framework::Framework;
 use crate::testing::runner::Runner;
+use crate::testing::toolchain::Toolchain;
 
 /// What a language family is to the roles: the one way they reach a language. Each family's
 /// folder implements it (`python::Python`, `node::Node`, `rust::Rust`, `go::Go`), so what a
@@ -26,6 +27,9 @@ pub trait Language: Sync {
     fn name(&self) -> &'static str;
     /// Whether team-testing implements `capability` for this family (the table's row).
     fn support(&self, capability: Capability) -> Support;
+    /// The programs that run `framework`'s tests and measure coverage for `repo` on this
+    /// machine, probed (a framework of this family).
+    fn toolchain(&self, repo: &std::path::Path, framework: Framework) -> Toolchain;
     /// The runner that runs `framework`'s tests (a framework of this family).
     fn runner(&self, framework: Framework) -> Box<dyn Runner>;
     /// Its built-in generator, when it has one (the capability table says why not otherwise).
@@ -53,6 +57,14 @@ pub fn of(family: Family) -> &'static dyn Language {
         Family::Node => &node::Node,
         Family::Cargo => &rust::Rust,
         Family::Go => &go::Go,
+    }
+}
+
+/// The toolchain of `framework` on this machine; a project with no known framework has none.
+pub fn toolchain(repo: &std::path::Path, framework: Option<Framework>) -> Toolchain {
+    match framework {
+        Some(f) => of(f.family()).toolchain(repo, f),
+        None => crate::testing::toolchain::unknown(),
     }
 }
 

@@ -633,7 +633,7 @@ fn run_role(
         ),
         None => Ran::Shard(crate::team::run_shard(
             &ctx,
-            &crate::session::framework::session_project(session, repo),
+            &crate::team::project::session_project(session, repo),
             &job.layer,
             &job.run_no,
             &job.deselect,

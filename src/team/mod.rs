@@ -8,6 +8,7 @@ pub mod executor;
 pub mod fixer;
 pub mod generator;
 mod merge;
+pub mod project;
 mod shared;
 pub mod strategist;
 pub(crate) mod util;
@@ -16,9 +17,10 @@ use std::path::Path;
 use std::time::Instant;
 
 use crate::pipeline::config::TeamConfig;
-use crate::session::framework::{session_framework, session_project};
+use crate::session::framework::session_framework;
 use crate::session::SessionDir;
 use crate::tasks::{Outcome, Task};
+use project::session_project;
 
 pub use executor::{reserve_run, run_shard, shard_files};
 pub use generator::search_here;

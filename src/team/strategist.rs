@@ -17,7 +17,7 @@ use crate::tasks::{layer_code, Outcome};
 use crate::testing::detect::{detect_framework, file_name, is_code, is_config, test_pattern, walk};
 use crate::testing::framework::{self, Framework};
 use crate::testing::symbols;
-use crate::testing::toolchain::{self, Toolchain};
+use crate::testing::toolchain::Toolchain;
 use crate::util::{atomic_write, mkdirs};
 
 const TABLE_ROWS: usize = 200;
@@ -194,7 +194,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
     // The family and the project's own configuration say what is source and what its tests.
     let project = crate::testing::project_files::classify(ctx.repo, detected, &all_files);
     let existing: Vec<&String> = project.tests.iter().collect();
-    let tools = toolchain::detect(ctx.repo, detected);
+    let tools = crate::family::toolchain(ctx.repo, detected);
     let layout = existing_layout(&all_files, &existing);
     (ctx.progress)(
         "framework_detected",

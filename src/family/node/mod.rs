@@ -25,6 +25,7 @@ mod rerun;
 mod run;
 #[cfg(test)]
 mod tests;
+mod toolchain;
 mod workspace;
 
 use std::path::{Path, PathBuf};
@@ -62,6 +63,14 @@ impl crate::family::Language for Node {
             Mutation => Support::NotYet(not_yet::MUTATION_PYTHON),
             TestFix => Support::NotYet(not_yet::TEST_FIX_PYTHON),
         }
+    }
+
+    fn toolchain(
+        &self,
+        repo: &std::path::Path,
+        framework: crate::testing::framework::Framework,
+    ) -> crate::testing::toolchain::Toolchain {
+        toolchain::toolchain(repo, framework)
     }
 
     fn runner(

@@ -10,6 +10,7 @@ pub mod gen;
 pub mod isolation;
 pub mod mutation;
 mod run;
+mod toolchain;
 
 use std::path::{Path, PathBuf};
 
@@ -30,6 +31,14 @@ impl crate::family::Language for Python {
     fn support(&self, capability: crate::family::Capability) -> crate::family::Support {
         let _ = capability;
         crate::family::Support::Built
+    }
+
+    fn toolchain(
+        &self,
+        repo: &std::path::Path,
+        framework: crate::testing::framework::Framework,
+    ) -> crate::testing::toolchain::Toolchain {
+        toolchain::toolchain(repo, framework)
     }
 
     fn runner(

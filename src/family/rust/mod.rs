@@ -11,6 +11,7 @@ mod run;
 mod stage;
 #[cfg(test)]
 mod tests;
+mod toolchain;
 
 use std::path::{Path, PathBuf};
 
@@ -30,6 +31,14 @@ impl crate::family::Language for Rust {
 
     fn support(&self, capability: crate::family::Capability) -> crate::family::Support {
         crate::family::not_yet::suite_only(capability)
+    }
+
+    fn toolchain(
+        &self,
+        repo: &std::path::Path,
+        _framework: crate::testing::framework::Framework,
+    ) -> crate::testing::toolchain::Toolchain {
+        toolchain::toolchain(repo)
     }
 
     fn runner(

@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::error::RoleError;
+use super::project::Project;
 use super::shared::agent_gen::RepairTests;
 use super::util::{sandbox_for, time_left};
 use super::RoleContext;
-use crate::session::framework::Project;
 use crate::tasks::Outcome;
 use crate::testing::runner::{RunOutput, RunSpec, Runner};
 use crate::testing::toolchain::Toolchain;

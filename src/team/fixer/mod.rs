@@ -89,7 +89,7 @@ fn suite_tools(ctx: &RoleContext) -> Result<(Toolchain, &'static dyn SuiteAnalys
     let Some(analysis) = crate::family::of(framework.family()).suite_analysis() else {
         return Err(FixError::Unsupported(framework.to_string()));
     };
-    let tools = crate::testing::toolchain::detect(ctx.repo, Some(framework));
+    let tools = crate::family::toolchain(ctx.repo, Some(framework));
     if let Some(why) = analysis.unready(&tools) {
         return Err(FixError::NoCoverage(why));
     }

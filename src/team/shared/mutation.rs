@@ -99,7 +99,7 @@ pub(crate) fn run(ctx: &RoleContext) -> Result<Mutation, RoleError> {
             "mutation analysis needs the sandbox: a mutant can turn harmless code into code that writes anywhere".into(),
         ));
     }
-    let tools = crate::testing::toolchain::detect(ctx.repo, Some(framework));
+    let tools = crate::family::toolchain(ctx.repo, Some(framework));
     if let Some(why) = analysis.unready(&tools) {
         return Ok(Mutation::NotRun(why));
     }
