@@ -104,11 +104,13 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
             found
         }
     };
-    let planned = match &runner {
-        Some(runner) => plan(&session, &state.repo, runner.as_ref(), &layers),
-        None => Vec::new(),
+    let (mut plan, refused, left_out) = match &runner {
+        Some(runner) => {
+            let planned = plan(&session, &state.repo, runner.as_ref(), &layers);
+            leave_out_quarantined(&session, runner.as_ref(), planned)
+        }
+        None => (Vec::new(), Vec::new(), Vec::new()),
     };
-    let (mut plan, refused, left_out) = leave_out_quarantined(&session, planned);
     if let Some(runner) = &runner {
         let node_modules = crate::testing::deps::node_modules(&state.repo, &session.root);
         for (from, to, content) in &mut plan {
@@ -319,6 +321,7 @@ type Planned = (PathBuf, PathBuf, Vec<u8>);
 /// refusals and the tests left out, one line each naming the test and why.
 fn leave_out_quarantined(
     session: &SessionDir,
+    runner: &dyn Runner,
     plan: Vec<(PathBuf, PathBuf)>,
 ) -> (Vec<Planned>, Vec<String>, Vec<String>) {
     let mut refused = Vec::new();
@@ -376,7 +379,7 @@ fn leave_out_quarantined(
             out.push((from, to, content));
             continue;
         }
-        let (cut, mut missing) = remove_tests(&from, &text, &names);
+        let (cut, mut missing) = runner.remove_tests(&text, &names);
         // A test a later round no longer wrote has nothing to cut; one that is there but cannot
         // be cut (a method) takes the file with it when it is unsafe.
         missing.retain(|name| {
@@ -398,7 +401,7 @@ fn leave_out_quarantined(
                 left_out.push(line);
             }
         }
-        if tests_in(&from, &cut) == 0 {
+        if runner.count_tests(&cut) == 0 {
             let all = if unsafe_names.is_empty() {
                 "every test in it was taken out by the session's runs"
             } else {
@@ -410,28 +413,6 @@ fn leave_out_quarantined(
         out.push((from, to, cut.into_bytes()));
     }
     (out, refused, left_out)
-}
-
-/// `source` without the tests named, by the file's language; and the names not found.
-fn remove_tests(
-    file: &Path,
-    source: &str,
-    names: &std::collections::BTreeSet<String>,
-) -> (String, Vec<String>) {
-    if file.extension().is_some_and(|e| e == "py") {
-        crate::family::python::gen::remove_tests(source, names)
-    } else {
-        crate::family::node::edit::remove_tests(source, names)
-    }
-}
-
-/// How many tests a generated file holds, by its language.
-fn tests_in(file: &Path, source: &str) -> usize {
-    if file.extension().is_some_and(|e| e == "py") {
-        crate::family::python::gen::test_names(source).len()
-    } else {
-        crate::family::node::edit::test_count(source)
-    }
 }
 
 /// (generated file, destination in the repository) for every kept test of every layer.
@@ -499,11 +480,18 @@ mod tests {
             root: root.clone(),
             id: "S".into(),
         };
-        let plan = vec![
-            (layer.join("test_m.py"), tmp.path().join("out/test_m.py")),
-            (layer.join("m.test.js"), tmp.path().join("out/m.test.js")),
-        ];
-        let (out, refused, left_out) = leave_out_quarantined(&session, plan);
+        // Each file goes through its own framework's runner, as a session of that framework.
+        let python = crate::family::runner_for(crate::testing::framework::Framework::Pytest);
+        let node = crate::family::runner_for(crate::testing::framework::Framework::NodeTest);
+        let py_plan = vec![(layer.join("test_m.py"), tmp.path().join("out/test_m.py"))];
+        let js_plan = vec![(layer.join("m.test.js"), tmp.path().join("out/m.test.js"))];
+        let (mut out, mut refused, mut left_out) =
+            leave_out_quarantined(&session, python.as_ref(), py_plan);
+        let (js_out, js_refused, js_left_out) =
+            leave_out_quarantined(&session, node.as_ref(), js_plan);
+        out.extend(js_out);
+        refused.extend(js_refused);
+        left_out.extend(js_left_out);
         let py = String::from_utf8(out[0].2.clone()).unwrap();
         assert!(
             py.contains("def test_kept(")

@@ -81,6 +81,22 @@ pub trait Runner {
         text.to_string()
     }
 
+    /// `source`, one of this framework's test files, without the tests `names` (for `apply`, to
+    /// leave out what the session's runs took out), and the names it did not find. A framework
+    /// whose files cannot be cut yet finds none of them, so the file is refused whole.
+    fn remove_tests(
+        &self,
+        source: &str,
+        names: &std::collections::BTreeSet<String>,
+    ) -> (String, Vec<String>) {
+        (source.to_string(), names.iter().cloned().collect())
+    }
+
+    /// How many tests one of this framework's test files holds.
+    fn count_tests(&self, _source: &str) -> usize {
+        0
+    }
+
     /// What the applied tests need beside them, written once they are in place; returns how to
     /// run them, when there is something to say.
     fn apply_support(&self, _repo: &Path) -> crate::error::Result<Option<String>> {

@@ -163,6 +163,18 @@ impl Runner for NodeRunner {
     /// carries the layer (`strings.l1.test.js`). TypeScript tests go only to a jest project
     /// (the generator writes them only where the project's ts-jest compiles them); other
     /// TypeScript stays in the session: the project's own toolchain may not compile it.
+    fn remove_tests(
+        &self,
+        source: &str,
+        names: &std::collections::BTreeSet<String>,
+    ) -> (String, Vec<String>) {
+        edit::remove_tests(source, names)
+    }
+
+    fn count_tests(&self, source: &str) -> usize {
+        edit::test_count(source)
+    }
+
     fn apply_path(&self, repo: &Path, layer: &str, file: &Path) -> Option<PathBuf> {
         let name = file.file_name()?.to_string_lossy();
         let typescript: &[&str] = if self.framework == Framework::Jest {

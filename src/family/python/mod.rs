@@ -117,6 +117,18 @@ impl Runner for PythonRunner {
         true
     }
 
+    fn remove_tests(
+        &self,
+        source: &str,
+        names: &std::collections::BTreeSet<String>,
+    ) -> (String, Vec<String>) {
+        edit::remove_tests(source, names)
+    }
+
+    fn count_tests(&self, source: &str) -> usize {
+        edit::test_names(source).len()
+    }
+
     fn apply_path(&self, repo: &Path, layer: &str, file: &Path) -> Option<PathBuf> {
         let name = file.file_name()?.to_string_lossy();
         name.ends_with(".py").then(|| {
