@@ -185,6 +185,7 @@ mod tests {
             },
             Error::io("reading", std::io::Error::other("x")),
             Error::Environment("x".into()),
+            Error::Cluster(Box::new(std::io::Error::other("no server"))),
             Error::Proc(crate::proc::ProcError::TimedOut {
                 command: "git".into(),
                 seconds: 1,

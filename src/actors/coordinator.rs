@@ -252,8 +252,25 @@ impl Coordinator {
             t.status == TaskStatus::InProgress
                 && from.is_none_or(|from| t.worker.as_deref() == Some(from))
         });
-        if let Some(task) = task {
+        let Some(task) = task else {
+            return outcome;
+        };
+        let said =
             crate::team::merge_critic_run(&self.env.session, &self.env.config, task, &mut outcome);
+        // What the merge decided shows in the log and `status --watch`, as the worker's own
+        // completion line does.
+        if let Some(detail) = said {
+            self.bus.publish(crate::bus::Message::new(
+                ME,
+                ME,
+                format!("[coordinator] {task_id} merged into the plan: {detail}"),
+                Payload::Progress(crate::bus::message::Progress {
+                    task_id: task_id.to_string(),
+                    phase: "merged".into(),
+                    progress_pct: None,
+                    detail: Some(detail),
+                }),
+            ));
         }
         outcome
     }

@@ -64,9 +64,10 @@ pub fn is_input(rel: &str) -> bool {
 
 /// Folders a worker's answer may write in: what the generator and the executor make.
 const RETURNABLE_TOPS: [&str; 3] = ["tests", "results", "wisdom"];
-/// Files of the session's root a worker's answer may write: the shared board, the scenario
-/// plan's results, the reflective strategy's log.
-const RETURNABLE_FILES: [&str; 3] = ["discoveries.ndjson", "scenarios.csv", "reflection-log.md"];
+/// Files of the session's root a worker's answer may write: the shared board and the scenario
+/// plan (a generator writes its scenarios' tests into it). The reflective strategy's log is the
+/// orchestrator's own (`team::merge`).
+const RETURNABLE_FILES: [&str; 2] = ["discoveries.ndjson", "scenarios.csv"];
 
 /// Whether a worker's answer may write or remove `rel` in the session: an allow-list (the
 /// deliverables of the roles a worker runs), with no hidden folder or file on the way but

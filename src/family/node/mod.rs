@@ -156,13 +156,6 @@ impl Runner for NodeRunner {
         ))
     }
 
-    /// Where the framework finds them: `test/team_testing/` for node:test and mocha,
-    /// `__tests__/team_testing/` for jest and vitest unless the project's jest or vitest config
-    /// says otherwise (see apply_dir.rs), two folders below the package root as in the package
-    /// copy, so their relative imports hold. Layers share the folder: the file name
-    /// carries the layer (`strings.l1.test.js`). TypeScript tests go only to a jest project
-    /// (the generator writes them only where the project's ts-jest compiles them); other
-    /// TypeScript stays in the session: the project's own toolchain may not compile it.
     fn remove_tests(
         &self,
         source: &str,
@@ -175,6 +168,13 @@ impl Runner for NodeRunner {
         edit::test_count(source)
     }
 
+    /// Where the framework finds them: `test/team_testing/` for node:test and mocha,
+    /// `__tests__/team_testing/` for jest and vitest unless the project's jest or vitest config
+    /// says otherwise (see apply_dir.rs), two folders below the package root as in the package
+    /// copy, so their relative imports hold. Layers share the folder: the file name
+    /// carries the layer (`strings.l1.test.js`). TypeScript tests go only to a jest project
+    /// (the generator writes them only where the project's ts-jest compiles them); other
+    /// TypeScript stays in the session: the project's own toolchain may not compile it.
     fn apply_path(&self, repo: &Path, layer: &str, file: &Path) -> Option<PathBuf> {
         let name = file.file_name()?.to_string_lossy();
         let typescript: &[&str] = if self.framework == Framework::Jest {

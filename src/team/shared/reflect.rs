@@ -1,5 +1,5 @@
-//! The reflective strategy (`--strategy reflective`): after each run of a layer the executor
-//! writes a reflection into `reflection-log.md` (what changed since the layer's last run, what
+//! The reflective strategy (`--strategy reflective`): after each run of a layer the orchestrator
+//! (`team::merge`) writes a reflection into `reflection-log.md` (what changed since the layer's last run, what
 //! the pass rate did, which hypothesis the next iteration tests) and the plan it leads to into
 //! `results/reflection-<layer>.json`, which the generator's next round follows.
 
@@ -172,9 +172,17 @@ pub(crate) fn reflect(
     let mut text = std::fs::read_to_string(&log).unwrap_or_else(|_| {
         "# Reflection Log\n\nOne entry per iteration of a layer (`--strategy reflective`).\n".into()
     });
+    // A run merged again (a resume after a kill) leaves one entry, not two.
+    let heading = format!(
+        "\n## Iteration {} of {layer} ({task_id})\n",
+        reflection.iteration
+    );
+    if text.contains(&heading) {
+        atomic_write_json(&plan_file(session, layer), &reflection)?;
+        return Ok(reflection);
+    }
     text.push_str(&format!(
-        "\n## Iteration {} of {layer} ({task_id})\n\n- What changed: {}\n- Pass rate: {}\n- Hypothesis: {}\n- Next: {}\n",
-        reflection.iteration,
+        "{heading}\n- What changed: {}\n- Pass rate: {}\n- Hypothesis: {}\n- Next: {}\n",
         reflection.changed,
         reflection.pass_rate,
         reflection.hypothesis,

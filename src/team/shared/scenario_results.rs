@@ -1,4 +1,5 @@
-//! What a layer's run says of each scenario of the plan: the executor writes every scenario's
+//! What a layer's run says of each scenario of the plan: the orchestrator (`team::merge`) writes
+//! every scenario's
 //! status, red result (the seed's RED-GREEN rules, from the first run), classification, evidence
 //! and findings back into scenarios.csv, carries the layer's findings into the next layers'
 //! `prev_context`, and says when a critical scenario failed (fail-fast).
