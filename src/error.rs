@@ -78,6 +78,16 @@ pub enum Error {
         max: usize,
     },
 
+    /// A backend a role's chain names cannot run on this machine, and nothing the user named
+    /// after it stands in: said before any work starts.
+    #[error("the {role} role's backend {backend} cannot run: {why}; {what_to_do}")]
+    AgentUnavailable {
+        role: String,
+        backend: String,
+        why: String,
+        what_to_do: String,
+    },
+
     /// A command-line value that cannot be used.
     #[error("{0}")]
     Usage(String),
@@ -135,6 +145,7 @@ impl Error {
             | Error::MissingRepo { .. }
             | Error::UnknownPipeline { .. }
             | Error::RoleCap { .. }
+            | Error::AgentUnavailable { .. }
             | Error::Usage(_)
             | Error::BadLimit(_) => EXIT_BAD_INPUT,
             Error::Locked { .. }
@@ -196,6 +207,12 @@ mod tests {
                 max: 2,
             },
             Error::Usage("x".into()),
+            Error::AgentUnavailable {
+                role: "fixer".into(),
+                backend: "claude".into(),
+                why: "claude is not on PATH".into(),
+                what_to_do: "install it".into(),
+            },
             Error::File(crate::util::FileError::Empty { path: path.clone() }),
             Error::MessageLog(crate::bus::writer::LogError::Stopped),
             Error::MessageRead(crate::bus::reader::ReadError::Read {

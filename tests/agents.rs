@@ -401,3 +401,130 @@ fn a_cli_agent_can_take_its_prompt_from_a_file_and_answer_with_code_blocks() {
         json!(["tests/L1-unit/test_agent_ops.py"])
     );
 }
+
+/// The sessions made under `p` so far.
+fn sessions_made(p: &Project) -> usize {
+    std::fs::read_dir(&p.sessions)
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with("TST-"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// A chain naming an agent this machine cannot run stops before any work: exit 2, naming the
+/// program or the missing key, with no session made and no branch in the repository. Only a
+/// built-in backend the user named after it lets the run go on, and never for the fixer, whose
+/// built-in backend fixes nothing.
+#[test]
+fn a_chain_naming_an_agent_that_cannot_run_stops_before_any_work() {
+    let p = Project::fixture("python-fixcycle");
+    let cfg = config(
+        &p,
+        "[backends.ghost]\nkind = \"cli\"\ncommand = [\"tt-no-such-agent-cli\", \"{prompt_file}\"]\n\n\
+         [backends.remote]\nkind = \"http\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\napi_key_env = \"TT_NO_SUCH_KEY\"\n",
+    );
+    let cfg = cfg.to_str().unwrap();
+    let run = |pipeline: &str, chain: &str| {
+        p.cmd(&[
+            "run",
+            "test the shop",
+            "--pipeline",
+            pipeline,
+            "-y",
+            "--config",
+            cfg,
+            "--backend",
+            chain,
+        ])
+        .run()
+    };
+    let branches = || {
+        let out = std::process::Command::new("git")
+            .args(["branch", "--list", "team-testing/*"])
+            .current_dir(&p.repo)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+
+    let out = run("targeted", "generator=ghost");
+    out.assert_code(2);
+    assert!(
+        out.stderr.contains(
+            "the generator role's backend ghost cannot run: tt-no-such-agent-cli is not on PATH"
+        ) && out.stderr.contains("--backend generator=ghost,builtin"),
+        "{}",
+        out.stderr
+    );
+    let out = run("targeted", "generator=remote");
+    out.assert_code(2);
+    assert!(
+        out.stderr.contains("$TT_NO_SUCH_KEY is not set"),
+        "{}",
+        out.stderr
+    );
+    // The fixer's chain stops the test-fix pipeline even with the built-in one after it.
+    let out = run("test-fix", "fixer=ghost,builtin");
+    out.assert_code(2);
+    assert!(
+        out.stderr
+            .contains("the fixer role's backend ghost cannot run")
+            && out.stderr.contains("fixes nothing"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        sessions_made(&p),
+        0,
+        "no session is made for a run that cannot start"
+    );
+    assert_eq!(branches(), "");
+
+    // The user named the built-in generator after it: the run says so and goes on.
+    let out = p
+        .cmd(&[
+            "run",
+            "test the shop",
+            "--pipeline",
+            "targeted",
+            "-y",
+            "--dry-run",
+            "--config",
+            cfg,
+            "--backend",
+            "generator=ghost,builtin",
+        ])
+        .run();
+    out.assert_code(0);
+    assert!(
+        out.stderr.contains(
+            "the generator role's backend ghost cannot run (tt-no-such-agent-cli is not on PATH): the built-in one named after it does the work"
+        ),
+        "{}",
+        out.stderr
+    );
+
+    // `fix` on a session: the fixer that cannot run stops it before a worktree or branch.
+    let id = out.session_id();
+    let fixed = p
+        .cmd(&[
+            "fix",
+            &id,
+            "-y",
+            "--config",
+            cfg,
+            "--backend",
+            "fixer=ghost",
+        ])
+        .run();
+    fixed.assert_code(2);
+    assert!(
+        fixed.stderr.contains("tt-no-such-agent-cli is not on PATH"),
+        "{}",
+        fixed.stderr
+    );
+    assert_eq!(branches(), "");
+    assert!(!p.session_dir(&id).join("worktree").exists());
+}

@@ -316,7 +316,8 @@ fn roles_list_shows_every_role_with_its_backend_and_source() {
     assert_eq!(rows[2]["prefix"], "TESTRUN");
     assert!(rows[2]["source"].as_str().unwrap().starts_with("built-in"));
 
-    // A session's chains (`claude` is not installed here: the run falls back to the built-in one).
+    // A session's chains (`claude` is not installed here: the run falls back to the built-in
+    // one the user named after it).
     let run = p
         .cmd(&[
             "run",
@@ -325,7 +326,7 @@ fn roles_list_shows_every_role_with_its_backend_and_source() {
             "targeted",
             "-y",
             "--backend",
-            "generator=claude",
+            "generator=claude,builtin",
         ])
         .run();
     run.assert_code(0);

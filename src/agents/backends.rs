@@ -62,6 +62,40 @@ impl Backend {
         matches!(self.spec, BackendSpec::Builtin)
     }
 
+    /// Why this backend cannot run on this machine: an agent CLI whose program is not on PATH,
+    /// an endpoint with no address or model, or whose key variable is not set. None when it can
+    /// (the built-in one always can).
+    pub fn unusable(&self) -> Option<String> {
+        match &self.spec {
+            BackendSpec::Builtin => None,
+            BackendSpec::Cli { command, .. } => {
+                let program = command.first().map(String::as_str).unwrap_or("");
+                match program {
+                    "" => Some("its command is empty".into()),
+                    p if on_path(p).is_none() => Some(format!("{p} is not on PATH")),
+                    _ => None,
+                }
+            }
+            BackendSpec::Http {
+                base_url,
+                model,
+                api_key_env,
+                ..
+            } => {
+                if base_url.trim().is_empty() {
+                    return Some("its base_url is empty".into());
+                }
+                if model.trim().is_empty() {
+                    return Some("its model is empty".into());
+                }
+                api_key_env
+                    .as_deref()
+                    .filter(|var| std::env::var_os(var).is_none_or(|v| v.is_empty()))
+                    .map(|var| format!("${var} is not set"))
+            }
+        }
+    }
+
     /// The variable holding this backend's key, to keep out of sandboxed children.
     pub fn secret_env(&self) -> Option<&str> {
         match &self.spec {
@@ -69,6 +103,19 @@ impl Backend {
             _ => None,
         }
     }
+}
+
+/// Where PATH finds `program` (a path with a slash is taken as it is).
+pub fn on_path(program: &str) -> Option<PathBuf> {
+    if program.is_empty() {
+        return None;
+    }
+    if program.contains('/') {
+        return Some(PathBuf::from(program)).filter(|p| p.is_file());
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
 }
 
 /// The `-p` text of the Gemini-style CLIs (the real prompt comes on stdin).

@@ -173,9 +173,21 @@ pub fn create(new: &NewSession) -> Result<Created> {
     if let Some(active) = scenarios.as_ref().and_then(|p| p.active.clone()) {
         warnings.push(active);
     }
-    let agents = new
-        .agents
-        .settings(&scope.repo, &registry, &new.sessions_root)?;
+    // The agents of the roles this pipeline runs are checked before anything is written.
+    let pipeline_roles: std::collections::BTreeSet<&str> = config
+        .pipelines
+        .get(&selection.mode)
+        .map(|p| p.tasks.iter().map(|t| t.owner.as_str()).collect())
+        .unwrap_or_default();
+    let mut agent_notes = Vec::new();
+    let agents = new.agents.settings(
+        &scope.repo,
+        &registry,
+        &new.sessions_root,
+        &|role| pipeline_roles.contains(role),
+        &mut agent_notes,
+    )?;
+    warnings.extend(agent_notes.iter().cloned());
     let session = SessionDir::create(
         &new.sessions_root,
         &config.session_prefix,
@@ -225,7 +237,7 @@ pub fn create(new: &NewSession) -> Result<Created> {
         spec_file: spec,
         roles_dir,
         tasks_total: graph.len(),
-        warnings: scope.warnings.clone(),
+        warnings: scope.warnings.iter().chain(&agent_notes).cloned().collect(),
         sandbox,
         protections: None,
         agents,

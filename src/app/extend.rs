@@ -63,6 +63,10 @@ pub fn fix(opened: &mut Opened, max_iterations: Option<u32>) -> Result<String> {
     if let Some(why) = crate::team::fixer::cannot_run_on(&opened.state.repo) {
         return Err(Error::Usage(why));
     }
+    // A fixer that cannot run stops here, before a worktree or branch is made.
+    if opened.state.agents.replay.is_none() {
+        super::team::check_chain("fixer", &opened.state.agents.chain("fixer"))?;
+    }
     if let Some(n) = max_iterations {
         opened.state.controls.max_iterations = Some(n);
         opened.session.save_state(&opened.state)?;

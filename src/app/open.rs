@@ -53,12 +53,25 @@ pub fn open(root: &Path, arg: Option<&str>, options: &OpenOptions) -> Result<Ope
         state.controls.max_roles = Some(n);
     }
     let (config, registry) = session_team(&session, &state)?;
+    let graph = session.load_tasks()?;
     if options.agents.is_given() {
-        state.agents = options.agents.settings(&state.repo, &registry, root)?;
+        // Checked for the roles with work left and those named anew (the command may add
+        // their work), before any of it runs.
+        let left = |role: &str| {
+            options.agents.names_role(role)
+                || graph
+                    .tasks
+                    .iter()
+                    .any(|t| t.owner == role && !t.status.is_done())
+        };
+        let mut notes = Vec::new();
+        state.agents = options
+            .agents
+            .settings(&state.repo, &registry, root, &left, &mut notes)?;
+        state.warnings.extend(notes);
         state.sandbox.secret_env = state.agents.secret_env();
     }
     state.completion_action = options.completion;
-    let graph = session.load_tasks()?;
     Ok(Opened {
         session,
         lock,

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::agents::backends::{parse_overrides, AgentSettings, BackendConfig};
+use crate::agents::backends::{parse_overrides, AgentSettings, Backend, BackendConfig};
 use crate::error::{Error, Result};
 use crate::pipeline::config::TeamConfig;
 use crate::roles::{Registry, RoleSource};
@@ -46,17 +46,30 @@ pub struct AgentChoice {
 }
 
 impl AgentChoice {
+    /// Whether `--backend ROLE=…` names `role` (a chain the user named for this run).
+    pub fn names_role(&self, role: &str) -> bool {
+        self.backends
+            .iter()
+            .any(|b| b.split_once('=').is_some_and(|(r, _)| r.trim() == role))
+    }
+
     /// Anything named at all: a resumed session keeps its chains otherwise.
     pub fn is_given(&self) -> bool {
         !self.backends.is_empty() || self.config.is_some() || self.replay.is_some()
     }
 
-    /// Every role's chain, resolved once for the whole session.
+    /// Every role's chain, resolved once for the whole session, and checked before any work
+    /// starts for the roles that will run (`runs`): a backend that cannot run here is an error,
+    /// unless the user named the built-in one after it in that chain (not for the fixer, whose
+    /// built-in backend fixes nothing); then `notes` says so and the run goes on. A replay
+    /// answers from its records, so nothing is checked.
     pub fn settings(
         &self,
         repo: &Path,
         registry: &Registry,
         sessions_root: &Path,
+        runs: &dyn Fn(&str) -> bool,
+        notes: &mut Vec<String>,
     ) -> Result<AgentSettings> {
         let config = BackendConfig::load(self.config.as_deref(), repo)?;
         let overrides = parse_overrides(&self.backends)?;
@@ -72,6 +85,9 @@ impl AgentChoice {
             let mut chain = config.chain_for(&role.name, &overrides, role.agent.as_deref())?;
             if chain.len() == 1 && chain[0].is_builtin() {
                 continue;
+            }
+            if self.replay.is_none() && runs(&role.name) {
+                notes.extend(check_chain(&role.name, &chain)?);
             }
             // The built-in implementation stays the fallback of last resort.
             if !chain.iter().any(|b| b.is_builtin()) {
@@ -102,6 +118,46 @@ impl AgentChoice {
             replay: Some(agents),
         })
     }
+}
+
+/// The chain's backends that cannot run here: an error for the first one with no built-in
+/// backend named after it (always, for the fixer), else one note each.
+pub(crate) fn check_chain(role: &str, chain: &[Backend]) -> Result<Vec<String>> {
+    let mut notes = Vec::new();
+    for (i, backend) in chain.iter().enumerate() {
+        let Some(why) = backend.unusable() else {
+            continue;
+        };
+        let builtin_after = chain[i + 1..].iter().any(Backend::is_builtin);
+        if builtin_after && role != "fixer" {
+            notes.push(format!(
+                "the {role} role's backend {} cannot run ({why}): the built-in one named after it does the work",
+                backend.name
+            ));
+            continue;
+        }
+        let make_it_run = match backend.spec {
+            crate::agents::backends::BackendSpec::Http { .. } => {
+                "complete its settings (team-testing.toml, or the key's variable)"
+            }
+            _ => "install its program or put it on PATH",
+        };
+        let what_to_do = if role == "fixer" {
+            format!("{make_it_run}, or name another agent (--backend fixer=NAME): the fixer's built-in backend fixes nothing")
+        } else {
+            format!(
+                "{make_it_run}, or name the built-in one after it to go on without it (--backend {role}={},builtin)",
+                backend.name
+            )
+        };
+        return Err(Error::AgentUnavailable {
+            role: role.to_string(),
+            backend: backend.name.clone(),
+            why,
+            what_to_do,
+        });
+    }
+    Ok(notes)
 }
 
 /// What the sandbox around the project's code protects here, for the user to read once.

@@ -270,7 +270,7 @@ fn agents(config: &BackendConfig) -> Vec<AgentCheck> {
             BackendSpec::Builtin => None,
             BackendSpec::Cli { command, .. } => {
                 let program = command.first().map(String::as_str).unwrap_or("");
-                let found = on_path(program);
+                let found = crate::agents::backends::on_path(program);
                 Some(AgentCheck {
                     name: name.clone(),
                     kind: "cli",
@@ -302,19 +302,6 @@ fn agents(config: &BackendConfig) -> Vec<AgentCheck> {
             }
         })
         .collect()
-}
-
-/// Where PATH finds `program` (a path with a slash is taken as it is).
-fn on_path(program: &str) -> Option<PathBuf> {
-    if program.is_empty() {
-        return None;
-    }
-    if program.contains('/') {
-        return Some(PathBuf::from(program)).filter(|p| p.is_file());
-    }
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|dir| dir.join(program))
-        .find(|p| p.is_file())
 }
 
 /// The check as text, one line per fact.

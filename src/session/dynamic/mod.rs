@@ -58,7 +58,10 @@ pub fn check_spec(
     match &spec.backend {
         Backend::Command { argv } => {
             let program = &argv[0];
-            if !program.contains('{') && !program.contains('/') && which(program).is_none() {
+            if !program.contains('{')
+                && !program.contains('/')
+                && crate::agents::backends::on_path(program).is_none()
+            {
                 return Err(bad(format!("command '{program}' is not on PATH")));
             }
         }
@@ -80,14 +83,6 @@ pub fn check_spec(
         }
     }
     Ok(())
-}
-
-fn which(program: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join(program))
-            .find(|p| p.is_file())
-    })
 }
 
 /// Applies `roles add` to a session no coordinator holds: checks the role file, the cap and
