@@ -4,7 +4,28 @@
 
 use super::charts::{bars, line_chart, LineChart, Series};
 use crate::artifacts::Iteration;
-use crate::report::Report;
+use crate::report::{Report, RoundPoint};
+
+/// One series per layer: `value` of each round that has it, with the layer's target line when
+/// `with_target`.
+fn per_layer(
+    r: &Report,
+    value: impl Fn(&RoundPoint) -> Option<f64>,
+    with_target: bool,
+) -> Vec<Series> {
+    r.layers
+        .iter()
+        .map(|l| Series {
+            name: l.layer.clone(),
+            points: l
+                .history
+                .iter()
+                .filter_map(|p| value(p).map(|v| (f64::from(p.round), v)))
+                .collect(),
+            target: l.target.filter(|_| with_target),
+        })
+        .collect()
+}
 
 /// Coverage per round against each layer's target, and pass rate per round against the gate.
 pub fn layers(out: &mut String, r: &Report) {
@@ -18,32 +39,8 @@ pub fn layers(out: &mut String, r: &Report) {
     let ticks: Vec<(f64, String)> = (0..=max_round)
         .map(|n| (f64::from(n), n.to_string()))
         .collect();
-    let coverage: Vec<Series> = r
-        .layers
-        .iter()
-        .map(|l| Series {
-            name: l.layer.clone(),
-            points: l
-                .history
-                .iter()
-                .filter_map(|p| p.coverage.map(|c| (f64::from(p.round), c)))
-                .collect(),
-            target: l.target,
-        })
-        .collect();
-    let passing: Vec<Series> = r
-        .layers
-        .iter()
-        .map(|l| Series {
-            name: l.layer.clone(),
-            points: l
-                .history
-                .iter()
-                .filter_map(|p| p.pass_rate.map(|c| (f64::from(p.round), c * 100.0)))
-                .collect(),
-            target: None,
-        })
-        .collect();
+    let coverage = per_layer(r, |p| p.coverage, true);
+    let passing = per_layer(r, |p| p.pass_rate.map(|rate| rate * 100.0), false);
     let mut passing = passing;
     passing.push(Series {
         name: "gate".into(),
