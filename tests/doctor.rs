@@ -79,13 +79,15 @@ fn doctor_says_per_family_what_works_here_and_why_the_rest_does_not() {
         );
     }
 
-    // JavaScript: the baseline and the generator are there; the rest says "not yet" and why.
+    // JavaScript: the baseline, the generator and agents are there; the rest says "not yet" and
+    // why.
     let js = Project::fixture("js-esm");
     let s = states(&doctor_json(&js, &with_agent));
     assert_eq!(s["own_suite"].0, "ready");
     assert_eq!(s["generator"].0, "ready");
     assert!(s["generator"].1.contains("ttgen.mjs"), "{s:?}");
-    for cap in ["agent_generation", "mutation", "test_fix"] {
+    assert_eq!(s["agent_generation"].0, "ready", "{s:?}");
+    for cap in ["mutation", "test_fix"] {
         assert_eq!(s[cap].0, "not_yet", "{cap}: {s:?}");
         assert!(s[cap].1.contains("only so far"), "{cap}: {s:?}");
     }
@@ -97,6 +99,8 @@ fn doctor_says_per_family_what_works_here_and_why_the_rest_does_not() {
         assert_eq!(s["own_suite"].0, "ready", "{fixture}: {s:?}");
         assert_eq!(s["generator"].0, "not_yet", "{fixture}: {s:?}");
         assert!(s["generator"].1.contains("--roles-dir"), "{fixture}: {s:?}");
+        // An agent writes their tests.
+        assert_eq!(s["agent_generation"].0, "ready", "{fixture}: {s:?}");
         assert_eq!(
             s["effects_check"].0,
             s_effects(&doctor_json(&py, &with_agent))
@@ -145,10 +149,13 @@ fn every_capability_doctor_reports_as_built_is_exercised_by_an_integration_test(
         ("js-esm", "own_suite", "executor.rs", "node_package_runs_with_junit_and_coverage"),
         ("js-esm", "generator", "js_generator.rs", "an_esm_package_gets_node_test_files_that_pass_after_apply"),
         ("js-esm", "effects_check", "executor.rs", "node_package_runs_with_junit_and_coverage"),
+        ("js-esm", "agent_generation", "agent_families.rs", "an_agent_writes_node_test_tests_that_pass_after_apply"),
         ("rust-crate", "own_suite", "executor.rs", "rust_crate_runs_in_a_workspace_copy_with_libtest_counts"),
         ("rust-crate", "effects_check", "executor.rs", "rust_crate_runs_in_a_workspace_copy_with_libtest_counts"),
+        ("rust-crate", "agent_generation", "agent_families.rs", "an_agent_writes_rust_tests_that_pass_after_apply"),
         ("go-calc", "own_suite", "executor.rs", "go_module_runs_with_test_events_a_compile_gate_and_profile_coverage"),
         ("go-calc", "effects_check", "executor.rs", "go_module_runs_with_test_events_a_compile_gate_and_profile_coverage"),
+        ("go-calc", "agent_generation", "agent_families.rs", "an_agent_writes_go_tests_that_pass_after_apply"),
     ];
     let path = std::env::var("PATH").unwrap();
     for fixture in ["python-calc", "js-esm", "rust-crate", "go-calc"] {

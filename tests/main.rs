@@ -2,6 +2,7 @@
 
 mod common;
 
+mod agent_families;
 mod agents;
 mod apply_fixes;
 mod architecture;

@@ -54,10 +54,22 @@ pub struct CallInput<'a> {
     pub prompt: &'a str,
     /// The cli backend's own folder (its cwd, where the files it writes are taken from).
     pub folder: &'a Path,
+    /// What `folder` holds when the agent starts.
+    pub workdir: WorkDir<'a>,
     /// `<replayed session>/agents`, when replaying.
     pub replay: Option<&'a Path>,
     /// No call may run past this.
     pub time_left: Duration,
+}
+
+/// What an agent CLI's working folder holds when it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkDir<'a> {
+    /// Nothing (it is emptied first): every file the agent leaves there is its answer.
+    Empty,
+    /// A copy of this tree, made by the caller (a mirror of the repository): the agent can read
+    /// the project and run its tests there, and the files it creates or changes are its answer.
+    CopyOf(&'a Path),
 }
 
 /// A call that gave files.
@@ -208,9 +220,12 @@ fn run_backend(
             let run = cli::run(
                 command,
                 &prompt,
-                input.folder,
-                input.repo,
-                input.session,
+                cli::Folders {
+                    folder: input.folder,
+                    workdir: input.workdir,
+                    repo: input.repo,
+                    session: input.session,
+                },
                 &env,
                 timeout,
             )?;

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use super::answer::{self, AnswerFile};
+use super::call::WorkDir;
 use crate::proc::run_captured_input;
 
 /// Why a run of an agent CLI gave nothing. `outside` lists what it wrote outside its folder
@@ -68,18 +69,36 @@ const PROMPT_FILE: &str = ".team-testing-prompt.md";
 /// One agent CLI at a time: each watches the repository for the writes of its own run only.
 static REPO_WATCH: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// Runs `command` in `folder` (emptied first). `repo` is watched for changes (the `session`
-/// folder, should it live inside the repository, is not); what the CLI changed there is undone.
+/// Where a CLI runs and what it must leave alone.
+pub struct Folders<'a> {
+    /// Its working folder.
+    pub folder: &'a Path,
+    /// What the folder holds when it starts (emptied first when `Empty`).
+    pub workdir: WorkDir<'a>,
+    /// The user's repository: watched, and what the CLI changed there is undone.
+    pub repo: &'a Path,
+    /// The session (not watched, should it live inside the repository).
+    pub session: &'a Path,
+}
+
+/// Runs `command` in `at.folder`. `at.repo` is watched for changes (the session folder, should
+/// it live inside the repository, is not); what the CLI changed there is undone.
 pub fn run(
     command: &[String],
     prompt: &str,
-    folder: &Path,
-    repo: &Path,
-    session: &Path,
+    at: Folders,
     env: &[(&str, &str)],
     timeout: Duration,
 ) -> Result<CliRun, CliError> {
-    let _ = std::fs::remove_dir_all(folder);
+    let Folders {
+        folder,
+        workdir,
+        repo,
+        session,
+    } = at;
+    if workdir == WorkDir::Empty {
+        let _ = std::fs::remove_dir_all(folder);
+    }
     std::fs::create_dir_all(folder).map_err(|cause| CliError::CreateFolder {
         path: folder.to_path_buf(),
         cause,
@@ -138,14 +157,25 @@ pub fn run(
             .collect(),
         ..Default::default()
     };
-    for file in files_in(folder) {
-        let rel = file.strip_prefix(folder).unwrap_or(&file).to_path_buf();
-        if rel == Path::new(PROMPT_FILE) {
-            continue;
+    match workdir {
+        WorkDir::Empty => {
+            for file in files_in(folder) {
+                let rel = file.strip_prefix(folder).unwrap_or(&file).to_path_buf();
+                if rel == Path::new(PROMPT_FILE) {
+                    continue;
+                }
+                match crate::util::read_regular(&file)
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+                {
+                    Ok(content) => run.files.push(AnswerFile { path: rel, content }),
+                    Err(e) => run.refused.push(format!("{}: {e}", rel.display())),
+                }
+            }
         }
-        match crate::util::read_regular(&file).map(|b| String::from_utf8_lossy(&b).into_owned()) {
-            Ok(content) => run.files.push(AnswerFile { path: rel, content }),
-            Err(e) => run.refused.push(format!("{}: {e}", rel.display())),
+        WorkDir::CopyOf(tree) => {
+            let (files, refused) = super::copy_answer::changed(folder, tree, &[PROMPT_FILE]);
+            run.files.extend(files);
+            run.refused.extend(refused);
         }
     }
     let parsed = answer::parse(&out.stdout);

@@ -6,5 +6,6 @@ pub mod backends;
 pub mod call;
 pub mod cli;
 pub mod command;
+pub mod copy_answer;
 pub mod http;
 pub mod record;

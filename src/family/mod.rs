@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+pub mod agent;
 pub mod code_check;
 pub mod doctor;
 pub mod generator;
@@ -41,6 +42,14 @@ pub trait Language: Sync {
     fn suite_analysis(&self) -> Option<&'static dyn suites::SuiteAnalysis> {
         None
     }
+    /// How this family's tests are written for `framework` in `repo`: what an agent backend is
+    /// told, and the names the accept filter takes.
+    fn conventions(&self, framework: Framework, repo: &std::path::Path) -> agent::Conventions;
+    /// The calls of a candidate test file that reach the file system outside a temporary
+    /// folder, processes, the network or native code, for a family whose tests can make them
+    /// unseen by any language hook (Rust, Go); empty where the language's own hook and the
+    /// file-system watch see everything (Python, JavaScript).
+    fn unsafe_calls(&self, source: &str) -> Vec<agent::UnsafeCall>;
     /// The family's own L0 checks of the changed files (`code_check` adds the shared ones).
     fn check_code(
         &self,
@@ -136,8 +145,6 @@ pub fn family_name(family: Family) -> &'static str {
 
 /// The reasons more than one family gives for what it does not have yet.
 pub(crate) mod not_yet {
-    pub const AGENTS_WRITE_PYTHON: &str =
-        "agent backends write tests for pytest projects only so far";
     pub const MUTATION_PYTHON: &str = "mutation analysis runs on Python suites only so far";
     pub const TEST_FIX_PYTHON: &str = "the test-fix cycle runs pytest suites only so far";
     pub const NO_GENERATOR: &str = "no built-in generator for this language yet: a generator role \
@@ -146,13 +153,14 @@ pub(crate) mod not_yet {
 
     use super::{Capability, Support};
 
-    /// The row of a family that has its own suite and the effects check, and nothing else yet
-    /// (Rust and Go).
+    /// The row of a family that has its own suite, the effects check and agent generation, and
+    /// nothing else yet (Rust and Go).
     pub fn suite_only(capability: Capability) -> Support {
         match capability {
-            Capability::OwnSuite | Capability::EffectsCheck => Support::Built,
+            Capability::OwnSuite | Capability::EffectsCheck | Capability::AgentGeneration => {
+                Support::Built
+            }
             Capability::Generator => Support::NotYet(NO_GENERATOR),
-            Capability::AgentGeneration => Support::NotYet(AGENTS_WRITE_PYTHON),
             Capability::Mutation => Support::NotYet(MUTATION_PYTHON),
             Capability::TestFix => Support::NotYet(TEST_FIX_PYTHON),
         }
@@ -209,7 +217,8 @@ mod tests {
         }
     }
 
-    /// Python has the whole pipeline; every family has its own suite and the effects check.
+    /// Python has the whole pipeline; every family has its own suite, the effects check and
+    /// agent generation.
     #[test]
     fn the_floor_every_family_stands_on() {
         for capability in Capability::ALL {
@@ -218,6 +227,7 @@ mod tests {
         for family in FAMILIES {
             assert_eq!(support(family, Capability::OwnSuite), Support::Built);
             assert_eq!(support(family, Capability::EffectsCheck), Support::Built);
+            assert_eq!(support(family, Capability::AgentGeneration), Support::Built);
         }
     }
 }

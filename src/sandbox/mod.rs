@@ -217,6 +217,11 @@ impl Sandbox {
                 let _ = std::fs::remove_file(p);
                 report
             })
+            .map(|mut report| {
+                let own = roots::tool_bookkeeping();
+                report.changes.retain(|c| !own.contains(&c.path));
+                report
+            })
             .collect()
     }
 

@@ -53,6 +53,31 @@ pub fn toolchain_env() -> &'static [(String, String)] {
     })
 }
 
+/// Files a toolchain rewrites on every run of its own accord, whatever the code it runs does:
+/// cargo's package-cache locks and its cache-usage tracker (a SQLite file it updates when a
+/// build uses the registry). A watched run that writes them has changed nothing of the user's
+/// (the writes were thrown away, and cargo makes them again on the next build); a test that
+/// wrote them itself would need file-system calls the Rust static check refuses.
+pub fn tool_bookkeeping() -> &'static [PathBuf] {
+    static FILES: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    FILES.get_or_init(|| {
+        let Some((_, cargo)) = toolchain_env().iter().find(|(var, _)| var == "CARGO_HOME") else {
+            return Vec::new();
+        };
+        [
+            ".global-cache",
+            ".global-cache-journal",
+            ".global-cache-wal",
+            ".global-cache-shm",
+            ".package-cache",
+            ".package-cache-mutate",
+        ]
+        .iter()
+        .map(|f| Path::new(cargo).join(f))
+        .collect()
+    })
+}
+
 /// System folders, readable /etc, and [`program_roots`].
 pub fn toolchain_roots() -> &'static [PathBuf] {
     static ROOTS: OnceLock<Vec<PathBuf>> = OnceLock::new();

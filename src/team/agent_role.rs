@@ -39,6 +39,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
         };
         (ctx.progress)("agent_call", Some(30.0), Some(backend.name.clone()));
         let input = CallInput {
+            workdir: crate::agents::call::WorkDir::Empty,
             session: &ctx.session.root,
             repo: ctx.repo,
             role,

@@ -98,7 +98,13 @@ fn narrative(ctx: &RoleContext, out: &mut Outcome) {
     let folder = ctx.session.root.join("workspace/agent-analyst");
     let mut failures = Vec::new();
     for backend in chain.iter().filter(|b| !b.is_builtin()) {
-        let Ok(input) = super::util::agent_input(ctx, "analyst", &prompt, &folder) else {
+        let Ok(input) = super::util::agent_input(
+            ctx,
+            "analyst",
+            &prompt,
+            &folder,
+            crate::agents::call::WorkDir::Empty,
+        ) else {
             break;
         };
         match crate::agents::call::ask(backend, &input) {

@@ -55,7 +55,7 @@ pub enum RoleError {
     #[error(transparent)]
     UnknownFramework(#[from] crate::testing::framework::UnknownFramework),
 
-    #[error("no Python module in scope to write tests for")]
+    #[error("no source file of the project's language in scope to write tests for")]
     NoModuleInScope,
 
     /// A capability the family of the project's framework does not have yet (family::support).
@@ -73,8 +73,8 @@ pub enum RoleError {
         reasons: Vec<String>,
     },
 
-    #[error("cannot measure what the {layer} tests already cover (is coverage.py installed for {python}?)")]
-    NoBaselineCoverage { layer: String, python: String },
+    #[error("cannot measure what the {layer} tests already cover: {why}")]
+    NoBaselineCoverage { layer: String, why: String },
 
     #[error("surgical round: the tests of round {round} were not kept ({})", kept_in.display())]
     RoundNotKept { round: u64, kept_in: PathBuf },

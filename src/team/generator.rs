@@ -48,14 +48,18 @@ pub fn run(ctx: &RoleContext, framework: &SessionFramework) -> Outcome {
     for backend in ctx.agents.chain("generator") {
         let result = if backend.is_builtin() {
             builtin_round(ctx, layer, round, framework)
-        } else if let Some(reason) = not_yet(framework, Capability::AgentGeneration) {
-            Err(RoleError::NotYet {
-                what: Capability::AgentGeneration.label(),
-                framework: name.to_string(),
-                reason,
-            })
         } else {
-            super::shared::agent_gen::agent_round(ctx, layer, round, &backend)
+            match framework {
+                Ok(known) if not_yet(framework, Capability::AgentGeneration).is_none() => {
+                    super::shared::agent_gen::agent_round(ctx, layer, round, &backend, *known)
+                }
+                _ => Err(RoleError::NotYet {
+                    what: Capability::AgentGeneration.label(),
+                    framework: name.to_string(),
+                    reason: not_yet(framework, Capability::AgentGeneration)
+                        .unwrap_or("no test framework was detected"),
+                }),
+            }
         };
         match result {
             Ok(mut out) => {

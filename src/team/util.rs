@@ -7,8 +7,10 @@ use serde_json::{Map, Value};
 
 use super::error::{Result, RoleError};
 use super::RoleContext;
-use crate::agents::call::CallInput;
+use crate::agents::call::{CallInput, WorkDir};
 use crate::sandbox::Sandbox;
+use crate::testing::runner::Runner;
+use crate::testing::toolchain::Toolchain;
 
 /// The input of an agent call for `ctx`'s task: its role's instructions as the system prompt,
 /// the session's replay, and what is left of the task's time.
@@ -17,8 +19,10 @@ pub(crate) fn agent_input<'a>(
     role: &'a str,
     prompt: &'a str,
     folder: &'a Path,
+    workdir: WorkDir<'a>,
 ) -> Result<CallInput<'a>> {
     Ok(CallInput {
+        workdir,
         session: &ctx.session.root,
         repo: ctx.repo,
         role,
@@ -54,6 +58,31 @@ pub(crate) fn sandbox_for(
     Sandbox::new(ctx.sandbox, &root, &read, write)
         .map(Some)
         .map_err(|cause| RoleError::Sandbox { root, cause })
+}
+
+/// The folders a layer run writes (its copy of the project, cargo's target folder, the raw
+/// reports; not the rest of the workspace, where other roles' copies and helpers live), made,
+/// and the sandbox (`workspace/sandbox/<name>`) that lets it write there only.
+pub(crate) fn layer_sandbox(
+    ctx: &RoleContext,
+    runner: &dyn Runner,
+    tools: &Toolchain,
+    layer: &str,
+    name: &str,
+    results: &Path,
+) -> Result<(Vec<PathBuf>, Option<Sandbox>)> {
+    let read = runner.read_roots(tools, ctx.repo);
+    let workspace = ctx.session.root.join("workspace");
+    let made = runner.workspace_dirs(&workspace, layer);
+    for dir in std::iter::once(results).chain(made.iter().map(PathBuf::as_path)) {
+        std::fs::create_dir_all(dir).map_err(RoleError::io("create", dir))?;
+    }
+    // The project's copy stays read-only to the tests: only their own folders are writable.
+    let copies = runner.copy_dirs(&workspace, layer);
+    let mut writable = vec![results.to_path_buf()];
+    writable.extend(made.into_iter().filter(|d| !copies.contains(d)));
+    let sandbox = sandbox_for(ctx, name, read, &writable)?;
+    Ok((writable, sandbox))
 }
 
 /// What is left of the task's time budget; an error once the deadline has passed.

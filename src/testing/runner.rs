@@ -63,11 +63,6 @@ pub trait Runner {
         false
     }
 
-    /// Whether agent backends can repair this framework's test files.
-    fn agents_repair(&self) -> bool {
-        false
-    }
-
     /// Where `apply` copies one of a layer's files (`file`, in the session), relative to the
     /// repository `repo`; None for a file that is not one of this framework's tests.
     fn apply_path(&self, repo: &Path, layer: &str, file: &Path) -> Option<PathBuf>;

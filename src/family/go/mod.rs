@@ -5,6 +5,7 @@
 //! events, line coverage from the profile. The target repository is only read; `apply` puts the
 //! files where the copy had them.
 
+mod agent;
 pub mod code_check;
 mod ctx;
 mod events;
@@ -47,6 +48,18 @@ impl crate::family::Language for Go {
         _framework: crate::testing::framework::Framework,
     ) -> Box<dyn crate::testing::runner::Runner> {
         Box::new(GoRunner)
+    }
+
+    fn conventions(
+        &self,
+        _framework: crate::testing::framework::Framework,
+        repo: &std::path::Path,
+    ) -> crate::family::agent::Conventions {
+        agent::conventions(repo)
+    }
+
+    fn unsafe_calls(&self, source: &str) -> Vec<crate::family::agent::UnsafeCall> {
+        agent::unsafe_calls(source)
     }
 
     fn check_code(

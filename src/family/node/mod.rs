@@ -12,6 +12,7 @@
 //! gate (`node --check` per file; a file that does not parse is a load error and stays out),
 //! then one test run writing JUnit (and LCOV when coverage is measured) under `results/`.
 
+mod agent;
 mod apply_dir;
 mod attribute;
 pub mod code_check;
@@ -58,8 +59,7 @@ impl crate::family::Language for Node {
         use crate::family::{not_yet, Capability, Support};
         use Capability::*;
         match capability {
-            OwnSuite | Generator | EffectsCheck => Support::Built,
-            AgentGeneration => Support::NotYet(not_yet::AGENTS_WRITE_PYTHON),
+            OwnSuite | Generator | EffectsCheck | AgentGeneration => Support::Built,
             Mutation => Support::NotYet(not_yet::MUTATION_PYTHON),
             TestFix => Support::NotYet(not_yet::TEST_FIX_PYTHON),
         }
@@ -82,6 +82,18 @@ impl crate::family::Language for Node {
 
     fn generator(&self) -> Option<&'static dyn crate::family::generator::Generator> {
         Some(&gen::NodeGenerator)
+    }
+
+    fn conventions(
+        &self,
+        framework: crate::testing::framework::Framework,
+        repo: &std::path::Path,
+    ) -> crate::family::agent::Conventions {
+        agent::conventions(framework, repo)
+    }
+
+    fn unsafe_calls(&self, source: &str) -> Vec<crate::family::agent::UnsafeCall> {
+        agent::unsafe_calls(source)
     }
 
     fn check_code(

@@ -1,6 +1,7 @@
 //! pytest and unittest projects: the layer's tests run with pytest (under coverage.py when it is
 //! installed) against a mirror of the repository; `apply` puts them under `tests/team_testing`.
 
+mod agent;
 mod apply;
 mod baseline;
 pub mod code_check;
@@ -54,6 +55,18 @@ impl crate::family::Language for Python {
 
     fn suite_analysis(&self) -> Option<&'static dyn crate::family::suites::SuiteAnalysis> {
         Some(&mutation::PythonSuites)
+    }
+
+    fn conventions(
+        &self,
+        _framework: crate::testing::framework::Framework,
+        _repo: &std::path::Path,
+    ) -> crate::family::agent::Conventions {
+        agent::conventions()
+    }
+
+    fn unsafe_calls(&self, source: &str) -> Vec<crate::family::agent::UnsafeCall> {
+        agent::unsafe_calls(source)
     }
 
     fn check_code(
@@ -111,10 +124,6 @@ impl Runner for PythonRunner {
     /// pytest deselects by node id (`pkg/test_x.py::TestC::test_y`), not by the JUnit id.
     fn selector(&self, test_dir: &Path, case: &TestCase) -> String {
         node_id(test_dir, case)
-    }
-
-    fn agents_repair(&self) -> bool {
-        true
     }
 
     fn remove_tests(

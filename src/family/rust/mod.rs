@@ -4,6 +4,7 @@
 //! `cargo llvm-cov`/`cargo tarpaulin` (LCOV) or plain `cargo test` (libtest output). The target
 //! repository is only read; `apply` puts the files where the copy had them.
 
+mod agent;
 mod ctx;
 mod gate;
 pub mod libtest;
@@ -46,6 +47,18 @@ impl crate::family::Language for Rust {
         _framework: crate::testing::framework::Framework,
     ) -> Box<dyn crate::testing::runner::Runner> {
         Box::new(CargoRunner)
+    }
+
+    fn conventions(
+        &self,
+        _framework: crate::testing::framework::Framework,
+        repo: &std::path::Path,
+    ) -> crate::family::agent::Conventions {
+        agent::conventions(repo)
+    }
+
+    fn unsafe_calls(&self, source: &str) -> Vec<crate::family::agent::UnsafeCall> {
+        agent::unsafe_calls(source)
     }
 
     fn check_code(

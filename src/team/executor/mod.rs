@@ -16,11 +16,10 @@ use std::time::Instant;
 use super::error::RoleError;
 use super::project::Project;
 use super::shared::agent_gen::RepairTests;
-use super::util::{sandbox_for, time_left};
+use super::util::{layer_sandbox, time_left};
 use super::RoleContext;
 use crate::tasks::Outcome;
 use crate::testing::runner::{RunOutput, RunSpec, Runner};
-use crate::testing::toolchain::Toolchain;
 use crate::util::{mkdirs, now_ts};
 use carried::Carried;
 use critic::{Critic, Folders};
@@ -32,8 +31,8 @@ const MAX_REPAIRS: usize = 3;
 
 /// Runs the task's layer for `project` (its framework and toolchain, resolved before the role
 /// starts) and judges it, repairing and re-running up to MAX_REPAIRS times. Test files whose
-/// tests are wrong go first to `repairer` (the agent chain, when the session has one), where
-/// the family's runner takes agent repairs.
+/// tests are wrong go first to `repairer` (the agent chain, when the session has one), in
+/// every family; quarantine is what is left when it gives no repair that passes.
 pub(crate) fn run(
     ctx: &RoleContext,
     project: &Project,
@@ -80,7 +79,14 @@ fn judge_layer(
         }
     };
     let runner = runner.as_ref();
-    let (writable, sandbox) = layer_sandbox(ctx, runner, tools, layer, &results)?;
+    let (writable, sandbox) = layer_sandbox(
+        ctx,
+        runner,
+        tools,
+        layer,
+        &format!("executor-{layer}"),
+        &results,
+    )?;
     if !runner.has_tests(&test_dir) {
         let why = format!("no tests in {layer}");
         return Ok(empty_run(ctx, layer, framework, &run_path, why));
@@ -94,7 +100,6 @@ fn judge_layer(
     // `rerun`: only the tests that failed in the earlier run run again; its passes are kept.
     let carried = Carried::load(ctx, runner, &test_dir)?;
     let carried_passes = carried.as_ref().map_or(&[][..], |c| c.passed.as_slice());
-    let repairer = repairer.filter(|_| runner.agents_repair());
     let folders = Folders {
         layer,
         test_dir: &test_dir,
@@ -212,30 +217,6 @@ fn run_number(ctx: &RoleContext, results: &Path) -> Result<(usize, PathBuf), Rol
     }
 }
 
-/// The folders a layer run writes (its copy of the project, cargo's target folder, the raw
-/// reports; not the rest of the workspace, where other roles' copies and helpers live), made,
-/// and the sandbox that lets it write there only.
-fn layer_sandbox(
-    ctx: &RoleContext,
-    runner: &dyn Runner,
-    tools: &Toolchain,
-    layer: &str,
-    results: &Path,
-) -> crate::team::error::Result<(Vec<PathBuf>, Option<crate::sandbox::Sandbox>)> {
-    let read = runner.read_roots(tools, ctx.repo);
-    let workspace = ctx.session.root.join("workspace");
-    let made = runner.workspace_dirs(&workspace, layer);
-    for dir in std::iter::once(results).chain(made.iter().map(PathBuf::as_path)) {
-        std::fs::create_dir_all(dir).map_err(RoleError::io("create", dir))?;
-    }
-    // The project's copy stays read-only to the tests: only their own folders are writable.
-    let copies = runner.copy_dirs(&workspace, layer);
-    let mut writable = vec![results.to_path_buf()];
-    writable.extend(made.into_iter().filter(|d| !copies.contains(d)));
-    let sandbox = sandbox_for(ctx, &format!("executor-{layer}"), read, &writable)?;
-    Ok((writable, sandbox))
-}
-
 /// One run of the layer: split by test file into shards on the cluster's executors when the
 /// run asks for it and the layer has files enough, else here. A shard that cannot run makes the
 /// run a local one, with the reason in the progress.
@@ -351,10 +332,12 @@ pub fn run_shard(
         Err(unknown) => return failed(unknown.to_string()),
     };
     let runner = crate::family::runner_for(known);
-    let (_, sandbox) = match layer_sandbox(ctx, runner.as_ref(), &project.tools, layer, &results) {
-        Ok(s) => s,
-        Err(e) => return failed(e.to_string()),
-    };
+    let name = format!("executor-{layer}");
+    let (_, sandbox) =
+        match layer_sandbox(ctx, runner.as_ref(), &project.tools, layer, &name, &results) {
+            Ok(s) => s,
+            Err(e) => return failed(e.to_string()),
+        };
     let timeout = match time_left(ctx.deadline) {
         Ok(t) => t,
         Err(e) => return failed(e.to_string()),

@@ -63,7 +63,20 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
         totals.total += c.passed.len();
         totals.passed += c.passed.len();
     }
-    let pass_rate = totals.pass_rate().unwrap_or(0.0);
+    // A test quarantined as wrong as written, which no repair fixed, is not forgotten: it stays
+    // in the pass rate's denominator as a test that did not pass. (Unsafe tests and files that
+    // did not load are reported on their own.)
+    let not_repaired = f
+        .quarantined
+        .iter()
+        .filter(|q| !q.file && q.unsafe_effect.is_none())
+        .count();
+    let ran = totals.passed + totals.failed + totals.errors + not_repaired;
+    let pass_rate = if ran > 0 {
+        totals.passed as f64 / ran as f64
+    } else {
+        0.0
+    };
     let scope = f.scope;
     // Entry points (`__main__.py`) are L3's: an L1 or L2 gate cannot reach them.
     let entry_points_out = !f.layer.starts_with("L3");
@@ -206,7 +219,7 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
         .filter(|v| v.classification == Classification::CodeDefect)
         .count();
     let mut out = Outcome::completed(format!(
-        "{}: {} tests, {} passed, {} failed, {} errors, {} skipped, {} flaky; {} code defect(s); pass {:.1}% cov {cov_text}",
+        "{}: {} tests, {} passed, {} failed, {} errors, {} skipped, {} flaky, {not_repaired} quarantined as not repaired; {} code defect(s); pass {:.1}% cov {cov_text}",
         f.layer, totals.total, totals.passed, totals.failed, totals.errors, totals.skipped, f.flaky.len(), defects, pass_rate * 100.0
     ));
     out.pass_rate = Some(pass_rate);

@@ -497,6 +497,7 @@ impl Loop<'_> {
         let mut notes = Vec::new();
         for backend in backends {
             let input = CallInput {
+                workdir: crate::agents::call::WorkDir::Empty,
                 session: &self.session,
                 repo: self.ctx.repo,
                 role: "fixer",

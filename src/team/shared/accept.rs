@@ -1,27 +1,32 @@
-//! The accept filter for test files an agent wrote: a candidate is kept only when it is a test
-//! file, loads, passes every one of several runs in a row inside the sandbox (watched, when the
-//! file-system watch works), and adds coverage of the scope. Rejections carry the reason.
+//! The accept filter for test files an agent wrote, in every family: a candidate is kept only when
+//! it is a test file of the project's framework, passes the family's static check (Rust and Go:
+//! no file-system, process or network calls outside a temporary folder), loads or compiles,
+//! passes every one of several runs in a row inside the sandbox, changes nothing under the
+//! file-system watch, and adds coverage of the scope measured by the family's own tool. The runs
+//! are the family's `Runner`, the executor's own, on a bench folder holding the layer's tests and
+//! the one candidate. Rejections carry the reason.
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::Value;
-
 use crate::agents::answer::AnswerFile;
-use crate::family::python::isolation::EffectsAudit;
-use crate::proc::run_sandboxed;
+use crate::family::agent::Conventions;
+use crate::family::Language;
 use crate::sandbox::Sandbox;
 use crate::team::error::{Result, RoleError};
-use crate::team::util::{sandbox_for, time_left};
+use crate::team::project::{session_project, Project};
+use crate::team::util::{layer_sandbox, time_left};
 use crate::team::RoleContext;
-use crate::testing::toolchain::python_for;
+use crate::testing::report::{TestCase, TestStatus};
+use crate::testing::runner::{RunOutput, RunSpec, Runner};
 use crate::util::mkdirs;
 
-/// pytest with no cache and the bench folder as its root (after `-m`).
-const PYTEST: &[&str] = &["pytest", "-q", "-p", "no:cacheprovider", "--rootdir", "."];
 /// Runs a candidate must pass in a row to count as not flaky.
 const ACCEPT_RUNS: usize = 5;
+/// The longest one bench run may take.
+const RUN_LIMIT: Duration = Duration::from_secs(300);
 
 /// A path's last component, as text.
 pub(super) fn file_name(path: &Path) -> String {
@@ -30,217 +35,311 @@ pub(super) fn file_name(path: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// Each candidate with None (accepted) or why it was rejected: not a test file, did not load,
-/// failed, flaky, or no new coverage of the scope.
-pub(super) fn accept_filter<'a>(
+/// What a candidate must show to be kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Demand {
+    /// A generated test: loads, passes every run, is safe, adds coverage.
+    NewCoverage,
+    /// A scenario's test traces its requirement: it loads and is safe; whether it passes is the
+    /// executor's to judge (a failure may be the defect the scenario is for).
+    Scenario,
+    /// A repaired test: loads, passes every run, is safe.
+    Passes,
+}
+
+/// Each candidate with None (accepted) or why it was rejected.
+pub(super) fn accept_filter<'f>(
     ctx: &RoleContext,
     layer: &str,
-    files: &'a [AnswerFile],
+    files: &'f [AnswerFile],
     scope: &[String],
-    scenarios: bool,
-) -> Result<Vec<(&'a AnswerFile, Option<String>)>> {
-    let python = python_for(ctx.repo);
-    let (mirror, _) = crate::gen::scratch_dirs(&ctx.session.root, layer);
-    crate::workspace::mirror(ctx.repo, &mirror, &BTreeMap::new()).map_err(|cause| {
-        RoleError::Mirror {
-            into: mirror.clone(),
-            cause,
-        }
-    })?;
-    let bench = ctx
-        .session
-        .root
-        .join("workspace")
-        .join(format!("accept-{layer}"));
-    let _ = std::fs::remove_dir_all(&bench);
-    mkdirs(&bench)?;
-    let sandbox = sandbox_for(
-        ctx,
-        &format!("accept-{layer}"),
-        crate::sandbox::python_roots(&python, ctx.repo),
-        std::slice::from_ref(&bench),
-    )?;
-    let audit = bench_audit(&bench)?;
-    let watching = watching_sandbox(ctx, &format!("accept-watch-{layer}"), &bench);
-    let runner = Bench {
-        python: &python,
-        mirror: &mirror,
-        dir: &bench,
-        sandbox: sandbox.as_ref(),
-        watching: watching.as_ref(),
-        deadline: ctx.deadline,
-        scope,
-        audit: &audit,
-    };
-    if scenarios {
-        // A scenario's file traces its requirement: it must load and be safe, nothing more.
-        let mut out = Vec::new();
-        for f in files {
-            let name = file_name(&f.path);
-            let verdict = if !is_test_name(&name) {
-                Some(format!("not a pytest test file name ({name})"))
-            } else {
-                let path = bench.join(&name);
-                std::fs::write(&path, &f.content).map_err(RoleError::io("write", &path))?;
-                let verdict = runner.judge_scenario(&path);
-                let _ = std::fs::remove_file(&path);
-                verdict
-            };
-            out.push((f, verdict));
-        }
-        return Ok(out);
-    }
+    demand: Demand,
+) -> Result<Vec<(&'f AnswerFile, Option<String>)>> {
+    let project = session_project(ctx.session, ctx.repo);
     // What the layer's tests already cover: a candidate must add to it.
-    let existing: Vec<PathBuf> = std::fs::read_dir(ctx.session.root.join("tests").join(layer))
-        .map(|rd| {
-            rd.flatten()
-                .map(|e| e.path())
-                .filter(|p| is_test_name(&file_name(p)))
-                .collect()
-        })
-        .unwrap_or_default();
-    // Without a baseline every candidate would "add coverage": that is no filter.
-    let mut covered =
-        runner
-            .coverage_of(&existing, "baseline")
-            .ok_or_else(|| RoleError::NoBaselineCoverage {
-                layer: layer.to_string(),
-                python: python.clone(),
-            })?;
+    let layer_dir = ctx.session.root.join("tests").join(layer);
+    let keep: Vec<PathBuf> = if demand == Demand::NewCoverage {
+        layer_files(&layer_dir)
+    } else {
+        Vec::new()
+    };
+    let bench = Bench::new(ctx, &project, layer, "accept", scope, (&layer_dir, &keep))?;
+    let mut before = bench.before()?;
     let mut out = Vec::new();
     for f in files {
-        let name = file_name(&f.path);
-        let verdict = if !is_test_name(&name) {
-            Some(format!("not a pytest test file name ({name})"))
-        } else {
-            let path = bench.join(&name);
-            std::fs::write(&path, &f.content).map_err(RoleError::io("write", &path))?;
-            let verdict = runner.judge(&path, &mut covered);
-            let _ = std::fs::remove_file(&path);
-            verdict
-        };
+        let verdict = bench.judge(&file_name(&f.path), &f.content, &mut before, demand);
         out.push((f, verdict));
     }
     Ok(out)
 }
 
-fn is_test_name(name: &str) -> bool {
-    name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"))
-}
-
-/// A watching sandbox for a bench's candidates (the file-system watch), where the machine has
-/// one; without it the executor's watch of the layer is the one check of what they change.
-fn watching_sandbox(ctx: &RoleContext, name: &str, bench: &Path) -> Option<Sandbox> {
-    if !ctx.sandbox.enabled || crate::sandbox::watch::support().is_err() {
-        return None;
-    }
-    let root = ctx
-        .session
-        .root
-        .join("workspace")
-        .join("sandbox")
-        .join(name);
-    Sandbox::watching(
-        ctx.sandbox,
-        &root,
+/// None when `content`, a test file of the layer named `name`, loads, passes 5 runs in a row in
+/// the sandbox and is safe; else why not (the executor's self-repair asks this of a repair).
+pub(super) fn check_passes(
+    ctx: &RoleContext,
+    layer: &str,
+    name: &str,
+    content: &str,
+) -> Option<String> {
+    let project = session_project(ctx.session, ctx.repo);
+    let checked = Bench::new(
+        ctx,
+        &project,
+        layer,
+        "repair-check",
         &[],
-        std::slice::from_ref(&bench.to_path_buf()),
+        (Path::new(""), &[]),
     )
-    .ok()
+    .and_then(|bench| {
+        let mut before = bench.before()?;
+        Ok(bench.judge(name, content, &mut before, Demand::Passes))
+    });
+    checked.unwrap_or_else(|e| Some(format!("could not be checked: {e}")))
 }
 
-/// The effects plugin of a bench: its files inside the bench (the one folder the sandbox lets the
-/// candidate's runs write).
-fn bench_audit(bench: &Path) -> Result<EffectsAudit> {
-    Ok(EffectsAudit::prepare(
-        &bench.join(".tt-plugin"),
-        &bench.join(".tt-effects.jsonl"),
-        &bench.join(".tt-basetemp"),
-    )?)
+/// The files of a layer's folder, relative to it (not hidden, not in caches).
+fn layer_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let _ = crate::workspace::list_files(dir, Path::new(""), None, &mut |rel, _| {
+        let hidden = rel
+            .components()
+            .any(|c| c.as_os_str().to_string_lossy().starts_with('.'));
+        if !hidden {
+            out.push(rel);
+        }
+    });
+    out
 }
 
-/// Why one pytest run of a candidate gave no verdict from its output.
-enum Trial {
-    /// It changed something outside its own temporary folders (the reason to give).
-    Unsafe(String),
-    /// It could not run (time, sandbox, start).
-    NotRun(RoleError),
+/// What the bench's tests do without the candidate: their outcomes and the lines they reach.
+pub(super) struct Before {
+    cases: BTreeMap<String, TestStatus>,
+    covered: BTreeMap<String, BTreeSet<u32>>,
 }
 
-/// Runs pytest (and coverage.py) on one candidate, in the sandbox.
-struct Bench<'a> {
-    python: &'a str,
-    mirror: &'a Path,
-    dir: &'a Path,
-    sandbox: Option<&'a Sandbox>,
+/// The family's runner on a folder of its own: the layer's tests and one candidate at a time.
+struct Bench<'c, 'a> {
+    ctx: &'c RoleContext<'a>,
+    runner: Box<dyn Runner>,
+    language: &'static dyn Language,
+    conventions: Conventions,
+    project: &'c Project,
+    layer: &'c str,
+    /// The bench's test folder.
+    dir: PathBuf,
+    results: PathBuf,
+    sandbox: Option<Sandbox>,
     /// The same runs under the file-system watch: the second look at what a candidate changes.
-    watching: Option<&'a Sandbox>,
-    deadline: std::time::Instant,
-    /// Repository-relative files whose coverage counts (the scope); empty: every file.
-    scope: &'a [String],
-    /// Every run loads the effects plugin: a candidate that changes anything outside its own
-    /// temporary folders is rejected, whatever its outcome.
-    audit: &'a EffectsAudit,
+    watching: Option<Sandbox>,
+    /// Repository-relative files whose coverage counts (empty: every file).
+    scope: &'c [String],
+    runs: Cell<usize>,
 }
 
-impl Bench<'_> {
-    fn exec(&self, args: &[&str]) -> Result<crate::proc::Captured> {
-        self.exec_in(self.sandbox, args)
+impl<'c, 'a> Bench<'c, 'a> {
+    /// A bench for `purpose` on `layer`, holding copies of `keep.1`, files relative to the
+    /// folder `keep.0` (the layer's tests).
+    fn new(
+        ctx: &'c RoleContext<'a>,
+        project: &'c Project,
+        layer: &'c str,
+        purpose: &str,
+        scope: &'c [String],
+        keep: (&Path, &[PathBuf]),
+    ) -> Result<Self> {
+        let framework = project.framework.clone()?;
+        let language = crate::family::of(framework.family());
+        let runner = language.runner(framework);
+        let bench = ctx
+            .session
+            .root
+            .join("workspace")
+            .join(format!("{purpose}-{layer}"));
+        let _ = std::fs::remove_dir_all(&bench);
+        let dir = bench.join("tests");
+        let results = bench.join("results");
+        mkdirs(&dir)?;
+        let (from, files) = keep;
+        for rel in files {
+            let to = dir.join(rel);
+            if let Some(parent) = to.parent() {
+                mkdirs(parent)?;
+            }
+            let source = from.join(rel);
+            let bytes =
+                crate::util::read_regular(&source).map_err(RoleError::io("read", &source))?;
+            crate::util::write_nofollow(&to, &bytes).map_err(RoleError::io("write", &to))?;
+        }
+        let name = format!("{purpose}-{layer}");
+        let (writable, sandbox) =
+            layer_sandbox(ctx, runner.as_ref(), &project.tools, layer, &name, &results)?;
+        let watching = watching_sandbox(ctx, &format!("{name}-watch"), &writable);
+        Ok(Bench {
+            ctx,
+            runner,
+            language,
+            conventions: language.conventions(framework, ctx.repo),
+            project,
+            layer,
+            dir,
+            results,
+            sandbox,
+            watching,
+            scope,
+            runs: Cell::new(0),
+        })
     }
 
-    fn exec_in(&self, sandbox: Option<&Sandbox>, args: &[&str]) -> Result<crate::proc::Captured> {
-        let left = time_left(self.deadline)?.min(Duration::from_secs(300));
-        let mut argv = vec![self.python];
-        argv.extend_from_slice(args);
-        let pythonpath = format!(
-            "{}:{}",
-            self.mirror.display(),
-            self.audit.plugin_dir.display()
-        );
-        let mut env: Vec<(String, String)> = vec![
-            ("PYTHONPATH".into(), pythonpath),
-            ("PYTHONDONTWRITEBYTECODE".into(), "1".into()),
-        ];
-        env.extend(self.audit.env());
-        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        Ok(run_sandboxed(sandbox, &argv, self.dir, &env, None, left)?)
+    /// One run of the bench's folder, in `sandbox`.
+    fn run(&self, sandbox: Option<&Sandbox>) -> Result<RunOutput> {
+        let n = self.runs.get() + 1;
+        self.runs.set(n);
+        let spec = RunSpec {
+            repo: self.ctx.repo,
+            session: &self.ctx.session.root,
+            layer: self.layer,
+            test_dir: self.dir.clone(),
+            tools: &self.project.tools,
+            results: self.results.clone(),
+            run_no: format!("{n:03}"),
+            timeout: time_left(self.ctx.deadline)?.min(RUN_LIMIT),
+            deselect: &[],
+            sandbox,
+        };
+        Ok(self.runner.run(&spec))
     }
 
-    /// pytest's arguments (after `-m`): no cache, the bench as its root, the effects plugin.
-    fn pytest_args(&self) -> Vec<String> {
-        let mut args: Vec<String> = PYTEST.iter().map(|a| a.to_string()).collect();
-        args.extend(self.audit.pytest_args());
-        args
+    /// The bench without a candidate. With no test in it there is nothing to run: nothing is
+    /// covered yet.
+    fn before(&self) -> Result<Before> {
+        let mut before = Before {
+            cases: BTreeMap::new(),
+            covered: BTreeMap::new(),
+        };
+        if !self.runner.has_tests(&self.dir) {
+            return Ok(before);
+        }
+        let out = self.run(self.sandbox.as_ref())?;
+        let why = out
+            .env_problem
+            .clone()
+            .or_else(|| out.coverage.is_none().then(|| coverage_problem(&out)));
+        if let Some(why) = why {
+            // Without it every candidate would "add coverage": that is no filter.
+            return Err(RoleError::NoBaselineCoverage {
+                layer: self.layer.to_string(),
+                why,
+            });
+        }
+        before.cases = out.cases.iter().map(|c| (c.id.clone(), c.status)).collect();
+        before.covered = self.lines(&out);
+        Ok(before)
     }
 
-    /// What the candidate's runs changed outside their own temporary folders, in words; None
-    /// when nothing.
-    fn effects(&self) -> Option<String> {
-        let found = self.audit.read();
-        let first: Vec<String> = found
-            .iter()
-            .take(3)
-            .map(|e| format!("{} {}", e.test, e.effect))
-            .collect();
-        (!first.is_empty()).then(|| first.join("; "))
+    /// None when the candidate `name` with `content` meets `demand` (then `before` takes in what
+    /// it covers), else why not.
+    fn judge(
+        &self,
+        name: &str,
+        content: &str,
+        before: &mut Before,
+        demand: Demand,
+    ) -> Option<String> {
+        if !(self.conventions.is_test_file)(name) {
+            return Some(format!(
+                "not a {} test file name ({name}; expected {})",
+                self.conventions.framework, self.conventions.file_name
+            ));
+        }
+        let calls = self.language.unsafe_calls(content);
+        if !calls.is_empty() {
+            let shown: Vec<String> = calls.iter().take(3).map(|c| c.to_string()).collect();
+            return Some(format!("unsafe: {} (static check)", shown.join("; ")));
+        }
+        let path = self.dir.join(name);
+        if let Err(e) = std::fs::write(&path, content) {
+            return Some(format!(
+                "could not be checked: cannot write {}: {e}",
+                path.display()
+            ));
+        }
+        let verdict = self.trial(name, before, demand);
+        let _ = std::fs::remove_file(&path);
+        verdict
     }
 
-    /// None when the candidate loads, passes every run and adds coverage (then `covered` grows).
-    fn judge(&self, file: &Path, covered: &mut BTreeMap<String, BTreeSet<u64>>) -> Option<String> {
-        if let Some(why) = self.loads_and_passes(file) {
+    fn trial(&self, name: &str, before: &mut Before, demand: Demand) -> Option<String> {
+        let runs = if demand == Demand::Scenario {
+            1
+        } else {
+            ACCEPT_RUNS
+        };
+        let mut first: Option<RunOutput> = None;
+        let mut passed = true;
+        for i in 0..runs {
+            let out = match self.run(self.sandbox.as_ref()) {
+                Ok(out) => out,
+                Err(e) => return Some(format!("did not run: {e}")),
+            };
+            if let Some(problem) = &out.env_problem {
+                return Some(format!("did not run: {problem}"));
+            }
+            if let Some(effects) = effects(&out) {
+                return Some(format!("unsafe: {effects} (outside its temporary folder)"));
+            }
+            if let Some(error) = out
+                .load_errors
+                .iter()
+                .find(|l| file_name(Path::new(&l.file)) == name)
+            {
+                return Some(format!("did not load: {}", first_lines(&error.error, 3)));
+            }
+            let mine = own_cases(&out.cases, before);
+            if mine.is_empty() {
+                return Some("no test of it ran".into());
+            }
+            if let Some(broken) = out
+                .cases
+                .iter()
+                .find(|c| before.cases.get(&c.id) == Some(&TestStatus::Passed) && failed(c))
+            {
+                return Some(format!("breaks {}, one of the layer's tests", broken.id));
+            }
+            let failing = mine.iter().find(|c| failed(c));
+            if demand != Demand::Scenario {
+                if let Some(case) = failing {
+                    return Some(if i == 0 {
+                        format!(
+                            "failed: {}: {}",
+                            case.id,
+                            first_lines(case.message.as_deref().unwrap_or(""), 2)
+                        )
+                    } else {
+                        format!("flaky: passed {i} run(s), then failed")
+                    });
+                }
+            } else {
+                passed = failing.is_none();
+            }
+            first.get_or_insert(out);
+        }
+        if let Some(why) = self.watched(before, passed) {
             return Some(why);
         }
-        let Some(now) = self.coverage_of(&[file.to_path_buf()], "candidate") else {
-            return Some("coverage could not be measured (is coverage.py installed?)".into());
-        };
+        if demand != Demand::NewCoverage {
+            return None;
+        }
+        let out = first.expect("at least one run");
+        if out.coverage.is_none() {
+            return Some(format!(
+                "coverage could not be measured ({})",
+                coverage_problem(&out)
+            ));
+        }
         let mut added = 0;
-        for (src, lines) in &now {
-            let known = covered.entry(src.clone()).or_default();
-            for l in lines {
-                if known.insert(*l) {
-                    added += 1;
-                }
-            }
+        for (file, lines) in self.lines(&out) {
+            let known = before.covered.entry(file).or_default();
+            added += lines.into_iter().filter(|l| known.insert(*l)).count();
         }
         if added == 0 {
             return Some("no new coverage of the scope".into());
@@ -248,80 +347,11 @@ impl Bench<'_> {
         None
     }
 
-    /// None when `file` loads and passes [`ACCEPT_RUNS`] runs in a row, else why not.
-    fn loads_and_passes(&self, file: &Path) -> Option<String> {
-        self.loads(file, true)
-    }
-
-    /// A scenario's test file: it must load and stay inside its own temporary folders; whether it
-    /// passes is the executor's to judge (a failure may be the code's defect the scenario is for).
-    fn judge_scenario(&self, file: &Path) -> Option<String> {
-        self.loads(file, false)
-    }
-
-    fn loads(&self, file: &Path, must_pass: bool) -> Option<String> {
-        if let Err(e) = self.audit.clear() {
-            return Some(format!("could not be checked: {e}"));
-        }
-        let f = file.display().to_string();
-        let base = self.pytest_args();
-        let pytest = |extra: &[&str]| {
-            let mut args = vec!["-m"];
-            args.extend(base.iter().map(String::as_str));
-            args.extend_from_slice(extra);
-            args.push(&f);
-            let out = self.exec(&args);
-            // Effects decide, not outcomes: one is enough to reject the candidate.
-            match self.effects() {
-                Some(what) => Err(Trial::Unsafe(format!(
-                    "unsafe: {what} (outside its tmp_path)"
-                ))),
-                None => out.map_err(Trial::NotRun),
-            }
-        };
-        match pytest(&["--collect-only"]) {
-            Ok(out) if out.success() => {}
-            Ok(out) => {
-                return Some(format!(
-                    "did not load: {}",
-                    last_line(&out.stdout, &out.stderr)
-                ))
-            }
-            Err(Trial::Unsafe(why)) => return Some(why),
-            Err(Trial::NotRun(e)) => return Some(format!("did not load: {e}")),
-        }
-        let passed = if !must_pass {
-            match pytest(&[]) {
-                Err(Trial::Unsafe(why)) => return Some(why),
-                Err(Trial::NotRun(e)) => return Some(format!("did not run: {e}")),
-                Ok(out) => out.success(),
-            }
-        } else {
-            let mut passes = 0;
-            for _ in 0..ACCEPT_RUNS {
-                match pytest(&[]) {
-                    Ok(out) if out.success() => passes += 1,
-                    Ok(out) if passes == 0 => {
-                        return Some(format!("failed: {}", last_line(&out.stdout, &out.stderr)))
-                    }
-                    Ok(_) => return Some(format!("flaky: passed {passes} run(s), then failed")),
-                    Err(Trial::Unsafe(why)) => return Some(why),
-                    Err(Trial::NotRun(e)) => return Some(format!("failed: {e}")),
-                }
-            }
-            true
-        };
-        self.watched(&f, &base, passed)
-    }
-
-    /// One more run of the candidate under the file-system watch: None when it changed nothing
-    /// and its outcome is the sandboxed runs' (`passed`), else why it is unsafe.
-    fn watched(&self, file: &str, base: &[String], passed: bool) -> Option<String> {
-        let sandbox = self.watching?;
-        let mut args = vec!["-m"];
-        args.extend(base.iter().map(String::as_str));
-        args.push(file);
-        let out = match self.exec_in(Some(sandbox), &args) {
+    /// One more run under the file-system watch: None when it changed nothing outside the run's
+    /// own folders and the candidate's outcome is the sandboxed runs' (`passed`).
+    fn watched(&self, before: &Before, passed: bool) -> Option<String> {
+        let sandbox = self.watching.as_ref()?;
+        let out = match self.run(Some(sandbox)) {
             Ok(out) => out,
             Err(e) => {
                 return Some(format!(
@@ -346,7 +376,9 @@ impl Bench<'_> {
                 changes.join("; ")
             ));
         }
-        (out.success() != passed).then(|| {
+        let mine = own_cases(&out.cases, before);
+        let passed_here = out.env_problem.is_none() && !mine.iter().any(|c| failed(c));
+        (passed_here != passed).then(|| {
             format!(
                 "unsafe: it {} in the sandbox but {} when its writes are real (diverted to a \
                  throwaway layer): its result depends on what the sandbox denies",
@@ -356,111 +388,72 @@ impl Bench<'_> {
         })
     }
 
-    /// Lines of the mirrored project that `files` execute, per file (None when coverage.py fails).
-    fn coverage_of(&self, files: &[PathBuf], tag: &str) -> Option<BTreeMap<String, BTreeSet<u64>>> {
-        if files.is_empty() {
-            return Some(BTreeMap::new());
-        }
-        let data = self.dir.join(format!(".coverage-{tag}"));
-        let json = self.dir.join(format!("coverage-{tag}.json"));
-        let data_arg = format!("--data-file={}", data.display());
-        let source = format!("--source={}", self.mirror.display());
-        let mut args = vec!["-m", "coverage", "run", &data_arg, &source, "-m"];
-        let base = self.pytest_args();
-        args.extend(base.iter().map(String::as_str));
-        let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
-        args.extend(names.iter().map(String::as_str));
-        self.exec(&args).ok()?;
-        // Only the candidate's own audited runs are judged, not what this measurement saw.
-        self.audit.clear().ok()?;
-        let json_arg = json.display().to_string();
-        let out = self
-            .exec(&["-m", "coverage", "json", &data_arg, "-o", &json_arg])
-            .ok()?;
-        if !out.success() {
-            return None;
-        }
-        let value: Value = serde_json::from_slice(&crate::util::read_regular(&json).ok()?).ok()?;
-        let mut map = BTreeMap::new();
-        for (path, entry) in value["files"].as_object()? {
-            // coverage.py names files under --source absolutely (or relative to the cwd).
-            let rel = Path::new(path)
-                .strip_prefix(self.mirror)
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|_| path.clone());
-            if !self.scope.is_empty() && !self.scope.contains(&rel) {
-                continue;
-            }
-            let lines: BTreeSet<u64> = entry["executed_lines"]
-                .as_array()
-                .map(|a| a.iter().filter_map(Value::as_u64).collect())
-                .unwrap_or_default();
-            map.insert(path.clone(), lines);
-        }
-        Some(map)
+    /// The lines each file in scope had run in `out`.
+    fn lines(&self, out: &RunOutput) -> BTreeMap<String, BTreeSet<u32>> {
+        let Some(report) = &out.coverage else {
+            return BTreeMap::new();
+        };
+        report
+            .files
+            .iter()
+            .filter(|f| self.scope.is_empty() || self.scope.contains(&f.path))
+            .map(|f| (f.path.clone(), f.executed_lines.iter().copied().collect()))
+            .collect()
     }
 }
 
-fn last_line(stdout: &str, stderr: &str) -> String {
-    let all = format!("{stdout}\n{stderr}");
-    all.lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim()
-        .chars()
-        .take(200)
+/// The cases of a run that the candidate brought: those the bench without it did not have.
+fn own_cases<'o>(cases: &'o [TestCase], before: &Before) -> Vec<&'o TestCase> {
+    cases
+        .iter()
+        .filter(|c| !before.cases.contains_key(&c.id))
         .collect()
 }
 
-/// None when `content` loads and passes 5 runs in a row in the sandbox, else why not.
-pub(super) fn check_passes(
-    ctx: &RoleContext,
-    layer: &str,
-    name: &str,
-    content: &str,
-) -> Option<String> {
-    let python = python_for(ctx.repo);
-    let (mirror, _) = crate::gen::scratch_dirs(&ctx.session.root, layer);
-    if let Err(e) = crate::workspace::mirror(ctx.repo, &mirror, &BTreeMap::new()) {
-        return Some(format!("could not be checked: {e}"));
+fn failed(case: &TestCase) -> bool {
+    matches!(case.status, TestStatus::Failed | TestStatus::Error)
+}
+
+/// What the run's tests changed outside their own temporary folders, as the language's hook
+/// saw it (Python's audit events), in words.
+fn effects(out: &RunOutput) -> Option<String> {
+    let first: Vec<String> = out
+        .effects
+        .iter()
+        .take(3)
+        .map(|e| format!("{} {}", e.test, e.effect))
+        .collect();
+    (!first.is_empty()).then(|| first.join("; "))
+}
+
+fn coverage_problem(out: &RunOutput) -> String {
+    out.coverage_problem
+        .clone()
+        .unwrap_or_else(|| "the runner measured none".into())
+}
+
+/// A watching sandbox for a bench's runs (the file-system watch), where the machine has one;
+/// without it the executor's watch of the layer is the one check of what they change.
+fn watching_sandbox(ctx: &RoleContext, name: &str, writable: &[PathBuf]) -> Option<Sandbox> {
+    if !ctx.sandbox.enabled || crate::sandbox::watch::support().is_err() {
+        return None;
     }
-    let bench = ctx
+    let root = ctx
         .session
         .root
         .join("workspace")
-        .join(format!("repair-check-{layer}"));
-    let _ = std::fs::remove_dir_all(&bench);
-    if let Err(e) = mkdirs(&bench) {
-        return Some(format!("could not be checked: {e}"));
-    }
-    let sandbox = match sandbox_for(
-        ctx,
-        &format!("repair-{layer}"),
-        crate::sandbox::python_roots(&python, ctx.repo),
-        std::slice::from_ref(&bench),
-    ) {
-        Ok(s) => s,
-        Err(e) => return Some(format!("could not be checked: {e}")),
-    };
-    let audit = match bench_audit(&bench) {
-        Ok(a) => a,
-        Err(e) => return Some(format!("could not be checked: {e}")),
-    };
-    let watching = watching_sandbox(ctx, &format!("repair-watch-{layer}"), &bench);
-    let runner = Bench {
-        python: &python,
-        mirror: &mirror,
-        dir: &bench,
-        sandbox: sandbox.as_ref(),
-        watching: watching.as_ref(),
-        deadline: ctx.deadline,
-        scope: &[],
-        audit: &audit,
-    };
-    let path = bench.join(name);
-    if let Err(e) = std::fs::write(&path, content) {
-        return Some(format!("could not be checked: {e}"));
-    }
-    runner.loads_and_passes(&path)
+        .join("sandbox")
+        .join(name);
+    Sandbox::watching(ctx.sandbox, &root, &[], writable).ok()
+}
+
+/// The first `n` non-empty lines of `text`, joined, at most 300 characters.
+fn first_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .take(n)
+        .collect();
+    lines.join(" / ").chars().take(300).collect()
 }

@@ -1,38 +1,37 @@
-//! The generator's work handed to an agent backend: the prompt (PURPOSE / TASK / CONTEXT /
-//! EXPECTED / CONSTRAINTS, with the strategy, the source in scope with line numbers and the last
-//! run's failures and missing lines), the call, and the accept filter of TestGen-LLM and CoverUp:
-//! a candidate test file is kept only if it loads, passes 5 runs in a row, changes nothing outside
-//! its own temporary folders (the effects plugin watches every run), and adds coverage of the
-//! scope. Every rejected candidate is recorded with its reason.
+//! The generator's work handed to an agent backend, in every family: the prompt
+//! (`agent_prompt`: PURPOSE / TASK / CONTEXT / EXPECTED / CONSTRAINTS in the family's terms), the
+//! call, in a copy of the repository the agent can explore and run, and the accept filter of
+//! TestGen-LLM and CoverUp (`accept`): a candidate test file is kept only if it loads, passes 5
+//! runs in a row, changes nothing outside its own temporary folders, and adds coverage of the
+//! scope. Every rejected candidate is recorded with its reason. The executor's self-repair goes
+//! through the same chain and the same bench.
 
-use std::fmt::Write as _;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::accept::{accept_filter, check_passes, file_name};
-use super::feedback::feedback;
-use super::python_modules::modules_in_scope;
+use super::accept::{accept_filter, check_passes, file_name, Demand};
+use super::agent_prompt::{self, PromptFacts, REPAIR_DIR};
 use crate::agents::answer::AnswerFile;
 use crate::agents::backends::Backend;
-use crate::agents::call;
-use crate::gen::ModuleRef;
+use crate::agents::call::{self, WorkDir};
+use crate::family::agent::Conventions;
 use crate::tasks::Outcome;
 use crate::team::error::{Result, RoleError};
 use crate::team::util::{agent_input, to_map};
 use crate::team::RoleContext;
+use crate::testing::framework::Framework;
 use crate::util::{atomic_write, mkdirs};
 
-/// Lines of one source file shown in the prompt.
-const MAX_SOURCE_LINES: usize = 400;
-
-/// One round of the generator through `backend`; Err when it gave no accepted test (the chain
-/// then tries its next backend).
+/// One round of the generator through `backend` for a `framework` project; Err when it gave no
+/// accepted test (the chain then tries its next backend).
 pub(crate) fn agent_round(
     ctx: &RoleContext,
     layer: &str,
     round: Option<u64>,
     backend: &Backend,
+    framework: Framework,
 ) -> Result<Outcome> {
     // A planned layer's first round: one call per scenario of a requirement or a gap (the code
     // route's scenarios are the modules in scope, which the layer's call covers; a plan too big
@@ -45,26 +44,41 @@ pub(crate) fn agent_round(
     {
         return super::agent_scenarios::scenario_round(ctx, layer, backend, &planned);
     }
-    let modules = modules_in_scope(ctx)?;
-    if modules.is_empty() {
+    let facts = PromptFacts::of(ctx, framework)?;
+    if facts.sources.is_empty() {
         return Err(RoleError::NoModuleInScope);
     }
-    let prompt = build_prompt(ctx, layer, &modules);
-    let workspace = ctx.session.root.join("workspace");
-    let folder = workspace.join(format!("agent-{layer}"));
+    let prompt = agent_prompt::generation(ctx, layer, &facts);
+    let folder = working_copy(ctx, &format!("agent-{layer}"), &BTreeMap::new())?;
     (ctx.progress)(
         "agent_call",
         Some(20.0),
-        Some(format!("{} for {} module(s)", backend.name, modules.len())),
+        Some(format!(
+            "{} for {} file(s) in scope",
+            backend.name,
+            facts.sources.len()
+        )),
     );
-    let called = call::call(backend, &agent_input(ctx, "generator", &prompt, &folder)?)?;
+    let input = agent_input(
+        ctx,
+        "generator",
+        &prompt,
+        &folder,
+        WorkDir::CopyOf(ctx.repo),
+    )?;
+    let called = call::call(backend, &input)?;
     (ctx.progress)(
         "accept_filter",
         Some(50.0),
         Some(format!("{} candidate file(s)", called.files.len())),
     );
-    let scope: Vec<String> = modules.iter().map(|m| m.file.clone()).collect();
-    let judged = accept_filter(ctx, layer, &called.files, &scope, false)?;
+    let judged = accept_filter(
+        ctx,
+        layer,
+        &called.files,
+        &facts.sources,
+        Demand::NewCoverage,
+    )?;
     let accepted: Vec<&AnswerFile> = judged
         .iter()
         .filter(|(_, v)| v.is_none())
@@ -89,7 +103,7 @@ pub(crate) fn agent_round(
     let mut written = Vec::new();
     for f in &accepted {
         // Beside, never over, a test file the layer already has (it was judged against it).
-        let name = free_name(&dir, &file_name(&f.path));
+        let name = free_name(&dir, &file_name(&f.path), &facts.conventions);
         atomic_write(&dir.join(&name), f.content.as_bytes())?;
         written.push(format!("tests/{layer}/{name}"));
     }
@@ -109,6 +123,21 @@ pub(crate) fn agent_round(
     Ok(out)
 }
 
+/// A copy of the repository (and `extra` files, relative path -> bytes) under the session's
+/// workspace as `name`: an agent's working folder. The user's tree is never one.
+fn working_copy(
+    ctx: &RoleContext,
+    name: &str,
+    extra: &BTreeMap<std::path::PathBuf, Vec<u8>>,
+) -> Result<std::path::PathBuf> {
+    let folder = ctx.session.root.join("workspace").join(name);
+    crate::workspace::mirror(ctx.repo, &folder, extra).map_err(|cause| RoleError::Mirror {
+        into: folder.clone(),
+        cause,
+    })?;
+    Ok(folder)
+}
+
 /// Test files rewritten by agents: the executor's self-repair, reached through this trait so
 /// that the critic's loop knows nothing of prompts and backends.
 pub(crate) trait RepairTests {
@@ -121,73 +150,52 @@ pub(crate) trait RepairTests {
 pub(crate) struct AgentRepair<'c, 'a> {
     ctx: &'c RoleContext<'a>,
     layer: &'c str,
+    framework: Framework,
     chain: Vec<Backend>,
 }
 
 impl<'c, 'a> AgentRepair<'c, 'a> {
-    /// None when the task has no layer or the executor's chain has no agent backend (only the
-    /// built-in one).
+    /// None when the task has no layer, the session no known framework, or the executor's
+    /// chain no agent backend (only the built-in one).
     pub(crate) fn of(ctx: &'c RoleContext<'a>) -> Option<Self> {
         let layer = ctx.task.layer.as_deref()?;
+        let framework = crate::session::framework::session_framework(ctx.session, ctx.repo).ok()?;
         let chain = ctx.agents.chain("executor");
-        (!chain.iter().all(|b| b.is_builtin())).then_some(AgentRepair { ctx, layer, chain })
+        (!chain.iter().all(|b| b.is_builtin())).then_some(AgentRepair {
+            ctx,
+            layer,
+            framework,
+            chain,
+        })
     }
 }
 
 impl RepairTests for AgentRepair<'_, '_> {
     fn repair(&self, file: &Path, failures: &str) -> Result<(String, String)> {
-        repair_file(self.ctx, self.layer, &self.chain, file, failures)
+        repair_file(self, file, failures)
     }
 }
 
 /// The executor's self-repair through its agent chain: a test file with failures the executor
-/// judged the test's own fault goes to the backends with the evidence; the first corrected file
-/// that loads and passes 5 runs in a row replaces it. Returns (backend, new content); Err when
-/// no backend gave one (the executor then quarantines the tests).
-fn repair_file(
-    ctx: &RoleContext,
-    layer: &str,
-    chain: &[Backend],
-    file: &Path,
-    failures: &str,
-) -> Result<(String, String)> {
+/// judged the test's own fault goes to the backends with the evidence and the code it calls; the
+/// first corrected file that loads and passes 5 runs in a row replaces it. The agent works in a
+/// copy of the repository holding the file under repair. Returns (backend, new content); Err
+/// when no backend gave one (the executor then quarantines the tests).
+fn repair_file(r: &AgentRepair, file: &Path, failures: &str) -> Result<(String, String)> {
+    let ctx = r.ctx;
     let name = file_name(file);
     let content = std::fs::read_to_string(file).map_err(RoleError::io("read", file))?;
-    let modules = modules_in_scope(ctx).unwrap_or_default();
-    let mut p = String::new();
-    let _ = writeln!(
-        p,
-        "PURPOSE: repair the {layer} pytest file `{name}`: its failing tests are wrong as written (the executor judged the failures to be the tests' own fault, not the code's).\n"
-    );
-    let _ = writeln!(p, "TASK: fix the mistakes in the failing tests so they test what they meant to; keep every passing test as it is.\n");
-    p.push_str("CONTEXT:\n\n");
-    let _ = writeln!(p, "The test file `{name}`, with line numbers:\n");
-    for (i, line) in content.lines().enumerate() {
-        let _ = writeln!(p, "{:>4} | {line}", i + 1);
-    }
-    let _ = writeln!(p, "\nThe failures:\n\n{}\n", truncate(failures, 6000));
-    for m in &modules {
-        if let Ok(source) = std::fs::read_to_string(ctx.repo.join(&m.file)) {
-            let _ = writeln!(p, "Source of {} (module `{}`):\n", m.file, m.module);
-            for (i, line) in source.lines().take(MAX_SOURCE_LINES).enumerate() {
-                let _ = writeln!(p, "{:>4} | {line}", i + 1);
-            }
-            p.push('\n');
-        }
-    }
-    let _ = writeln!(
-        p,
-        "EXPECTED: the whole corrected file in one fenced code block whose first line is `# path: {name}`.\n\n\
-         CONSTRAINTS: never weaken an assertion to make it pass on wrong behaviour; do not change the project's files; pytest only.\n"
-    );
-    let folder = ctx
-        .session
-        .root
-        .join("workspace")
-        .join(format!("repair-{layer}"));
+    let facts = PromptFacts::of(ctx, r.framework)?;
+    let prompt = agent_prompt::repair(ctx, r.layer, &facts, &name, &content, failures);
+    let in_copy = Path::new(REPAIR_DIR).join(&name);
+    let extra = BTreeMap::from([(in_copy.clone(), content.clone().into_bytes())]);
     let mut errors = Vec::new();
-    for backend in chain.iter().filter(|b| !b.is_builtin()) {
-        let called = call::call(backend, &agent_input(ctx, "executor", &p, &folder)?);
+    for backend in r.chain.iter().filter(|b| !b.is_builtin()) {
+        let folder = working_copy(ctx, &format!("repair-{}", r.layer), &extra)?;
+        let called = call::call(
+            backend,
+            &agent_input(ctx, "executor", &prompt, &folder, WorkDir::CopyOf(ctx.repo))?,
+        );
         let files = match called {
             Ok(c) => c.files,
             Err(e) => {
@@ -195,127 +203,31 @@ fn repair_file(
                 continue;
             }
         };
-        let Some(fixed) = files.into_iter().find(|f| file_name(&f.path) == name) else {
-            errors.push(format!("{}: the answer has no {name}", backend.name));
+        // The file changed in place, else a block or file named like it (the copy's file as it
+        // was handed over is no answer).
+        let changed = || files.iter().filter(|f| f.content != content);
+        let fixed = changed()
+            .find(|f| f.path == in_copy)
+            .or_else(|| changed().find(|f| file_name(&f.path) == name));
+        let Some(fixed) = fixed else {
+            errors.push(format!("{}: the answer has no new {name}", backend.name));
             continue;
         };
-        match check_passes(ctx, layer, &name, &fixed.content) {
-            None => return Ok((backend.name.clone(), fixed.content)),
+        match check_passes(ctx, r.layer, &name, &fixed.content) {
+            None => return Ok((backend.name.clone(), fixed.content.clone())),
             Some(why) => errors.push(format!("{}: the repaired file {why}", backend.name)),
         }
     }
     Err(RoleError::NoRepair { attempts: errors })
 }
 
-/// `name`, or `stem_2.py`, `stem_3.py`, … when `dir` has it already.
-fn free_name(dir: &Path, name: &str) -> String {
+/// `name`, or a numbered name beside it that is still a test file name, when `dir` has it.
+fn free_name(dir: &Path, name: &str, conventions: &Conventions) -> String {
     if !dir.join(name).exists() {
         return name.to_string();
     }
-    let stem = name.strip_suffix(".py").unwrap_or(name);
     (2..)
-        .map(|k| format!("{stem}_{k}.py"))
-        .find(|n| !dir.join(n).exists())
+        .map(|k| Conventions::numbered(name, k))
+        .find(|n| !dir.join(n).exists() && (conventions.is_test_file)(n))
         .expect("some name is free")
-}
-
-/// The prompt. It names files relative to the repository only, so the same repository and
-/// task give the same prompt (and replay finds its recording).
-fn build_prompt(ctx: &RoleContext, layer: &str, modules: &[ModuleRef]) -> String {
-    let target = ctx.config.coverage_target(layer).unwrap_or(80.0);
-    let fb = feedback(&ctx.session.root, layer);
-    let mut p = String::new();
-    let _ = writeln!(
-        p,
-        "PURPOSE: write {layer} pytest tests for the code in scope, reaching at least {target:.0}% line coverage of it, that pass on the code as it is unless it has a real bug.\n"
-    );
-    // The task text names the session's folder; the prompt must not (replay matches by prompt).
-    let session = ctx.session.root.display().to_string();
-    let task = ctx.task.description.replace(&session, "<session>");
-    let _ = writeln!(p, "TASK: {}\n", task.trim());
-    p.push_str("CONTEXT:\n\n");
-    p.push_str(&super::discoveries::prompt_section(&ctx.session.root));
-    if let Ok(strategy) =
-        std::fs::read_to_string(ctx.session.root.join("strategy/test-strategy.md"))
-    {
-        let _ = writeln!(p, "Test strategy:\n\n{}\n", truncate(&strategy, 6000));
-    }
-    for m in modules {
-        let Ok(source) = std::fs::read_to_string(ctx.repo.join(&m.file)) else {
-            continue;
-        };
-        let _ = writeln!(
-            p,
-            "Source of {} (module `{}`), with line numbers:\n",
-            m.file, m.module
-        );
-        for (i, line) in source.lines().take(MAX_SOURCE_LINES).enumerate() {
-            let _ = writeln!(p, "{:>4} | {line}", i + 1);
-        }
-        p.push('\n');
-    }
-    if !fb.avoid.is_empty() {
-        let _ = writeln!(
-            p,
-            "Tests of the last run that failed as written (do not repeat them): {}\n",
-            fb.avoid.join(", ")
-        );
-    }
-    if !fb.missing.is_empty() {
-        p.push_str(if fb.missing_from_baseline {
-            "Lines the project's own tests do not cover (they cover the rest; aim here, a test that covers nothing new is dropped):\n"
-        } else {
-            "Lines the last run did not cover:\n"
-        });
-        for (file, lines) in &fb.missing {
-            let _ = writeln!(p, "- {file}: {}", ranges(lines));
-        }
-        p.push('\n');
-    }
-    p.push_str(
-        "EXPECTED: one fenced code block per test file. Name the file on the first line inside the block as `# path: test_<name>.py` (or write `path=test_<name>.py` after the opening fence). Tests import the project normally (`from package.module import name`) and use pytest only; every test asserts something.\n\n\
-         CONSTRAINTS: write test files only; never change the project's files; no network; write files only under pytest's tmp_path; no sleeping, no randomness without a fixed seed.\n",
-    );
-    p
-}
-
-fn truncate(text: &str, max: usize) -> &str {
-    match text.char_indices().nth(max) {
-        Some((i, _)) => &text[..i],
-        None => text,
-    }
-}
-
-/// `[1, 2, 3, 7]` as `1-3, 7`.
-fn ranges(lines: &[u32]) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut sorted = lines.to_vec();
-    sorted.sort_unstable();
-    let mut i = 0;
-    while i < sorted.len() {
-        let start = sorted[i];
-        let mut end = start;
-        while i + 1 < sorted.len() && sorted[i + 1] == end + 1 {
-            i += 1;
-            end = sorted[i];
-        }
-        out.push(if start == end {
-            start.to_string()
-        } else {
-            format!("{start}-{end}")
-        });
-        i += 1;
-    }
-    out.join(", ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn line_ranges_are_compact() {
-        assert_eq!(ranges(&[7, 1, 2, 3, 9, 10]), "1-3, 7, 9-10");
-        assert_eq!(ranges(&[]), "");
-    }
 }

@@ -10,10 +10,11 @@ use std::path::Path;
 
 use serde_json::json;
 
-use super::accept::{accept_filter, file_name};
+use super::accept::{accept_filter, file_name, Demand};
 use crate::agents::answer::AnswerFile;
 use crate::agents::backends::Backend;
-use crate::agents::call;
+use crate::agents::call::{self, WorkDir};
+use crate::family::agent::Conventions;
 use crate::scenario::plan::{self, Scenario};
 use crate::tasks::Outcome;
 use crate::team::error::{Result, RoleError};
@@ -51,6 +52,8 @@ pub(crate) fn scenario_round(
         .and_then(|s| s.controls.concurrency)
         .unwrap_or(DEFAULT_WAVE)
         .max(1);
+    let conventions = scenario_conventions(ctx)?;
+    let conventions = &conventions;
     let workspace = ctx.session.root.join("workspace");
     let mut answers: Vec<(usize, AnswerFile)> = Vec::new();
     let mut failures: Vec<(usize, String)> = Vec::new();
@@ -78,8 +81,8 @@ pub(crate) fn scenario_round(
                     let folder =
                         workspace.join(format!("agent-{layer}-{}", row.id.to_ascii_lowercase()));
                     scope.spawn(move || {
-                        let prompt = prompt(ctx, layer, row);
-                        let got = agent_input(ctx, "generator", &prompt, &folder)
+                        let prompt = prompt(ctx, layer, row, conventions);
+                        let got = agent_input(ctx, "generator", &prompt, &folder, WorkDir::Empty)
                             .and_then(|input| Ok(call::call(backend, &input)?))
                             .map(|called| called.files);
                         (index, got)
@@ -94,7 +97,7 @@ pub(crate) fn scenario_round(
         for (index, got) in results {
             match got {
                 Ok(files) => {
-                    let want = expected_name(&rows[index]);
+                    let want = expected_name(&rows[index], conventions);
                     // The file named as asked, else the answer's only file, under that name.
                     let chosen = files
                         .iter()
@@ -117,7 +120,7 @@ pub(crate) fn scenario_round(
     }
     let files: Vec<AnswerFile> = answers.iter().map(|(_, f)| f.clone()).collect();
     let scope: Vec<String> = rows.iter().map(|r| r.target_file.clone()).collect();
-    let judged = accept_filter(ctx, layer, &files, &scope, true)?;
+    let judged = accept_filter(ctx, layer, &files, &scope, Demand::Scenario)?;
     let dir = ctx.session.root.join("tests").join(layer);
     mkdirs(&dir)?;
     let mut written = Vec::new();
@@ -185,20 +188,31 @@ pub(crate) fn scenario_round(
     Ok(out)
 }
 
-/// The file name the row asks for (`test_at_001_….py`).
-fn expected_name(row: &Scenario) -> String {
+/// How the session's framework writes tests.
+fn scenario_conventions(ctx: &RoleContext) -> Result<Conventions> {
+    let framework = crate::session::framework::session_framework(ctx.session, ctx.repo)?;
+    Ok(crate::family::agent::conventions(framework, ctx.repo))
+}
+
+/// The file name the row asks for (`test_at_001_….py`), when it is a test file name of the
+/// project's framework; else one made from the scenario's id in the framework's form.
+fn expected_name(row: &Scenario, conventions: &Conventions) -> String {
     Path::new(&row.test_file)
         .file_name()
         .and_then(|n| n.to_str())
-        .filter(|n| n.starts_with("test_") && n.ends_with(".py"))
+        .filter(|n| (conventions.is_test_file)(n))
         .map(str::to_string)
-        .unwrap_or_else(|| format!("test_{}.py", row.id.to_ascii_lowercase().replace('-', "_")))
+        .unwrap_or_else(|| {
+            let id = row.id.to_ascii_lowercase().replace('-', "_");
+            conventions.file_name.replace("<name>", &id)
+        })
 }
 
 /// The writer's prompt for one scenario.
-fn prompt(ctx: &RoleContext, layer: &str, row: &Scenario) -> String {
+fn prompt(ctx: &RoleContext, layer: &str, row: &Scenario, conventions: &Conventions) -> String {
     let mut p = String::new();
-    let name = expected_name(row);
+    let name = expected_name(row, conventions);
+    let fence = conventions.fence;
     let _ = writeln!(
         p,
         "PURPOSE: write the {layer} test file for scenario {} | Success: each test case is one test, named after the scenario, that passes on correct code\n",
@@ -227,7 +241,7 @@ fn prompt(ctx: &RoleContext, layer: &str, row: &Scenario) -> String {
         .unwrap_or_default();
     for file in examples {
         if let Some(text) = quote(ctx.repo, file) {
-            let _ = writeln!(p, "\nStyle example `{file}`:\n```python\n{text}```");
+            let _ = writeln!(p, "\nStyle example `{file}`:\n```{fence}\n{text}```");
         }
     }
     if !row.prev_context.is_empty() {
@@ -240,11 +254,21 @@ fn prompt(ctx: &RoleContext, layer: &str, row: &Scenario) -> String {
     p.push('\n');
     p.push_str(&super::discoveries::prompt_section(&ctx.session.root));
     if let Some(text) = quote(ctx.repo, &row.target_file) {
-        let _ = writeln!(p, "CODE `{}`:\n```python\n{text}```\n", row.target_file);
+        let _ = writeln!(p, "CODE `{}`:\n```{fence}\n{text}```\n", row.target_file);
     }
     let _ = writeln!(
         p,
-        "ANSWER: one pytest file, as a fenced block whose first line is `# path: {name}`. Name every test `test_{}_...` and put {} in its docstring. Do not change the code under test; a test that fails because the code is wrong is what this scenario is for.",
+        "HOW THIS PROJECT'S TESTS ARE WRITTEN ({}):",
+        conventions.framework
+    );
+    for idiom in &conventions.idioms {
+        let _ = writeln!(p, "- {idiom}");
+    }
+    let _ = writeln!(
+        p,
+        "\nANSWER: one {} file, as a fenced block whose first line is `{} path: {name}`. Name every test after the scenario (`{}`) and put {} in its description or docstring. Do not change the code under test; a test that fails because the code is wrong is what this scenario is for.",
+        conventions.framework,
+        conventions.comment,
         row.id.to_ascii_lowercase().replace('-', "_"),
         row.id
     );

@@ -6,6 +6,8 @@ pub(crate) mod accept;
 /// The agent-backed work of the generator (a generation round) and of the executor (repairing
 /// a test file), with the accept bench both use.
 pub(crate) mod agent_gen;
+/// The agents' prompts in the family's terms.
+pub(crate) mod agent_prompt;
 /// A planned layer's scenarios written by an agent, one call per scenario, in waves.
 pub(crate) mod agent_scenarios;
 pub(crate) mod baseline;

@@ -8,15 +8,9 @@ use crate::pipeline::scope::ChangeKind;
 use crate::session::scope::load_scope;
 use crate::session::SessionDir;
 use crate::team::error::RoleError;
-use crate::team::RoleContext;
 
-/// The modules in scope: the changed (or, with no change, all) Python files that are importable
-/// modules and not tests.
-pub(crate) fn modules_in_scope(ctx: &RoleContext) -> Result<Vec<ModuleRef>, RoleError> {
-    modules_of(ctx.session, ctx.repo)
-}
-
-/// [`modules_in_scope`] of `session`, whose repository is `repo`.
+/// The modules in scope of `session`, whose repository is `repo`: the changed (or, with no
+/// change, all) Python files that are importable modules and not tests.
 pub(crate) fn modules_of(session: &SessionDir, repo: &Path) -> Result<Vec<ModuleRef>, RoleError> {
     let scope = load_scope(session)?;
     let files: Vec<String> = scope
