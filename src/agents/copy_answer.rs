@@ -49,9 +49,12 @@ pub fn changed(folder: &Path, tree: &Path, skip: &[&str]) -> (Vec<AnswerFile>, V
             } else if kind.is_file()
                 && !(rel_dir.as_os_str().is_empty() && skip.contains(&name.as_str()))
             {
+                // The tree's side as the mirror copied it: a link in the tree is its target's
+                // bytes in the copy. A lock file cargo wrote into the copy is no answer.
                 let now = crate::util::read_regular(&folder.join(&rel)).ok();
-                let was = crate::util::read_regular_nofollow(&tree.join(&rel)).ok();
-                if now.is_some() && now != was {
+                let was = crate::util::read_regular(&tree.join(&rel)).ok();
+                let cargo_lock = rel == Path::new("Cargo.lock");
+                if now.is_some() && now != was && !cargo_lock {
                     candidates.push(rel);
                 }
             }

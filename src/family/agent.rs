@@ -61,41 +61,37 @@ impl std::fmt::Display for UnsafeCall {
     }
 }
 
-/// One rule of a static check: a pattern, and what a match reaches.
+/// One rule of a static check: a regular expression over the code (comments left out, string
+/// literals kept, so an import path counts), the call as the rejection names it, and what a
+/// match reaches.
 pub(crate) struct Rule {
     pub pattern: &'static str,
+    pub call: &'static str,
     pub reaches: &'static str,
 }
 
 pub(crate) const FILE_SYSTEM: &str = "writes the file system outside a temporary folder";
 pub(crate) const PROCESS: &str = "starts or ends a process";
 pub(crate) const NETWORK: &str = "uses the network";
-pub(crate) const NATIVE: &str = "escapes the language's checks (native or unsafe code)";
+pub(crate) const NATIVE: &str = "escapes the language's checks (native, unsafe or dynamic code)";
 
-/// The calls of `source` that `rules` refuse, with comments left out; a file-system write is
-/// allowed when `temporary` says the file makes a temporary folder of its own (the sandbox and
-/// the file-system watch then check where it really writes).
-pub(crate) fn check_calls(source: &str, rules: &[Rule], temporary: &[&str]) -> Vec<UnsafeCall> {
-    let code: String = source
-        .lines()
-        .map(|l| match l.find("//") {
-            Some(i) => &l[..i],
-            None => l,
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
+/// The calls of `code` (see [`code_only`]) that `rules` refuse. A file-system write is let
+/// through when `temporary` says the file makes a temporary folder of its own: where it really
+/// writes is then the sandbox's and the file-system watch's to see (they see every write; what
+/// they cannot see, the network and other processes, is never let through).
+pub(crate) fn check_calls(code: &str, rules: &[Rule], temporary: &[&str]) -> Vec<UnsafeCall> {
     let has_temporary = temporary.iter().any(|t| code.contains(t));
     let mut found: Vec<UnsafeCall> = Vec::new();
     for rule in rules {
         if rule.reaches == FILE_SYSTEM && has_temporary {
             continue;
         }
-        if code.contains(rule.pattern) && !found.iter().any(|f| f.call == rule.pattern) {
+        let Ok(re) = regex::Regex::new(rule.pattern) else {
+            continue;
+        };
+        if re.is_match(code) && !found.iter().any(|f| f.call == rule.call) {
             found.push(UnsafeCall {
-                call: rule
-                    .pattern
-                    .trim_matches(|c: char| !c.is_alphanumeric())
-                    .to_string(),
+                call: rule.call.to_string(),
                 reaches: rule.reaches,
             });
         }
@@ -103,9 +99,69 @@ pub(crate) fn check_calls(source: &str, rules: &[Rule], temporary: &[&str]) -> V
     found
 }
 
+/// `source` without its comments (`//` to the end of the line, `/* … */`), string literals
+/// kept whole: a `//` inside a string (`"http://x"`) does not hide the rest of the line.
+/// `quotes` are the characters that open a string in the language (`"` for Rust, `"` and `` ` ``
+/// for Go, and `'` too for JavaScript); a backslash escapes inside all but `` ` ``.
+pub(crate) fn code_only(source: &str, quotes: &[char]) -> String {
+    let chars: Vec<char> = source.chars().collect();
+    let mut out = String::with_capacity(source.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            i += 2;
+            while i < chars.len() && !(chars[i] == '*' && chars.get(i + 1) == Some(&'/')) {
+                i += 1;
+            }
+            i += 2;
+            out.push(' ');
+        } else if quotes.contains(&c) {
+            out.push(c);
+            i += 1;
+            while i < chars.len() && chars[i] != c {
+                if chars[i] == '\\' && c != '`' && i + 1 < chars.len() {
+                    out.push(chars[i]);
+                    i += 1;
+                }
+                out.push(chars[i]);
+                i += 1;
+            }
+            if i < chars.len() {
+                out.push(c);
+            }
+            i += 1;
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn comments_go_and_strings_stay_whole() {
+        let code = code_only(
+            "let u = \"http://x\"; std::process::exit(1); // gone\n/* a */b",
+            &['"'],
+        );
+        assert!(code.contains("http://x"), "{code}");
+        assert!(code.contains("std::process::exit(1);"), "{code}");
+        assert!(
+            !code.contains("gone") && !code.contains("/* a */"),
+            "{code}"
+        );
+        assert!(code.ends_with(" b"), "{code}");
+    }
 
     #[test]
     fn a_numbered_name_keeps_every_suffix() {

@@ -45,10 +45,10 @@ pub trait Language: Sync {
     /// How this family's tests are written for `framework` in `repo`: what an agent backend is
     /// told, and the names the accept filter takes.
     fn conventions(&self, framework: Framework, repo: &std::path::Path) -> agent::Conventions;
-    /// The calls of a candidate test file that reach the file system outside a temporary
-    /// folder, processes, the network or native code, for a family whose tests can make them
-    /// unseen by any language hook (Rust, Go); empty where the language's own hook and the
-    /// file-system watch see everything (Python, JavaScript).
+    /// The calls of a candidate test file that reach what the file-system watch cannot see
+    /// (the network, other processes, native or computed code), and for Rust and Go the file
+    /// system outside a temporary folder too: refused before the file runs. Empty for Python,
+    /// whose audit hook sees all of it.
     fn unsafe_calls(&self, source: &str) -> Vec<agent::UnsafeCall>;
     /// The family's own L0 checks of the changed files (`code_check` adds the shared ones).
     fn check_code(

@@ -218,8 +218,16 @@ impl Sandbox {
                 report
             })
             .map(|mut report| {
+                // A toolchain's own bookkeeping files, written as regular files: nothing else
+                // done to those paths (a link made there, a removal) is left out.
                 let own = roots::tool_bookkeeping();
-                report.changes.retain(|c| !own.contains(&c.path));
+                report.changes.retain(|c| {
+                    let written = matches!(
+                        c.what,
+                        watch::What::Written | watch::What::Created(watch::Kind::File)
+                    );
+                    !(written && own.contains(&c.path))
+                });
                 report
             })
             .collect()

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use crate::family::agent::{
-    check_calls, Conventions, Rule, UnsafeCall, FILE_SYSTEM, NATIVE, NETWORK, PROCESS,
+    code_only, Conventions, UnsafeCall, FILE_SYSTEM, NATIVE, NETWORK, PROCESS,
 };
 
 pub(super) fn conventions(repo: &Path) -> Conventions {
@@ -44,106 +44,111 @@ fn is_test_file(name: &str) -> bool {
     name.ends_with("_test.go") && name.len() > "_test.go".len()
 }
 
-const RULES: &[Rule] = &[
-    Rule {
-        pattern: "\"os/exec\"",
-        reaches: PROCESS,
-    },
-    Rule {
-        pattern: "os.StartProcess",
-        reaches: PROCESS,
-    },
-    Rule {
-        pattern: "syscall.",
-        reaches: NATIVE,
-    },
-    Rule {
-        pattern: "\"unsafe\"",
-        reaches: NATIVE,
-    },
-    Rule {
-        pattern: "import \"C\"",
-        reaches: NATIVE,
-    },
-    Rule {
-        pattern: "os.Exit",
-        reaches: PROCESS,
-    },
-    Rule {
-        pattern: "\"net\"",
-        reaches: NETWORK,
-    },
-    Rule {
-        pattern: "\"net/http\"",
-        reaches: NETWORK,
-    },
-    Rule {
-        pattern: "\"net/rpc\"",
-        reaches: NETWORK,
-    },
-    Rule {
-        pattern: "\"net/smtp\"",
-        reaches: NETWORK,
-    },
-    Rule {
-        pattern: "os.Create",
-        reaches: FILE_SYSTEM,
-    },
-    Rule {
-        pattern: "os.WriteFile",
-        reaches: FILE_SYSTEM,
-    },
-    Rule {
-        pattern: "ioutil.WriteFile",
-        reaches: FILE_SYSTEM,
-    },
-    Rule {
-        pattern: "os.OpenFile",
-        reaches: FILE_SYSTEM,
-    },
-    Rule {
-        pattern: "os.Remove",
-        reaches: FILE_SYSTEM,
-    },
-    Rule {
-        pattern: "os.Rename",
-        reaches: FILE_SYSTEM,
-    },
-    Rule {
-        pattern: "os.Mkdir",
-        reaches: FILE_SYSTEM,
-    },
-    Rule {
-        pattern: "os.Chmod",
-        reaches: FILE_SYSTEM,
-    },
-    Rule {
-        pattern: "os.Chown",
-        reaches: FILE_SYSTEM,
-    },
-    Rule {
-        pattern: "os.Symlink",
-        reaches: FILE_SYSTEM,
-    },
-    Rule {
-        pattern: "os.Link",
-        reaches: FILE_SYSTEM,
-    },
-    Rule {
-        pattern: "os.Truncate",
-        reaches: FILE_SYSTEM,
-    },
-    Rule {
-        pattern: "os.Chdir",
-        reaches: FILE_SYSTEM,
-    },
+/// Imports a test may not make at all: processes, the network, native and unsafe code.
+const FORBIDDEN_IMPORTS: &[(&str, &str)] = &[
+    ("os/exec", PROCESS),
+    ("os/signal", PROCESS),
+    ("plugin", NATIVE),
+    ("syscall", NATIVE),
+    ("unsafe", NATIVE),
+    ("C", NATIVE),
+    ("runtime/cgo", NATIVE),
+    ("golang.org/x/sys", NATIVE),
+    ("net", NETWORK),
+    ("crypto/tls", NETWORK),
+    ("golang.org/x/net", NETWORK),
 ];
 
+/// Functions of the `os` package (and `io/ioutil`) that write the file system, start or end a
+/// process (`MkdirTemp` and `CreateTemp` make temporary folders and files, and are allowed).
+const OS_WRITES: &str = r"Create|WriteFile|OpenFile|Remove|RemoveAll|Rename|Mkdir|MkdirAll|Chmod|Chown|Lchown|Chtimes|Symlink|Link|Truncate|Chdir";
+const OS_PROCESS: &str = r"StartProcess|FindProcess|Exit|Getppid";
+
 /// Where a test may write: a folder the testing package or the os package made for it.
-const TEMPORARY: &[&str] = &["t.TempDir()", "os.MkdirTemp(", "os.CreateTemp("];
+const TEMPORARY: &[&str] = &["TempDir()", "MkdirTemp(", "CreateTemp("];
 
 pub(super) fn unsafe_calls(source: &str) -> Vec<UnsafeCall> {
-    check_calls(source, RULES, TEMPORARY)
+    let code = code_only(source, &['"', '`']);
+    let imports = imports(&code);
+    let mut found: Vec<UnsafeCall> = Vec::new();
+    for (_, path) in &imports {
+        if let Some((_, reaches)) = FORBIDDEN_IMPORTS
+            .iter()
+            .find(|(p, _)| path == p || path.starts_with(&format!("{p}/")))
+        {
+            found.push(UnsafeCall {
+                call: format!("import \"{path}\""),
+                reaches,
+            });
+        }
+    }
+    // The os and ioutil packages under whatever name the file imports them.
+    let mut rules: Vec<(String, &'static str, &'static str)> = Vec::new();
+    for (alias, path) in &imports {
+        let name = match (alias.as_deref(), path.as_str()) {
+            (Some("_"), _) => continue,
+            // A dot import calls them unqualified: nothing tells a write from a read.
+            (Some("."), "os" | "io/ioutil") => {
+                found.push(UnsafeCall {
+                    call: format!("import . \"{path}\""),
+                    reaches: FILE_SYSTEM,
+                });
+                continue;
+            }
+            (Some(a), "os" | "io/ioutil") => a.to_string(),
+            (None, "os") => "os".into(),
+            (None, "io/ioutil") => "ioutil".into(),
+            _ => continue,
+        };
+        rules.push((
+            format!(r"\b{name}\s*\.\s*({OS_WRITES})\b"),
+            "writes",
+            FILE_SYSTEM,
+        ));
+        rules.push((
+            format!(r"\b{name}\s*\.\s*({OS_PROCESS})\b"),
+            "process",
+            PROCESS,
+        ));
+    }
+    let has_temporary = TEMPORARY.iter().any(|t| code.contains(t));
+    for (pattern, _, reaches) in rules {
+        if reaches == FILE_SYSTEM && has_temporary {
+            continue;
+        }
+        if let Some(m) = regex::Regex::new(&pattern)
+            .ok()
+            .and_then(|re| re.find(&code))
+        {
+            let call: String = m.as_str().split_whitespace().collect();
+            if !found.iter().any(|f| f.call == call) {
+                found.push(UnsafeCall { call, reaches });
+            }
+        }
+    }
+    found
+}
+
+/// The file's imports as (alias, path).
+fn imports(code: &str) -> Vec<(Option<String>, String)> {
+    let spec = regex::Regex::new(r#"(?:([\w.]+)\s+)?["`]([^"`]+)["`]"#).expect("a valid pattern");
+    let block = regex::Regex::new(r"\bimport\s*\(([^)]*)\)").expect("a valid pattern");
+    let single =
+        regex::Regex::new(r#"\bimport\s+((?:[\w.]+\s+)?["`][^"`]+["`])"#).expect("a valid pattern");
+    let mut texts: Vec<&str> = block
+        .captures_iter(code)
+        .filter_map(|c| c.get(1).map(|m| m.as_str()))
+        .collect();
+    texts.extend(
+        single
+            .captures_iter(code)
+            .filter_map(|c| c.get(1).map(|m| m.as_str())),
+    );
+    texts
+        .iter()
+        .flat_map(|t| spec.captures_iter(t))
+        .map(|c| (c.get(1).map(|m| m.as_str().to_string()), c[2].to_string()))
+        .collect()
 }
 
 #[cfg(test)]
@@ -157,7 +162,20 @@ mod tests {
         assert!(found.iter().any(|c| c.contains("os/exec")), "{found:?}");
         assert!(found.iter().any(|c| c.contains("os.Remove")), "{found:?}");
         assert!(found.iter().any(|c| c.contains("net/http")), "{found:?}");
-        let in_tmp = "package calc_test\nfunc TestX(t *testing.T) { d := t.TempDir(); os.WriteFile(d+\"/a\", nil, 0o600) }";
+        let in_tmp = "package calc_test\nimport \"os\"\nfunc TestX(t *testing.T) { d := t.TempDir(); os.WriteFile(d+\"/a\", nil, 0o600) }";
         assert!(unsafe_calls(in_tmp).is_empty());
+        // Raw-string and aliased imports, and the net family, hide nothing.
+        for hidden in [
+            "import `os/exec`",
+            "import o \"os\"\nfunc TestX(t *testing.T) { o.RemoveAll(\"..\") }",
+            "import (\n\tsc \"syscall\"\n)",
+            "import \"os\"\nfunc TestX(t *testing.T) { p, _ := os.FindProcess(1); p.Kill() }",
+            "import \"crypto/tls\"",
+            "import \"net/rpc/jsonrpc\"",
+        ] {
+            assert!(!unsafe_calls(hidden).is_empty(), "{hidden}");
+        }
+        let fine = "package calc_test\nimport (\n\t\"testing\"\n\t\"example.com/calc\"\n)\nfunc TestX(t *testing.T) { _ = calc.Add(1, 2) }";
+        assert!(unsafe_calls(fine).is_empty(), "{:?}", unsafe_calls(fine));
     }
 }

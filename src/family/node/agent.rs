@@ -4,7 +4,9 @@
 
 use std::path::Path;
 
-use crate::family::agent::{Conventions, UnsafeCall};
+use crate::family::agent::{
+    check_calls, code_only, Conventions, Rule, UnsafeCall, NATIVE, NETWORK, PROCESS,
+};
 use crate::testing::framework::Framework;
 
 pub(super) fn conventions(framework: Framework, repo: &Path) -> Conventions {
@@ -74,8 +76,69 @@ fn is_test_file(name: &str) -> bool {
     })
 }
 
-/// Every run is under the sandbox and the file-system watch, which see what node and its
-/// children do; no static check stands in front of them.
-pub(super) fn unsafe_calls(_source: &str) -> Vec<UnsafeCall> {
-    Vec::new()
+/// What a JavaScript test may not do at all. The file-system watch sees every write, whoever
+/// makes it, but not the network (off in the sandbox, so a call that fails quietly passes) nor
+/// another process: those, and code built at run time that no reading can judge, are refused
+/// before the file runs.
+const RULES: &[Rule] = &[
+    Rule {
+        pattern: r#"["'`](node:)?child_process["'`]"#,
+        call: "child_process",
+        reaches: PROCESS,
+    },
+    Rule {
+        pattern: r"\bprocess\s*\.\s*(kill|exit|abort|dlopen|binding|_linkedBinding)\b",
+        call: "process.kill/exit/dlopen",
+        reaches: PROCESS,
+    },
+    Rule {
+        pattern: r#"["'`](node:)?(net|http|https|http2|tls|dgram|dns|inspector|cluster|worker_threads|vm)["'`]"#,
+        call: "a network, process or vm module",
+        reaches: NETWORK,
+    },
+    Rule {
+        pattern: r"\b(fetch|WebSocket|XMLHttpRequest|EventSource)\b",
+        call: "fetch",
+        reaches: NETWORK,
+    },
+    Rule {
+        pattern: r"\beval\s*\(|\bFunction\s*\(",
+        call: "eval",
+        reaches: NATIVE,
+    },
+    Rule {
+        pattern: r#"\b(require|import)\s*\(\s*[^"'`\s)]"#,
+        call: "a module loaded by a computed name",
+        reaches: NATIVE,
+    },
+    Rule {
+        pattern: r#"\.node["'`]"#,
+        call: "a native addon",
+        reaches: NATIVE,
+    },
+];
+
+pub(super) fn unsafe_calls(source: &str) -> Vec<UnsafeCall> {
+    check_calls(&code_only(source, &['"', '\'', '`']), RULES, &[])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn processes_the_network_and_computed_code_are_refused_and_plain_tests_are_not() {
+        for bad in [
+            "const { execSync } = require('child_process');",
+            "import http from 'node:http';",
+            "test('x', async () => { try { await fetch('http://x'); } catch {} });",
+            "eval(code);",
+            "const m = require(name);",
+            "process.kill(1);",
+        ] {
+            assert!(!unsafe_calls(bad).is_empty(), "{bad}");
+        }
+        let fine = "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport fs from 'node:fs';\nimport { slugify } from '../../strings.js'; // fetch nothing\ntest('s', () => assert.equal(slugify('A b'), 'a-b'));";
+        assert!(unsafe_calls(fine).is_empty(), "{:?}", unsafe_calls(fine));
+    }
 }

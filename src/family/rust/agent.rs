@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use crate::family::agent::{
-    check_calls, Conventions, Rule, UnsafeCall, FILE_SYSTEM, NATIVE, NETWORK, PROCESS,
+    check_calls, code_only, Conventions, Rule, UnsafeCall, FILE_SYSTEM, NATIVE, NETWORK, PROCESS,
 };
 
 pub(super) fn conventions(repo: &Path) -> Conventions {
@@ -43,110 +43,64 @@ fn crate_name(repo: &Path) -> Option<String> {
     Some(name.replace('-', "_"))
 }
 
+macro_rules! rule {
+    ($pattern:expr, $call:expr, $reaches:expr) => {
+        Rule {
+            pattern: $pattern,
+            call: $call,
+            reaches: $reaches,
+        }
+    };
+}
+
+/// Paths are matched with any spacing (`std :: process`), grouped imports too
+/// (`use std::{net::…}`); every `std::os` extension (Unix sockets, links, process extensions) is
+/// refused whole.
 const RULES: &[Rule] = &[
-    Rule {
-        pattern: "std::process",
-        reaches: PROCESS,
-    },
-    Rule {
-        pattern: "process::Command",
-        reaches: PROCESS,
-    },
-    Rule {
-        pattern: "Command::new",
-        reaches: PROCESS,
-    },
-    Rule {
-        pattern: "process::exit",
-        reaches: PROCESS,
-    },
-    Rule {
-        pattern: "libc::",
-        reaches: NATIVE,
-    },
-    Rule {
-        pattern: "unsafe ",
-        reaches: NATIVE,
-    },
-    Rule {
-        pattern: "unsafe{",
-        reaches: NATIVE,
-    },
-    Rule {
-        pattern: "extern \"C\"",
-        reaches: NATIVE,
-    },
-    Rule {
-        pattern: "std::net",
-        reaches: NETWORK,
-    },
-    Rule {
-        pattern: "TcpStream",
-        reaches: NETWORK,
-    },
-    Rule {
-        pattern: "TcpListener",
-        reaches: NETWORK,
-    },
-    Rule {
-        pattern: "UdpSocket",
-        reaches: NETWORK,
-    },
-    Rule {
-        pattern: "remove_file",
-        reaches: FILE_SYSTEM,
-    },
-    Rule {
-        pattern: "remove_dir",
-        reaches: FILE_SYSTEM,
-    },
-    Rule {
-        pattern: "create_dir",
-        reaches: FILE_SYSTEM,
-    },
-    Rule {
-        pattern: "File::create",
-        reaches: FILE_SYSTEM,
-    },
-    Rule {
-        pattern: "OpenOptions",
-        reaches: FILE_SYSTEM,
-    },
-    Rule {
-        pattern: "fs::write",
-        reaches: FILE_SYSTEM,
-    },
-    Rule {
-        pattern: "fs::rename",
-        reaches: FILE_SYSTEM,
-    },
-    Rule {
-        pattern: "fs::copy",
-        reaches: FILE_SYSTEM,
-    },
-    Rule {
-        pattern: "fs::hard_link",
-        reaches: FILE_SYSTEM,
-    },
-    Rule {
-        pattern: "set_permissions",
-        reaches: FILE_SYSTEM,
-    },
-    Rule {
-        pattern: "symlink",
-        reaches: FILE_SYSTEM,
-    },
-    Rule {
-        pattern: "set_current_dir",
-        reaches: FILE_SYSTEM,
-    },
+    rule!(r"\bprocess\s*::", "std::process", PROCESS),
+    rule!(r"\bCommand\s*::\s*new\b", "Command::new", PROCESS),
+    rule!(r"\bstd\s*::\s*os\b", "std::os", NATIVE),
+    rule!(
+        r"\bstd\s*::\s*\{[^}]*\b(os|net|process)\b",
+        "std::{os, net, process}",
+        NATIVE
+    ),
+    rule!(r"\blibc\b", "libc", NATIVE),
+    rule!(r"\bunsafe\b", "unsafe", NATIVE),
+    rule!(r#"\bextern\s*""#, "extern", NATIVE),
+    rule!(r"\bnet\s*::", "std::net", NETWORK),
+    rule!(
+        r"\b(TcpStream|TcpListener|UdpSocket|UnixStream|UnixListener|UnixDatagram|ToSocketAddrs)\b",
+        "a socket",
+        NETWORK
+    ),
+    rule!(
+        r"\bremove_(file|dir|dir_all)\b",
+        "fs::remove_*",
+        FILE_SYSTEM
+    ),
+    rule!(r"\bcreate_dir(_all)?\b", "fs::create_dir", FILE_SYSTEM),
+    rule!(
+        r"\bFile\s*::\s*(create|create_new|options)\b",
+        "File::create",
+        FILE_SYSTEM
+    ),
+    rule!(r"\bOpenOptions\b", "OpenOptions", FILE_SYSTEM),
+    rule!(
+        r"\bfs\s*::\s*(write|rename|copy|hard_link|set_permissions)\b",
+        "fs::write",
+        FILE_SYSTEM
+    ),
+    rule!(r"\bset_permissions\b", "set_permissions", FILE_SYSTEM),
+    rule!(r"\bsymlink", "symlink", FILE_SYSTEM),
+    rule!(r"\bset_current_dir\b", "set_current_dir", FILE_SYSTEM),
 ];
 
 /// Where a test may write: a folder it made under the temporary folder.
-const TEMPORARY: &[&str] = &["env::temp_dir()", "tempfile::", "TempDir"];
+const TEMPORARY: &[&str] = &["temp_dir()", "tempfile::", "TempDir"];
 
 pub(super) fn unsafe_calls(source: &str) -> Vec<UnsafeCall> {
-    check_calls(source, RULES, TEMPORARY)
+    check_calls(&code_only(source, &['"']), RULES, TEMPORARY)
 }
 
 #[cfg(test)]
@@ -161,11 +115,21 @@ mod tests {
             found.iter().any(|c| c.contains("std::process")),
             "{found:?}"
         );
-        assert!(found.iter().any(|c| c.contains("remove_dir")), "{found:?}");
+        assert!(found.iter().any(|c| c.contains("fs::remove")), "{found:?}");
         assert!(found.iter().any(|c| c.contains("std::net")), "{found:?}");
         let fine = "#[test]\nfn t() { let s = std::fs::read_to_string(\"Cargo.toml\"); assert!(s.is_ok()); }";
         assert!(unsafe_calls(fine).is_empty());
         let in_tmp = "#[test]\nfn t() { let d = std::env::temp_dir().join(\"t\"); std::fs::create_dir_all(&d).unwrap(); }";
         assert!(unsafe_calls(in_tmp).is_empty());
+        // Spacing, grouped imports, Unix sockets and a `//` inside a string hide nothing.
+        for hidden in [
+            "fn t() { std :: process :: Command :: new(\"rm\"); }",
+            "use std::{net::ToSocketAddrs};",
+            "use std::os::unix::net::UnixStream;",
+            "fn t() { let u = \"http://x\"; let _ = std::net::TcpStream::connect(u); }",
+            "fn t() { unsafe\n{ } }",
+        ] {
+            assert!(!unsafe_calls(hidden).is_empty(), "{hidden}");
+        }
     }
 }

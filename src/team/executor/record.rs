@@ -66,10 +66,11 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
     // A test quarantined as wrong as written, which no repair fixed, is not forgotten: it stays
     // in the pass rate's denominator as a test that did not pass. (Unsafe tests and files that
     // did not load are reported on their own.)
+    // This task's only: the record also holds what earlier tasks took out of the layer.
     let not_repaired = f
         .quarantined
         .iter()
-        .filter(|q| !q.file && q.unsafe_effect.is_none())
+        .filter(|q| q.task_id == ctx.task.id && !q.file && q.unsafe_effect.is_none())
         .count();
     let ran = totals.passed + totals.failed + totals.errors + not_repaired;
     let pass_rate = if ran > 0 {

@@ -186,8 +186,11 @@ fn repair_file(r: &AgentRepair, file: &Path, failures: &str) -> Result<(String, 
     let name = file_name(file);
     let content = std::fs::read_to_string(file).map_err(RoleError::io("read", file))?;
     let facts = PromptFacts::of(ctx, r.framework)?;
-    let prompt = agent_prompt::repair(ctx, r.layer, &facts, &name, &content, failures);
-    let in_copy = Path::new(REPAIR_DIR).join(&name);
+    // Where the runner places the file (so its imports resolve if the agent runs it there).
+    let in_copy = crate::family::runner_for(r.framework)
+        .apply_path(ctx.repo, r.layer, file)
+        .unwrap_or_else(|| Path::new(REPAIR_DIR).join(&name));
+    let prompt = agent_prompt::repair(ctx, r.layer, &facts, &name, &content, failures, &in_copy);
     let extra = BTreeMap::from([(in_copy.clone(), content.clone().into_bytes())]);
     let mut errors = Vec::new();
     for backend in r.chain.iter().filter(|b| !b.is_builtin()) {
@@ -203,12 +206,12 @@ fn repair_file(r: &AgentRepair, file: &Path, failures: &str) -> Result<(String, 
                 continue;
             }
         };
-        // The file changed in place, else a block or file named like it (the copy's file as it
-        // was handed over is no answer).
+        // The file changed in place, else a block (or a file at the copy's top) named like it;
+        // never another file of the project it changed, and not the file as handed over.
         let changed = || files.iter().filter(|f| f.content != content);
-        let fixed = changed()
-            .find(|f| f.path == in_copy)
-            .or_else(|| changed().find(|f| file_name(&f.path) == name));
+        let fixed = changed().find(|f| f.path == in_copy).or_else(|| {
+            changed().find(|f| f.path.parent() == Some(Path::new("")) && file_name(&f.path) == name)
+        });
         let Some(fixed) = fixed else {
             errors.push(format!("{}: the answer has no new {name}", backend.name));
             continue;

@@ -139,6 +139,7 @@ pub(crate) fn repair(
     name: &str,
     content: &str,
     failures: &str,
+    in_copy: &Path,
 ) -> String {
     let c = &facts.conventions;
     let mut p = String::new();
@@ -160,7 +161,8 @@ pub(crate) fn repair(
     }
     let _ = writeln!(
         p,
-        "Your working folder is a copy of the project; the test file is at `{REPAIR_DIR}/{name}` in it. Change it there, or answer with the whole file.\n"
+        "Your working folder is a copy of the project; the test file is at `{}` in it, where its tests run from. Change it there, or answer with the whole file.\n",
+        in_copy.display()
     );
     let _ = writeln!(
         p,
@@ -171,7 +173,8 @@ pub(crate) fn repair(
     p
 }
 
-/// Where the repairer's copy of the project holds the file under repair.
+/// Where the repairer's copy of the project holds the file under repair when its runner names
+/// no place for it.
 pub(crate) const REPAIR_DIR: &str = "team-testing-repair";
 
 fn conventions_section(p: &mut String, c: &Conventions) {
