@@ -79,18 +79,16 @@ fn doctor_says_per_family_what_works_here_and_why_the_rest_does_not() {
         );
     }
 
-    // JavaScript: the baseline, the generator and agents are there; the rest says "not yet" and
-    // why.
+    // JavaScript: everything but mutation, which says "not yet" and why.
     let js = Project::fixture("js-esm");
     let s = states(&doctor_json(&js, &with_agent));
     assert_eq!(s["own_suite"].0, "ready");
     assert_eq!(s["generator"].0, "ready");
     assert!(s["generator"].1.contains("ttgen.mjs"), "{s:?}");
     assert_eq!(s["agent_generation"].0, "ready", "{s:?}");
-    for cap in ["mutation", "test_fix"] {
-        assert_eq!(s[cap].0, "not_yet", "{cap}: {s:?}");
-        assert!(s[cap].1.contains("only so far"), "{cap}: {s:?}");
-    }
+    assert_eq!(s["test_fix"].0, "ready", "{s:?}");
+    assert_eq!(s["mutation"].0, "not_yet", "{s:?}");
+    assert!(s["mutation"].1.contains("only so far"), "{s:?}");
 
     // Rust and Go: their own suites; no built-in generator yet, with what to do instead.
     for fixture in ["rust-crate", "go-calc"] {
@@ -99,8 +97,9 @@ fn doctor_says_per_family_what_works_here_and_why_the_rest_does_not() {
         assert_eq!(s["own_suite"].0, "ready", "{fixture}: {s:?}");
         assert_eq!(s["generator"].0, "not_yet", "{fixture}: {s:?}");
         assert!(s["generator"].1.contains("--roles-dir"), "{fixture}: {s:?}");
-        // An agent writes their tests.
+        // An agent writes their tests; the test-fix cycle traces them one by one.
         assert_eq!(s["agent_generation"].0, "ready", "{fixture}: {s:?}");
+        assert_eq!(s["test_fix"].0, "ready", "{fixture}: {s:?}");
         assert_eq!(
             s["effects_check"].0,
             s_effects(&doctor_json(&py, &with_agent))
@@ -150,12 +149,15 @@ fn every_capability_doctor_reports_as_built_is_exercised_by_an_integration_test(
         ("js-esm", "generator", "js_generator.rs", "an_esm_package_gets_node_test_files_that_pass_after_apply"),
         ("js-esm", "effects_check", "executor.rs", "node_package_runs_with_junit_and_coverage"),
         ("js-esm", "agent_generation", "agent_families.rs", "an_agent_writes_node_test_tests_that_pass_after_apply"),
+        ("js-esm", "test_fix", "fix_families.rs", "js_the_cycle_localises_both_bugs_and_a_scripted_fixer_reaches_100_percent"),
         ("rust-crate", "own_suite", "executor.rs", "rust_crate_runs_in_a_workspace_copy_with_libtest_counts"),
         ("rust-crate", "effects_check", "executor.rs", "rust_crate_runs_in_a_workspace_copy_with_libtest_counts"),
         ("rust-crate", "agent_generation", "agent_families.rs", "an_agent_writes_rust_tests_that_pass_after_apply"),
+        ("rust-crate", "test_fix", "fix_families.rs", "rust_the_cycle_localises_the_bug_and_a_scripted_fixer_fixes_it"),
         ("go-calc", "own_suite", "executor.rs", "go_module_runs_with_test_events_a_compile_gate_and_profile_coverage"),
         ("go-calc", "effects_check", "executor.rs", "go_module_runs_with_test_events_a_compile_gate_and_profile_coverage"),
         ("go-calc", "agent_generation", "agent_families.rs", "an_agent_writes_go_tests_that_pass_after_apply"),
+        ("go-calc", "test_fix", "fix_families.rs", "go_the_cycle_localises_both_bugs_and_a_scripted_fixer_reaches_100_percent"),
     ];
     let path = std::env::var("PATH").unwrap();
     for fixture in ["python-calc", "js-esm", "rust-crate", "go-calc"] {

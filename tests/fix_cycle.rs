@@ -420,7 +420,7 @@ fn files_that_would_make_git_run_programs_are_refused_and_a_project_in_a_subfold
     assert_eq!(st["prefix"], "shop-app/");
     let note = st["iterations"][1]["note"].as_str().unwrap().to_string();
     assert!(
-        note.contains(".GIT/config: not a path inside the repository (refused)")
+        note.contains(".GIT: git's data (not taken)")
             && note.contains(".gitattributes: not a path inside the repository (refused)")
             && !note.contains("git refused"),
         "the hostile files were refused before git saw them: {note}"

@@ -15,6 +15,7 @@ mod errors;
 mod executor;
 mod first_hour;
 mod fix_cycle;
+mod fix_families;
 mod fuzz;
 mod generator;
 mod generator_reach;

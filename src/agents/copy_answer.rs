@@ -35,6 +35,13 @@ pub fn changed(folder: &Path, tree: &Path, skip: &[&str]) -> (Vec<AnswerFile>, V
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
+            if name
+                .trim_end_matches(['.', ' '])
+                .eq_ignore_ascii_case(".git")
+            {
+                refused.push(format!("{}: git's data (not taken)", rel.display()));
+                continue;
+            }
             if NEVER.iter().any(|n| n.eq_ignore_ascii_case(&name)) {
                 continue;
             }
@@ -61,6 +68,7 @@ pub fn changed(folder: &Path, tree: &Path, skip: &[&str]) -> (Vec<AnswerFile>, V
         }
     }
     candidates.sort();
+    refused.sort();
     let ignored = ignored_by(tree, &candidates);
     let mut files = Vec::new();
     for rel in candidates {
@@ -115,7 +123,13 @@ mod tests {
         let (files, refused) = changed(&copy, &tree, &[".prompt.md"]);
         let names: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
         assert_eq!(names, ["src/lib.py", "test_new.py"]);
-        assert_eq!(refused, ["passwd: a symbolic link (not taken)"]);
+        assert_eq!(
+            refused,
+            [
+                ".git: git's data (not taken)",
+                "passwd: a symbolic link (not taken)"
+            ]
+        );
         let _ = std::fs::remove_dir_all(&tmp);
     }
 }

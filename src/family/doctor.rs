@@ -230,7 +230,16 @@ fn tool_check(
             Ok("mutants of the covered modules, run against the kept suites".into())
         }
         Capability::TestFix => {
-            coverage_py()?;
+            let trace = crate::family::of(family)
+                .suite_trace()
+                .ok_or_else(|| ("no per-test traces for this language".to_string(), None))?;
+            if family == Family::Python {
+                // With the command that installs it.
+                coverage_py()?;
+            }
+            if let Some(why) = trace.unready(tools) {
+                return Err((why, None));
+            }
             let agent = here.agents.iter().any(|a| a.usable);
             Ok(if agent {
                 "fault localisation, the fix plan and the fix with --backend fixer=<agent>".into()

@@ -37,9 +37,14 @@ pub trait Language: Sync {
     fn generator(&self) -> Option<&'static dyn generator::Generator> {
         None
     }
-    /// Its suite analysis (traces per test, mutants), which mutation analysis and the test-fix
-    /// cycle stand on, when it has one (the capability table says why not otherwise).
+    /// Its suite analysis under mutation, which mutation analysis and minimization stand on,
+    /// when it has one (the capability table says why not otherwise).
     fn suite_analysis(&self) -> Option<&'static dyn suites::SuiteAnalysis> {
+        None
+    }
+    /// Its tests traced one by one (outcome, failure report, reach), which fault localisation,
+    /// progressive testing and the test-fix cycle stand on, when it has it.
+    fn suite_trace(&self) -> Option<&'static dyn suites::SuiteTrace> {
         None
     }
     /// How this family's tests are written for `framework` in `repo`: what an agent backend is
@@ -146,23 +151,22 @@ pub fn family_name(family: Family) -> &'static str {
 /// The reasons more than one family gives for what it does not have yet.
 pub(crate) mod not_yet {
     pub const MUTATION_PYTHON: &str = "mutation analysis runs on Python suites only so far";
-    pub const TEST_FIX_PYTHON: &str = "the test-fix cycle runs pytest suites only so far";
     pub const NO_GENERATOR: &str = "no built-in generator for this language yet: a generator role \
                                     of your own (a role file with backend: command, given with \
                                     --roles-dir) writes its tests";
 
     use super::{Capability, Support};
 
-    /// The row of a family that has its own suite, the effects check and agent generation, and
-    /// nothing else yet (Rust and Go).
+    /// The row of a family that has its own suite, the effects check, agent generation and the
+    /// test-fix cycle, and nothing else yet (Rust and Go).
     pub fn suite_only(capability: Capability) -> Support {
         match capability {
-            Capability::OwnSuite | Capability::EffectsCheck | Capability::AgentGeneration => {
-                Support::Built
-            }
+            Capability::OwnSuite
+            | Capability::EffectsCheck
+            | Capability::AgentGeneration
+            | Capability::TestFix => Support::Built,
             Capability::Generator => Support::NotYet(NO_GENERATOR),
             Capability::Mutation => Support::NotYet(MUTATION_PYTHON),
-            Capability::TestFix => Support::NotYet(TEST_FIX_PYTHON),
         }
     }
 }
@@ -186,19 +190,21 @@ mod tests {
         }
     }
 
-    /// Mutation analysis and the test-fix cycle stand on the suite analysis: a family says it
-    /// has them exactly when it hands one out.
+    /// Mutation analysis stands on the suite analysis, the test-fix cycle on the suite trace: a
+    /// family says it has them exactly when it hands one out.
     #[test]
-    fn a_family_has_the_suite_analysis_its_row_says() {
+    fn a_family_has_the_suite_analysis_and_trace_its_row_says() {
         for family in FAMILIES {
-            let has = of(family).suite_analysis().is_some();
-            for capability in [Capability::Mutation, Capability::TestFix] {
-                assert_eq!(
-                    support(family, capability) == Support::Built,
-                    has,
-                    "{family:?} {capability:?}"
-                );
-            }
+            assert_eq!(
+                support(family, Capability::Mutation) == Support::Built,
+                of(family).suite_analysis().is_some(),
+                "{family:?} mutation"
+            );
+            assert_eq!(
+                support(family, Capability::TestFix) == Support::Built,
+                of(family).suite_trace().is_some(),
+                "{family:?} test-fix"
+            );
         }
     }
 

@@ -42,8 +42,90 @@ pub struct SuiteJob<'a> {
     pub trace_timeout: Option<Duration>,
 }
 
-/// A family that can analyse suites. `Language::suite_analysis` hands it out; the capability
+/// One traced run of some of a project's tests in a mirror: each test's outcome, its failure
+/// report and what of the project's code it runs.
+pub struct TraceJob<'a> {
+    /// Names the run's files in `scratch` (`baseline`, `iteration-3`).
+    pub name: String,
+    pub tools: &'a Toolchain,
+    /// Our folder for requests, reports and profiles (writable in the sandbox).
+    pub scratch: &'a Path,
+    /// The copy of the project the tests run in (never the user's tree; writable in the
+    /// sandbox, so builds and caches may land there).
+    pub mirror: &'a Path,
+    /// The user's repository, read only: where its installed dependencies are (node_modules),
+    /// which a mirror does not copy.
+    pub repo: &'a Path,
+    /// What to run: test ids as an earlier trace named them, or the project's test files
+    /// (mirror-relative).
+    pub selection: Vec<String>,
+    pub sandbox: Option<&'a Sandbox>,
+    /// The whole run's time.
+    pub timeout: Duration,
+}
+
+/// What a family can tell of its tests one by one, which fault localisation, progressive
+/// testing and the test-fix cycle stand on. `Language::suite_trace` hands it out; the capability
 /// table says why not for a family without one.
+pub trait SuiteTrace: Sync {
+    /// Why tracing cannot run with `tools` (a coverage tool missing, with what to install).
+    fn unready(&self, tools: &Toolchain) -> Option<String>;
+    /// What a traced run's sandbox must read beyond the repository and the session.
+    fn sandbox_reads(&self, tools: &Toolchain, repo: &Path) -> Vec<PathBuf>;
+    /// Runs the job's selection: every test it ran, by id, with its outcome, failure report and
+    /// reach (absolute paths in the mirror); `problems` says what could not be traced.
+    fn trace(&self, job: &TraceJob) -> Result<SuiteMutations, MutationError>;
+    /// A repository-relative path of one of the project's own test files.
+    fn is_test_file(&self, path: &str) -> bool;
+    /// A repository-relative path of the project's code (not a test, not test configuration).
+    fn is_code(&self, path: &str) -> bool;
+    /// The test files under a layer's folder of the session (what the fixer carries over).
+    fn test_files(&self, dir: &Path) -> Vec<PathBuf>;
+    /// The repository-relative file that holds test `id`.
+    fn file_of(&self, id: &str) -> String {
+        id.split("::").next().unwrap_or(id).to_string()
+    }
+    /// The `file:line` frames of a failure report in the project's code, innermost last.
+    fn frames(&self, detail: &str) -> Vec<String>;
+    /// Progressive testing: the ids of `reach` (each test's reached files, repository-relative)
+    /// a change to `modified` can affect; None when it may affect any (run everything).
+    /// `source` reads a repository-relative file as it is now.
+    fn affected(
+        &self,
+        reach: &BTreeMap<String, BTreeSet<String>>,
+        modified: &[String],
+        source: &dyn Fn(&str) -> Option<String>,
+    ) -> Option<Vec<String>> {
+        let _ = source;
+        affected_by_reach(self, reach, modified)
+    }
+}
+
+/// The tests that ran a modified file last time, or whose own file changed; None when a
+/// changed file is neither code any test ran nor a test (a new module, configuration).
+pub fn affected_by_reach<T: SuiteTrace + ?Sized>(
+    trace: &T,
+    reach: &BTreeMap<String, BTreeSet<String>>,
+    modified: &[String],
+) -> Option<Vec<String>> {
+    let mut out: BTreeSet<String> = BTreeSet::new();
+    for file in modified {
+        let mut any = false;
+        for (id, files) in reach {
+            if files.contains(file) || trace.file_of(id) == *file {
+                out.insert(id.clone());
+                any = true;
+            }
+        }
+        if !any && !trace.is_test_file(file) {
+            return None;
+        }
+    }
+    Some(out.into_iter().collect())
+}
+
+/// A family that can analyse suites under mutation. `Language::suite_analysis` hands it out;
+/// the capability table says why not for a family without one.
 pub trait SuiteAnalysis: Sync {
     /// Why the analysis cannot run with `tools` (a coverage tool missing, with what to install).
     fn unready(&self, tools: &Toolchain) -> Option<String>;
@@ -112,7 +194,7 @@ pub struct TestReach {
     pub detail: Option<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct Reach {
     pub lines: Vec<u32>,

@@ -635,6 +635,44 @@ fn go_placeholders_mock_leakage_and_syntax() {
     }
 }
 
+/// The compilers judge a change the text checks cannot: go vet and cargo check, when installed.
+#[test]
+fn go_vet_and_cargo_check_make_a_type_error_critical() {
+    if installed(&["go", "version"]) {
+        let dir = project(&[
+            ("go.mod", "module example.com/shapes\n\ngo 1.19\n"),
+            (
+                "shapes.go",
+                "package shapes\n\nfunc Area(w, h int) int {\n\treturn w * hight\n}\n",
+            ),
+        ]);
+        let check = run(dir.path(), &["shapes.go"], Family::Go);
+        let broken = of_kind(&check, IssueKind::DoesNotCompile);
+        assert_eq!(broken.len(), 1, "{:#?} {:?}", check.issues, check.notes);
+        assert_eq!(
+            (broken[0].file.as_str(), broken[0].line),
+            ("shapes.go", Some(4))
+        );
+        assert!(broken[0].message.contains("hight"), "{:#?}", broken[0]);
+    }
+    if installed(&["cargo", "--version"]) {
+        let dir = project(&[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"shapes\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+            ),
+            ("src/lib.rs", "pub fn area(w: u32, h: u32) -> u32 {\n    w * hight\n}\n"),
+        ]);
+        let check = run(dir.path(), &["src/lib.rs"], Family::Cargo);
+        let broken = of_kind(&check, IssueKind::DoesNotCompile);
+        assert_eq!(broken.len(), 1, "{:#?} {:?}", check.issues, check.notes);
+        assert_eq!(
+            (broken[0].file.as_str(), broken[0].line),
+            ("src/lib.rs", Some(2))
+        );
+    }
+}
+
 #[test]
 fn the_markdown_section_has_a_table_per_severity_and_what_was_not_checked() {
     let check = CodeCheck {

@@ -17,6 +17,7 @@ mod stage;
 #[cfg(test)]
 mod tests;
 mod toolchain;
+mod trace;
 
 use std::path::{Path, PathBuf};
 
@@ -48,6 +49,10 @@ impl crate::family::Language for Go {
         _framework: crate::testing::framework::Framework,
     ) -> Box<dyn crate::testing::runner::Runner> {
         Box::new(GoRunner)
+    }
+
+    fn suite_trace(&self) -> Option<&'static dyn crate::family::suites::SuiteTrace> {
+        Some(&trace::GoTrace)
     }
 
     fn conventions(

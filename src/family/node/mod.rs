@@ -27,6 +27,7 @@ mod run;
 #[cfg(test)]
 mod tests;
 mod toolchain;
+mod trace;
 mod workspace;
 
 use std::path::{Path, PathBuf};
@@ -59,9 +60,8 @@ impl crate::family::Language for Node {
         use crate::family::{not_yet, Capability, Support};
         use Capability::*;
         match capability {
-            OwnSuite | Generator | EffectsCheck | AgentGeneration => Support::Built,
+            OwnSuite | Generator | EffectsCheck | AgentGeneration | TestFix => Support::Built,
             Mutation => Support::NotYet(not_yet::MUTATION_PYTHON),
-            TestFix => Support::NotYet(not_yet::TEST_FIX_PYTHON),
         }
     }
 
@@ -82,6 +82,10 @@ impl crate::family::Language for Node {
 
     fn generator(&self) -> Option<&'static dyn crate::family::generator::Generator> {
         Some(&gen::NodeGenerator)
+    }
+
+    fn suite_trace(&self) -> Option<&'static dyn crate::family::suites::SuiteTrace> {
+        Some(&trace::NodeTrace)
     }
 
     fn conventions(

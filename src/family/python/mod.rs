@@ -12,6 +12,7 @@ pub mod isolation;
 pub mod mutation;
 mod run;
 mod toolchain;
+pub mod trace;
 
 use std::path::{Path, PathBuf};
 
@@ -54,6 +55,10 @@ impl crate::family::Language for Python {
     }
 
     fn suite_analysis(&self) -> Option<&'static dyn crate::family::suites::SuiteAnalysis> {
+        Some(&mutation::PythonSuites)
+    }
+
+    fn suite_trace(&self) -> Option<&'static dyn crate::family::suites::SuiteTrace> {
         Some(&mutation::PythonSuites)
     }
 

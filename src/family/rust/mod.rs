@@ -5,6 +5,7 @@
 //! repository is only read; `apply` puts the files where the copy had them.
 
 mod agent;
+mod code_check;
 mod ctx;
 mod gate;
 pub mod libtest;
@@ -13,6 +14,7 @@ mod stage;
 #[cfg(test)]
 mod tests;
 mod toolchain;
+mod trace;
 
 use std::path::{Path, PathBuf};
 
@@ -42,6 +44,10 @@ impl crate::family::Language for Rust {
         toolchain::toolchain(repo)
     }
 
+    fn suite_trace(&self) -> Option<&'static dyn crate::family::suites::SuiteTrace> {
+        Some(&trace::RustTrace)
+    }
+
     fn runner(
         &self,
         _framework: crate::testing::framework::Framework,
@@ -63,14 +69,11 @@ impl crate::family::Language for Rust {
 
     fn check_code(
         &self,
-        _input: &crate::testing::code_check::CheckInput,
+        input: &crate::testing::code_check::CheckInput,
         _changed: &[String],
         out: &mut crate::testing::code_check::CodeCheck,
     ) -> Result<(), crate::testing::code_check::CodeCheckError> {
-        out.notes.push(
-            "Rust: whether the crate compiles and type-checks is not checked here (the test run builds it)"
-                .into(),
-        );
+        code_check::check(input, out);
         Ok(())
     }
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::suite::CARRIED_DIR;
-use crate::family::suites::SuiteAnalysis;
+use crate::family::suites::SuiteTrace;
 use crate::session::LAYER_DIRS;
 use crate::testing::classify::Classification;
 
@@ -21,7 +21,7 @@ pub struct Carried {
     pub test_files: Vec<String>,
 }
 
-pub fn tests(session: &Path, analysis: &dyn SuiteAnalysis) -> Carried {
+pub fn tests(session: &Path, analysis: &dyn SuiteTrace) -> Carried {
     let results = crate::artifacts::runs(session);
     let mut out = Carried::default();
     for layer in LAYER_DIRS {

@@ -18,10 +18,11 @@ use crate::agents::call::{call, CallInput};
 use crate::artifacts::{
     CycleStatus, FullRun, Iteration, IterationOutcome, IterationState, NextAction,
 };
-use crate::family::suites::SuiteAnalysis;
+use crate::family::suites::SuiteTrace;
 use crate::team::util::{sandbox_for, time_left};
 use crate::team::RoleContext;
 use crate::testing::classify::Criticality;
+use crate::testing::framework::Framework;
 use crate::testing::toolchain::Toolchain;
 use crate::util::{atomic_write, atomic_write_json, mkdirs};
 
@@ -50,12 +51,15 @@ struct Loop<'a> {
     suite: Suite<'a>,
     state: IterationState,
     results: SuiteResults,
+    /// The project's framework: its family's checks judge each change.
+    framework: Framework,
 }
 
 pub fn run(
     ctx: &RoleContext,
+    framework: Framework,
     tools: &Toolchain,
-    analysis: &'static dyn SuiteAnalysis,
+    analysis: &'static dyn SuiteTrace,
 ) -> Result<CycleEnd, FixError> {
     let session = ctx.session.root.clone();
     let workspace = session.join("workspace").join("fix");
@@ -101,6 +105,7 @@ pub fn run(
         tools,
         sandbox: sandbox.as_ref(),
         worktree: &code,
+        repo: ctx.repo,
         mirror,
         scratch,
         project_tests: suite::project_test_files(analysis, &code),
@@ -120,6 +125,7 @@ pub fn run(
         suite,
         state,
         results: SuiteResults::default(),
+        framework,
     };
     lp.state.current_task = ctx.task.id.clone();
     lp.state.max_iterations = max_iterations;
@@ -265,7 +271,7 @@ impl Loop<'_> {
 
     /// What comes after judging the current results.
     fn after_gate(&mut self) -> NextAction {
-        let fails = plan::failures(&self.results);
+        let fails = plan::failures(&self.results, self.suite.analysis);
         let all_low = fails.iter().all(|f| f.criticality == Criticality::Low);
         let target = self.ctx.config.pass_rate_target * 100.0;
         match strategy::gate(self.results.pass_rate(), target, all_low) {
@@ -292,7 +298,7 @@ impl Loop<'_> {
     fn iterate(&mut self) -> Result<(), FixError> {
         let n = self.state.iterations.last().map_or(0, |i| i.iteration) + 1;
         let before = self.results.pass_rate();
-        let fails = plan::failures(&self.results);
+        let fails = plan::failures(&self.results, self.suite.analysis);
         let signatures: Vec<String> = fails.iter().map(|f| f.signature.clone()).collect();
         let regressed = self
             .state
@@ -307,8 +313,13 @@ impl Loop<'_> {
         });
         self.state.selected_strategy = chosen;
         self.state.stuck_tests = strategy::stuck_tests(&self.state.iterations);
-        let (per_test, groups) =
-            plan::localise(&self.results, &fails, &self.suite.mirror, &self.code);
+        let (per_test, groups) = plan::localise(
+            self.suite.analysis,
+            &self.results,
+            &fails,
+            &self.suite.mirror,
+            &self.code,
+        );
         let fix_plan = plan::plan(
             n,
             chosen.as_str(),
@@ -388,7 +399,7 @@ impl Loop<'_> {
             &self.code,
             &self.suite.mirror,
             &modified,
-            self.suite.tools,
+            (self.framework, self.suite.tools),
         )? {
             self.wt().discard()?;
             it.outcome = IterationOutcome::Rejected;
@@ -397,7 +408,7 @@ impl Loop<'_> {
         }
         // Progressive testing: only what the change can affect.
         let sources = |f: &str| std::fs::read_to_string(self.code.join(f)).ok();
-        let selection = suite::affected(&self.results, &modified, &sources);
+        let selection = suite::affected(self.suite.analysis, &self.results, &modified, &sources);
         let (ran, took) = match &selection {
             Some(ids) => {
                 self.progress(
@@ -493,11 +504,19 @@ impl Loop<'_> {
         backends: &[crate::agents::backends::Backend],
         prompt: &str,
     ) -> Result<(Option<String>, Vec<String>), FixError> {
+        // The agent works in a copy of the worktree: it reads the project and runs its tests
+        // there; what it changes comes back as files, written into the worktree by the rules
+        // below (never git's data, never through a link).
         let folder = self.session.join("workspace").join("agent-fixer");
         let mut notes = Vec::new();
         for backend in backends {
+            crate::workspace::mirror(&self.code, &folder, &std::collections::BTreeMap::new())
+                .map_err(|cause| crate::team::error::RoleError::Mirror {
+                    into: folder.clone(),
+                    cause,
+                })?;
             let input = CallInput {
-                workdir: crate::agents::call::WorkDir::Empty,
+                workdir: crate::agents::call::WorkDir::CopyOf(&self.code),
                 session: &self.session,
                 repo: self.ctx.repo,
                 role: "fixer",
@@ -611,7 +630,7 @@ impl Loop<'_> {
         self.pinned_tests()?;
         // The full run has the last word: an estimate the whole suite does not confirm is no success.
         if self.state.status != CycleStatus::Failure {
-            let fails = plan::failures(&self.results);
+            let fails = plan::failures(&self.results, self.suite.analysis);
             let all_low = fails.iter().all(|f| f.criticality == Criticality::Low);
             let target = self.ctx.config.pass_rate_target * 100.0;
             self.state.status = match strategy::gate(self.results.pass_rate(), target, all_low) {

@@ -18,14 +18,14 @@ use serde_json::json;
 
 use super::error::RoleError;
 use super::RoleContext;
-use crate::family::suites::SuiteAnalysis;
+use crate::family::suites::SuiteTrace;
 use crate::tasks::{meta, Outcome};
 use crate::testing::framework::Framework;
 use crate::testing::toolchain::Toolchain;
 
 #[derive(Debug, thiserror::Error)]
 pub enum FixError {
-    #[error("the test-fix cycle runs pytest suites for now; this project's framework is {0}")]
+    #[error("the test-fix cycle does not run this project's tests yet: its framework is {0}")]
     Unsupported(String),
     /// Why the family's per-test traces cannot be had here (a coverage tool missing).
     #[error("the failures cannot be localised: {0}")]
@@ -64,7 +64,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
 }
 
 /// Why the test-fix cycle cannot run on the project at `repo`, before any session is made for it
-/// (None: it can). It runs Python projects' pytest suites for now.
+/// (None: it can): a family without per-test traces says why.
 pub fn cannot_run_on(repo: &std::path::Path) -> Option<String> {
     let files = crate::testing::detect::walk(repo);
     let (framework, reason) = crate::testing::detect::detect_framework(repo, &files);
@@ -81,24 +81,26 @@ pub fn cannot_run_on(repo: &std::path::Path) -> Option<String> {
     }
 }
 
-/// The project's toolchain and its family's suite analysis (per-test traces), or why the cycle
+/// The project's framework and toolchain and its family's per-test traces, or why the cycle
 /// cannot run.
-fn suite_tools(ctx: &RoleContext) -> Result<(Toolchain, &'static dyn SuiteAnalysis), FixError> {
+fn suite_tools(
+    ctx: &RoleContext,
+) -> Result<(Framework, Toolchain, &'static dyn SuiteTrace), FixError> {
     let framework: Framework = crate::session::framework::session_framework(ctx.session, ctx.repo)
         .map_err(|e| FixError::Unsupported(e.to_string()))?;
-    let Some(analysis) = crate::family::of(framework.family()).suite_analysis() else {
+    let Some(analysis) = crate::family::of(framework.family()).suite_trace() else {
         return Err(FixError::Unsupported(framework.to_string()));
     };
     let tools = crate::family::toolchain(ctx.repo, Some(framework));
     if let Some(why) = analysis.unready(&tools) {
         return Err(FixError::NoCoverage(why));
     }
-    Ok((tools, analysis))
+    Ok((framework, tools, analysis))
 }
 
 fn run_cycle(ctx: &RoleContext) -> Result<Outcome, FixError> {
-    let (tools, analysis) = suite_tools(ctx)?;
-    let end = cycle::run(ctx, &tools, analysis)?;
+    let (framework, tools, analysis) = suite_tools(ctx)?;
+    let end = cycle::run(ctx, framework, &tools, analysis)?;
     let st = &end.state;
     // Out of iterations below the gate: the user decides what next (more iterations, another
     // agent), as the seed marks such a loop blocked.

@@ -9,6 +9,7 @@ use std::path::Path;
 use super::suite::SuiteResults;
 use crate::artifacts::TestLocalisation;
 pub use crate::artifacts::{FixPlan, ModificationPoint, PlannedFix};
+use crate::family::suites::SuiteTrace;
 use crate::team::shared::localise::{self, FaultCluster};
 use crate::testing::classify::{classify, Criticality};
 use crate::testing::report::{TestCase, TestStatus};
@@ -29,25 +30,25 @@ pub struct Failure {
 }
 
 /// The evidence of every failing test, classified as the executor classifies.
-pub fn failures(results: &SuiteResults) -> Vec<Failure> {
+pub fn failures(results: &SuiteResults, trace: &dyn SuiteTrace) -> Vec<Failure> {
     results
         .tests
         .iter()
         .filter(|(_, t)| !t.passed)
         .map(|(id, t)| {
-            let file = id.split("::").next().unwrap_or(id);
+            let file = trace.file_of(id);
             let case = TestCase {
                 id: id.clone(),
                 name: id.rsplit("::").next().unwrap_or(id).to_string(),
                 classname: None,
-                file: Some(file.to_string()),
+                file: Some(file),
                 line: None,
                 status: TestStatus::Failed,
                 duration_s: None,
                 message: None,
                 detail: t.detail.clone(),
             };
-            let v = classify(&case, |p| crate::testing::detect::test_pattern(p).is_some());
+            let v = classify(&case, |p| trace.is_test_file(p));
             let pointed = v
                 .location
                 .as_deref()
@@ -68,16 +69,14 @@ pub fn failures(results: &SuiteResults) -> Vec<Failure> {
 /// The per-test localisation and the groups, from the suite's latest results (traced in
 /// `mirror`); the code quoted comes from `code` (the worktree as it is now).
 pub fn localise(
+    trace_of: &dyn SuiteTrace,
     results: &SuiteResults,
     fails: &[Failure],
     mirror: &Path,
     code: &Path,
 ) -> (Vec<TestLocalisation>, Vec<FaultCluster>) {
     let trace = results.as_trace(mirror);
-    let is_code = |f: &str| {
-        crate::testing::detect::test_pattern(f).is_none()
-            && inside(code, f).is_some_and(|p| p.is_file())
-    };
+    let is_code = |f: &str| trace_of.is_code(f) && inside(code, f).is_some_and(|p| p.is_file());
     let mut raised = BTreeMap::new();
     let mut stacks = BTreeMap::new();
     for f in fails {
@@ -90,7 +89,12 @@ pub fn localise(
             raised.insert(id.clone(), at.to_string());
         }
         if let Some(detail) = results.tests.get(&f.id).and_then(|t| t.detail.as_deref()) {
-            stacks.insert(id, localise::stack_frames(detail, &is_code));
+            let frames: Vec<String> = trace_of
+                .frames(detail)
+                .into_iter()
+                .filter(|at| is_code(at.rsplit_once(':').map_or(at.as_str(), |(f, _)| f)))
+                .collect();
+            stacks.insert(id, frames);
         }
     }
     let rel = |file: &str| -> String {

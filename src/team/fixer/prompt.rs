@@ -111,19 +111,21 @@ pub fn build(p: &PromptInput) -> String {
         match std::fs::metadata(&path) {
             Ok(m) if m.is_file() && m.len() <= QUOTE_MAX => {
                 let text = std::fs::read_to_string(&path).unwrap_or_default();
-                let fence = match Path::new(&rel).extension().and_then(|e| e.to_str()) {
-                    Some("py") => "python",
-                    Some(other) => other,
-                    None => "",
+                let ext = Path::new(&rel).extension().and_then(|e| e.to_str());
+                let (fence, comment) = match ext {
+                    Some("py") => ("python", "#"),
+                    Some("rs") => ("rust", "//"),
+                    Some(other) => (other, "//"),
+                    None => ("", "#"),
                 };
-                out.push_str(&format!("```{fence}\n# path: {rel}\n{text}```\n\n"));
+                out.push_str(&format!("```{fence}\n{comment} path: {rel}\n{text}```\n\n"));
             }
             Ok(_) => out.push_str(&format!("- {rel} (too big to quote)\n")),
             Err(_) => {}
         }
     }
     out.push_str(
-        "ANSWER: the whole new content of every file you change, each as a fenced code block whose first line is `# path: <repository-relative path>` (or write them into your working folder at those paths). Change code, not tests, unless a test is shown to be wrong.\n",
+        "ANSWER: the whole new content of every file you change, each as a fenced code block whose first line is `# path: <repository-relative path>` (`// path: …` in languages whose comments start so), or write them into your working folder at those paths. Change code, not tests, unless a test is shown to be wrong.\n",
     );
     out
 }

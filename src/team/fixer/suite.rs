@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::family::suites::{Reach, SuiteAnalysis, SuiteJob, SuiteMutations, TestReach};
+use crate::family::suites::{Reach, SuiteMutations, SuiteTrace, TestReach, TraceJob};
 use crate::sandbox::Sandbox;
 use crate::testing::toolchain::Toolchain;
 
@@ -110,12 +110,14 @@ pub enum SuiteError {
 
 /// The suite of one fix cycle.
 pub struct Suite<'a> {
-    /// The family's suite analysis, which runs and traces it.
-    pub analysis: &'a dyn SuiteAnalysis,
+    /// The family's tracing of its tests one by one.
+    pub analysis: &'a dyn SuiteTrace,
     pub tools: &'a Toolchain,
     pub sandbox: Option<&'a Sandbox>,
     /// The worktree whose code is tested (read only: it is mirrored first).
     pub worktree: &'a Path,
+    /// The user's repository (read only: its installed dependencies).
+    pub repo: &'a Path,
     /// The mirror the tests run in, and a scratch folder of ours (both writable in the sandbox).
     pub mirror: PathBuf,
     pub scratch: PathBuf,
@@ -152,27 +154,20 @@ impl Suite<'_> {
             into: self.scratch.clone(),
             cause,
         })?;
-        let modules = project_modules(self.analysis, &self.mirror);
-        let files = match selection {
+        let selection = match selection {
             Some(s) => s.to_vec(),
             None => self.everything(),
         };
         let s = |p: &Path| p.to_string_lossy().into_owned();
-        let traced = self.analysis.analyse(&SuiteJob {
+        let traced = self.analysis.trace(&TraceJob {
             name: name.to_string(),
             tools: self.tools,
             scratch: &self.scratch,
             mirror: &self.mirror,
-            cwd: self.mirror.clone(),
-            own_config: true,
-            files,
-            modules: &modules,
-            seed: 1,
-            budget: Duration::ZERO,
-            per_mutant: Duration::from_secs(1),
-            max_mutants: 0,
+            repo: self.repo,
+            selection,
             sandbox: self.sandbox,
-            trace_timeout: Some(timeout),
+            timeout,
         })?;
         if traced.tests.is_empty() {
             return Err(SuiteError::DidNotRun(if traced.problems.is_empty() {
@@ -208,81 +203,28 @@ impl Suite<'_> {
     }
 }
 
-/// The project's modules in the mirror (what coverage measures): its code, not ours.
-fn project_modules(analysis: &dyn SuiteAnalysis, mirror: &Path) -> Vec<PathBuf> {
-    crate::testing::detect::walk(mirror)
-        .into_iter()
-        .filter(|p| analysis.is_code(p) && !p.starts_with(CARRIED_DIR))
-        .map(|p| mirror.join(p))
-        .collect()
-}
-
 /// The project's test files in the worktree.
-pub fn project_test_files(analysis: &dyn SuiteAnalysis, worktree: &Path) -> Vec<String> {
+pub fn project_test_files(analysis: &dyn SuiteTrace, worktree: &Path) -> Vec<String> {
     crate::testing::detect::walk(worktree)
         .into_iter()
         .filter(|p| analysis.is_test_file(p))
         .collect()
 }
 
-/// Progressive testing: the tests a change to `modified` can affect. A test is affected when it
-/// ran a modified file last time, imports a modified module, or is itself modified; a change to
-/// a file no test could be traced to (a new module, a conftest) affects everything (None).
+/// Progressive testing: the tests a change to `modified` can affect, as the family reads them
+/// (what each test ran last time, what it imports); None: the whole suite.
 pub fn affected(
+    analysis: &dyn SuiteTrace,
     results: &SuiteResults,
     modified: &[String],
-    test_sources: &dyn Fn(&str) -> Option<String>,
+    source: &dyn Fn(&str) -> Option<String>,
 ) -> Option<Vec<String>> {
-    let mut out: BTreeSet<String> = BTreeSet::new();
-    for file in modified {
-        if file.ends_with("conftest.py") || !file.ends_with(".py") {
-            return None;
-        }
-        let module = module_name(file);
-        let mut any = false;
-        for (id, t) in &results.tests {
-            let test_file = id.split("::").next().unwrap_or(id);
-            let imports = test_sources(test_file).is_some_and(|src| imports_module(&src, &module));
-            if t.reach.contains_key(file) || test_file == file || imports {
-                out.insert(id.clone());
-                any = true;
-            }
-        }
-        if !any && crate::testing::detect::test_pattern(file).is_none() {
-            return None;
-        }
-    }
-    Some(out.into_iter().collect())
-}
-
-/// `pkg/sub/mod.py` -> `pkg.sub.mod` (a `src/` layout's prefix dropped).
-fn module_name(file: &str) -> String {
-    let file = file.strip_prefix("src/").unwrap_or(file);
-    let stem = file.trim_end_matches(".py").trim_end_matches("/__init__");
-    stem.replace('/', ".")
-}
-
-/// Whether `source` imports `module` (or a package above it that re-exports it, as `from pkg
-/// import mod`).
-fn imports_module(source: &str, module: &str) -> bool {
-    let (parent, last) = module.rsplit_once('.').unwrap_or(("", module));
-    source.lines().map(str::trim).any(|l| {
-        let rest = l
-            .strip_prefix("import ")
-            .or_else(|| l.strip_prefix("from "))
-            .unwrap_or("");
-        let target = rest.split([' ', ',']).next().unwrap_or("");
-        target == module
-            || target.starts_with(&format!("{module}."))
-            || (!parent.is_empty()
-                && target == parent
-                && l.starts_with("from ")
-                && l.split(" import ").nth(1).is_some_and(|names| {
-                    names
-                        .split(',')
-                        .any(|n| n.trim().split(' ').next() == Some(last))
-                }))
-    })
+    let reach: BTreeMap<String, BTreeSet<String>> = results
+        .tests
+        .iter()
+        .map(|(id, t)| (id.clone(), t.reach.keys().cloned().collect()))
+        .collect();
+    analysis.affected(&reach, modified, source)
 }
 
 #[cfg(test)]
@@ -296,36 +238,6 @@ mod tests {
             detail: None,
             reach: files.iter().map(|f| (f.to_string(), vec![1])).collect(),
         }
-    }
-
-    #[test]
-    fn a_change_affects_the_tests_that_ran_or_import_the_file() {
-        let mut r = SuiteResults::default();
-        r.tests
-            .insert("tests/test_a.py::t1".into(), result(false, &["shop/a.py"]));
-        r.tests
-            .insert("tests/test_b.py::t2".into(), result(true, &["shop/b.py"]));
-        r.tests
-            .insert("tests/test_c.py::t3".into(), result(true, &[]));
-        let sources = |f: &str| {
-            Some(match f {
-                "tests/test_c.py" => "from shop import a\n".to_string(),
-                _ => String::new(),
-            })
-        };
-        let got = affected(&r, &["shop/a.py".into()], &sources).unwrap();
-        assert_eq!(got, vec!["tests/test_a.py::t1", "tests/test_c.py::t3"]);
-        assert!(affected(&r, &["conftest.py".into()], &sources).is_none());
-        assert!(affected(&r, &["shop/new.py".into()], &sources).is_none());
-    }
-
-    #[test]
-    fn imports_are_recognised_in_their_forms() {
-        assert!(imports_module("import shop.a\n", "shop.a"));
-        assert!(imports_module("from shop.a import f\n", "shop.a"));
-        assert!(imports_module("from shop import b, a\n", "shop.a"));
-        assert!(!imports_module("from shop import ab\n", "shop.a"));
-        assert_eq!(module_name("src/pkg/__init__.py"), "pkg");
     }
 
     #[test]

@@ -13,20 +13,21 @@ use crate::tasks::Outcome;
 use crate::team::util::{sandbox_for, time_left};
 use crate::team::RoleContext;
 use crate::testing::code_check::{CheckInput, CodeCheck, CodeIssue};
-use crate::testing::framework::Family;
+use crate::testing::framework::Framework;
 use crate::testing::toolchain::Toolchain;
 use crate::util::{atomic_write, mkdirs};
 
 /// The report of FIX-001, relative to the session.
 pub const L0_REPORT: &str = "analysis/l0-validation.md";
 
-/// Checks `root` (a mirror) with `changed` as the code that is new.
+/// Checks `root` (a mirror) with `changed` as the code that is new, with the checks of
+/// `framework`'s family (its compiler or checker, then the shared text checks).
 fn check(
     ctx: &RoleContext,
     name: &str,
     root: &Path,
     changed: &[String],
-    tools: &Toolchain,
+    (framework, tools): (Framework, &Toolchain),
 ) -> Result<CodeCheck, FixError> {
     let scratch = ctx
         .session
@@ -35,16 +36,17 @@ fn check(
         .join("fix")
         .join(format!("{name}.tmp"));
     mkdirs(&scratch)?;
+    let runner = crate::family::runner_for(framework);
     let sandbox = sandbox_for(
         ctx,
         name,
-        crate::sandbox::python_roots(&tools.interpreter, ctx.repo),
+        runner.read_roots(tools, ctx.repo),
         std::slice::from_ref(&scratch),
     )?;
     Ok(code_check::check(&CheckInput {
         root,
         changed,
-        family: Family::Python,
+        family: framework.family(),
         tools,
         sandbox: sandbox.as_ref(),
         scratch: &scratch,
@@ -55,7 +57,7 @@ fn check(
 /// FIX-001: the project's code as it is (the change's files judged for placeholders, imports and
 /// mock leakage), and the failing tests the loop will work on.
 pub fn run(ctx: &RoleContext) -> Result<Outcome, FixError> {
-    let (tools, analysis) = suite_tools(ctx)?;
+    let (framework, tools, analysis) = suite_tools(ctx)?;
     let mirror = ctx.session.root.join("workspace").join("fix").join("l0");
     crate::workspace::mirror(ctx.repo, &mirror, &BTreeMap::new()).map_err(|cause| {
         crate::team::error::RoleError::Mirror {
@@ -67,9 +69,9 @@ pub fn run(ctx: &RoleContext) -> Result<Outcome, FixError> {
         .map(|o| o.priority_files())
         .unwrap_or_default()
         .into_iter()
-        .filter(|f| f.ends_with(".py") && crate::testing::detect::test_pattern(f).is_none())
+        .filter(|f| analysis.is_code(f))
         .collect();
-    let found = check(ctx, "l0", &mirror, &changed, &tools)?;
+    let found = check(ctx, "l0", &mirror, &changed, (framework, &tools))?;
     let baseline = crate::util::read_json::<crate::artifacts::RunRecord>(
         &ctx.session.root.join("results/baseline.json"),
     )
@@ -156,7 +158,7 @@ pub fn change(
     worktree: &Path,
     mirror: &Path,
     modified: &[String],
-    tools: &Toolchain,
+    (framework, tools): (Framework, &Toolchain),
 ) -> Result<Option<String>, FixError> {
     crate::workspace::mirror(worktree, mirror, &BTreeMap::new()).map_err(|cause| {
         crate::team::error::RoleError::Mirror {
@@ -164,15 +166,18 @@ pub fn change(
             cause,
         }
     })?;
+    let is_code = crate::family::of(framework.family())
+        .suite_trace()
+        .map(|t| move |f: &str| t.is_code(f));
     let code: Vec<String> = modified
         .iter()
-        .filter(|f| f.ends_with(".py") && mirror.join(f).is_file())
+        .filter(|f| is_code.as_ref().is_some_and(|is| is(f)) && mirror.join(f).is_file())
         .cloned()
         .collect();
     if code.is_empty() {
         return Ok(None);
     }
-    let found = check(ctx, "l0-change", mirror, &code, tools)?;
+    let found = check(ctx, "l0-change", mirror, &code, (framework, tools))?;
     let critical = found.critical();
     Ok((!critical.is_empty()).then(|| {
         critical

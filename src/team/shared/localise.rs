@@ -181,29 +181,6 @@ pub(crate) fn clusters(
     out
 }
 
-/// The frames of a pytest traceback in files `is_code` accepts, innermost last (`file:line`).
-pub(crate) fn stack_frames(detail: &str, is_code: &dyn Fn(&str) -> bool) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for line in detail.lines().map(str::trim) {
-        let Some((path, rest)) = line.split_once(".py:") else {
-            continue;
-        };
-        let Some(num) = rest
-            .split(':')
-            .next()
-            .and_then(|n| n.trim().parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let file = format!("{}.py", path.trim_start_matches("../").trim());
-        let at = format!("{file}:{num}");
-        if is_code(&file) && !out.contains(&at) {
-            out.push(at);
-        }
-    }
-    out
-}
-
 /// How many passing tests of `traces` run each (repository-relative file, line).
 fn passing_counts<'a>(
     traces: impl Iterator<Item = &'a SuiteMutations>,
@@ -398,13 +375,6 @@ mod tests {
         assert_eq!(groups[1].suspects[0].location, "b.py:6");
         assert_eq!(groups[1].suspects[0].score, 1.0);
         assert!(groups[1].in_stack.contains("b.py:6"));
-    }
-
-    #[test]
-    fn stack_frames_are_the_project_frames_of_a_traceback_in_order() {
-        let detail = "tests/test_x.py:9: in test_take\n    take(3, 3)\nshop/inventory.py:14: in take\n    raise ValueError\nE   ValueError: only 3 left\nshop/inventory.py:14: ValueError";
-        let is_code = |f: &str| f.starts_with("shop/");
-        assert_eq!(stack_frames(detail, &is_code), vec!["shop/inventory.py:14"]);
     }
 
     #[test]
