@@ -310,14 +310,16 @@ fn issue32_messages_name_what_exists_and_a_fix_pipeline_it_cannot_run_is_refused
         "{}",
         rnu.stderr
     );
-    // A mocha project: the cycle runs pytest suites for now, said before any session exists.
-    let m = mocha_project();
+    // A project with no test framework: the cycle has nothing to run, said before any session
+    // exists.
+    let m = Project::plain();
+    std::fs::remove_file(m.repo.join("main.py")).unwrap();
     let refused = m
         .cmd(&["run", "fix it", "--pipeline", "test-fix", "-y"])
         .run();
     refused.assert_code(2);
     assert!(
-        refused.stderr.contains("framework is mocha"),
+        refused.stderr.contains("found no test framework"),
         "{}",
         refused.stderr
     );

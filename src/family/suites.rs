@@ -56,6 +56,9 @@ pub struct TraceJob<'a> {
     /// The user's repository, read only: where its installed dependencies are (node_modules),
     /// which a mirror does not copy.
     pub repo: &'a Path,
+    /// The session, read only: what was fetched for the project before any sandbox (a
+    /// package's node_modules when the repository has none).
+    pub session: &'a Path,
     /// What to run: test ids as an earlier trace named them, or the project's test files
     /// (mirror-relative).
     pub selection: Vec<String>,
@@ -102,7 +105,8 @@ pub trait SuiteTrace: Sync {
 }
 
 /// The tests that ran a modified file last time, or whose own file changed; None when a
-/// changed file is neither code any test ran nor a test (a new module, configuration).
+/// changed file is neither (a new module, a file with only declarations, a shared test helper,
+/// configuration): what it affects cannot be told, so everything runs.
 pub fn affected_by_reach<T: SuiteTrace + ?Sized>(
     trace: &T,
     reach: &BTreeMap<String, BTreeSet<String>>,
@@ -117,7 +121,7 @@ pub fn affected_by_reach<T: SuiteTrace + ?Sized>(
                 any = true;
             }
         }
-        if !any && !trace.is_test_file(file) {
+        if !any {
             return None;
         }
     }

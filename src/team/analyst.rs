@@ -14,7 +14,7 @@ pub fn run(ctx: &RoleContext) -> Outcome {
     (ctx.progress)(
         "mutation_analysis",
         Some(20.0),
-        Some("the Python suites against mutants of the code".into()),
+        Some("the session's suites against mutants of the code".into()),
     );
     let mutation = match mutation::run(ctx) {
         Ok(Mutation::Done(r)) => {

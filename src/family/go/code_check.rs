@@ -49,7 +49,7 @@ pub fn check(input: &CheckInput, changed: &[String], out: &mut CodeCheck) {
     ));
     // A file that does not parse is enough said: vet would only say it again.
     if seen.is_empty() {
-        vet(input, out);
+        vet(input, &files, out);
     }
 }
 
@@ -60,7 +60,7 @@ static VET_LINE: LazyLock<Regex> =
 
 /// `go vet ./...` on the module: what does not type-check is critical, vet's findings are
 /// warnings. Offline: a module whose dependencies are not downloaded is said, not failed.
-fn vet(input: &CheckInput, out: &mut CodeCheck) {
+fn vet(input: &CheckInput, changed: &[String], out: &mut CodeCheck) {
     if !input.root.join("go.mod").is_file() {
         return;
     }
@@ -85,12 +85,19 @@ fn vet(input: &CheckInput, out: &mut CodeCheck) {
         Err(e) => return out.notes.push(tool_note("types (go vet)", &e)),
     };
     let mut found = 0;
+    let mut elsewhere = Vec::new();
     for c in ran
         .stderr
         .lines()
         .filter_map(|l| VET_LINE.captures(l.trim()))
     {
         found += 1;
+        let file = relative(input.root, c[2].trim_start_matches("./"));
+        // Only what the change touched is its fault: a problem already elsewhere is said.
+        if !changed.contains(&file) {
+            elsewhere.push(format!("{file}:{}: {}", &c[3], c[4].trim()));
+            continue;
+        }
         let (severity, kind) = if c.get(1).is_some() {
             (Severity::Critical, IssueKind::DoesNotCompile)
         } else {
@@ -99,10 +106,16 @@ fn vet(input: &CheckInput, out: &mut CodeCheck) {
         out.push(
             severity,
             kind,
-            &relative(input.root, c[2].trim_start_matches("./")),
+            &file,
             c[3].parse().ok(),
             c[4].trim().to_string(),
         );
+    }
+    if !elsewhere.is_empty() {
+        out.notes.push(format!(
+            "types (go vet): outside the changed files: {}",
+            elsewhere.join("; ")
+        ));
     }
     if !ran.success() && found == 0 {
         out.notes.push(format!(

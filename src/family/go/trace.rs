@@ -24,6 +24,9 @@ use crate::testing::toolchain::Toolchain;
 /// Go as the fixer traces it.
 pub struct GoTrace;
 
+/// The longest one traced test may run (go's own `-timeout`, which fails it with its stack).
+const PER_TEST: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// A test function's declaration: `func TestXxx(t *testing.T)`.
 static TEST_FUNC: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?m)^func\s+(Test[A-Za-z0-9_]*)\s*\(\s*\w+\s+\*testing\.T\s*\)")
@@ -88,7 +91,11 @@ impl SuiteTrace for GoTrace {
             ],
             deadline: Instant::now() + job.timeout,
         };
-        let mirror_prefix = format!("{}/", job.mirror.display());
+        let real = std::fs::canonicalize(job.mirror).unwrap_or_else(|_| job.mirror.to_path_buf());
+        let prefixes = [
+            format!("{}/", job.mirror.display()),
+            format!("{}/", real.display()),
+        ];
         for (n, (file, name)) in selected.iter().enumerate() {
             let dir = Path::new(file)
                 .parent()
@@ -101,6 +108,8 @@ impl SuiteTrace for GoTrace {
                 "test".into(),
                 "-count=1".into(),
                 "-json".into(),
+                // One hanging test fails alone instead of taking the whole trace's time.
+                format!("-timeout={}s", PER_TEST.as_secs()),
                 "-run".into(),
                 format!("^{name}$"),
                 format!("-coverprofile={}", profile.display()),
@@ -110,6 +119,7 @@ impl SuiteTrace for GoTrace {
             let run = match exec.run(&argv) {
                 Ok(run) => run,
                 Err(e) => {
+                    // Out of time: the tests not traced are reported missing, and fail.
                     out.problems.push(format!("{file}::{name}: {e}"));
                     break;
                 }
@@ -150,7 +160,11 @@ impl SuiteTrace for GoTrace {
             let detail = test
                 .detail()
                 .or_else(|| (outcome == "failed").then(|| parsed.transcript.clone()))
-                .map(|d| d.replace(&mirror_prefix, ""));
+                .map(|d| {
+                    prefixes
+                        .iter()
+                        .fold(d, |d, prefix| d.replace(prefix.as_str(), ""))
+                });
             out.tests.insert(
                 format!("{file}::{name}"),
                 TestReach {
@@ -192,8 +206,8 @@ impl SuiteTrace for GoTrace {
     }
 
     /// A test is affected when it ran a modified file, its own file changed, or its package
-    /// holds a modified file (code it may reach unseen: an init, a var); a change outside every
-    /// traced package (a new package, go.mod) affects everything.
+    /// holds a modified file (code it may reach unseen: an init, a var); a file no test ran and
+    /// no test is in (declarations only, a new package, go.mod) affects everything.
     fn affected(
         &self,
         reach: &BTreeMap<String, BTreeSet<String>>,
@@ -211,17 +225,18 @@ impl SuiteTrace for GoTrace {
             if !file.ends_with(".go") {
                 return None;
             }
-            let mut any = false;
+            let traced = reach
+                .iter()
+                .any(|(id, files)| files.contains(file) || self.file_of(id) == *file);
+            if !traced {
+                return None;
+            }
             for (id, files) in reach {
                 let test_file = self.file_of(id);
                 if files.contains(file) || test_file == *file || dir_of(&test_file) == dir_of(file)
                 {
                     out.insert(id.clone());
-                    any = true;
                 }
-            }
-            if !any {
-                return None;
             }
         }
         Some(out.into_iter().collect())

@@ -73,11 +73,11 @@ impl SuiteTrace for NodeTrace {
     fn trace(&self, job: &TraceJob) -> Result<SuiteMutations, MutationError> {
         let mut out = SuiteMutations::default();
         let framework = Framework::parse(&job.tools.framework).unwrap_or(Framework::NodeTest);
-        // The mirror has no node_modules (never copied): the repository's, linked, as the
-        // runner links them into its own copies.
-        let installed = job.repo.join("node_modules");
+        // The mirror has no node_modules (never copied): the repository's, or those fetched
+        // into the session, linked, as the runner links them into its own copies.
         let linked = job.mirror.join("node_modules");
-        if installed.is_dir() && std::fs::symlink_metadata(&linked).is_err() {
+        let installed = crate::testing::deps::node_modules(job.repo, job.session);
+        if let Some(installed) = installed.filter(|_| std::fs::symlink_metadata(&linked).is_err()) {
             std::os::unix::fs::symlink(&installed, &linked).map_err(|cause| {
                 MutationError::Write {
                     path: linked.clone(),
@@ -95,6 +95,12 @@ impl SuiteTrace for NodeTrace {
             .into_iter()
             .collect();
         let mirror = job.mirror.display().to_string();
+        // The package's own tests are not code a fix goes into, whatever their names.
+        let own_tests: BTreeSet<String> =
+            crate::testing::project_files::of_repo(job.mirror, Some(framework))
+                .tests
+                .into_iter()
+                .collect();
         for (n, file) in files.iter().enumerate() {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
@@ -103,6 +109,11 @@ impl SuiteTrace for NodeTrace {
                     files.len() - n - 1
                 ));
                 break;
+            }
+            if !job.mirror.join(file).is_file() {
+                // Deleted by a change: its tests are reported missing, and fail.
+                out.problems.push(format!("{file} is gone"));
+                continue;
             }
             let spec = SuiteSpec {
                 repo: job.mirror,
@@ -127,7 +138,11 @@ impl SuiteTrace for NodeTrace {
                 .coverage
                 .iter()
                 .flat_map(|c| c.files.iter())
-                .filter(|f| !f.executed_lines.is_empty() && self.is_code(&f.path))
+                .filter(|f| {
+                    !f.executed_lines.is_empty()
+                        && self.is_code(&f.path)
+                        && !own_tests.contains(&f.path)
+                })
                 .map(|f| {
                     let path = job.mirror.join(&f.path);
                     let lines = code_lines(&path, &f.executed_lines);

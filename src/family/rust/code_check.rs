@@ -48,19 +48,33 @@ pub fn check(input: &CheckInput, out: &mut CodeCheck) {
         Err(e) => return out.notes.push(tool_note("compile (cargo check)", &e)),
     };
     let mut found = 0;
+    let mut elsewhere = Vec::new();
     for c in ran
         .stderr
         .lines()
         .filter_map(|l| CARGO_ERROR.captures(l.trim()))
     {
         found += 1;
+        let file = relative(input.root, &c[1]);
+        // Only what the change touched is its fault: an error already in another target, or in
+        // a dependency, is said and does not block.
+        if !input.changed.contains(&file) {
+            elsewhere.push(format!("{file}:{}: {}", &c[2], &c[3]));
+            continue;
+        }
         out.push(
             Severity::Critical,
             IssueKind::DoesNotCompile,
-            &relative(input.root, &c[1]),
+            &file,
             c[2].parse().ok(),
             c[3].to_string(),
         );
+    }
+    if !elsewhere.is_empty() {
+        out.notes.push(format!(
+            "compile (cargo check): errors outside the changed files: {}",
+            elsewhere.join("; ")
+        ));
     }
     if !ran.success() && found == 0 {
         // Not the code: a dependency missing offline, a toolchain problem. Said, not blocking.

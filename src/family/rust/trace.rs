@@ -321,6 +321,8 @@ struct Cargo<'a> {
     exec: Exec<'a>,
     /// `<scratch>/rust-trace`: the LCOV of each test.
     reports: PathBuf,
+    /// Where cargo-llvm-cov leaves the raw profiles of a run (in the target folder).
+    profiles: PathBuf,
     /// The mirror as given and canonical (paths in cargo's output may be either).
     mirror: PathBuf,
     real: PathBuf,
@@ -335,7 +337,9 @@ impl<'a> Cargo<'a> {
             path: reports.clone(),
             cause,
         })?;
-        let target_dir = scratch.join("rust-target").to_string_lossy().into_owned();
+        let target = scratch.join("rust-target");
+        let profiles = target.join("llvm-cov-target");
+        let target_dir = target.to_string_lossy().into_owned();
         let program = match job.tools.interpreter.as_str() {
             "" => "cargo".to_string(),
             c => c.to_string(),
@@ -358,6 +362,7 @@ impl<'a> Cargo<'a> {
                 deadline: Instant::now() + job.timeout,
             },
             reports,
+            profiles,
             mirror: job.mirror.to_path_buf(),
             real: std::fs::canonicalize(job.mirror).unwrap_or_else(|_| job.mirror.into()),
         })
@@ -375,6 +380,18 @@ impl<'a> Cargo<'a> {
         argv.push("--".into());
         argv.extend(test_args.iter().map(|a| a.to_string()));
         self.exec.run(&argv)
+    }
+
+    /// The raw profiles earlier runs left (`*.profraw`).
+    fn remove_profiles(&self) {
+        let Ok(entries) = std::fs::read_dir(&self.profiles) else {
+            return;
+        };
+        for e in entries.flatten() {
+            if e.path().extension().is_some_and(|x| x == "profraw") {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
     }
 
     fn targets(&self) -> Result<Vec<Target>, Step> {
@@ -425,9 +442,13 @@ impl<'a> Cargo<'a> {
         let lcov = self.reports.join(format!("{n}.info"));
         let _ = std::fs::remove_file(&lcov);
         let lcov_arg = lcov.to_string_lossy();
+        // --no-clean: the instrumented build is reused, not redone for every test; the raw
+        // profiles of the last test go instead, so each report is this test's alone.
         // --ignore-run-fail: llvm-cov writes its report even when the test fails.
+        self.remove_profiles();
         let args = [
             "llvm-cov",
+            "--no-clean",
             "--ignore-run-fail",
             "--lcov",
             "--output-path",

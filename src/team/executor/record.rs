@@ -66,11 +66,14 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
     // A test quarantined as wrong as written, which no repair fixed, is not forgotten: it stays
     // in the pass rate's denominator as a test that did not pass. (Unsafe tests and files that
     // did not load are reported on their own.)
-    // This task's only: the record also holds what earlier tasks took out of the layer.
+    // This task's, and a rerun's source's (the layer still holds them): the record also holds
+    // what earlier rounds took out of tests a revision has since dropped.
+    let rerun_of = f.carried.as_ref().map(|c| c.from.as_str());
     let not_repaired = f
         .quarantined
         .iter()
-        .filter(|q| q.task_id == ctx.task.id && !q.file && q.unsafe_effect.is_none())
+        .filter(|q| q.task_id == ctx.task.id || Some(q.task_id.as_str()) == rerun_of)
+        .filter(|q| !q.file && q.unsafe_effect.is_none())
         .count();
     let ran = totals.passed + totals.failed + totals.errors + not_repaired;
     let pass_rate = if ran > 0 {

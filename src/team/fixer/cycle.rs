@@ -106,9 +106,10 @@ pub fn run(
         sandbox: sandbox.as_ref(),
         worktree: &code,
         repo: ctx.repo,
+        session: &ctx.session.root,
         mirror,
         scratch,
-        project_tests: suite::project_test_files(analysis, &code),
+        project_tests: suite::project_test_files(analysis, &code, framework),
         carried: carried.files,
         carried_ids: carried.defect_ids,
     };
@@ -246,7 +247,7 @@ impl Loop<'_> {
                 self.suite.everything().len()
             ),
         );
-        let (results, took) = self.suite.run(None, "initial", self.run_timeout()?)?;
+        let (results, took) = self.suite.run(None, "initial", self.run_timeout()?, &[])?;
         self.results = results;
         if !resumed {
             let rate = self.results.pass_rate();
@@ -423,8 +424,12 @@ impl Loop<'_> {
                 if ids.is_empty() {
                     (SuiteResults::default(), Duration::ZERO)
                 } else {
-                    self.suite
-                        .run(Some(ids), &format!("iteration-{n}"), self.run_timeout()?)?
+                    self.suite.run(
+                        Some(ids),
+                        &format!("iteration-{n}"),
+                        self.run_timeout()?,
+                        ids,
+                    )?
                 }
             }
             None => {
@@ -435,8 +440,9 @@ impl Loop<'_> {
                         modified.join(", ")
                     ),
                 );
+                let known: Vec<String> = self.results.tests.keys().cloned().collect();
                 self.suite
-                    .run(None, &format!("iteration-{n}"), self.run_timeout()?)?
+                    .run(None, &format!("iteration-{n}"), self.run_timeout()?, &known)?
             }
         };
         it.selected_tests = ran.tests.keys().cloned().collect();
@@ -618,7 +624,8 @@ impl Loop<'_> {
             ),
         );
         self.wt().discard()?;
-        let (results, took) = self.suite.run(None, "final", self.run_timeout()?)?;
+        let known: Vec<String> = self.results.tests.keys().cloned().collect();
+        let (results, took) = self.suite.run(None, "final", self.run_timeout()?, &known)?;
         self.state.final_validation = Some(FullRun {
             total: results.total(),
             passed: results.passed(),
@@ -658,7 +665,7 @@ impl Loop<'_> {
         let files = self.session_tests.clone();
         let (ran, _) = self
             .suite
-            .run(Some(&files), "session-tests", self.run_timeout()?)?;
+            .run(Some(&files), "session-tests", self.run_timeout()?, &[])?;
         self.state.pinned_tests = ran
             .failed()
             .into_iter()

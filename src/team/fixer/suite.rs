@@ -118,6 +118,8 @@ pub struct Suite<'a> {
     pub worktree: &'a Path,
     /// The user's repository (read only: its installed dependencies).
     pub repo: &'a Path,
+    /// The session (read only: what was fetched for the project).
+    pub session: &'a Path,
     /// The mirror the tests run in, and a scratch folder of ours (both writable in the sandbox).
     pub mirror: PathBuf,
     pub scratch: PathBuf,
@@ -136,12 +138,15 @@ impl Suite<'_> {
         all
     }
 
-    /// Runs `selection` (node ids or files; the whole suite when None) within `timeout`.
+    /// Runs `selection` (test ids or files; the whole suite when None) within `timeout`. Every
+    /// test of `expect` the run does not report comes back failed: a test that hung, took its
+    /// runner down or no longer builds is no pass, and must not leave the count either.
     pub fn run(
         &self,
         selection: Option<&[String]>,
         name: &str,
         timeout: Duration,
+        expect: &[String],
     ) -> Result<(SuiteResults, Duration), SuiteError> {
         let started = Instant::now();
         crate::workspace::mirror(self.worktree, &self.mirror, &self.carried).map_err(|cause| {
@@ -165,16 +170,18 @@ impl Suite<'_> {
             scratch: &self.scratch,
             mirror: &self.mirror,
             repo: self.repo,
+            session: self.session,
             selection,
             sandbox: self.sandbox,
             timeout,
         })?;
-        if traced.tests.is_empty() {
-            return Err(SuiteError::DidNotRun(if traced.problems.is_empty() {
-                "no test ran".into()
-            } else {
-                traced.problems.join("; ")
-            }));
+        let problems = if traced.problems.is_empty() {
+            "no test ran".to_string()
+        } else {
+            traced.problems.join("; ")
+        };
+        if traced.tests.is_empty() && expect.is_empty() {
+            return Err(SuiteError::DidNotRun(problems));
         }
         let mut results = SuiteResults::default();
         for (id, t) in traced.tests {
@@ -199,16 +206,35 @@ impl Suite<'_> {
                 },
             );
         }
+        for id in expect {
+            results
+                .tests
+                .entry(id.clone())
+                .or_insert_with(|| TestResult {
+                    passed: false,
+                    outcome: "failed".into(),
+                    detail: Some(format!("did not run: {problems}")),
+                    reach: BTreeMap::new(),
+                });
+        }
         Ok((results, started.elapsed()))
     }
 }
 
-/// The project's test files in the worktree.
-pub fn project_test_files(analysis: &dyn SuiteTrace, worktree: &Path) -> Vec<String> {
-    crate::testing::detect::walk(worktree)
+/// The project's test files in the worktree: those its framework's configuration names (mocha's
+/// spec, jest's testMatch, pytest's testpaths, cargo's targets) and those the family's naming
+/// makes tests.
+pub fn project_test_files(
+    analysis: &dyn SuiteTrace,
+    worktree: &Path,
+    framework: crate::testing::framework::Framework,
+) -> Vec<String> {
+    let configured = crate::testing::project_files::of_repo(worktree, Some(framework)).tests;
+    let named = crate::testing::detect::walk(worktree)
         .into_iter()
-        .filter(|p| analysis.is_test_file(p))
-        .collect()
+        .filter(|p| analysis.is_test_file(p));
+    let all: BTreeSet<String> = configured.into_iter().chain(named).collect();
+    all.into_iter().collect()
 }
 
 /// Progressive testing: the tests a change to `modified` can affect, as the family reads them

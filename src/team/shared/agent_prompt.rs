@@ -119,7 +119,7 @@ pub(crate) fn generation(ctx: &RoleContext, layer: &str, facts: &PromptFacts) ->
     }
     let _ = writeln!(
         p,
-        "Your working folder is a copy of the project: read any of its files and run its tests there. A test file you write or change in it is your answer, as is a fenced block.\n"
+        "Your working folder is a copy of the project (without its installed dependencies): read any of its files there. A test file you write or change in it is your answer, as is a fenced block.\n"
     );
     let _ = writeln!(
         p,

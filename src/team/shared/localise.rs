@@ -56,7 +56,7 @@ pub(crate) fn localise(
                 b.raised_here
                     .cmp(&a.raised_here)
                     .then(b.score.total_cmp(&a.score))
-                    .then(a.location.cmp(&b.location))
+                    .then(by_place(&a.location, &b.location))
             });
             suspects.truncate(TOP);
             if !suspects.is_empty() {
@@ -140,6 +140,19 @@ pub(crate) fn clusters(
             .flat_map(|t| t.suspects.iter().filter(|s| s.raised_here))
             .map(|s| s.location.clone())
             .collect();
+        // The words the failures say (their reports and the tests' names): among lines the
+        // spectrum cannot tell apart, the one whose code names what failed comes first.
+        let said: BTreeSet<String> = trace
+            .tests
+            .iter()
+            .filter(|(id, _)| tests.contains(&record_id(id)))
+            .flat_map(|(id, t)| {
+                let mut w = words(id);
+                w.extend(t.detail.as_deref().map(words).unwrap_or_default());
+                w
+            })
+            .collect();
+        let named = |s: &Suspect| words(&s.code).intersection(&said).count();
         let mut suspects: Vec<Suspect> = ef
             .into_iter()
             .map(|((file, line), ef)| {
@@ -163,7 +176,8 @@ pub(crate) fn clusters(
                         .contains(&b.location)
                         .cmp(&in_stack.contains(&a.location)),
                 )
-                .then(a.location.cmp(&b.location))
+                .then(named(b).cmp(&named(a)))
+                .then(by_place(&a.location, &b.location))
         });
         suspects.truncate(TOP);
         let in_stack = suspects
@@ -178,6 +192,48 @@ pub(crate) fn clusters(
             in_stack,
         });
     }
+    out
+}
+
+/// `file:line` in file order, then line order (9 before 10).
+fn by_place(a: &str, b: &str) -> std::cmp::Ordering {
+    let split = |l: &str| -> (String, u32) {
+        let (file, line) = l.rsplit_once(':').unwrap_or((l, "0"));
+        (file.to_string(), line.parse().unwrap_or(0))
+    };
+    split(a).cmp(&split(b))
+}
+
+/// Words that do not tell one failure or line from another.
+const COMMON_WORDS: [&str; 16] = [
+    "test", "tests", "func", "function", "return", "self", "true", "false", "none", "null",
+    "expected", "want", "assert", "error", "with", "from",
+];
+
+/// The identifiers of `text` as lower-case words of four letters or more, camelCase and
+/// snake_case split (`TestRandomUUID` gives `random` and `uuid`).
+fn words(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for token in text.split(|c: char| !c.is_ascii_alphanumeric()) {
+        let mut word = String::new();
+        let chars: Vec<char> = token.chars().collect();
+        for (i, c) in chars.iter().enumerate() {
+            let starts_word = c.is_ascii_uppercase()
+                && i > 0
+                && (chars[i - 1].is_ascii_lowercase()
+                    || chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase()));
+            if starts_word {
+                out.insert(std::mem::take(&mut word));
+            }
+            word.push(c.to_ascii_lowercase());
+        }
+        out.insert(word);
+    }
+    out.retain(|w| {
+        w.len() >= 4
+            && !w.chars().all(|c| c.is_ascii_digit())
+            && !COMMON_WORDS.contains(&w.as_str())
+    });
     out
 }
 
@@ -375,6 +431,19 @@ mod tests {
         assert_eq!(groups[1].suspects[0].location, "b.py:6");
         assert_eq!(groups[1].suspects[0].score, 1.0);
         assert!(groups[1].in_stack.contains("b.py:6"));
+    }
+
+    #[test]
+    fn the_words_of_a_failure_are_its_identifiers_split() {
+        let w = words("uuid_test.go:456: NewDCEPerson: expected version 2, got VERSION_4");
+        assert!(
+            w.contains("version") && w.contains("person") && w.contains("uuid"),
+            "{w:?}"
+        );
+        assert!(!w.contains("expected") && !w.contains("456"));
+        assert!(words("TestRandomUUID").contains("random"));
+        assert!(words("TestRandomUUID").contains("uuid"));
+        assert_eq!(by_place("a.go:9", "a.go:10"), std::cmp::Ordering::Less);
     }
 
     #[test]
