@@ -97,19 +97,40 @@ impl Ctx<'_> {
             _ => return Some(self.node_rerun(&files, junit, target.name.as_deref())),
         };
         if let Some(title) = &target.name {
-            // jest -t, vitest -t and mocha --grep match the full title: suites and test joined
-            // by spaces.
-            let flag = match self.framework {
-                Framework::Mocha => "--grep",
-                _ => "-t",
-            };
-            let full = regex_escape(&title.replace(" > ", " "));
-            // Before the files: jest's array options would swallow what follows them.
-            let at = plan.argv.len() - files.len();
-            plan.argv
-                .splice(at..at, [flag.to_string(), format!("^{full}$")]);
+            self.filter_by_title(&mut plan, files.len(), title, true);
         }
         Some(plan)
+    }
+
+    /// Adds the framework's name filter to `plan` (whose last `files` arguments are its test
+    /// files): the tests whose full title is `title` (`suite > test`), or, not `exact`, ends
+    /// with it (a title known without its suites).
+    pub(super) fn filter_by_title(&self, plan: &mut Plan, files: usize, title: &str, exact: bool) {
+        let start = if exact { "^" } else { "" };
+        let (flag, pattern) = match self.framework {
+            // jest -t, vitest -t and mocha --grep match the full title: suites and test joined
+            // by spaces.
+            Framework::Jest | Framework::Vitest | Framework::Mocha => (
+                if self.framework == Framework::Mocha {
+                    "--grep"
+                } else {
+                    "-t"
+                },
+                format!("{start}{}$", regex_escape(&title.replace(" > ", " "))),
+            ),
+            // node matches each test's own name (suites always run to reach their tests).
+            _ => {
+                let name = title.rsplit(" > ").next().unwrap_or(title);
+                ("", format!("--test-name-pattern=^{}$", regex_escape(name)))
+            }
+        };
+        // Before the files: jest's array options would swallow what follows them.
+        let at = plan.argv.len().saturating_sub(files);
+        if flag.is_empty() {
+            plan.argv.insert(at, pattern);
+        } else {
+            plan.argv.splice(at..at, [flag.to_string(), pattern]);
+        }
     }
 
     pub(super) fn node_rerun(&self, files: &[String], junit: PathBuf, title: Option<&str>) -> Plan {

@@ -44,6 +44,17 @@ pub(super) fn run(spec: &RunSpec, framework: Framework) -> RunOutput {
 /// The project's own test files (`tests`, package-relative), run in a fresh copy of the package
 /// by the project's framework, with coverage as a layer run measures it.
 pub(super) fn baseline(spec: &RunSpec, framework: Framework, tests: &[String]) -> RunOutput {
+    baseline_named(spec, framework, tests, None)
+}
+
+/// [`baseline`], of only the tests whose title ends with `title` when one is given (the
+/// framework's name filter): one test's own coverage.
+pub(super) fn baseline_named(
+    spec: &RunSpec,
+    framework: Framework,
+    tests: &[String],
+    title: Option<&str>,
+) -> RunOutput {
     let started = Instant::now();
     let mut out = RunOutput::default();
     if let Some(problem) = runner_problem(spec, framework) {
@@ -62,7 +73,7 @@ pub(super) fn baseline(spec: &RunSpec, framework: Framework, tests: &[String]) -
         .map(|t| ctx.copy.join(t))
         .filter(|f| f.is_file())
         .collect();
-    ctx.run_tests(&files, &mut out);
+    ctx.run_tests_named(&files, title, &mut out);
     finish(out, started)
 }
 
@@ -146,8 +157,21 @@ impl Ctx<'_> {
     }
 
     pub(super) fn run_tests(&self, files: &[PathBuf], out: &mut RunOutput) {
+        self.run_tests_named(files, None, out)
+    }
+
+    /// [`Ctx::run_tests`] of the tests whose title ends with `title` only, when given.
+    pub(super) fn run_tests_named(
+        &self,
+        files: &[PathBuf],
+        title: Option<&str>,
+        out: &mut RunOutput,
+    ) {
         let coverage = self.coverage();
-        let plan = self.plan(files, coverage);
+        let mut plan = self.plan(files, coverage);
+        if let Some(title) = title {
+            self.filter_by_title(&mut plan, files.len(), title, false);
+        }
         out.command = plan.argv.clone();
         let run = match self.exec(&plan.argv, &plan.env) {
             Ok(run) => run,

@@ -1,10 +1,10 @@
-//! JavaScript/TypeScript tests traced for fault localisation and the test-fix cycle, one test
-//! file at a time: each file runs alone with the project's framework and coverage (the runner's
-//! own-suite run, in a copy under the trace's scratch folder), so the lines it ran are its own.
-//! Every test of a file shares the file's reach: node's runners measure coverage per process,
-//! and a file is the finest they run alone without the project's help.
+//! JavaScript/TypeScript tests traced for fault localisation and the test-fix cycle: each test
+//! file runs alone with the project's framework and coverage (the runner's own-suite run, in a
+//! copy under the trace's scratch folder); node's runners measure coverage per process, so the
+//! tests of a file share its reach, except in a file with a failing test, whose tests each run
+//! alone through the framework's name filter, so that a failure's reach is its own.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 use std::time::Instant;
@@ -16,7 +16,9 @@ use crate::family::suites::{
     MutationError, Reach, SuiteMutations, SuiteTrace, TestReach, TraceJob,
 };
 use crate::testing::framework::Framework;
+use crate::testing::report::TestCase;
 use crate::testing::report::TestStatus;
+use crate::testing::runner::RunOutput;
 use crate::testing::runner::{Runner, SuiteSpec};
 use crate::testing::toolchain::Toolchain;
 
@@ -85,8 +87,8 @@ impl SuiteTrace for NodeTrace {
                 }
             })?;
         }
-        let runner = NodeRunner::new(framework);
         let deadline = Instant::now() + job.timeout;
+        let mut singles = 0;
         let files: Vec<String> = job
             .selection
             .iter()
@@ -125,51 +127,51 @@ impl SuiteTrace for NodeTrace {
                 sandbox: job.sandbox,
             };
             let _ = std::fs::create_dir_all(&spec.results);
-            let Some(run) = runner.own_suite(&spec) else {
-                out.problems
-                    .push("this runner does not run a project's tests".into());
-                break;
-            };
+            let run = one_file(&spec, framework, None);
             if let Some(problem) = &run.env_problem {
                 out.problems.push(format!("{file}: {problem}"));
                 continue;
             }
-            let reached: std::collections::BTreeMap<String, Reach> = run
-                .coverage
-                .iter()
-                .flat_map(|c| c.files.iter())
-                .filter(|f| {
-                    !f.executed_lines.is_empty()
-                        && self.is_code(&f.path)
-                        && !own_tests.contains(&f.path)
-                })
-                .map(|f| {
-                    let path = job.mirror.join(&f.path);
-                    let lines = code_lines(&path, &f.executed_lines);
-                    (
-                        path.display().to_string(),
-                        Reach {
-                            lines,
-                            arcs: Vec::new(),
-                        },
-                    )
-                })
-                .collect();
+            // A file with a failing test among others: each of its tests alone, so a failing
+            // test's reach is its own and not its passing neighbours' (which would hide the
+            // fault behind theirs), within a bound on the runs.
+            let failing = run.cases.iter().any(|c| failed(c.status));
+            let mut alone: BTreeMap<String, Vec<(String, Reach)>> = BTreeMap::new();
+            if failing && run.cases.len() > 1 && singles + run.cases.len() <= MAX_SINGLE_RUNS {
+                singles += run.cases.len();
+                for case in &run.cases {
+                    let title = title_of(file, case);
+                    let one = SuiteSpec {
+                        repo: spec.repo,
+                        session: spec.session,
+                        tests: spec.tests,
+                        tools: spec.tools,
+                        results: spec.results.clone(),
+                        timeout: deadline.saturating_duration_since(Instant::now()),
+                        sandbox: spec.sandbox,
+                    };
+                    let single = one_file(&one, framework, Some(&title));
+                    if single.env_problem.is_none() {
+                        alone.insert(title, self.reach_of(&single, job.mirror, &own_tests));
+                    }
+                }
+            }
+            let reached = self.reach_of(&run, job.mirror, &own_tests);
             for case in &run.cases {
-                let name = case
-                    .id
-                    .strip_prefix(&format!("{file}::"))
-                    .unwrap_or(&case.name);
+                let name = title_of(file, case);
+                let reach = alone.get(&name).unwrap_or(&reached);
                 let mut id = format!("{file}::{name}");
                 let mut k = 2;
                 while out.tests.contains_key(&id) {
                     id = format!("{file}::{name} #{k}");
                     k += 1;
                 }
-                let outcome = match case.status {
-                    TestStatus::Passed => "passed",
-                    TestStatus::Skipped => "skipped",
-                    TestStatus::Failed | TestStatus::Error => "failed",
+                let outcome = if failed(case.status) {
+                    "failed"
+                } else if case.status == TestStatus::Skipped {
+                    "skipped"
+                } else {
+                    "passed"
                 };
                 let detail = case
                     .detail
@@ -180,7 +182,7 @@ impl SuiteTrace for NodeTrace {
                     id,
                     TestReach {
                         outcome: outcome.into(),
-                        reached: reached.clone(),
+                        reached: reach.iter().cloned().collect(),
                         detail,
                     },
                 );
@@ -225,6 +227,64 @@ impl SuiteTrace for NodeTrace {
         }
         out.reverse();
         out
+    }
+}
+
+/// Most tests run one by one in one trace (the rest keep their file's reach).
+const MAX_SINGLE_RUNS: usize = 200;
+
+fn failed(status: TestStatus) -> bool {
+    matches!(status, TestStatus::Failed | TestStatus::Error)
+}
+
+/// The package's own-suite run of `spec`'s files, of the tests whose title ends with `title`
+/// when one is given.
+fn one_file(spec: &SuiteSpec, framework: Framework, title: Option<&str>) -> RunOutput {
+    let none = spec.session.join("workspace").join("node-baseline-none");
+    super::run::baseline_named(&spec.as_run(none), framework, spec.tests, title)
+}
+
+/// A test's title as the framework's name filter reads it: `suite > test` (node's attribution
+/// gives it after the file; JUnit's classname holds the suites).
+fn title_of(file: &str, case: &TestCase) -> String {
+    if let Some(rest) = case.id.strip_prefix(&format!("{file}::")) {
+        return rest.to_string();
+    }
+    match case.classname.as_deref().filter(|c| !c.is_empty()) {
+        Some(suites) => format!("{suites} > {}", case.name),
+        None => case.name.clone(),
+    }
+}
+
+impl NodeTrace {
+    /// The lines of the package's code `run` reached, by absolute path in the mirror; the
+    /// package's own tests left out.
+    fn reach_of(
+        &self,
+        run: &RunOutput,
+        mirror: &Path,
+        own_tests: &BTreeSet<String>,
+    ) -> Vec<(String, Reach)> {
+        run.coverage
+            .iter()
+            .flat_map(|c| c.files.iter())
+            .filter(|f| {
+                !f.executed_lines.is_empty()
+                    && self.is_code(&f.path)
+                    && !own_tests.contains(&f.path)
+            })
+            .map(|f| {
+                let path = mirror.join(&f.path);
+                let lines = code_lines(&path, &f.executed_lines);
+                (
+                    path.display().to_string(),
+                    Reach {
+                        lines,
+                        arcs: Vec::new(),
+                    },
+                )
+            })
+            .collect()
     }
 }
 
