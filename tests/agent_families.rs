@@ -146,6 +146,21 @@ fn an_agent_writes_vitest_tests_that_pass_after_apply() {
 #[test]
 fn an_agent_writes_rust_tests_that_pass_after_apply() {
     let p = Project::fixture("rust-crate");
+    if !has_llvm_cov() {
+        // No coverage to add to: no candidate can be accepted, and the reason says so.
+        let cfg = family_config(&p);
+        let out = p
+            .cmd(&["run", "test it", "--pipeline", "targeted", "-y", "--config"])
+            .arg(cfg.to_str().unwrap())
+            .args(&["--backend", "generator=fake"])
+            .run();
+        let gen = generator_task(&p, &out.session_id());
+        assert!(
+            gen.to_string().contains("coverage could not be measured"),
+            "{gen}"
+        );
+        return;
+    }
     agent_writes_and_apply_delivers(&p, "agent_shapes.rs", &["cargo", "test", "--offline"]);
 }
 

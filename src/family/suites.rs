@@ -128,6 +128,26 @@ pub fn affected_by_reach<T: SuiteTrace + ?Sized>(
     Some(out.into_iter().collect())
 }
 
+/// The `file:line` frames `frame` finds in a failure report (capture 1 the file, 2 the line) in
+/// files `is_code` accepts, each once, innermost last, for a language whose stacks list the
+/// innermost frame first (Go's panics, JavaScript's stacks).
+pub fn frames_innermost_first(
+    frame: &regex::Regex,
+    detail: &str,
+    is_code: &dyn Fn(&str) -> bool,
+) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in frame.captures_iter(detail) {
+        let file = c[1].trim_start_matches("./").to_string();
+        let at = format!("{file}:{}", &c[2]);
+        if is_code(&file) && !out.contains(&at) {
+            out.push(at);
+        }
+    }
+    out.reverse();
+    out
+}
+
 /// A family that can analyse suites under mutation. `Language::suite_analysis` hands it out;
 /// the capability table says why not for a family without one.
 pub trait SuiteAnalysis: Sync {

@@ -475,3 +475,11 @@ pub fn assert_watched(run: &Value) {
         assert_eq!(run["watch"]["checked"], false, "{}", run["watch"]);
     }
 }
+
+/// Whether cargo-llvm-cov runs here (.ci/run installs it; without it Rust coverage is unknown).
+pub fn has_llvm_cov() -> bool {
+    std::process::Command::new("cargo")
+        .args(["llvm-cov", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}

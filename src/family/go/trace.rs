@@ -193,16 +193,7 @@ impl SuiteTrace for GoTrace {
 
     /// Go prints a panic's stack innermost first, and `file.go:12:` before a failed check.
     fn frames(&self, detail: &str) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
-        for c in GO_FRAME.captures_iter(detail) {
-            let file = c[1].trim_start_matches("./").to_string();
-            let at = format!("{file}:{}", &c[2]);
-            if self.is_code(&file) && !out.contains(&at) {
-                out.push(at);
-            }
-        }
-        out.reverse();
-        out
+        crate::family::suites::frames_innermost_first(&GO_FRAME, detail, &|f| self.is_code(f))
     }
 
     /// A test is affected when it ran a modified file, its own file changed, or its package

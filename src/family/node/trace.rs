@@ -217,16 +217,7 @@ impl SuiteTrace for NodeTrace {
 
     /// A JavaScript stack lists the innermost frame first.
     fn frames(&self, detail: &str) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
-        for c in JS_FRAME.captures_iter(detail) {
-            let file = c[1].trim_start_matches("./").to_string();
-            let at = format!("{file}:{}", &c[2]);
-            if self.is_code(&file) && !out.contains(&at) {
-                out.push(at);
-            }
-        }
-        out.reverse();
-        out
+        crate::family::suites::frames_innermost_first(&JS_FRAME, detail, &|f| self.is_code(f))
     }
 }
 
