@@ -29,6 +29,7 @@ mod python_contracts;
 mod real_projects;
 mod report;
 mod resume;
+mod rust_generator;
 mod safety;
 mod sandbox;
 mod scenarios;

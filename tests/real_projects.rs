@@ -331,8 +331,13 @@ fn issue32_messages_name_what_exists_and_a_fix_pipeline_it_cannot_run_is_refused
 
 #[test]
 fn issue32_the_reports_agree_on_layers_that_had_nothing_to_test_and_name_no_session_path() {
-    // A crate: no built-in generator yet, so every layer is not applicable.
+    // A crate with no library (a program only): the generator has no module to test, so every
+    // layer is not applicable.
     let p = Project::fixture("rust-crate");
+    std::fs::remove_file(p.repo.join("src/lib.rs")).unwrap();
+    p.write("src/main.rs", "fn main() {\n    println!(\"hi\");\n}\n");
+    git(&p.repo, &["add", "-A"]);
+    git(&p.repo, &["commit", "-q", "-m", "a program only"]);
     let out = p
         .cmd(&["run", "test the crate", "--pipeline", "standard", "-y"])
         .run();

@@ -200,6 +200,7 @@ fn tool_check(
                 )
                 .trim_end()
                 .to_string(),
+                Family::Cargo => crate::family::rust::generator_readiness(),
                 _ => "ttgen.py, a search with no LLM".into(),
             })
         }

@@ -56,6 +56,11 @@ pub trait Generator: Sync {
     fn entry_points(&self, repo: &Path, scratch: &Path) -> Result<Vec<String>, GenError>;
     /// What the search reads outside the mirror (the interpreter, node).
     fn read_roots(&self, repo: &Path) -> Vec<PathBuf>;
+    /// Folders the search writes besides its scratch's temporary files (Rust: the raw profiles
+    /// of its runs and the target folder its builds share), made before it runs.
+    fn write_dirs(&self, _session: &Path, _layer: &str) -> Vec<PathBuf> {
+        Vec::new()
+    }
     /// Makes the mirror ready for the search (node: the project's node_modules linked in).
     fn prepare_mirror(&self, repo: &Path, session: &Path, mirror: &Path) -> std::io::Result<()>;
     /// One search.

@@ -654,11 +654,15 @@ pub fn search_here(
         .map_err(RoleError::io("prepare", &mirror))?;
     // The helper stops itself at its budget; the timeout is the backstop.
     let timeout = time_left(ctx.deadline)?.min(Duration::from_secs_f64(req.budget_s + 60.0));
+    let writes = generator.write_dirs(&ctx.session.root, layer);
+    for dir in &writes {
+        std::fs::create_dir_all(dir).map_err(RoleError::io("create", dir))?;
+    }
     let sandbox = sandbox_for(
         ctx,
         &format!("generator-{layer}"),
         generator.read_roots(ctx.repo),
-        &[],
+        &writes,
     )?;
     Ok(generator.generate(&GenJob {
         repo: ctx.repo,

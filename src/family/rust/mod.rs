@@ -8,6 +8,7 @@ mod agent;
 mod code_check;
 mod ctx;
 mod gate;
+mod gen;
 pub mod libtest;
 mod run;
 mod stage;
@@ -21,6 +22,12 @@ use std::path::{Path, PathBuf};
 use crate::testing::report::{TestCase, TestStatus};
 use crate::testing::runner::{RunOutput, RunSpec, Runner, SuiteSpec, BASELINE};
 
+/// How the built-in generator will run here: with coverage guidance when the toolchain has
+/// its LLVM tools.
+pub fn generator_readiness() -> String {
+    gen::readiness()
+}
+
 /// Prefix of every staged test target, so they never clash with the crate's own tests.
 pub const STAGED_PREFIX: &str = "tt_";
 
@@ -33,7 +40,14 @@ impl crate::family::Language for Rust {
     }
 
     fn support(&self, capability: crate::family::Capability) -> crate::family::Support {
-        crate::family::not_yet::suite_only(capability)
+        match capability {
+            crate::family::Capability::Generator => crate::family::Support::Built,
+            other => crate::family::not_yet::suite_only(other),
+        }
+    }
+
+    fn generator(&self) -> Option<&'static dyn crate::family::generator::Generator> {
+        Some(&gen::RustGenerator)
     }
 
     fn toolchain(

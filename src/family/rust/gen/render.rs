@@ -1,0 +1,304 @@
+//! Kept candidates as the tests a person reads: the candidate's calls, then assertions built
+//! from what its runs showed (a literal where the type has one and `==`; else the fields, the
+//! getters, `to_string()`, `is_ok()`/`is_err()`); a panic as `#[should_panic(expected = …)]`;
+//! a code defect as an ignored test with its evidence. One file per module of the crate.
+
+use super::literal::{literal, parse, DebugValue};
+use super::model::Api;
+use super::probe::{Candidate, Observation, Seen};
+use super::ty::Ty;
+
+/// What a kept candidate became.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// It returned: its observations are asserted.
+    Returns,
+    /// It panicked as the code means to (a message of its own, or a documented panic).
+    Panics(String),
+    /// A code defect: the reason (`code_defect: …`) and the evidence for the comment.
+    Defect { reason: String, evidence: String },
+}
+
+/// One test of a generated file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Test {
+    pub name: String,
+    pub docs: Vec<String>,
+    pub attrs: Vec<String>,
+    pub body: Vec<String>,
+}
+
+/// The file a module's tests go to (`module` as the deliverer names it: the crate's name for
+/// the root): `team_testing_parser_lexer.rs`, `team_testing_my_crate.rs`.
+pub fn file_name(module: &str) -> String {
+    format!("team_testing_{}.rs", module.replace("::", "_"))
+}
+
+/// The test a candidate becomes (None when nothing about it can be asserted).
+pub fn test(c: &Candidate, seen: &Observation, verdict: &Verdict, api: &Api) -> Option<Test> {
+    let mut attrs = vec!["#[test]".to_string()];
+    let mut docs = vec![format!("`{}`", one_line(&c.call))];
+    let mut checks = Vec::new();
+    match verdict {
+        Verdict::Returns => {
+            checks = assertions(c, seen, api);
+            if checks.is_empty() {
+                return None;
+            }
+            docs[0].push_str(" returns what these assertions state.");
+        }
+        Verdict::Panics(message) => {
+            docs[0].push_str(" panics.");
+            let expected = cut(message.lines().next().unwrap_or_default(), 160);
+            if expected.trim().is_empty() {
+                attrs.push("#[should_panic]".into());
+            } else {
+                attrs.push(format!("#[should_panic(expected = {expected:?})]"));
+            }
+        }
+        Verdict::Defect { reason, evidence } => {
+            docs[0].push_str(" shows a code defect:");
+            docs.extend(evidence.lines().map(|l| l.to_string()));
+            docs.push("Run it with `cargo test -- --ignored`.".into());
+            attrs.push(format!("#[ignore = {:?}]", cut(reason, 300)));
+        }
+    }
+    // A result no assertion reads is not bound to a name.
+    let reads_value = checks.iter().any(|l| mentions(l, "value"));
+    let mut body: Vec<String> = c
+        .setup
+        .iter()
+        .map(|s| match s.strip_prefix("let value = ") {
+            Some(call) if !reads_value => format!("let _ = {call}"),
+            _ => s.clone(),
+        })
+        .collect();
+    body.extend(checks);
+    Some(Test {
+        name: String::new(),
+        docs,
+        attrs,
+        body,
+    })
+}
+
+/// The whole file of `module`'s tests.
+pub fn file(api: &Api, module: &str, layer: &str, seed: u64, tests: &[Test]) -> String {
+    let name = if module.is_empty() || module == api.crate_name {
+        api.crate_name.clone()
+    } else {
+        format!("{}::{module}", api.crate_name)
+    };
+    let mut out = format!(
+        "//! Tests of `{name}`, written by team-testing's built-in generator ({layer}, seed {seed}).\n\
+         //! Each test calls the public API with inputs the generator chose and asserts what it\n\
+         //! returned; an ignored test shows a code defect (`cargo test -- --ignored`).\n"
+    );
+    for t in tests {
+        out.push('\n');
+        for d in &t.docs {
+            out.push_str(format!("/// {d}").trim_end());
+            out.push('\n');
+        }
+        for a in &t.attrs {
+            out.push_str(a);
+            out.push('\n');
+        }
+        out.push_str(&format!("fn {}() {{\n", t.name));
+        for b in &t.body {
+            for line in b.lines() {
+                out.push_str(format!("    {line}").trim_end());
+                out.push('\n');
+            }
+        }
+        out.push_str("}\n");
+    }
+    out
+}
+
+/// The assertions of a returning candidate, in the order of its observations.
+fn assertions(c: &Candidate, seen: &Observation, api: &Api) -> Vec<String> {
+    let ty_of = |label: &str| c.labels.iter().find(|(l, _)| l == label).map(|(_, t)| t);
+    let mut out = Vec::new();
+    for root in ["value", "receiver"] {
+        let Some(ty) = ty_of(root) else { continue };
+        let Some(s) = seen.values.get(root) else {
+            continue;
+        };
+        if let Some(line) = assert_value(root, ty, s, api) {
+            let text = display_line(root, ty, s).filter(|t| *t != line);
+            out.push(line);
+            out.extend(text);
+            // The error's text is the crate's code too (taken last: it moves the value).
+            if let (Ty::Result(..), Some(error)) = (ty, seen.values.get("error")) {
+                if let Some(text) = error.display.as_deref() {
+                    out.push(format!(
+                        "assert_eq!({root}.unwrap_err().to_string(), {text:?});"
+                    ));
+                }
+            }
+            continue;
+        }
+        match ty {
+            Ty::Result(t, e) => out.extend(result_lines(c, seen, api, t, e)),
+            Ty::Option(t) => out.extend(branch_lines(
+                c,
+                seen,
+                api,
+                "some",
+                "Some",
+                t,
+                "value.is_none()",
+            )),
+            _ => out.extend(member_lines(c, seen, api, root)),
+        }
+    }
+    out
+}
+
+fn result_lines(c: &Candidate, seen: &Observation, api: &Api, t: &Ty, e: &Ty) -> Vec<String> {
+    if seen.values.contains_key("ok") {
+        let inner = branch_lines(c, seen, api, "ok", "Ok", t, "value.is_ok()");
+        return inner;
+    }
+    if let Some(s) = seen.values.get("error") {
+        if let Some(line) = assert_value("error", e, s, api) {
+            return vec![
+                "let Err(error) = value else {".into(),
+                "    panic!(\"expected an error\");".into(),
+                "};".into(),
+                line,
+            ];
+        }
+        return vec!["assert!(value.is_err());".into()];
+    }
+    Vec::new()
+}
+
+/// Assertions inside `Ok(…)`/`Some(…)` (the variable `label`), or `fallback` alone.
+fn branch_lines(
+    c: &Candidate,
+    seen: &Observation,
+    api: &Api,
+    label: &str,
+    variant: &str,
+    ty: &Ty,
+    fallback: &str,
+) -> Vec<String> {
+    let Some(s) = seen.values.get(label) else {
+        return match seen.values.get("value").and_then(|v| v.debug.as_deref()) {
+            Some("None") if variant == "Some" => vec![format!("assert!({fallback});")],
+            _ => Vec::new(),
+        };
+    };
+    let mut inner: Vec<String> = assert_value(label, ty, s, api).into_iter().collect();
+    if inner.is_empty() {
+        inner = member_lines(c, seen, api, label);
+    }
+    if inner.is_empty() {
+        return vec![format!(
+            "assert!({});",
+            fallback.replace("is_none", "is_some")
+        )];
+    }
+    let what = if variant == "Ok" { "Ok" } else { "Some" };
+    let mut out = vec![
+        format!("let {what}({label}) = value else {{"),
+        format!("    panic!(\"expected {what}\");"),
+        "};".into(),
+    ];
+    out.extend(inner);
+    out
+}
+
+/// Fields and getters of `root` (`value.len()`, `value.x`).
+fn member_lines(c: &Candidate, seen: &Observation, api: &Api, root: &str) -> Vec<String> {
+    let prefix = format!("{root}.");
+    let mut out = Vec::new();
+    for (label, ty) in c.labels.iter().filter(|(l, _)| l.starts_with(&prefix)) {
+        if let Some(line) = seen
+            .values
+            .get(label)
+            .and_then(|s| assert_value(label, ty, s, api))
+        {
+            out.push(line);
+        }
+    }
+    if out.is_empty() {
+        // A type with Display and nothing else to compare says what it is in its text.
+        if let Some(text) = seen.values.get(root).and_then(|s| s.display.as_deref()) {
+            out.push(format!("assert_eq!({root}.to_string(), {text:?});"));
+        }
+    }
+    out
+}
+
+/// One assertion on `expr` of type `ty`, from what was seen of it.
+fn assert_value(expr: &str, ty: &Ty, s: &Seen, api: &Api) -> Option<String> {
+    let debug = s.debug.as_deref()?;
+    let value = parse(debug)?;
+    match (&value, ty) {
+        (DebugValue::Float(f), Ty::Float(_)) if f == "NaN" => {
+            return Some(format!("assert!({expr}.is_nan());"))
+        }
+        (DebugValue::Bool(b), Ty::Bool) if s.eq == Some(true) => {
+            let not = if *b { "" } else { "!" };
+            return Some(format!("assert!({not}{expr});"));
+        }
+        (DebugValue::Seq(items), Ty::Vec(_) | Ty::Ref(..)) if items.is_empty() => {
+            return Some(format!("assert!({expr}.is_empty());"))
+        }
+        (DebugValue::Map(items), Ty::Map(..)) if items.is_empty() => {
+            return Some(format!("assert!({expr}.is_empty());"))
+        }
+        _ => {}
+    }
+    if s.eq == Some(true) {
+        if let Some(lit) = literal(ty, &value, api, true) {
+            return Some(format!("assert_eq!({expr}, {lit});"));
+        }
+    }
+    // A crate type without a literal (private fields, no `==`) says what it is in its text.
+    match (&s.display, ty) {
+        (Some(text), Ty::Named(..)) => Some(format!("assert_eq!({expr}.to_string(), {text:?});")),
+        _ => None,
+    }
+}
+
+/// The text of a crate type that also has a literal: its `Display` is code of the crate too.
+fn display_line(expr: &str, ty: &Ty, s: &Seen) -> Option<String> {
+    match (&s.display, ty) {
+        (Some(text), Ty::Named(..)) => Some(format!("assert_eq!({expr}.to_string(), {text:?});")),
+        _ => None,
+    }
+}
+
+/// Whether `line` uses the variable `name` (not only a longer name that starts with it).
+fn mentions(line: &str, name: &str) -> bool {
+    line.match_indices(name).any(|(i, _)| {
+        let before = line[..i].chars().next_back();
+        let after = line[i + name.len()..].chars().next();
+        let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        !word(before) && !word(after)
+    })
+}
+
+fn one_line(text: &str) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.len() <= 160 {
+        return flat;
+    }
+    format!("{}…", cut(&flat, 160))
+}
+
+/// `text` cut to at most `max` bytes on a character boundary.
+pub fn cut(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_string()
+}

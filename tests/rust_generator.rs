@@ -1,0 +1,226 @@
+//! The built-in Rust generator on a real crate with the real cargo and llvm tools:
+//! `textkit` has plain modules (`words`, `stack`, the re-exported `geometry`) and `stats`, whose
+//! `spread` breaks its doc example and whose `median` indexes an empty slice.
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::*;
+
+fn generated_files(p: &Project, id: &str, layer: &str) -> BTreeMap<String, String> {
+    let dir = p.session_dir(id).join("tests").join(layer);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return BTreeMap::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| e.path().is_file())
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read_to_string(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// (name, attributes and body) of every test of a generated file.
+fn tests_of(source: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut pending = String::new();
+    let mut open = false;
+    for line in source.lines() {
+        if line.starts_with("#[") {
+            pending.push_str(line);
+            pending.push('\n');
+        } else if let Some(name) = line.strip_prefix("fn ") {
+            out.push((name.to_string(), std::mem::take(&mut pending)));
+            open = true;
+        } else if line == "}" {
+            open = false;
+        } else if open {
+            if let Some(last) = out.last_mut() {
+                last.1.push_str(line);
+                last.1.push('\n');
+            }
+        }
+    }
+    out
+}
+
+fn generator_outcome(p: &Project, id: &str, layer: &str) -> Value {
+    p.tasks(id)
+        .into_iter()
+        .find(|t| t["owner"] == "generator" && t["layer"] == layer)
+        .unwrap_or_else(|| panic!("no {layer} generator task"))["outcome"]
+        .clone()
+}
+
+#[test]
+fn a_crate_gets_integration_tests_that_pass_under_cargo_test_after_apply() {
+    if !has_llvm_cov() {
+        eprintln!("cargo-llvm-cov (and llvm-tools) is not installed: the Rust generator test needs its coverage");
+        return;
+    }
+    let p = Project::fixture("rust-gen");
+    let home_before = home_listing();
+    let out = p
+        .cmd(&[
+            "run",
+            "test the crate",
+            "--pipeline",
+            "standard",
+            "-y",
+            "--seed",
+            "7",
+        ])
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+
+    // L1 line coverage of the plain modules, as the executor measured it.
+    let coverage = read_json(&p.session_dir(&id).join("results/coverage-001.json"));
+    let plain = ["src/words.rs", "src/stack.rs", "src/geometry.rs"];
+    let (mut total, mut covered) = (0, 0);
+    for f in coverage["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| plain.contains(&f["path"].as_str().unwrap()))
+    {
+        total += f["lines_total"].as_u64().unwrap();
+        covered += f["lines_covered"].as_u64().unwrap();
+    }
+    assert!(total > 0, "no coverage of {plain:?}: {coverage}");
+    let percent = 100.0 * covered as f64 / total as f64;
+    assert!(
+        percent >= 85.0,
+        "L1 line coverage of the plain modules {percent:.1}%: {coverage}"
+    );
+
+    // Both seeded bugs are code-defect findings, with the shortest input.
+    let findings = generator_outcome(&p, &id, "L1-unit")["data"]["findings"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let found = |function: &str, kind: &str| {
+        findings
+            .iter()
+            .find(|f| f["function"] == function && f["kind"] == kind)
+            .cloned()
+    };
+    let example = found("textkit::stats::spread", "doc_example")
+        .unwrap_or_else(|| panic!("the broken doc example is not a finding: {findings:#?}"));
+    assert!(
+        example["actual"].as_str().unwrap().contains("left"),
+        "{example}"
+    );
+    let panic = found("textkit::stats::median", "panic")
+        .unwrap_or_else(|| panic!("the index panic is not a finding: {findings:#?}"));
+    assert_eq!(panic["call"], "median(&[])", "{panic}");
+    assert!(
+        panic["actual"]
+            .as_str()
+            .unwrap()
+            .contains("index out of bounds"),
+        "{panic}"
+    );
+
+    // Every test asserts something (or expects a panic); the defects are ignored tests.
+    let mut l1 = BTreeMap::new();
+    for layer in ["L1-unit", "L2-integration"] {
+        let files = generated_files(&p, &id, layer);
+        assert!(!files.is_empty(), "{layer} has tests");
+        for (file, source) in &files {
+            assert!(file.starts_with("team_testing_"), "{file}");
+            for (name, body) in tests_of(source) {
+                assert!(
+                    body.contains("assert")
+                        || body.contains("#[should_panic")
+                        || body.contains("#[ignore = \"code_defect"),
+                    "{layer}/{file}: {name} asserts nothing:\n{body}"
+                );
+            }
+        }
+        if layer == "L1-unit" {
+            l1 = files;
+        }
+    }
+    let stats = &l1["team_testing_stats.rs"];
+    assert!(
+        stats.contains("#[ignore = \"code_defect") && stats.contains("median(&[])"),
+        "{stats}"
+    );
+
+    // The same seed gives byte-identical files.
+    let again = p
+        .cmd(&[
+            "run",
+            "test it again",
+            "--pipeline",
+            "targeted",
+            "--seed",
+            "7",
+        ])
+        .run();
+    again.assert_code(0);
+    assert_eq!(
+        generated_files(&p, &again.session_id(), "L1-unit"),
+        l1,
+        "same seed, same files"
+    );
+
+    // After `apply`, cargo finds them as integration tests and they pass; the defect tests run
+    // with --ignored and fail. (`cargo test --tests`: the crate's own broken doc example is
+    // the seeded bug, not the delivered tests.)
+    p.cmd(&["apply", &id]).run().assert_code(0);
+    assert!(p.repo.join("tests").is_dir());
+    let target = p.tmp.path().join("user-target");
+    let cargo = |args: &[&str]| {
+        Command::new("cargo")
+            .args(args)
+            .current_dir(&p.repo)
+            .env("CARGO_TARGET_DIR", &target)
+            .output()
+            .expect("cargo starts")
+    };
+    let ran = cargo(&["test", "--tests", "--offline"]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&ran.stdout),
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    assert!(ran.status.success(), "cargo test failed:\n{text}");
+    assert!(text.contains("team_testing_"), "{text}");
+    let ignored = cargo(&["test", "--tests", "--offline", "--", "--ignored"]);
+    assert!(
+        !ignored.status.success(),
+        "the defect tests pass:\n{}",
+        String::from_utf8_lossy(&ignored.stdout)
+    );
+    // Nothing but the applied files changed, and nothing in $HOME.
+    let status = git_status(&p.repo, false);
+    assert!(
+        status
+            .lines()
+            .all(|l| l.starts_with("?? tests/") || l.starts_with("?? Cargo.lock")),
+        "{status}"
+    );
+    assert_eq!(home_listing(), home_before, "the home folder changed");
+}
+
+/// The names in the home folder (what a test that wrote there would add).
+fn home_listing() -> Vec<String> {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let mut names: Vec<String> = home
+        .and_then(|h| std::fs::read_dir(h).ok())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
