@@ -176,7 +176,12 @@ fn a_crate_gets_integration_tests_that_pass_under_cargo_test_after_apply() {
     // with --ignored and fail. (`cargo test --tests`: the crate's own broken doc example is
     // the seeded bug, not the delivered tests.)
     p.cmd(&["apply", &id]).run().assert_code(0);
-    assert!(p.repo.join("tests").is_dir());
+    for file in ["team_testing_stats.rs", "team_testing_stack_integration.rs"] {
+        assert!(
+            p.repo.join("tests").join(file).is_file(),
+            "{file} was not applied"
+        );
+    }
     let target = p.tmp.path().join("user-target");
     let cargo = |args: &[&str]| {
         Command::new("cargo")

@@ -481,6 +481,17 @@ fn family_round(
             to_map(json!({"layer": layer, "test_files": [], "round": round, "is_revision": true}));
         return Ok(out);
     }
+    // A search that found nothing this layer tests (Rust's L2 on an API of single calls).
+    if let Some(reason) = result.stats["not_applicable"].as_str() {
+        if round.is_none() {
+            return Ok(not_applicable(
+                ctx,
+                layer,
+                reason,
+                "the layer below tests these calls one by one",
+            ));
+        }
+    }
     let avoid: BTreeSet<String> = req.avoid.iter().cloned().collect();
     let node_modules = crate::testing::deps::node_modules(ctx.repo, &ctx.session.root);
     let mut written = Vec::new();

@@ -31,6 +31,9 @@ pub fn generator_readiness() -> String {
 /// Prefix of every staged test target, so they never clash with the crate's own tests.
 pub const STAGED_PREFIX: &str = "tt_";
 
+/// Prefix of the built-in generator's files, which `apply` delivers under their own names.
+pub const GENERATED_PREFIX: &str = "team_testing_";
+
 /// Rust as the roles see it.
 pub struct Rust;
 
@@ -134,11 +137,18 @@ impl Runner for CargoRunner {
         true
     }
 
+    /// The built-in generator's files keep their names (`tests/team_testing_<module>.rs`);
+    /// others get the layer's prefix, so they never clash with the crate's own tests.
     fn apply_path(&self, _repo: &Path, layer: &str, file: &Path) -> Option<PathBuf> {
         let name = file.file_name()?.to_string_lossy();
         let code = layer.split('-').next().unwrap_or(layer);
-        name.ends_with(".rs")
-            .then(|| Path::new("tests").join(format!("{STAGED_PREFIX}{code}_{name}")))
+        if !name.ends_with(".rs") {
+            return None;
+        }
+        Some(match name.starts_with(GENERATED_PREFIX) {
+            true => Path::new("tests").join(name.as_ref()),
+            false => Path::new("tests").join(format!("{STAGED_PREFIX}{code}_{name}")),
+        })
     }
 
     fn apply_manifest_dir(&self, _repo: &Path) -> PathBuf {
@@ -153,7 +163,10 @@ impl Runner for CargoRunner {
             .map(|rd| {
                 rd.flatten()
                     .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .filter(|n| n.starts_with(STAGED_PREFIX) && n.ends_with(".rs"))
+                    .filter(|n| {
+                        (n.starts_with(STAGED_PREFIX) || n.starts_with(GENERATED_PREFIX))
+                            && n.ends_with(".rs")
+                    })
                     .filter_map(|n| n.strip_suffix(".rs").map(String::from))
                     .filter(|t| !manifest.contains(&format!("tests/{t}.rs")))
                     .collect()

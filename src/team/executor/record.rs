@@ -111,9 +111,26 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
     if let (Some(report), Some(base)) = (f.out.coverage.as_mut(), &baseline) {
         *report = baseline::combine(report, base);
     }
-    let before = baseline
-        .as_ref()
-        .and_then(|b| baseline::line_percent(b, in_scope));
+    // Before and after over the same files: a file in scope that neither run measured counts
+    // as 0 % in both (else the figure would fall by the files only the "after" lists).
+    let before = baseline.as_ref().and_then(|b| {
+        let mut b = b.clone();
+        let zeros: Vec<&crate::testing::report::FileCoverage> = f
+            .out
+            .coverage
+            .iter()
+            .flat_map(|c| &c.files)
+            .filter(|x| unmeasured.contains(&x.path) && !b.files.iter().any(|y| y.path == x.path))
+            .collect();
+        for file in zeros {
+            b.files.push(crate::artifacts::CoverageFile {
+                path: file.path.clone(),
+                lines_total: file.lines_total,
+                ..Default::default()
+            });
+        }
+        baseline::line_percent(&b, in_scope)
+    });
     let measured = f
         .out
         .coverage

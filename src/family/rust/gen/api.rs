@@ -350,6 +350,7 @@ impl Crate {
                 let variants = variants.collect();
                 TypeKind::Enum { variants }
             }
+            Item::Type(t) => TypeKind::Alias(paramize(Ty::of(&t.ty), &names)),
             _ => TypeKind::Other,
         };
         let def = &self.defs[d];
@@ -379,10 +380,24 @@ impl Crate {
             let key = self.defs[t].name.clone();
             api.implementors.entry(key).or_default().push(tname);
         }
-        let is_type = |i: &Item| matches!(i, Item::Struct(_) | Item::Enum(_) | Item::Type(_));
-        let d = self.find(m, self_path, is_type)?;
         let fns = only!(imp.items.iter(), ImplItem::Fn).filter(|f| !skipped(&f.attrs));
         let fns = fns.map(|f| (f, (&f.sig, &f.attrs[..], &f.block)));
+        // The crate's trait on a primitive or `str` (`impl ToSnakeCase for str`): its API.
+        let prim = Ty::of(&imp.self_ty);
+        let primitive = matches!(
+            prim,
+            Ty::Str | Ty::String | Ty::Int(_) | Ty::Float(_) | Ty::Bool | Ty::Char
+        );
+        if let (Some(t), true) = (own, primitive) {
+            let (trait_path, spelled) = (self.path(t)?, prim.rust("")?);
+            for (f, parts) in fns {
+                let path = format!("<{spelled} as {trait_path}>::{}", f.sig.ident);
+                self.offer(api, at, parts, path, (None, None));
+            }
+            return None;
+        }
+        let is_type = |i: &Item| matches!(i, Item::Struct(_) | Item::Enum(_) | Item::Type(_));
+        let d = self.find(m, self_path, is_type)?;
         let type_path = self.path(d)?;
         let seg = tr.and_then(|p| p.segments.last());
         let (tn, name) = (seg.map(|s| s.ident.to_string()), &self.defs[d].name);

@@ -42,12 +42,18 @@ pub fn concrete(c: &Callable, api: &Api) -> Result<Concrete, &'static str> {
                 args.ok_or("no simple type meets the bounds of its type's generic parameters")?,
             ))
         }
+        // A crate trait's method on a primitive or `str`.
+        Some(t @ (Ty::Str | Ty::String | Ty::Int(_) | Ty::Float(_) | Ty::Bool | Ty::Char)) => {
+            Some(t.clone())
+        }
         Some(_) => return Err("its type is not a named type of the crate"),
         None => None,
     };
     let me = owner.clone().unwrap_or(Ty::Unit);
     let (params, ret) = instantiate(c, &me, api)
         .ok_or("no simple type meets the bounds of its generic parameters")?;
+    let params: Vec<Ty> = params.iter().map(|t| api.unalias(t)).collect();
+    let ret = api.unalias(&ret);
     // An iterator is observed by what it yields.
     let ret = match ret {
         Ty::Impl(b) if b.iter().any(|b| b.name == "Iterator") => {
@@ -82,43 +88,57 @@ impl<'a> Maker<'a> {
         format!("c_{:05}", self.next)
     }
 
-    /// Up to `per_callable` calls of callable `index`: the base (each parameter's first value),
-    /// each parameter through its values with the others at the base, then random picks.
-    pub fn calls(&mut self, index: usize, per_callable: usize, rng: &mut Rng) -> Vec<Candidate> {
+    /// Up to `per_callable` calls of callable `index`. A first generation (`explore` false)
+    /// takes the base (each parameter's first value), each receiver and each parameter through
+    /// its first values with the others at the base, then random picks; a later one (`explore`)
+    /// random picks only, which the base and its neighbours already tried.
+    pub fn calls(
+        &mut self,
+        index: usize,
+        per_callable: usize,
+        explore: bool,
+        rng: &mut Rng,
+    ) -> Vec<Candidate> {
         let c = &self.api.callables[index];
         let Ok(k) = concrete(c, self.api) else {
             return Vec::new();
         };
         let receivers: Vec<Value> = match (&k.owner, c.receiver) {
-            (Some(owner), r) if r != Receiver::None => self.inputs.values(owner, 6),
+            // `&self` of `str` is a `&str`: a string literal is the receiver's reference.
+            (Some(Ty::Str), Receiver::Ref) => {
+                self.inputs.values(&Ty::Ref(Box::new(Ty::Str), false), 12)
+            }
+            (Some(owner), r) if r != Receiver::None => self.inputs.values(owner, 12),
             _ => vec![Value {
                 expr: String::new(),
                 size: 0,
             }],
         };
-        let values: Vec<Vec<Value>> = k.params.iter().map(|t| self.inputs.values(t, 8)).collect();
+        let values: Vec<Vec<Value>> = k.params.iter().map(|t| self.inputs.values(t, 12)).collect();
         if receivers.is_empty() || values.iter().any(Vec::is_empty) {
             return Vec::new();
         }
         // Picks: (receiver, one value index per parameter).
-        let mut picks: Vec<(usize, Vec<usize>)> = vec![(0, vec![0; values.len()])];
-        for r in 1..receivers.len() {
-            picks.push((r, vec![0; values.len()]));
-        }
-        for (p, vs) in values.iter().enumerate() {
-            for v in 1..vs.len() {
-                let mut pick = vec![0; values.len()];
-                pick[p] = v;
-                picks.push((0, pick));
+        let mut picks: Vec<(usize, Vec<usize>)> = Vec::new();
+        if !explore {
+            picks.push((0, vec![0; values.len()]));
+            for r in 1..receivers.len() {
+                picks.push((r, vec![0; values.len()]));
+            }
+            for (p, vs) in values.iter().enumerate() {
+                for v in 1..vs.len().min(4) {
+                    let mut pick = vec![0; values.len()];
+                    pick[p] = v;
+                    picks.push((0, pick));
+                }
             }
         }
-        while picks.len() < per_callable * 2 {
+        for _ in 0..per_callable * 3 {
             picks.push((
                 rng.below(receivers.len()),
                 values.iter().map(|vs| rng.below(vs.len())).collect(),
             ));
         }
-        picks.dedup();
         let mut seen = std::collections::BTreeSet::new();
         let mut out = Vec::new();
         for (r, pick) in picks {
@@ -151,6 +171,7 @@ impl<'a> Maker<'a> {
                 let m = if r == Receiver::RefMut { "mut " } else { "" };
                 setup.push(format!("let {m}receiver = {};", receiver.expr));
                 let amp = match r {
+                    Receiver::Ref if k.owner == Some(Ty::Str) => "",
                     Receiver::Ref => "&",
                     Receiver::RefMut => "&mut ",
                     _ => "",
@@ -432,6 +453,63 @@ impl<'a> Maker<'a> {
         out
     }
 
+    /// L2: two functions that take the same arguments, called with the same ones and observed
+    /// side by side (`levenshtein(a, b)` beside `osa_distance(a, b)`).
+    pub fn pairs(
+        &mut self,
+        scope: &std::collections::BTreeSet<&str>,
+        limit: usize,
+        rng: &mut Rng,
+    ) -> Vec<Candidate> {
+        let free: Vec<(usize, Concrete)> = (0..self.api.callables.len())
+            .filter(|i| {
+                let c = &self.api.callables[*i];
+                c.receiver == Receiver::None && scope.contains(c.file.as_str())
+            })
+            .filter_map(|i| Some((i, concrete(&self.api.callables[i], self.api).ok()?)))
+            .filter(|(_, k)| !k.params.is_empty() && k.ret != Ty::Unit && k.ret.is_closed())
+            .collect();
+        let mut out = Vec::new();
+        for (a, (fi, f)) in free.iter().enumerate() {
+            for (gi, g) in free.iter().skip(a + 1) {
+                if f.params != g.params || out.len() >= limit {
+                    continue;
+                }
+                for _ in 0..3 {
+                    let args: Option<Vec<Value>> = f
+                        .params
+                        .iter()
+                        .map(|t| {
+                            let vs = self.inputs.values(t, 12);
+                            (!vs.is_empty()).then(|| vs[rng.below(vs.len())].clone())
+                        })
+                        .collect();
+                    let Some(args) = args else { break };
+                    let list = args
+                        .iter()
+                        .map(|v| v.expr.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    let (fc, gc) = (&self.api.callables[*fi], &self.api.callables[*gi]);
+                    let setup = vec![format!(
+                        "let value = ({}({list}), {}({list}));",
+                        fc.path, gc.path
+                    )];
+                    let ty = Ty::Tuple(vec![f.ret.clone(), g.ret.clone()]);
+                    let labels = vec![("value".to_string(), ty)];
+                    let shown = format!(
+                        "{}({list}) beside {}({list})",
+                        short(&fc.path),
+                        short(&gc.path)
+                    );
+                    let refs: Vec<&Value> = args.iter().collect();
+                    out.push(self.candidate(Source::Callable(*fi), setup, labels, shown, &refs));
+                }
+            }
+        }
+        out
+    }
+
     /// Values of the scope's crate types that have `Display`: built and observed, so their
     /// text is asserted (no function may return them).
     pub fn type_values(&mut self, scope: &std::collections::BTreeSet<&str>) -> Vec<Candidate> {
@@ -449,7 +527,7 @@ impl<'a> Maker<'a> {
                 .collect();
             let Some(args) = args else { continue };
             let ty = Ty::Named(name.clone(), args);
-            for v in self.inputs.values(&ty, 6) {
+            for v in self.inputs.values(&ty, 12) {
                 let mut labels = Vec::new();
                 self.observe("value", &ty, &mut labels);
                 let setup = vec![format!("let value = {};", v.expr)];
@@ -460,6 +538,47 @@ impl<'a> Maker<'a> {
                     v.expr.clone(),
                     &[&v],
                 ));
+            }
+        }
+        out
+    }
+
+    /// Two values of each ordered crate type in scope compared (`(a < b, a == b, a > b)`):
+    /// the `PartialOrd`, `Ord` and `PartialEq` impls are code of the crate too.
+    pub fn comparisons(
+        &mut self,
+        scope: &std::collections::BTreeSet<&str>,
+        rng: &mut Rng,
+    ) -> Vec<Candidate> {
+        let mut out = Vec::new();
+        let names: Vec<String> = self.api.types.keys().cloned().collect();
+        for (index, name) in names.iter().enumerate() {
+            let decl = &self.api.types[name];
+            if !scope.contains(decl.file.as_str()) || !decl.traits.contains("PartialOrd") {
+                continue;
+            }
+            let args: Option<Vec<Ty>> = decl
+                .generics
+                .iter()
+                .map(|(_, bounds)| satisfying(bounds, self.api))
+                .collect();
+            let Some(args) = args else { continue };
+            let values = self.inputs.values(&Ty::Named(name.clone(), args), 12);
+            if values.is_empty() {
+                continue;
+            }
+            for _ in 0..8 {
+                let (a, b) = (
+                    &values[rng.below(values.len())],
+                    &values[rng.below(values.len())],
+                );
+                let setup = vec![
+                    format!("let (a, b) = ({}, {});", a.expr, b.expr),
+                    "let value = (a < b, a == b, a > b);".to_string(),
+                ];
+                let labels = vec![("value".to_string(), Ty::Tuple(vec![Ty::Bool; 3]))];
+                let shown = format!("{} against {}", a.expr, b.expr);
+                out.push(self.candidate(Source::Compare(index), setup, labels, shown, &[a, b]));
             }
         }
         out

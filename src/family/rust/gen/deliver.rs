@@ -57,16 +57,19 @@ pub fn files(api: &Api, kept: &[Kept]) -> Files {
                 let item = e.item.rsplit("::").next().unwrap_or(&e.item);
                 (e.file.clone(), format!("{}_doc_example", snake(item)))
             }
-            Source::Value(i) | Source::Sequence(i) => match api.types.values().nth(i) {
-                Some(decl) => {
-                    let what = match k.candidate.source {
-                        Source::Value(_) => "value",
-                        _ => "sequence",
-                    };
-                    (decl.file.clone(), format!("{}_{what}", snake(&decl.name)))
+            Source::Value(i) | Source::Sequence(i) | Source::Compare(i) => {
+                match api.types.values().nth(i) {
+                    Some(decl) => {
+                        let what = match k.candidate.source {
+                            Source::Value(_) => "value",
+                            Source::Compare(_) => "order",
+                            _ => "sequence",
+                        };
+                        (decl.file.clone(), format!("{}_{what}", snake(&decl.name)))
+                    }
+                    None => continue,
                 }
-                None => continue,
-            },
+            }
         };
         let module = api
             .modules

@@ -67,21 +67,37 @@ impl<'a> Inputs<'a> {
         seed: u64,
     ) -> Inputs<'a> {
         let mut rng = Rng(seed);
-        let mut strings: Vec<String> = vec!["".into(), "a".into(), "hello world".into()];
-        // Text a parser that splits on the crate's punctuation takes: `1,2`, `a:b`.
+        // The empty string first (a boundary), then the crate's doc examples' words (what its
+        // parsers are shown taking), a word and a sentence, text split on the crate's
+        // punctuation (`1,2`, `a:b`), then the literals of its source.
+        let mut strings: Vec<String> = vec!["".into()];
+        let mut examples: Vec<String> = extra_strings
+            .iter()
+            .filter(|s| !s.is_empty())
+            .cloned()
+            .collect();
+        examples.sort();
+        examples.dedup();
+        while strings.len() < 7 && !examples.is_empty() {
+            let i = rng.below(examples.len());
+            strings.push(examples.remove(i));
+        }
+        for s in ["a", "hello world", "héllo wörld"] {
+            if !strings.iter().any(|t| t == s) {
+                strings.push(s.into());
+            }
+        }
         for p in separators.iter().take(3) {
             strings.push(format!("1{p}2"));
             strings.push(format!("a{p}b"));
         }
-        // The crate's own words first: they are what its parsers and lookups expect.
-        let mut own: Vec<String> = extra_strings
+        let mut own: Vec<String> = api
+            .strings
             .iter()
-            .chain(api.strings.iter())
-            .filter(|s| !s.is_empty())
+            .filter(|s| !s.is_empty() && !strings.contains(s))
             .cloned()
             .collect();
-        own.dedup();
-        while strings.len() < 16 && !own.is_empty() {
+        while strings.len() < 20 && !own.is_empty() {
             let i = rng.below(own.len());
             strings.push(own.remove(i));
         }
@@ -384,14 +400,19 @@ impl<'a> Inputs<'a> {
             }
             // Each constructor with its arguments' first, second and third values (a stack
             // of capacity 0 and one of capacity 1 behave differently).
-            for pick in 0..3 {
+            // A fallible one (a parser) is tried with more of its inputs: most fail.
+            let picks = match c.ret {
+                Ty::Option(_) | Ty::Result(..) => 6,
+                _ => 3,
+            };
+            for pick in 0..picks {
                 if let Some(call) = self.simple_call(c, name, args, depth, pick) {
                     if !out.contains(&call) {
                         out.push(call);
                     }
                 }
             }
-            if out.len() >= 10 {
+            if out.len() >= 12 {
                 break;
             }
         }

@@ -203,6 +203,20 @@ fn run(job: &GenJob) -> Result<GenResult, RustGenError> {
         call_timeout: Duration::from_secs_f64(job.req.call_timeout_s.clamp(0.5, 60.0)),
     };
     let found = search.run()?;
+    if job.req.layer.starts_with("L2") && found.stats["candidates"] == 0 {
+        let mut stats = found.stats;
+        stats.insert(
+            "not_applicable".into(),
+            "no type with methods, no function whose result another takes and no two functions \
+             that take the same arguments: the API is single calls"
+                .into(),
+        );
+        return Ok(GenResult {
+            modules: Vec::new(),
+            findings: Vec::new(),
+            stats: serde_json::Value::Object(stats),
+        });
+    }
     let files = deliver::files(&api, &found.kept);
     let delivered = deliver::check(
         &mut search.probe,
@@ -226,7 +240,7 @@ fn run(job: &GenJob) -> Result<GenResult, RustGenError> {
             GeneratedModule {
                 module: m.module.clone(),
                 file: m.file.clone(),
-                test_file: render::file_name(&m.module),
+                test_file: render::file_name(&m.module, &job.req.layer),
                 source: texts.get(&m.module).cloned().unwrap_or_default(),
                 tests: delivered
                     .files

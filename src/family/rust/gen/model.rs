@@ -109,7 +109,10 @@ pub enum TypeKind {
     Enum {
         variants: Vec<Variant>,
     },
-    /// A type alias, a union, anything else: used by name only.
+    /// `type Result<T> = std::result::Result<T, Error>;`: what it stands for (its generic
+    /// parameters as `Ty::Param`).
+    Alias(Ty),
+    /// A union, anything else: used by name only.
     Other,
 }
 
@@ -151,5 +154,43 @@ impl Api {
     /// The type declared under `name`, if the crate declares it publicly.
     pub fn ty(&self, name: &str) -> Option<&TypeDecl> {
         self.types.get(name)
+    }
+
+    /// `ty` with the crate's type aliases replaced by what they stand for, at any depth.
+    pub fn unalias(&self, ty: &Ty) -> Ty {
+        self.unalias_at(ty, 0)
+    }
+
+    fn unalias_at(&self, ty: &Ty, depth: u8) -> Ty {
+        if depth > 8 {
+            return ty.clone();
+        }
+        let again = |t: &Ty| Box::new(self.unalias_at(t, depth + 1));
+        match ty {
+            Ty::Named(name, args) => match self.types.get(name).map(|d| (&d.kind, &d.generics)) {
+                Some((TypeKind::Alias(target), generics)) => {
+                    let given = |p: &str| {
+                        let i = generics.iter().position(|(n, _)| n == p)?;
+                        args.get(i).cloned()
+                    };
+                    let target = target.substitute(&Ty::SelfType, &given);
+                    self.unalias_at(&target, depth + 1)
+                }
+                _ => Ty::Named(
+                    name.clone(),
+                    args.iter().map(|a| self.unalias_at(a, depth + 1)).collect(),
+                ),
+            },
+            Ty::Vec(t) => Ty::Vec(again(t)),
+            Ty::Slice(t) => Ty::Slice(again(t)),
+            Ty::Array(t, n) => Ty::Array(again(t), *n),
+            Ty::Option(t) => Ty::Option(again(t)),
+            Ty::Result(t, e) => Ty::Result(again(t), again(e)),
+            Ty::Tuple(ts) => Ty::Tuple(ts.iter().map(|t| self.unalias_at(t, depth + 1)).collect()),
+            Ty::Map(k, a, b) => Ty::Map(k, again(a), again(b)),
+            Ty::Box(t) => Ty::Box(again(t)),
+            Ty::Ref(t, m) => Ty::Ref(again(t), *m),
+            other => other.clone(),
+        }
     }
 }

@@ -44,6 +44,8 @@ pub enum Source {
     Value(usize),
     /// Method calls on one value of a crate type (L2): the index of the type's name.
     Sequence(usize),
+    /// Two values of a crate type compared: the index of the type's name.
+    Compare(usize),
 }
 
 /// What one run of a candidate showed.
@@ -373,7 +375,9 @@ pub fn render(candidates: &[Candidate]) -> (String, Vec<(String, u32, u32)>) {
         // The call is the last statement (a doc example is all call).
         let call_at = match c.source {
             Source::Example(_) => 0,
-            Source::Callable(_) | Source::Value(_) => c.setup.len().saturating_sub(1),
+            Source::Callable(_) | Source::Value(_) | Source::Compare(_) => {
+                c.setup.len().saturating_sub(1)
+            }
             // The constructor is the setup; every call after it counts.
             Source::Sequence(_) => 1,
         };

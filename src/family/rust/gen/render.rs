@@ -29,9 +29,14 @@ pub struct Test {
 }
 
 /// The file a module's tests go to (`module` as the deliverer names it: the crate's name for
-/// the root): `team_testing_parser_lexer.rs`, `team_testing_my_crate.rs`.
-pub fn file_name(module: &str) -> String {
-    format!("team_testing_{}.rs", module.replace("::", "_"))
+/// the root): `team_testing_parser_lexer.rs`, `team_testing_my_crate.rs`; L2's files end in
+/// `_integration`, so both layers' files sit side by side in `tests/`.
+pub fn file_name(module: &str, layer: &str) -> String {
+    let stem = module.replace("::", "_");
+    match layer.split('-').next() {
+        Some("L1") | None => format!("team_testing_{stem}.rs"),
+        Some(_) => format!("team_testing_{stem}_integration.rs"),
+    }
 }
 
 /// The test a candidate becomes (None when nothing about it can be asserted).

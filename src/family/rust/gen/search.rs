@@ -19,9 +19,9 @@ use crate::gen::{Finding, GenRequest};
 
 /// Candidates per callable in the first generation and in the next, which aims at the
 /// functions with counters still unreached.
-const FIRST_PER_CALLABLE: usize = 12;
-const NEXT_PER_CALLABLE: usize = 10;
-const GENERATIONS: usize = 2;
+const FIRST_PER_CALLABLE: usize = 16;
+const NEXT_PER_CALLABLE: usize = 16;
+const GENERATIONS: usize = 3;
 /// L2 sequences per type with `&mut self` methods, per generation.
 const SEQUENCES_PER_TYPE: usize = 10;
 /// L2 chains (`f(g(x))`) per generation.
@@ -81,11 +81,12 @@ impl Search<'_> {
             let candidates: Vec<Candidate> = if l2 {
                 let mut all = maker.sequences(&scope, SEQUENCES_PER_TYPE, &mut rng);
                 all.extend(maker.chains(&scope, CHAINS, &mut rng));
+                all.extend(maker.pairs(&scope, CHAINS, &mut rng));
                 all
             } else if generation == 0 {
                 let mut all: Vec<Candidate> = callables
                     .iter()
-                    .flat_map(|i| maker.calls(*i, FIRST_PER_CALLABLE, &mut rng))
+                    .flat_map(|i| maker.calls(*i, FIRST_PER_CALLABLE, false, &mut rng))
                     .collect();
                 all.extend(
                     examples
@@ -93,19 +94,31 @@ impl Search<'_> {
                         .map(|i| maker.example(*i, &api.examples[*i])),
                 );
                 all.extend(maker.type_values(&scope));
+                all.extend(maker.comparisons(&scope, &mut rng));
                 all
             } else {
+                // Random picks for every callable: the counters still unreached are mostly in
+                // private helpers, which no callable's name tells apart; a callable whose own
+                // function is finished gets fewer.
                 let open = unfinished(&universe, &covered);
                 callables
                     .iter()
-                    .filter(|i| open.iter().any(|f| names(f, &api.callables[**i].name)))
-                    .flat_map(|i| maker.calls(*i, NEXT_PER_CALLABLE, &mut rng))
+                    .flat_map(|i| {
+                        let own = open.iter().any(|f| names(f, &api.callables[*i].name));
+                        let n = if own {
+                            NEXT_PER_CALLABLE
+                        } else {
+                            NEXT_PER_CALLABLE / 2
+                        };
+                        maker.calls(*i, n, true, &mut rng)
+                    })
                     .collect()
             };
             if candidates.is_empty() {
                 break;
             }
             stats.candidates += candidates.len();
+            let kept_before = kept.len();
             let (built, dropped) = self.probe.build(candidates)?;
             stats.not_compiled += dropped.len();
             stats.compile_errors.extend(
@@ -176,7 +189,8 @@ impl Search<'_> {
                     verdict,
                 });
             }
-            if !l2 && !universe.is_empty() && covered.len() >= universe.len() {
+            let gained = kept.len() > kept_before;
+            if !gained || (!l2 && !universe.is_empty() && covered.len() >= universe.len()) {
                 break;
             }
         }
@@ -296,7 +310,7 @@ impl Search<'_> {
                 );
                 Judged::Defect("doc example", reason, evidence)
             }
-            Source::Value(_) | Source::Sequence(_) => {
+            Source::Value(_) | Source::Sequence(_) | Source::Compare(_) => {
                 if file.starts_with("tests/") {
                     return Judged::Setup;
                 }
@@ -392,7 +406,7 @@ fn finding(api: &Api, k: &Kept) -> Option<Finding> {
             let c = &api.callables[i];
             (c.module.clone(), c.path.clone(), "panic")
         }
-        Source::Value(_) | Source::Sequence(_) => return None,
+        Source::Value(_) | Source::Sequence(_) | Source::Compare(_) => return None,
         Source::Example(i) => {
             let e = &api.examples[i];
             let module = api
