@@ -1,6 +1,7 @@
 //! The built-in Rust generator on a real crate with the real cargo and llvm tools:
-//! `textkit` has plain modules (`words`, `stack`, the re-exported `geometry`) and `stats`, whose
-//! `spread` breaks its doc example and whose `median` indexes an empty slice.
+//! `textkit` has plain modules (`words`, `stack`, the re-exported `geometry`), `stats`, whose
+//! `spread` breaks its doc example and whose `median` indexes an empty slice, and `memory`, whose
+//! `remember` writes a file through a private helper.
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -128,6 +129,17 @@ fn a_crate_gets_integration_tests_that_pass_under_cargo_test_after_apply() {
         "{panic}"
     );
 
+    // The call that writes a file (through a private helper) is a side effect, never a test.
+    let effect = found("textkit::memory::remember", "side_effect")
+        .unwrap_or_else(|| panic!("the file write is not a side-effect finding: {findings:#?}"));
+    assert!(
+        effect["actual"]
+            .as_str()
+            .unwrap()
+            .contains("textkit-memory.txt"),
+        "{effect}"
+    );
+
     // Every test asserts something (or expects a panic); the defects are ignored tests.
     let mut l1 = BTreeMap::new();
     for layer in ["L1-unit", "L2-integration"] {
@@ -135,6 +147,10 @@ fn a_crate_gets_integration_tests_that_pass_under_cargo_test_after_apply() {
         assert!(!files.is_empty(), "{layer} has tests");
         for (file, source) in &files {
             assert!(file.starts_with("team_testing_"), "{file}");
+            assert!(
+                !source.contains("remember("),
+                "{layer}/{file} calls remember:\n{source}"
+            );
             for (name, body) in tests_of(source) {
                 assert!(
                     body.contains("assert")

@@ -72,6 +72,10 @@ macro_rules! only {
 fn add(root: &Path, mods: &mut Vec<Mod>, mut md: Mod, rel: Option<&Path>, dir: &Path) -> Res {
     if let Some(rel) = rel {
         md.file = rel.to_string_lossy().trim_start_matches("./").to_string();
+        // A `#[path]` that leads back to a file already read would recurse for ever.
+        if mods.iter().any(|m| m.file == md.file) || mods.len() > 4096 {
+            return Ok(());
+        }
         let text = std::fs::read_to_string(root.join(rel));
         let text = text.map_err(|e| ApiError::Read(md.file.clone(), e))?;
         let bad = |e: syn::Error| ApiError::Parse(md.file.clone(), line(e.span()), e.to_string());
@@ -720,10 +724,11 @@ fn doc_lines(attrs: &[Attribute]) -> Vec<(usize, String)> {
     }
     out
 }
+/// A `# Panics` section, or a sentence that says when it panics ("Panics if `n` is zero").
 fn documents_panics(attrs: &[Attribute]) -> bool {
-    doc_lines(attrs).iter().any(|(_, l)| {
-        l.trim().starts_with('#') && l.trim().trim_start_matches('#').trim() == "Panics"
-    })
+    doc_lines(attrs)
+        .iter()
+        .any(|(_, l)| l.to_lowercase().contains("panic"))
 }
 /// Whether a fence's info string (`rust,no_run`, `text`) is a Rust block rustdoc runs.
 fn runs_as_rust(info: &str) -> bool {

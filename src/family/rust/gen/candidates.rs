@@ -156,12 +156,36 @@ impl<'a> Maker<'a> {
 
     fn call(&mut self, index: usize, k: &Concrete, receiver: &Value, args: &[&Value]) -> Candidate {
         let c = &self.api.callables[index];
-        let list = args
-            .iter()
-            .map(|a| a.expr.as_str())
-            .collect::<Vec<_>>()
-            .join(", ");
         let mut setup = Vec::new();
+        // An argument built by a call is bound first, by its parameter's name: a panic there
+        // is the argument's, not the function's (and the test reads better).
+        let mut names: Vec<String> = Vec::new();
+        for (i, a) in args.iter().enumerate() {
+            let built = a.expr.contains("::") && a.expr.contains('(');
+            let name = c
+                .params
+                .get(i)
+                .map(|(n, _)| n.trim_start_matches('_').to_string());
+            let name = match name {
+                Some(n)
+                    if built
+                        && !n.is_empty()
+                        && n != "value"
+                        && n != "receiver"
+                        && !names.contains(&n) =>
+                {
+                    n
+                }
+                _ if built => format!("arg{i}"),
+                _ => {
+                    names.push(a.expr.clone());
+                    continue;
+                }
+            };
+            setup.push(format!("let {name} = {};", a.expr));
+            names.push(name);
+        }
+        let list = names.join(", ");
         let call = match c.receiver {
             Receiver::None => match &k.owner {
                 Some(owner) => format!("{}({list})", turbofish(&c.path, owner)),
@@ -203,9 +227,14 @@ impl<'a> Maker<'a> {
                 self.observe("receiver", owner, &mut labels);
             }
         }
+        let exprs = args
+            .iter()
+            .map(|a| a.expr.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
         let shown = match c.receiver {
-            Receiver::None => format!("{}({list})", short(&c.path)),
-            _ => format!("{}.{}({list})", receiver.expr, c.name),
+            Receiver::None => format!("{}({exprs})", short(&c.path)),
+            _ => format!("{}.{}({exprs})", receiver.expr, c.name),
         };
         self.candidate(Source::Callable(index), setup, labels, shown, args)
     }
@@ -594,7 +623,7 @@ impl<'a> Maker<'a> {
         } else if code.contains('?') {
             let ends_ok = code.trim_end().ends_with("(())");
             setup.push("(|| -> Result<(), Box<dyn std::error::Error>> {".into());
-            setup.extend(code.lines().map(|l| format!("    {l}")));
+            setup.extend(code.lines().map(String::from));
             if !ends_ok {
                 setup.push("    Ok(())".into());
             }

@@ -52,9 +52,16 @@ impl LlvmTools {
     /// The tools of the toolchain the crate builds with (its rust-toolchain file counts); None
     /// when they are not installed ([`MISSING`] says what to do).
     pub fn find(copy: &Path) -> Option<LlvmTools> {
-        let sysroot =
-            crate::proc::run_captured(&["rustc", "--print", "sysroot"], copy, TOOL_TIMEOUT).ok()?;
-        let info = crate::proc::run_captured(&["rustc", "-vV"], copy, TOOL_TIMEOUT).ok()?;
+        // A toolchain the crate names but rustup lacks is not installed on the way.
+        let env = [("RUSTUP_AUTO_INSTALL", "0")];
+        let rustc = |args: &[&str]| {
+            let argv: Vec<&str> = std::iter::once("rustc")
+                .chain(args.iter().copied())
+                .collect();
+            crate::proc::run_captured_env(&argv, copy, &env, TOOL_TIMEOUT).ok()
+        };
+        let sysroot = rustc(&["--print", "sysroot"])?;
+        let info = rustc(&["-vV"])?;
         let host = info
             .stdout
             .lines()

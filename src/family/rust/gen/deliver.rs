@@ -25,10 +25,10 @@ pub struct Delivered {
     pub dropped: Vec<String>,
 }
 
-/// A module's display name: its path, or the crate's name for the root.
-pub fn module_name(api: &Api, path: &str) -> String {
+/// A module's display name: its path, or `lib` for the crate's root.
+pub fn module_name(path: &str) -> String {
     if path.is_empty() {
-        api.crate_name.clone()
+        "lib".to_string()
     } else {
         path.to_string()
     }
@@ -41,7 +41,7 @@ pub fn files(api: &Api, kept: &[Kept]) -> Files {
         (a.candidate.source, &a.candidate.id).cmp(&(b.candidate.source, &b.candidate.id))
     });
     let mut out: Files = BTreeMap::new();
-    let mut counts: BTreeMap<(String, String), usize> = BTreeMap::new();
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for k in order {
         let (file, base) = match k.candidate.source {
             Source::Callable(i) => {
@@ -75,8 +75,8 @@ pub fn files(api: &Api, kept: &[Kept]) -> Files {
             .modules
             .iter()
             .find(|m| m.file == file)
-            .map(|m| module_name(api, &m.path))
-            .unwrap_or_else(|| api.crate_name.clone());
+            .map(|m| module_name(&m.path))
+            .unwrap_or_else(|| "lib".to_string());
         let Some(mut test) = render::test(&k.candidate, &k.seen, &k.verdict, api) else {
             continue;
         };
@@ -86,7 +86,9 @@ pub fn files(api: &Api, kept: &[Kept]) -> Files {
             Verdict::Defect { .. } => "_defect",
         };
         let stem = format!("{base}{kind}");
-        let n = counts.entry((module.clone(), stem.clone())).or_insert(0);
+        // Numbered across the layer: a name is the test's own in every file of it (the
+        // executor's feedback names tests without their file).
+        let n = counts.entry(stem.clone()).or_insert(0);
         *n += 1;
         test.name = format!("{stem}_{n}");
         out.entry(module).or_default().push(test);
@@ -152,8 +154,9 @@ pub fn check(
         let profile = scratch.join("profiles").join("check.profraw");
         let _ = std::fs::remove_file(&profile);
         let args = ["--include-ignored", "--test-threads=2"];
+        let home = scratch.join("profiles").join("check.home");
         let run = probe
-            .run_binary(&binary, &args, &profile, Duration::from_secs(600))
+            .run_binary(&binary, &args, &profile, &home, Duration::from_secs(600))
             .map_err(ProbeError::Cargo)?;
         let parsed =
             crate::family::rust::libtest::parse_libtest(&format!("{}\n{}", run.stdout, run.stderr));
@@ -180,6 +183,7 @@ pub fn check(
                 &binary,
                 &["--test-threads=2"],
                 &profile,
+                &home,
                 Duration::from_secs(600),
             );
             let coverage = tools.and_then(|t| {

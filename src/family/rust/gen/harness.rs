@@ -56,7 +56,8 @@ fn tt_opt(s: Option<String>) -> String {
 fn tt_print(line: String) {
     use std::io::Write as _;
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{line}");
+    // On a line of its own even after a crate's `print!` with no newline.
+    let _ = writeln!(out, "\n{line}");
     let _ = out.flush();
 }
 

@@ -76,7 +76,7 @@ impl Generator for RustGenerator {
         for m in &api.modules {
             if files.contains(&m.file) && !out.iter().any(|r| r.file == m.file) {
                 out.push(ModuleRef {
-                    module: deliver::module_name(&api, &m.path),
+                    module: deliver::module_name(&m.path),
                     file: m.file.clone(),
                 });
             }
@@ -263,19 +263,39 @@ fn run(job: &GenJob) -> Result<GenResult, RustGenError> {
         },
     );
     stats.insert("dropped_by_check".into(), delivered.dropped.into());
-    stats.insert(
-        "left_out".into(),
-        api.left_out
-            .iter()
-            .take(20)
-            .map(|l| format!("{}: {}", l.item, l.why))
-            .collect::<Vec<_>>()
-            .into(),
-    );
+    // The items the generator does not call, with why: from reading the API (unsafe, async)
+    // and from making its calls (no simple type meets a bound).
+    let mut left_out: Vec<String> = api
+        .left_out
+        .iter()
+        .map(|l| format!("{}: {}", l.item, l.why))
+        .collect();
+    if let Some(serde_json::Value::Array(here)) = stats.remove("left_out_here") {
+        left_out.extend(here.iter().filter_map(|v| v.as_str().map(String::from)));
+    }
+    stats.insert("left_out".into(), left_out.into());
     stats.insert("seconds".into(), started.elapsed().as_secs_f64().into());
+    // A defect whose test did not survive the check (it passed, or did not build) is no
+    // finding; side effects have no test and stay.
+    let delivered_reasons: Vec<&String> = delivered
+        .files
+        .values()
+        .flatten()
+        .flat_map(|t| &t.attrs)
+        .collect();
+    let findings = found
+        .findings
+        .into_iter()
+        .filter(|f| match &f.test {
+            Some(reason) => delivered_reasons
+                .iter()
+                .any(|a| a.contains(&render::cut(reason, 200).replace('"', "\\\""))),
+            None => true,
+        })
+        .collect();
     Ok(GenResult {
         modules,
-        findings: found.findings,
+        findings,
         stats: serde_json::Value::Object(stats),
     })
 }
@@ -293,12 +313,20 @@ fn prepare_copy(repo: &Path, copy: &Path, targets: &[&str]) -> Result<(), RustGe
         crate::util::write_nofollow(&copy.join("Cargo.toml"), m.as_bytes()).map_err(io)?;
     }
     if !copy.join("Cargo.lock").exists() {
-        // Resolves versions from the local index; runs nothing of the crate.
-        let _ = crate::proc::run_captured(
-            &["cargo", "generate-lockfile", "--offline"],
-            copy,
-            Duration::from_secs(120),
-        );
+        // The lock the session's dependency fetch made (the executor's copies use it too),
+        // else one resolved from the local index; neither runs anything of the crate.
+        let kept = copy.with_file_name("cargo-generated.lock");
+        match crate::util::read_regular(&kept) {
+            Ok(lock) => crate::util::write_nofollow(&copy.join("Cargo.lock"), &lock).map_err(io)?,
+            Err(_) => {
+                let _ = crate::proc::run_captured_env(
+                    &["cargo", "generate-lockfile", "--offline"],
+                    copy,
+                    &[("RUSTUP_AUTO_INSTALL", "0"), ("RUSTC_WRAPPER", "")],
+                    Duration::from_secs(120),
+                );
+            }
+        }
     }
     Ok(())
 }

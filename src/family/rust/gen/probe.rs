@@ -62,6 +62,8 @@ pub struct Observation {
     pub values: BTreeMap<String, Seen>,
     /// It ran past its time or died without a word (abort, stack overflow).
     pub stopped: Option<String>,
+    /// What it left in the empty home and temporary folder it ran with.
+    pub effects: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -285,28 +287,47 @@ impl Probe<'_> {
         Ok(Err(problems))
     }
 
-    /// Runs `binary` with `args` in the copy, its raw profile written to `profile`.
+    /// Runs `binary` with `args` in the copy, its raw profile written to `profile`, with
+    /// `home` (made empty) as its home and temporary folder.
     pub fn run_binary(
         &self,
         binary: &Path,
         args: &[&str],
         profile: &Path,
+        home: &Path,
         timeout: Duration,
     ) -> Result<crate::proc::Captured, crate::proc::ProcError> {
         let binary = binary.display().to_string();
         let mut argv = vec![binary.as_str()];
         argv.extend_from_slice(args);
         let profile = profile.display().to_string();
+        let _ = std::fs::remove_dir_all(home);
+        let _ = std::fs::create_dir_all(home);
+        let home = home.display().to_string();
         let env = [
             ("LLVM_PROFILE_FILE", profile.as_str()),
             ("RUST_BACKTRACE", "0"),
+            ("HOME", home.as_str()),
+            ("TMPDIR", home.as_str()),
+            ("XDG_CONFIG_HOME", home.as_str()),
+            ("XDG_CACHE_HOME", home.as_str()),
+            ("XDG_DATA_HOME", home.as_str()),
         ];
         let timeout = timeout.min(self.left());
         crate::proc::run_sandboxed(self.sandbox, &argv, &self.copy, &env, None, timeout)
     }
 
-    /// Runs candidate `id` alone, its raw profile written to `profile`.
+    /// Runs candidate `id` alone, its raw profile written to `profile`, in an empty home
+    /// (`<profile>.home`): what it leaves there is an effect, named in `effects`.
     pub fn run(&self, id: &str, profile: &Path, timeout: Duration) -> Observation {
+        let home = profile.with_extension("home");
+        let mut seen = self.run_in(id, profile, &home, timeout);
+        seen.effects = left_in(&home);
+        let _ = std::fs::remove_dir_all(&home);
+        seen
+    }
+
+    fn run_in(&self, id: &str, profile: &Path, home: &Path, timeout: Duration) -> Observation {
         let Some(binary) = &self.binary else {
             return Observation {
                 stopped: Some("the probe is not built".into()),
@@ -314,7 +335,7 @@ impl Probe<'_> {
             };
         };
         let args = [id, "--exact", "--nocapture", "--test-threads=1", "-q"];
-        match self.run_binary(binary, &args, profile, timeout) {
+        match self.run_binary(binary, &args, profile, home, timeout) {
             Ok(out) => {
                 let mut seen = observation(&out.stdout);
                 if out.status != Some(0) && seen.panic.is_none() {
@@ -332,6 +353,29 @@ impl Probe<'_> {
             },
         }
     }
+}
+
+/// The files and folders under `dir`, relative to it (a few: what shows an effect).
+fn left_in(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = e.path();
+            out.push(
+                path.strip_prefix(dir)
+                    .unwrap_or(&path)
+                    .display()
+                    .to_string(),
+            );
+            if e.file_type().is_ok_and(|t| t.is_dir()) && out.len() < 20 {
+                stack.push(path);
+            }
+        }
+    }
+    out.sort();
+    out.truncate(5);
+    out
 }
 
 /// Reads what a candidate printed.
@@ -381,11 +425,18 @@ pub fn render(candidates: &[Candidate]) -> (String, Vec<(String, u32, u32)>) {
             // The constructor is the setup; every call after it counts.
             Source::Sequence(_) => 1,
         };
+        // A doc example's lines go in as written: indenting them would change a string
+        // literal that spans lines.
+        let indent = if matches!(c.source, Source::Example(_)) {
+            ""
+        } else {
+            "    "
+        };
         for (i, s) in c.setup.iter().enumerate() {
             if i == call_at {
                 block.push("    tt_calling();".into());
             }
-            block.push(format!("    {s}"));
+            block.push(format!("{indent}{s}"));
         }
         block.push("    tt_returned();".into());
         block.extend(c.observe.iter().map(|s| format!("    {s}")));
@@ -399,7 +450,7 @@ pub fn render(candidates: &[Candidate]) -> (String, Vec<(String, u32, u32)>) {
     (text, places)
 }
 
-/// Candidate ids in `ids` order, without repeats.
+/// The candidates' ids.
 pub fn ids(candidates: &[Candidate]) -> BTreeSet<String> {
     candidates.iter().map(|c| c.id.clone()).collect()
 }

@@ -26,10 +26,13 @@ pub struct Test {
     pub docs: Vec<String>,
     pub attrs: Vec<String>,
     pub body: Vec<String>,
+    /// The body goes in as written (a doc example: indenting it would change a string
+    /// literal that spans lines).
+    pub verbatim: bool,
 }
 
-/// The file a module's tests go to (`module` as the deliverer names it: the crate's name for
-/// the root): `team_testing_parser_lexer.rs`, `team_testing_my_crate.rs`; L2's files end in
+/// The file a module's tests go to (`module` as the deliverer names it: `lib` for the crate's
+/// root): `team_testing_parser_lexer.rs`, `team_testing_lib.rs`; L2's files end in
 /// `_integration`, so both layers' files sit side by side in `tests/`.
 pub fn file_name(module: &str, layer: &str) -> String {
     let stem = module.replace("::", "_");
@@ -70,11 +73,14 @@ pub fn test(c: &Candidate, seen: &Observation, verdict: &Verdict, api: &Api) -> 
     }
     // A result no assertion reads is not bound to a name.
     let reads_value = checks.iter().any(|l| mentions(l, "value"));
+    let example = matches!(c.source, super::probe::Source::Example(_));
+    let last = c.setup.len().saturating_sub(1);
     let mut body: Vec<String> = c
         .setup
         .iter()
-        .map(|s| match s.strip_prefix("let value = ") {
-            Some(call) if !reads_value => format!("let _ = {call}"),
+        .enumerate()
+        .map(|(i, s)| match s.strip_prefix("let value = ") {
+            Some(call) if !reads_value && !example && i == last => format!("let _ = {call}"),
             _ => s.clone(),
         })
         .collect();
@@ -84,12 +90,15 @@ pub fn test(c: &Candidate, seen: &Observation, verdict: &Verdict, api: &Api) -> 
         docs,
         attrs,
         body,
+        // A `}` at the start of a line would end the test where the file's readers look
+        // (`edit`): such an example is indented like any other body.
+        verbatim: example && !c.setup.iter().any(|l| l.starts_with('}')),
     })
 }
 
 /// The whole file of `module`'s tests.
 pub fn file(api: &Api, module: &str, layer: &str, seed: u64, tests: &[Test]) -> String {
-    let name = if module.is_empty() || module == api.crate_name {
+    let name = if module.is_empty() || module == "lib" {
         api.crate_name.clone()
     } else {
         format!("{}::{module}", api.crate_name)
@@ -112,7 +121,10 @@ pub fn file(api: &Api, module: &str, layer: &str, seed: u64, tests: &[Test]) -> 
         out.push_str(&format!("fn {}() {{\n", t.name));
         for b in &t.body {
             for line in b.lines() {
-                out.push_str(format!("    {line}").trim_end());
+                match t.verbatim {
+                    true => out.push_str(line),
+                    false => out.push_str(format!("    {line}").trim_end()),
+                }
                 out.push('\n');
             }
         }

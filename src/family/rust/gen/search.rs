@@ -7,9 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use super::candidates::Maker;
+use super::candidates::{concrete, Maker};
 use super::coverage::{Counter, Counts, LlvmTools};
 use super::inputs::{Inputs, Rng};
 use super::model::Api;
@@ -60,6 +60,51 @@ impl Search<'_> {
         let callables: Vec<usize> = (0..api.callables.len())
             .filter(|i| scope.contains(api.callables[*i].file.as_str()))
             .collect();
+        // A revision round aims at the lines the last run missed: the functions that hold them
+        // get twice the candidates, the others half.
+        let aimed: BTreeSet<usize> = callables
+            .iter()
+            .copied()
+            .filter(|i| {
+                let c = &api.callables[*i];
+                self.req
+                    .missing
+                    .get(&c.file)
+                    .is_some_and(|lines| lines.iter().any(|l| (c.lines.0..=c.lines.1).contains(l)))
+            })
+            .collect();
+        let share = |i: &usize| match (self.req.missing.is_empty(), aimed.contains(i)) {
+            (true, _) => FIRST_PER_CALLABLE,
+            (false, true) => FIRST_PER_CALLABLE * 2,
+            (false, false) => FIRST_PER_CALLABLE / 2,
+        };
+        let mut stats = Stats::default();
+        let mut effects: Vec<Finding> = Vec::new();
+        let mut side_effects: BTreeSet<usize> = BTreeSet::new();
+        let started = Instant::now();
+        // What cannot be called with simple types is left out, with why; so is a function
+        // whose own code reaches the file system, the network or other processes (what it
+        // does there would happen for real under the user's `cargo test`).
+        for i in &callables {
+            if let Err(why) = concrete(&api.callables[*i], api) {
+                stats
+                    .left_out
+                    .push(format!("{}: {why}", api.callables[*i].path));
+            }
+        }
+        let callables: Vec<usize> = callables
+            .into_iter()
+            .filter(|i| match effectful(&self.probe.copy, &api.callables[*i]) {
+                Some(call) => {
+                    stats.left_out.push(format!(
+                        "{}: its code calls `{call}`, which acts outside the test",
+                        api.callables[*i].path
+                    ));
+                    false
+                }
+                None => true,
+            })
+            .collect();
         let examples: Vec<usize> = (0..api.examples.len())
             .filter(|i| scope.contains(api.examples[*i].file.as_str()))
             .collect();
@@ -76,8 +121,13 @@ impl Search<'_> {
         let mut universe: BTreeSet<Counter> = BTreeSet::new();
         let mut kept: Vec<Kept> = Vec::new();
         let mut defects: BTreeMap<(Source, &'static str), usize> = BTreeMap::new();
-        let mut stats = Stats::default();
         for generation in 0..GENERATIONS {
+            // The first generation always runs; a later one only within the first half of the
+            // budget (what is kept is run again and checked after the search).
+            if generation > 0 && started.elapsed().as_secs_f64() > self.req.budget_s / 2.0 {
+                stats.stopped_by_budget = true;
+                break;
+            }
             let candidates: Vec<Candidate> = if l2 {
                 let mut all = maker.sequences(&scope, SEQUENCES_PER_TYPE, &mut rng);
                 all.extend(maker.chains(&scope, CHAINS, &mut rng));
@@ -86,7 +136,7 @@ impl Search<'_> {
             } else if generation == 0 {
                 let mut all: Vec<Candidate> = callables
                     .iter()
-                    .flat_map(|i| maker.calls(*i, FIRST_PER_CALLABLE, false, &mut rng))
+                    .flat_map(|i| maker.calls(*i, share(i), false, &mut rng))
                     .collect();
                 all.extend(
                     examples
@@ -119,7 +169,15 @@ impl Search<'_> {
             }
             stats.candidates += candidates.len();
             let kept_before = kept.len();
-            let (built, dropped) = self.probe.build(candidates)?;
+            let (built, dropped) = match self.probe.build(candidates) {
+                Ok(built) => built,
+                // A later generation that does not build ends the search with what it has.
+                Err(ProbeError::Unattributed(why)) if generation > 0 => {
+                    stats.compile_errors.push(why);
+                    break;
+                }
+                Err(e) => return Err(e),
+            };
             stats.not_compiled += dropped.len();
             stats.compile_errors.extend(
                 dropped
@@ -148,6 +206,32 @@ impl Search<'_> {
                     }
                     Judged::Setup => {
                         stats.setup_panics += 1;
+                        continue;
+                    }
+                    Judged::Denied(why) => {
+                        stats.denied += 1;
+                        if stats.denied_examples.len() < 3 {
+                            stats.denied_examples.push(format!("{}: {why}", c.call));
+                        }
+                        continue;
+                    }
+                    Judged::SideEffect(what) => {
+                        if let Source::Callable(i) = c.source {
+                            let callable = &api.callables[i];
+                            if side_effects.insert(i) {
+                                effects.push(Finding {
+                                    module: callable.module.clone(),
+                                    function: callable.path.clone(),
+                                    kind: "side_effect".into(),
+                                    call: c.call.clone(),
+                                    expected: Some(
+                                        "no effect outside a temporary folder of its own".into(),
+                                    ),
+                                    actual: Some(what),
+                                    test: None,
+                                });
+                            }
+                        }
                         continue;
                     }
                     Judged::Defect(class, reason, evidence) => {
@@ -195,15 +279,23 @@ impl Search<'_> {
             }
         }
         self.steady(&mut kept, &mut stats)?;
-        let findings = kept.iter().filter_map(|k| finding(api, k)).collect();
+        let mut findings: Vec<Finding> = kept.iter().filter_map(|k| finding(api, k)).collect();
+        findings.extend(effects);
         let mut map = serde_json::Map::new();
         map.insert("candidates".into(), stats.candidates.into());
         map.insert("not_compiled".into(), stats.not_compiled.into());
         map.insert("compile_errors".into(), stats.compile_errors.into());
         map.insert("stopped".into(), stats.stopped.into());
+        map.insert("sandbox_denied".into(), stats.denied.into());
+        map.insert(
+            "sandbox_denied_examples".into(),
+            stats.denied_examples.into(),
+        );
+        map.insert("left_out_here".into(), stats.left_out.into());
         map.insert("stop_reasons".into(), stats.stop_reasons.into());
         map.insert("setup_panics".into(), stats.setup_panics.into());
         map.insert("unsteady".into(), stats.unsteady.into());
+        map.insert("stopped_by_budget".into(), stats.stopped_by_budget.into());
         map.insert("kept".into(), kept.len().into());
         map.insert(
             "counters".into(),
@@ -262,25 +354,52 @@ impl Search<'_> {
         let (built, _) = self.probe.build(candidates)?;
         let built_ids = super::probe::ids(&built);
         kept.retain(|k| built_ids.contains(&k.candidate.id));
-        let again = self.run_all(&built, "again");
-        let mut keep = Vec::new();
-        for (mut k, (seen, _)) in std::mem::take(kept).into_iter().zip(again) {
-            // A panic in the probe's own lines moves with the file: its message must match.
-            let message = |o: &Observation| o.panic.as_ref().map(|(m, _)| m.clone());
-            if message(&seen) != message(&k.seen) || seen.returned != k.seen.returned {
-                stats.unsteady += 1;
-                continue;
+        // Three more runs: an order that differs from run to run (a hash map's) can agree
+        // twice by chance, seldom four times.
+        let workspace = self
+            .scratch
+            .parent()
+            .unwrap_or(&self.scratch)
+            .display()
+            .to_string();
+        let mut keep = std::mem::take(kept);
+        for round in 0..3 {
+            let candidates: Vec<Candidate> = keep.iter().map(|k| k.candidate.clone()).collect();
+            let again = self.run_all(&candidates, &format!("again{round}"));
+            let mut next = Vec::new();
+            for (mut k, (seen, _)) in keep.into_iter().zip(again) {
+                // A panic in the probe's own lines moves with the file: its message must match.
+                let message = |o: &Observation| o.panic.as_ref().map(|(m, _)| m.clone());
+                let moved = message(&seen) != message(&k.seen) || seen.returned != k.seen.returned;
+                // A message that names the session's folders would differ on the user's machine.
+                let local = message(&k.seen).is_some_and(|m| m.contains(&workspace));
+                if moved || local || !seen.effects.is_empty() {
+                    stats.unsteady += 1;
+                    continue;
+                }
+                k.seen.values.retain(|label, v| {
+                    let names_here = [&v.debug, &v.display]
+                        .iter()
+                        .any(|t| t.as_deref().is_some_and(|t| t.contains(&workspace)));
+                    seen.values.get(label) == Some(v) && !names_here
+                });
+                next.push(k);
             }
-            k.seen
-                .values
-                .retain(|label, v| seen.values.get(label) == Some(v));
-            keep.push(k);
+            keep = next;
         }
         *kept = keep;
         Ok(())
     }
 
     fn judge(&self, c: &Candidate, seen: &Observation) -> Judged {
+        // A call that wrote a file, or that the sandbox stopped from writing or connecting,
+        // would do it for real under the user's `cargo test`: never a test.
+        if !seen.effects.is_empty() {
+            return Judged::SideEffect(format!("wrote {}", seen.effects.join(", ")));
+        }
+        if let Some(denied) = denied(seen) {
+            return Judged::Denied(denied);
+        }
         if seen.stopped.is_some() && seen.panic.is_none() {
             return Judged::Stopped;
         }
@@ -329,7 +448,15 @@ impl Search<'_> {
                     .iter()
                     .position(|o| o.file == file && (o.lines.0..=o.lines.1).contains(&line));
                 let own = owner.is_none_or(|o| o == i) && self.in_crate(file);
+                // An operator impl that overflows or divides by zero does what the primitive
+                // operator does; and an overflow panics only where overflow checks are on
+                // (`cargo test --release` has none), so no test expects one.
+                let operator = callable.via_trait.as_deref().is_some_and(is_operator);
+                let overflow = message.starts_with("attempt to") && message.contains("overflow");
                 match defect_class(message) {
+                    Some("an arithmetic overflow" | "a division by zero") if operator => {
+                        Judged::Setup
+                    }
                     Some(class) if own && !callable.documents_panics => {
                         let reason = format!(
                             "code_defect: `{}` panics on well-typed input ({class}) at {place}: {}",
@@ -343,6 +470,7 @@ impl Search<'_> {
                         );
                         Judged::Defect(class, reason, evidence)
                     }
+                    _ if overflow => Judged::Setup,
                     _ => Judged::Verdict(Verdict::Panics(message.clone())),
                 }
             }
@@ -357,6 +485,10 @@ impl Search<'_> {
 enum Judged {
     Stopped,
     Setup,
+    /// It left files in its home or temporary folder.
+    SideEffect(String),
+    /// The sandbox refused it a write or a connection.
+    Denied(String),
     Defect(&'static str, String, String),
     Verdict(Verdict),
 }
@@ -368,8 +500,87 @@ struct Stats {
     compile_errors: Vec<String>,
     stopped: usize,
     stop_reasons: Vec<String>,
+    denied: usize,
+    denied_examples: Vec<String>,
+    left_out: Vec<String>,
     setup_panics: usize,
     unsteady: usize,
+    stopped_by_budget: bool,
+}
+
+/// The first call in the function's own lines that acts on the file system, the network,
+/// processes or the environment (None when there is none, or the file cannot be read).
+fn effectful(copy: &std::path::Path, c: &super::model::Callable) -> Option<&'static str> {
+    const CALLS: [&str; 16] = [
+        "fs::",
+        "File::",
+        "OpenOptions",
+        "remove_file",
+        "remove_dir",
+        "create_dir",
+        "net::",
+        "TcpStream",
+        "UdpSocket",
+        "Command::new",
+        "set_var",
+        "remove_var",
+        "set_current_dir",
+        "process::exit",
+        "libc::",
+        "unsafe ",
+    ];
+    let text = std::fs::read_to_string(copy.join(&c.file)).ok()?;
+    let (from, to) = (c.lines.0 as usize, c.lines.1 as usize);
+    text.lines()
+        .skip(from.saturating_sub(1))
+        .take(to.saturating_sub(from) + 1)
+        .map(|l| l.split("//").next().unwrap_or(l))
+        .find_map(|l| CALLS.iter().find(|call| l.contains(*call)).copied())
+}
+
+/// The operator traits: their impls behave as the primitive operators do.
+fn is_operator(name: &str) -> bool {
+    matches!(
+        name,
+        "Add"
+            | "Sub"
+            | "Mul"
+            | "Div"
+            | "Rem"
+            | "Neg"
+            | "Not"
+            | "BitAnd"
+            | "BitOr"
+            | "BitXor"
+            | "Shl"
+            | "Shr"
+    )
+}
+
+/// What the sandbox refused the call (a write, a connection), as its error or panic says it.
+fn denied(seen: &Observation) -> Option<String> {
+    const SIGNS: [&str; 8] = [
+        "Permission denied",
+        "Read-only file system",
+        "Operation not permitted",
+        "Network is unreachable",
+        "os error 13",
+        "os error 30",
+        "os error 1)",
+        "os error 101",
+    ];
+    let texts = seen
+        .values
+        .values()
+        .flat_map(|v| [v.debug.as_deref(), v.display.as_deref()])
+        .flatten()
+        .chain(seen.panic.as_ref().map(|(m, _)| m.as_str()));
+    for text in texts {
+        if let Some(sign) = SIGNS.iter().find(|s| text.contains(*s)) {
+            return Some(format!("the sandbox refused it ({sign})"));
+        }
+    }
+    None
 }
 
 /// The panics that are defects on well-typed input, when the docs do not announce them.
