@@ -320,10 +320,11 @@ def one(project, binary, work):
                                  if not l.startswith(("/", "refused:"))][-3:])
     # A crate whose manifest says `autotests = false` (every crates.io tarball): apply names the
     # [[test]] entries to add, and a user adds them.
-    entries = applied.stdout[applied.stdout.find("[[test]]"):] if "[[test]]" in applied.stdout else ""
+    entries = "\n".join(re.findall(r'^\[\[test\]\]\nname = "[^"]*"\npath = "[^"]*"$',
+                                   applied.stdout, re.M))
     if entries:
         with open(os.path.join(target, "Cargo.toml"), "a") as manifest:
-            manifest.write("\n" + entries.strip() + "\n")
+            manifest.write("\n" + entries.replace('"\n[[test]]', '"\n\n[[test]]') + "\n")
     print(f"== {name}: its own tests after apply", flush=True)
     result["after"] = run_own(project, target, python, tempfile.mkdtemp(dir=work))
     status = sh(["git", "-c", "safe.directory=*", "status", "--porcelain", "--untracked-files=all"],

@@ -5,13 +5,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
+use proc_macro2::{Delimiter, TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Attribute, FnArg, ImplItem, Item, Meta, Token};
 
-use super::model::{Api, Callable, Example, Field, LeftOut, Module, Receiver, TypeDecl, TypeKind};
+use super::docs::{documents_panics, examples, line, str_lit};
+use super::model::{Api, Callable, Field, LeftOut, Module, Receiver, TypeDecl, TypeKind};
 use super::ty::{Bound, Ty};
 
 /// Why a crate's API could not be read (each names the file).
@@ -550,9 +551,6 @@ fn scan(ts: TokenStream, strings: &mut BTreeSet<String>, ints: &mut BTreeSet<i12
     }
 }
 
-fn line(span: Span) -> usize {
-    span.start().line
-}
 fn is_pub(v: &syn::Visibility) -> bool {
     matches!(v, syn::Visibility::Public(_))
 }
@@ -567,11 +565,6 @@ fn item_attrs(item: &Item) -> &[Attribute] {
         Trait, TraitAlias, Type, Union, Use)
 }
 /// The string of a `name = "..."` attribute.
-fn str_lit(meta: &Meta, name: &str) -> Option<String> {
-    let nv = meta.require_name_value().ok()?;
-    let lit = syn::parse2::<syn::LitStr>(nv.value.to_token_stream()).ok()?;
-    nv.path.is_ident(name).then(|| lit.value())
-}
 /// An impl's associated types (`type Err = E;`): name -> the type as written.
 fn assoc_of(imp: &syn::ItemImpl) -> BTreeMap<String, String> {
     let pair = |t: &syn::ImplItemType| (t.ident.to_string(), t.ty.to_token_stream().to_string());
@@ -708,76 +701,6 @@ fn with_assoc(t: &syn::Type, assoc: &BTreeMap<String, String>) -> syn::Type {
     let text = t.to_token_stream().to_string();
     let sub = |c: &regex::Captures| assoc.get(&c[1]).cloned().unwrap_or(c[0].to_string());
     syn::parse_str(&RE.replace_all(&text, sub)).unwrap_or_else(|_| t.clone())
-}
-
-/// The doc text line by line (`/// x`: `x`), with the line in the file.
-fn doc_lines(attrs: &[Attribute]) -> Vec<(usize, String)> {
-    let mut out: Vec<(usize, String)> = Vec::new();
-    for (a, text) in attrs
-        .iter()
-        .filter_map(|a| Some((a, str_lit(&a.meta, "doc")?)))
-    {
-        let lines = text
-            .split('\n')
-            .map(|l| l.strip_prefix(' ').unwrap_or(l).to_string());
-        out.extend(lines.enumerate().map(|(k, l)| (line(a.span()) + k, l)));
-    }
-    out
-}
-/// A `# Panics` section, or a sentence that says when it panics ("Panics if `n` is zero").
-fn documents_panics(attrs: &[Attribute]) -> bool {
-    doc_lines(attrs)
-        .iter()
-        .any(|(_, l)| l.to_lowercase().contains("panic"))
-}
-/// Whether a fence's info string (`rust,no_run`, `text`) is a Rust block rustdoc runs.
-fn runs_as_rust(info: &str) -> bool {
-    let tags: Vec<&str> = info
-        .split([',', ' ', '\t'])
-        .filter(|t| !t.is_empty())
-        .collect();
-    let off = |t: &&str| ["ignore", "no_run", "compile_fail", "should_panic"].contains(t);
-    let rust = |t: &&str| ["rust", "test_harness"].contains(t) || t.starts_with("edition");
-    !tags.iter().any(|t| off(t) || t.starts_with("ignore-"))
-        && (tags.contains(&"rust") || tags.iter().all(rust))
-}
-/// The docs' Rust blocks as examples of `item`, each from its first code line.
-fn examples(api: &mut Api, file: &str, item: &str, attrs: &[Attribute]) {
-    // A code line as rustdoc compiles it: `# x` -> `x`, `#` -> empty, `##x` -> `#x`.
-    let unhide = |l: &str| match l.trim().strip_prefix('#') {
-        Some(rest) if rest.starts_with('#') => l.replacen("##", "#", 1),
-        Some(rest) if rest.is_empty() || rest.starts_with(' ') => rest.replacen(' ', "", 1),
-        _ => l.to_string(),
-    };
-    // The open block: whether it runs, its first line, its code lines.
-    let (mut open, mut blocks) = (None::<(bool, usize, Vec<String>)>, Vec::new());
-    for (no, l) in doc_lines(attrs) {
-        let t = l.trim_start();
-        let fence = t.starts_with("```") || t.starts_with("~~~");
-        match open.take() {
-            Some((rust, first, body)) if fence => {
-                blocks.extend(Some((first, body)).filter(|_| rust))
-            }
-            Some((rust, first, mut body)) => {
-                body.push(unhide(&l));
-                open = Some((rust, first, body));
-            }
-            None if fence => {
-                open = Some((runs_as_rust(t.trim_matches(['`', '~'])), no + 1, vec![]))
-            }
-            None => {}
-        }
-    }
-    blocks.extend(open.filter(|o| o.0).map(|o| (o.1, o.2)));
-    for (line, code) in blocks {
-        let (file, item, line, code) = (file.into(), item.into(), line as u32, code.join("\n"));
-        api.examples.push(Example {
-            file,
-            line,
-            item,
-            code,
-        });
-    }
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ mod api;
 mod candidates;
 mod coverage;
 mod deliver;
+mod docs;
 mod edit;
 mod harness;
 mod inputs;
