@@ -122,9 +122,10 @@ impl Search<'_> {
         let mut kept: Vec<Kept> = Vec::new();
         let mut defects: BTreeMap<(Source, &'static str), usize> = BTreeMap::new();
         for generation in 0..GENERATIONS {
-            // The first generation always runs; a later one only within the first half of the
-            // budget (what is kept is run again and checked after the search).
-            if generation > 0 && started.elapsed().as_secs_f64() > self.req.budget_s / 2.0 {
+            // The first generation always runs; a later one only within the first three
+            // quarters of the budget (the role's backstop is the budget and a minute more, in
+            // which what is kept is run again and checked).
+            if generation > 0 && started.elapsed().as_secs_f64() > self.req.budget_s * 0.75 {
                 stats.stopped_by_budget = true;
                 break;
             }
