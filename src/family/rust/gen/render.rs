@@ -319,3 +319,117 @@ pub fn cut(text: &str, max: usize) -> String {
     }
     text[..end].to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::probe::Source;
+    use super::*;
+
+    fn seen(debug: &str, eq: Option<bool>, display: Option<&str>) -> Seen {
+        Seen {
+            debug: Some(debug.into()),
+            eq,
+            display: display.map(String::from),
+        }
+    }
+
+    fn candidate(setup: &str, labels: Vec<(&str, Ty)>) -> Candidate {
+        Candidate {
+            id: "c_00001".into(),
+            source: Source::Callable(0),
+            setup: vec![setup.into()],
+            observe: Vec::new(),
+            labels: labels.into_iter().map(|(l, t)| (l.into(), t)).collect(),
+            call: "f(1)".into(),
+            size: 1,
+        }
+    }
+
+    #[test]
+    fn plain_values_get_the_plain_assertion_and_a_type_without_eq_none() {
+        let api = Api::default();
+        let at = |ty: Ty, s: Seen| assert_value("value", &ty, &s, &api);
+        assert_eq!(
+            at(Ty::Bool, seen("false", Some(true), Some("false"))).as_deref(),
+            Some("assert!(!value);")
+        );
+        assert_eq!(
+            at(Ty::Float("f64"), seen("NaN", Some(false), None)).as_deref(),
+            Some("assert!(value.is_nan());")
+        );
+        let ints = Ty::Vec(Box::new(Ty::Int("i32")));
+        assert_eq!(
+            at(ints.clone(), seen("[]", Some(true), None)).as_deref(),
+            Some("assert!(value.is_empty());")
+        );
+        assert_eq!(
+            at(ints, seen("[1, 2]", Some(true), None)).as_deref(),
+            Some("assert_eq!(value, vec![1, 2]);")
+        );
+        // Without `==` there is nothing to compare with.
+        assert_eq!(at(Ty::Int("i64"), seen("3", None, None)), None);
+    }
+
+    #[test]
+    fn an_error_is_asserted_by_its_text_a_panic_by_its_message_and_a_defect_is_ignored() {
+        let api = Api::default();
+        let error = Ty::Named("ParseError".into(), Vec::new());
+        let ty = Ty::Result(Box::new(Ty::Int("i64")), Box::new(error.clone()));
+        let c = candidate(
+            "let value = my::parse(\"x\");",
+            vec![("value", ty), ("ok", Ty::Int("i64")), ("error", error)],
+        );
+        let mut observed = Observation {
+            returned: true,
+            ..Observation::default()
+        };
+        observed.values.insert(
+            "value".into(),
+            seen("Err(ParseError { at: 0 })", None, None),
+        );
+        observed.values.insert(
+            "error".into(),
+            seen("ParseError { at: 0 }", None, Some("bad input at 0")),
+        );
+        let t = test(&c, &observed, &Verdict::Returns, &api).unwrap();
+        assert_eq!(
+            t.body,
+            vec![
+                "let value = my::parse(\"x\");",
+                "let Err(error) = value else {",
+                "    panic!(\"expected an error\");",
+                "};",
+                "assert_eq!(error.to_string(), \"bad input at 0\");",
+            ]
+        );
+
+        let panics = test(
+            &c,
+            &observed,
+            &Verdict::Panics("no digits\nmore".into()),
+            &api,
+        )
+        .unwrap();
+        assert!(panics
+            .attrs
+            .contains(&"#[should_panic(expected = \"no digits\")]".to_string()));
+        assert_eq!(panics.body, vec!["let _ = my::parse(\"x\");"]);
+
+        let defect = Verdict::Defect {
+            reason: "code_defect: `f(1)` panics".into(),
+            evidence: "`f(1)` panics at src/lib.rs:3".into(),
+        };
+        let d = test(&c, &observed, &defect, &api).unwrap();
+        assert!(d
+            .attrs
+            .contains(&"#[ignore = \"code_defect: `f(1)` panics\"]".to_string()));
+        assert!(d.docs.iter().any(|l| l.contains("src/lib.rs:3")));
+
+        // Nothing observed, nothing to assert: no test.
+        let silent = Observation {
+            returned: true,
+            ..Observation::default()
+        };
+        assert_eq!(test(&c, &silent, &Verdict::Returns, &api), None);
+    }
+}
