@@ -245,16 +245,10 @@ impl Probe<'_> {
                         .as_array()
                         .cloned()
                         .unwrap_or_default();
-                    let at = spans
-                        .iter()
-                        .filter(|s| s["file_name"].as_str() == Some(probe_file.as_str()))
-                        .find(|s| s["is_primary"] == true)
-                        .or_else(|| {
-                            spans
-                                .iter()
-                                .find(|s| s["file_name"].as_str() == Some(probe_file.as_str()))
-                        })
-                        .and_then(|s| s["line_start"].as_u64());
+                    let primary = spans.iter().find(|s| s["is_primary"] == true);
+                    let at = primary
+                        .and_then(|s| line_in(s, &probe_file))
+                        .or_else(|| spans.iter().find_map(|s| line_in(s, &probe_file)));
                     if msg["target"]["name"] != target {
                         crate_errors.push(text);
                         continue;
@@ -263,7 +257,7 @@ impl Probe<'_> {
                         continue;
                     }
                     problems.push(BuildProblem {
-                        line: at.map(|l| l as u32),
+                        line: at,
                         message: text,
                     });
                 }
@@ -378,6 +372,20 @@ fn left_in(dir: &Path) -> Vec<String> {
     out
 }
 
+/// The line of `file` a compiler span points at: its own, or, for code a macro expanded (the
+/// harness's `tt_obs!`), the line that invoked the macro, the outermost one in `file`.
+fn line_in(span: &serde_json::Value, file: &str) -> Option<u32> {
+    let mut found = None;
+    let mut at = Some(span);
+    while let Some(s) = at {
+        if s["file_name"].as_str() == Some(file) {
+            found = s["line_start"].as_u64().map(|l| l as u32);
+        }
+        at = s["expansion"].get("span").filter(|x| x.is_object());
+    }
+    found
+}
+
 /// Reads what a candidate printed.
 pub fn observation(stdout: &str) -> Observation {
     let mut seen = Observation::default();
@@ -458,6 +466,18 @@ pub fn ids(candidates: &[Candidate]) -> BTreeSet<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_error_in_macro_code_points_at_the_line_that_invoked_the_macro() {
+        let span: serde_json::Value = serde_json::json!({
+            "file_name": "tests/tt_probe_L1.rs", "line_start": 40, "is_primary": true,
+            "expansion": {"span": {"file_name": "tests/tt_probe_L1.rs", "line_start": 212,
+                                   "expansion": null}}
+        });
+        assert_eq!(line_in(&span, "tests/tt_probe_L1.rs"), Some(212));
+        let elsewhere = serde_json::json!({"file_name": "src/lib.rs", "line_start": 3});
+        assert_eq!(line_in(&elsewhere, "tests/tt_probe_L1.rs"), None);
+    }
 
     #[test]
     fn the_first_panic_before_the_return_is_the_calls() {
