@@ -66,7 +66,6 @@ fn a_crate_gets_integration_tests_that_pass_under_cargo_test_after_apply() {
         return;
     }
     let p = Project::fixture("rust-gen");
-    let home_before = home_listing();
     let out = p
         .cmd(&[
             "run",
@@ -198,12 +197,32 @@ fn a_crate_gets_integration_tests_that_pass_under_cargo_test_after_apply() {
             "{file} was not applied"
         );
     }
+    // The user's `cargo test` runs with a home of its own (cargo and rustup keep theirs), so
+    // anything a delivered test wrote there shows; and the file the effectful function writes
+    // must not appear in the temporary folder.
     let target = p.tmp.path().join("user-target");
+    let user_home = p.tmp.path().join("user-home");
+    std::fs::create_dir_all(&user_home).unwrap();
+    let real_home = std::path::PathBuf::from(std::env::var_os("HOME").unwrap());
+    let tool_home = |var: &str, default: &str| {
+        std::env::var_os(var)
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| real_home.join(default))
+    };
+    let (cargo_home, rustup_home) = (
+        tool_home("CARGO_HOME", ".cargo"),
+        tool_home("RUSTUP_HOME", ".rustup"),
+    );
+    let memory = std::env::temp_dir().join("textkit-memory.txt");
+    let _ = std::fs::remove_file(&memory);
     let cargo = |args: &[&str]| {
         Command::new("cargo")
             .args(args)
             .current_dir(&p.repo)
             .env("CARGO_TARGET_DIR", &target)
+            .env("HOME", &user_home)
+            .env("CARGO_HOME", &cargo_home)
+            .env("RUSTUP_HOME", &rustup_home)
             .output()
             .expect("cargo starts")
     };
@@ -221,7 +240,7 @@ fn a_crate_gets_integration_tests_that_pass_under_cargo_test_after_apply() {
         "the defect tests pass:\n{}",
         String::from_utf8_lossy(&ignored.stdout)
     );
-    // Nothing but the applied files changed, and nothing in $HOME.
+    // Nothing but the applied files changed, and nothing in $HOME or the temporary folder.
     let status = git_status(&p.repo, false);
     assert!(
         status
@@ -229,19 +248,17 @@ fn a_crate_gets_integration_tests_that_pass_under_cargo_test_after_apply() {
             .all(|l| l.starts_with("?? tests/") || l.starts_with("?? Cargo.lock")),
         "{status}"
     );
-    assert_eq!(home_listing(), home_before, "the home folder changed");
-}
-
-/// The names in the home folder (what a test that wrote there would add).
-fn home_listing() -> Vec<String> {
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    let mut names: Vec<String> = home
-        .and_then(|h| std::fs::read_dir(h).ok())
-        .into_iter()
+    let written: Vec<_> = std::fs::read_dir(&user_home)
+        .unwrap()
         .flatten()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .map(|e| e.file_name())
         .collect();
-    names.sort();
-    names
+    assert!(
+        written.is_empty(),
+        "the delivered tests wrote into HOME: {written:?}"
+    );
+    assert!(
+        !memory.exists(),
+        "a delivered test called the function that writes a file"
+    );
 }
