@@ -356,20 +356,9 @@ impl<'a> Maker<'a> {
                 for _ in 0..steps {
                     let (i, k) = &methods[rng.below(methods.len())];
                     let c = &self.api.callables[*i];
-                    let args: Option<Vec<Value>> = k
-                        .params
-                        .iter()
-                        .map(|t| {
-                            let vs = self.inputs.values(t, 8);
-                            (!vs.is_empty()).then(|| vs[rng.below(vs.len())].clone())
-                        })
-                        .collect();
+                    let args = self.random_args(&k.params, 8, rng);
                     let Some(args) = args else { continue };
-                    let list = args
-                        .iter()
-                        .map(|a| a.expr.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ");
+                    let list = exprs(&args);
                     size += args.iter().map(|a| a.size).sum::<usize>();
                     mutates |= c.receiver == Receiver::RefMut;
                     shown.push(format!("{}({list})", c.name));
@@ -435,21 +424,8 @@ impl<'a> Maker<'a> {
                     Ty::Ref(t, false) if **t == Ty::Str && g.ret == Ty::String => "&",
                     _ => continue,
                 };
-                let gv: Option<Vec<Value>> = g
-                    .params
-                    .iter()
-                    .map(|t| {
-                        let vs = self.inputs.values(t, 8);
-                        (!vs.is_empty()).then(|| vs[rng.below(vs.len())].clone())
-                    })
-                    .collect();
-                let fv: Option<Vec<Value>> = f.params[1..]
-                    .iter()
-                    .map(|t| {
-                        let vs = self.inputs.values(t, 8);
-                        (!vs.is_empty()).then(|| vs[rng.below(vs.len())].clone())
-                    })
-                    .collect();
+                let gv = self.random_args(&g.params, 8, rng);
+                let fv = self.random_args(&f.params[1..], 8, rng);
                 let (Some(gv), Some(fv)) = (gv, fv) else {
                     continue;
                 };
@@ -505,20 +481,9 @@ impl<'a> Maker<'a> {
                     continue;
                 }
                 for _ in 0..3 {
-                    let args: Option<Vec<Value>> = f
-                        .params
-                        .iter()
-                        .map(|t| {
-                            let vs = self.inputs.values(t, 12);
-                            (!vs.is_empty()).then(|| vs[rng.below(vs.len())].clone())
-                        })
-                        .collect();
+                    let args = self.random_args(&f.params, 12, rng);
                     let Some(args) = args else { break };
-                    let list = args
-                        .iter()
-                        .map(|v| v.expr.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ");
+                    let list = exprs(&args);
                     let (fc, gc) = (&self.api.callables[*fi], &self.api.callables[*gi]);
                     let setup = vec![format!(
                         "let value = ({}({list}), {}({list}));",
@@ -641,6 +606,29 @@ impl<'a> Maker<'a> {
             size: code.len(),
         }
     }
+}
+
+impl Maker<'_> {
+    /// One value of each type, picked at random among its first `limit` (None when a type has
+    /// none).
+    fn random_args(&self, params: &[Ty], limit: usize, rng: &mut Rng) -> Option<Vec<Value>> {
+        params
+            .iter()
+            .map(|t| {
+                let vs = self.inputs.values(t, limit);
+                (!vs.is_empty()).then(|| vs[rng.below(vs.len())].clone())
+            })
+            .collect()
+    }
+}
+
+/// Values as an argument list: `1, "a"`.
+fn exprs(values: &[Value]) -> String {
+    values
+        .iter()
+        .map(|v| v.expr.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The types whose values have a literal or a plain comparison.
