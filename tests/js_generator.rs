@@ -35,23 +35,6 @@ fn project(name: &str, with_deps: bool) -> Project {
 }
 
 /// Every generated test file of a layer, by name.
-fn generated_files(p: &Project, id: &str, layer: &str) -> BTreeMap<String, String> {
-    let dir = p.session_dir(id).join("tests").join(layer);
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return BTreeMap::new();
-    };
-    entries
-        .flatten()
-        .filter(|e| e.path().is_file())
-        .map(|e| {
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                std::fs::read_to_string(e.path()).unwrap(),
-            )
-        })
-        .collect()
-}
-
 /// (name, body) of every test of a generated file.
 fn test_bodies(source: &str) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();

@@ -19,6 +19,7 @@ mod fix_families;
 mod fuzz;
 mod generator;
 mod generator_reach;
+mod go_generator;
 mod hostile;
 mod html_report;
 mod js_generator;

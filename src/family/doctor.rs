@@ -201,6 +201,7 @@ fn tool_check(
                 .trim_end()
                 .to_string(),
                 Family::Cargo => crate::family::rust::generator_readiness(),
+                Family::Go => crate::family::go::generator_readiness(),
                 _ => "ttgen.py, a search with no LLM".into(),
             })
         }

@@ -158,7 +158,7 @@ pub(crate) mod not_yet {
     use super::{Capability, Support};
 
     /// The row of a family that has its own suite, the effects check, agent generation and the
-    /// test-fix cycle, and nothing else yet (Rust and Go).
+    /// test-fix cycle, and not mutation yet (Rust and Go, which say Generator themselves).
     pub fn suite_only(capability: Capability) -> Support {
         match capability {
             Capability::OwnSuite

@@ -477,6 +477,28 @@ pub fn assert_watched(run: &Value) {
 }
 
 /// Whether cargo-llvm-cov runs here (.ci/run installs it; without it Rust coverage is unknown).
+/// A session's generated files of a layer: file name -> text.
+pub fn generated_files(
+    p: &Project,
+    id: &str,
+    layer: &str,
+) -> std::collections::BTreeMap<String, String> {
+    let dir = p.session_dir(id).join("tests").join(layer);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Default::default();
+    };
+    entries
+        .flatten()
+        .filter(|e| e.path().is_file())
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read_to_string(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
 pub fn has_llvm_cov() -> bool {
     std::process::Command::new("cargo")
         .args(["llvm-cov", "--version"])

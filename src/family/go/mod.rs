@@ -10,6 +10,7 @@ pub mod code_check;
 mod ctx;
 mod events;
 mod gate;
+pub mod gen;
 mod package;
 mod profile;
 mod run;
@@ -33,7 +34,14 @@ impl crate::family::Language for Go {
     }
 
     fn support(&self, capability: crate::family::Capability) -> crate::family::Support {
-        crate::family::not_yet::suite_only(capability)
+        match capability {
+            crate::family::Capability::Generator => crate::family::Support::Built,
+            other => crate::family::not_yet::suite_only(other),
+        }
+    }
+
+    fn generator(&self) -> Option<&'static dyn crate::family::generator::Generator> {
+        Some(&gen::GoGenerator)
     }
 
     fn toolchain(
@@ -76,6 +84,11 @@ impl crate::family::Language for Go {
         code_check::check(input, changed, out);
         Ok(())
     }
+}
+
+/// What `doctor` says of the built-in generator.
+pub fn generator_readiness() -> String {
+    gen::readiness()
 }
 
 pub struct GoRunner;
@@ -124,7 +137,8 @@ impl Runner for GoRunner {
             return None;
         }
         let source = std::fs::read_to_string(file).ok()?;
-        let dir = package::package_dir(&package::packages(repo), &source);
+        let module = package::module_path(repo);
+        let dir = package::package_dir(&package::packages(repo), module.as_deref(), &source);
         Some(Path::new(&dir).join(stage::staged_name(layer, &name)))
     }
 

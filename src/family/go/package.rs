@@ -75,13 +75,30 @@ pub(super) fn packages(repo: &Path) -> BTreeMap<String, String> {
 }
 
 /// The folder (relative to the module root, `""` for the root) a test declaring `package
-/// <name>` or `package <name>_test` belongs in: the shallowest folder of that package, the root
-/// when none declares it.
-pub(super) fn package_dir(packages: &BTreeMap<String, String>, test_source: &str) -> String {
+/// <name>` or `package <name>_test` belongs in: for an external test, the folder of that name
+/// whose import path (`module`/folder) it imports; else the shallowest folder of that package,
+/// the root when none declares it.
+pub(super) fn package_dir(
+    packages: &BTreeMap<String, String>,
+    module: Option<&str>,
+    test_source: &str,
+) -> String {
     let Some(declared) = package_clause(test_source) else {
         return String::new();
     };
     let name = declared.strip_suffix("_test").unwrap_or(declared);
+    if let (Some(module), true) = (module, declared.ends_with("_test")) {
+        let imported = packages.iter().find(|(dir, pkg)| {
+            let path = match dir.as_str() {
+                "" => module.to_string(),
+                d => format!("{module}/{d}"),
+            };
+            *pkg == name && test_source.contains(&format!("\"{path}\""))
+        });
+        if let Some((dir, _)) = imported {
+            return dir.clone();
+        }
+    }
     packages
         .iter()
         .filter(|(_, pkg)| *pkg == name)
@@ -122,10 +139,19 @@ mod tests {
         assert_eq!(found.get("stats/mean.go"), None);
         assert_eq!(found["stats"], "stats");
         assert!(!found.contains_key("vendor/x"));
-        assert_eq!(package_dir(&found, "package calc\n"), "");
-        assert_eq!(package_dir(&found, "package stats_test\n"), "stats");
-        assert_eq!(package_dir(&found, "// x\npackage main\n"), "cmd/tool");
-        assert_eq!(package_dir(&found, "package elsewhere\n"), "");
+        assert_eq!(package_dir(&found, None, "package calc\n"), "");
+        assert_eq!(package_dir(&found, None, "package stats_test\n"), "stats");
+        // An external test of the package it imports, among two of one name.
+        let internal = "package stats_test\n\nimport \"example.com/calc/internal/stats\"\n";
+        assert_eq!(
+            package_dir(&found, Some("example.com/calc"), internal),
+            "internal/stats"
+        );
+        assert_eq!(
+            package_dir(&found, None, "// x\npackage main\n"),
+            "cmd/tool"
+        );
+        assert_eq!(package_dir(&found, None, "package elsewhere\n"), "");
         assert_eq!(package_clause("no clause"), None);
     }
 }

@@ -94,6 +94,27 @@ pub(super) fn baseline(spec: &RunSpec, tests: &[String]) -> RunOutput {
     out
 }
 
+/// `^(TestA|TestB)$` over the staged files' top-level tests and examples (None when nothing is
+/// staged: the baseline runs everything).
+fn staged_tests_pattern(ctx: &Ctx, staged: &[Staged]) -> Option<String> {
+    let mut names: Vec<String> = staged
+        .iter()
+        .filter_map(|s| std::fs::read_to_string(ctx.copy.join(s.rel())).ok())
+        .flat_map(|text| {
+            text.lines()
+                .filter_map(|l| l.strip_prefix("func "))
+                .filter_map(|l| l.split_once('(').map(|(name, _)| name.to_string()))
+                .filter(|n| {
+                    n.starts_with("Test") || n.starts_with("Example") || n.starts_with("Fuzz")
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    (!names.is_empty()).then(|| format!("^({})$", names.join("|")))
+}
+
 fn run_tests(
     ctx: &Ctx,
     module: &str,
@@ -109,6 +130,12 @@ fn run_tests(
     let mut argv = ctx.argv(&["test", "-count=1", "-json"]);
     if measure {
         argv.push(format!("-coverprofile={}", profile.display()));
+    }
+    // A layer runs its own tests only: the package's own tests (and their failures) are the
+    // baseline's.
+    if let Some(pattern) = staged_tests_pattern(ctx, staged) {
+        argv.push("-run".into());
+        argv.push(pattern);
     }
     argv.extend(dirs.iter().map(|d| package_arg(d)));
     out.command = argv.clone();

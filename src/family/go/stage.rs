@@ -30,10 +30,20 @@ impl Staged {
     }
 }
 
-/// `("L1-unit", "calc_test.go")` -> `tt_L1_calc_test.go` (the layer's code only).
+/// `("L1-unit", "calc_test.go")` -> `tt_L1_calc_test.go` (the layer's code only). The built-in
+/// generator's files (`calc_tt_test.go`, `calc_tt_integration_test.go`) keep their names: they
+/// are the files apply writes, and replace the ones an earlier apply wrote.
 pub(super) fn staged_name(layer: &str, file: &str) -> String {
+    if is_generated_name(file) {
+        return file.to_string();
+    }
     let code = layer.split('-').next().unwrap_or(layer);
     format!("{STAGED_PREFIX}{code}_{file}")
+}
+
+/// Whether a file is one the built-in generator writes.
+pub(super) fn is_generated_name(file: &str) -> bool {
+    file.ends_with("_tt_test.go") || file.ends_with("_tt_integration_test.go")
 }
 
 /// Whether `name` is a Go test file.
@@ -58,12 +68,13 @@ pub(super) fn test_files(test_dir: &Path) -> Vec<String> {
 /// The layer's test files with their package folders in `repo`.
 pub(super) fn generated_files(test_dir: &Path, repo: &Path, layer: &str) -> Vec<Staged> {
     let known = packages(repo);
+    let module = super::package::module_path(repo);
     test_files(test_dir)
         .into_iter()
         .map(|original| {
             let source = std::fs::read_to_string(test_dir.join(&original)).unwrap_or_default();
             Staged {
-                dir: package_dir(&known, &source),
+                dir: package_dir(&known, module.as_deref(), &source),
                 target: staged_name(layer, &original),
                 original,
             }

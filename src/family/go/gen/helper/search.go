@@ -1,0 +1,614 @@
+package main
+
+// The search: generations of candidates per package, each built once and run one by one;
+// a candidate is kept when it reaches coverage blocks no earlier one did, or shows an outcome
+// its callable had not shown (an error, a panic). A runtime panic in the module's own code on
+// well-typed input is a code defect (the shortest call kept); a call that leaves anything in
+// its homes, its package's folder or /tmp is a side effect, and its callable is never called
+// again.
+
+import (
+	"fmt"
+	"go/types"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Rand is SplitMix64: the same seed, the same files.
+type Rand struct{ state uint64 }
+
+func (r *Rand) next() uint64 {
+	r.state += 0x9E3779B97F4A7C15
+	z := r.state
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+	return z ^ (z >> 31)
+}
+
+func (r *Rand) intn(n int) int {
+	if n <= 0 {
+		return 0
+	}
+	return int(r.next() % uint64(n))
+}
+
+// Kept is a candidate the delivered tests will hold.
+type Kept struct {
+	C *Candidate
+	O *Outcome
+}
+
+// Defect is a runtime panic in the module's own code.
+type Defect struct {
+	C        *Candidate
+	O        *Outcome
+	Class    string
+	Evidence string
+	Call     string
+}
+
+// Search holds what the generations found.
+type Search struct {
+	req     *Request
+	m       *Module
+	clock   Clock
+	l2      bool
+	rng     *Rand
+	nextID  int
+	kept    []*Kept
+	defects []*Defect
+	// Side effects and broken examples.
+	findings []Finding
+	covered  map[string]bool
+	blocks   map[string]Block
+	probes   map[*Pkg]*Probe
+	values   map[*Pkg]*Values
+	banned   map[*Callable]bool
+	stats    map[string]interface{}
+	examples []*ExampleFailure
+	shown    map[string]bool // callable|outcome class already kept
+}
+
+// ExampleFailure is one of the package's examples whose output no longer holds.
+type ExampleFailure struct {
+	Pkg      *Pkg
+	Example  *Example
+	Got      string
+	Want     string
+	Function string
+	// The body as the test holds it, made once (making it rewrites the example's syntax).
+	body *string
+}
+
+const maxRowsPerCallable = 12
+
+func newSearch(req *Request, m *Module, clock Clock, l2 bool) *Search {
+	s := &Search{req: req, m: m, clock: clock, l2: l2, rng: &Rand{state: req.Seed},
+		covered: map[string]bool{}, blocks: map[string]Block{}, probes: map[*Pkg]*Probe{},
+		values: map[*Pkg]*Values{}, banned: map[*Callable]bool{}, shown: map[string]bool{},
+		stats: map[string]interface{}{"candidates": 0, "generations": 0, "timed_out": 0,
+			"stopped": 0, "compile_errors": 0, "side_effects": 0, "stopped_by_budget": false}}
+	timeout := time.Duration(req.CallTimeoutS * float64(time.Second))
+	if timeout < time.Second {
+		timeout = time.Second
+	}
+	for _, pkg := range m.Pkgs {
+		s.probes[pkg] = &Probe{m: m, pkg: pkg, layer: req.Layer, work: req.Work, timeout: timeout,
+			compileErrors: map[string]string{}}
+		s.values[pkg] = newValues(m, pkg)
+	}
+	return s
+}
+
+func (s *Search) run() {
+	if !s.l2 {
+		s.checkExamples()
+	}
+	for gen := 0; gen < 3; gen++ {
+		if gen > 0 && !s.clock.within(0.75) {
+			s.stats["stopped_by_budget"] = true
+			break
+		}
+		before := len(s.covered)
+		total := 0
+		for _, pkg := range s.m.Pkgs {
+			cands := s.candidates(pkg, gen)
+			if len(cands) == 0 {
+				continue
+			}
+			total += len(cands)
+			s.runGeneration(pkg, cands)
+		}
+		s.stats["generations"] = gen + 1
+		if total == 0 || (gen > 0 && len(s.covered) == before) || s.fullyCovered() {
+			break
+		}
+	}
+	compile := 0
+	for _, p := range s.probes {
+		compile += len(p.compileErrors)
+	}
+	s.stats["compile_errors"] = compile
+	s.stats["kept"] = len(s.kept)
+	s.stats["defects"] = len(s.defects)
+}
+
+func (s *Search) fullyCovered() bool {
+	return len(s.blocks) > 0 && len(s.covered) >= len(s.blocks)
+}
+
+// callables of a package the search may call.
+func (s *Search) callables(pkg *Pkg) []*Callable {
+	var out []*Callable
+	for _, c := range s.m.Callables {
+		if c.Pkg == pkg && !s.banned[c] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (s *Search) newCandidate(pkg *Pkg, recv *Value, steps ...Step) *Candidate {
+	s.nextID++
+	return &Candidate{ID: s.nextID, Pkg: pkg, Recv: recv, Steps: steps}
+}
+
+// candidates of one generation: the first systematic (each parameter through its values), the
+// later ones random, aimed at callables whose lines are still missed.
+func (s *Search) candidates(pkg *Pkg, gen int) []*Candidate {
+	if s.l2 {
+		return s.sequences(pkg, gen)
+	}
+	vals := s.values[pkg]
+	var out []*Candidate
+	for _, c := range s.callables(pkg) {
+		if gen > 0 && !s.missesIn(c) {
+			continue
+		}
+		var recvs []Value
+		if c.Recv != nil {
+			recvs = nonNil(vals.of(c.Sig.Recv().Type(), "", 0))
+			if len(recvs) == 0 {
+				s.leftOut(c, "no value of its receiver type can be made")
+				continue
+			}
+		}
+		per := maxRowsPerCallable
+		if gen > 0 {
+			per = 8
+		}
+		var sets [][]Value
+		if gen == 0 {
+			sets = vals.argSets(c, 0, per)
+		} else {
+			sets = s.randomArgs(vals, c, per)
+		}
+		if sets == nil && c.Sig.Params().Len() > 0 {
+			s.leftOut(c, "no value of a parameter's type can be made")
+			continue
+		}
+		if len(sets) == 0 {
+			sets = [][]Value{nil}
+		}
+		for i, args := range sets {
+			var recv *Value
+			if c.Recv != nil {
+				r := recvs[i%len(recvs)]
+				if gen > 0 {
+					r = recvs[s.rng.intn(len(recvs))]
+				}
+				recv = &r
+			}
+			out = append(out, s.newCandidate(pkg, recv, Step{C: c, Args: args}))
+		}
+		if gen == 0 && c.Recv != nil && len(sets) > 0 {
+			// Every receiver the constructors make, with the first arguments.
+			for _, r := range recvs[1:] {
+				r := r
+				out = append(out, s.newCandidate(pkg, &r, Step{C: c, Args: sets[0]}))
+			}
+		}
+	}
+	return out
+}
+
+func nonNil(vals []Value) []Value {
+	var out []Value
+	for _, v := range vals {
+		if !v.Nil {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func (s *Search) leftOut(c *Callable, why string) {
+	entry := c.Pkg.Alias + "." + c.Name + ": " + why
+	for _, l := range s.m.LeftOut {
+		if l == entry {
+			return
+		}
+	}
+	s.m.LeftOut = append(s.m.LeftOut, entry)
+}
+
+// randomArgs are n argument lists drawn at random from each parameter's values.
+func (s *Search) randomArgs(vals *Values, c *Callable, n int) [][]Value {
+	params := c.Sig.Params()
+	pools := make([][]Value, params.Len())
+	for i := range pools {
+		pools[i] = vals.of(params.At(i).Type(), params.At(i).Name(), 0)
+		if len(pools[i]) == 0 {
+			return nil
+		}
+	}
+	var out [][]Value
+	for k := 0; k < n; k++ {
+		row := make([]Value, len(pools))
+		for i := range pools {
+			row[i] = pools[i][s.rng.intn(len(pools[i]))]
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// missesIn says whether coverage blocks within the callable's lines are still missed (or the
+// lines team-testing asked about).
+func (s *Search) missesIn(c *Callable) bool {
+	for _, line := range s.req.Missing[c.File] {
+		if line >= c.Line && line <= c.End {
+			return true
+		}
+	}
+	file := s.m.Path + "/" + c.File
+	for key, b := range s.blocks {
+		if !s.covered[key] && b.File == file && b.Start >= c.Line && b.End <= c.End {
+			return true
+		}
+	}
+	return false
+}
+
+// sequences are L2's candidates: method calls in sequence on one value of a type.
+func (s *Search) sequences(pkg *Pkg, gen int) []*Candidate {
+	vals := s.values[pkg]
+	byType := map[*types.Named][]*Callable{}
+	var order []*types.Named
+	for _, c := range s.callables(pkg) {
+		if c.Recv == nil {
+			continue
+		}
+		if _, seen := byType[c.Recv]; !seen {
+			order = append(order, c.Recv)
+		}
+		byType[c.Recv] = append(byType[c.Recv], c)
+	}
+	var out []*Candidate
+	for _, t := range order {
+		methods := byType[t]
+		if len(methods) < 2 {
+			continue
+		}
+		recvs := nonNil(vals.of(types.NewPointer(t), "", 0))
+		if len(recvs) == 0 {
+			recvs = nonNil(vals.of(t, "", 0))
+		}
+		if len(recvs) == 0 {
+			continue
+		}
+		first := func(c *Callable) []Value {
+			sets := vals.argSets(c, 0, 1)
+			if len(sets) == 0 {
+				if c.Sig.Params().Len() > 0 {
+					return nil
+				}
+				return []Value{}
+			}
+			return sets[0]
+		}
+		if gen == 0 {
+			for i, a := range methods {
+				for j, b := range methods {
+					if i == j || len(out) > 40 {
+						continue
+					}
+					aa, ba := first(a), first(b)
+					if aa == nil || ba == nil {
+						continue
+					}
+					r := recvs[(i+j)%len(recvs)]
+					out = append(out, s.newCandidate(pkg, &r, Step{C: a, Args: aa}, Step{C: b, Args: ba}))
+				}
+			}
+			continue
+		}
+		for k := 0; k < 16; k++ {
+			n := 2 + s.rng.intn(3)
+			var steps []Step
+			for len(steps) < n {
+				c := methods[s.rng.intn(len(methods))]
+				sets := s.randomArgs(vals, c, 1)
+				if c.Sig.Params().Len() > 0 && len(sets) == 0 {
+					break
+				}
+				args := []Value{}
+				if len(sets) > 0 {
+					args = sets[0]
+				}
+				steps = append(steps, Step{C: c, Args: args})
+			}
+			if len(steps) >= 2 {
+				r := recvs[s.rng.intn(len(recvs))]
+				out = append(out, s.newCandidate(pkg, &r, steps...))
+			}
+		}
+	}
+	return out
+}
+
+// runGeneration builds and runs one package's candidates and keeps what they teach.
+func (s *Search) runGeneration(pkg *Pkg, cands []*Candidate) {
+	probe := s.probes[pkg]
+	cands, bin, err := probe.build(cands)
+	if err != nil {
+		logf("%s: %v", pkg.ImportPath, err)
+		s.m.LeftOut = append(s.m.LeftOut, fmt.Sprintf("%s: %v", pkg.ImportPath, err))
+		for _, c := range s.callables(pkg) {
+			s.banned[c] = true
+		}
+		return
+	}
+	s.stats["candidates"] = s.stats["candidates"].(int) + len(cands)
+	for _, c := range cands {
+		if !s.clock.within(0.95) {
+			s.stats["stopped_by_budget"] = true
+			return
+		}
+		if s.banned[c.Steps[len(c.Steps)-1].C] {
+			continue
+		}
+		// Every block a profile lists, ran or not, is the universe coverage is measured in.
+		o := probe.runOne(bin, c.ID, s.blocks)
+		s.judge(c, o)
+	}
+}
+
+// judge keeps, drops or reports one candidate.
+func (s *Search) judge(c *Candidate, o *Outcome) {
+	if debug {
+		logf("#%d %s: panic=%v stopped=%q effects=%v features=%d", c.ID, callText(c, len(c.Steps)), o.Panic_(), o.Stopped, o.Effects, len(o.Features))
+	}
+	last := c.Steps[len(c.Steps)-1].C
+	if len(o.Effects) > 0 {
+		s.stats["side_effects"] = s.stats["side_effects"].(int) + 1
+		fn := c.Steps[min(o.Step, len(c.Steps)-1)].C
+		if !s.banned[fn] {
+			s.banned[fn] = true
+			actual := "changed " + strings.Join(o.Effects, ", ")
+			s.findings = append(s.findings, Finding{Module: moduleOf(fn.File), Function: fn.Pkg.Alias + "." + fn.Name,
+				Kind: "side_effect", Call: callText(c, len(c.Steps)), Actual: &actual})
+			s.dropKept(fn)
+		}
+		return
+	}
+	if o.Stopped != "" {
+		if strings.Contains(o.Stopped, "timed out") {
+			s.stats["timed_out"] = s.stats["timed_out"].(int) + 1
+		} else {
+			s.stats["stopped"] = s.stats["stopped"].(int) + 1
+		}
+		return
+	}
+	if o.Panic != nil {
+		s.judgePanic(c, o)
+		return
+	}
+	if s.tmpInObs(o) {
+		return
+	}
+	newBlocks := s.cover(o)
+	class := last.Pkg.Alias + "." + last.Name + "|" + outcomeClass(o)
+	if newBlocks > 0 || !s.shown[class] {
+		if s.rowsOf(last) >= maxRowsPerCallable && newBlocks == 0 {
+			return
+		}
+		s.shown[class] = true
+		s.kept = append(s.kept, &Kept{C: c, O: o})
+	}
+}
+
+// cover adds an outcome's blocks; it returns how many were new.
+func (s *Search) cover(o *Outcome) int {
+	n := 0
+	for _, f := range o.Features {
+		if !s.covered[f] {
+			s.covered[f] = true
+			n++
+		}
+	}
+	return n
+}
+
+func (s *Search) rowsOf(c *Callable) int {
+	n := 0
+	for _, k := range s.kept {
+		if k.C.Steps[len(k.C.Steps)-1].C == c {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *Search) dropKept(c *Callable) {
+	kept := s.kept[:0]
+	for _, k := range s.kept {
+		uses := false
+		for _, st := range k.C.Steps {
+			uses = uses || st.C == c
+		}
+		if !uses {
+			kept = append(kept, k)
+		}
+	}
+	s.kept = kept
+}
+
+// tmpInObs says whether an observed value names the run's temporary folders (it would differ
+// in every run).
+func (s *Search) tmpInObs(o *Outcome) bool {
+	check := func(obs []Obs) bool {
+		for _, x := range obs {
+			if strings.Contains(x.Text, s.req.Work) || strings.Contains(x.Text, "TestTTProbe") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, rs := range o.Results {
+		if check(rs) {
+			return true
+		}
+	}
+	return false
+}
+
+// outcomeClass is what kind of outcome a run had: "ok", "error".
+func outcomeClass(o *Outcome) string {
+	for _, rs := range o.Results {
+		for _, x := range rs {
+			if x.ErrText != nil {
+				return "error"
+			}
+		}
+	}
+	return "ok"
+}
+
+// judgePanic sorts a panic: a defect, an expected panic, or the candidate's own doing.
+func (s *Search) judgePanic(c *Candidate, o *Outcome) {
+	step := o.Step
+	if step >= len(c.Steps) {
+		step = len(c.Steps) - 1
+	}
+	fn := c.Steps[step].C
+	culprit, own := s.culprit(o)
+	msg := *o.Panic
+	if culprit == nil || strings.HasSuffix(culprit.File, "_test.go") {
+		return // a constructor's error, or the probe's own doing
+	}
+	nilInput := c.Recv != nil && c.Recv.Nil
+	for _, a := range c.Steps[step].Args {
+		nilInput = nilInput || a.Nil
+	}
+	if o.Runtime && own && !fn.Panics && !(nilInput && (strings.Contains(msg, "nil pointer") ||
+		strings.Contains(msg, "nil map"))) && !strings.Contains(msg, "stack overflow") {
+		s.defect(c, o, step, culprit)
+		return
+	}
+	if len(c.Steps) > 1 || nilInput {
+		return // sequences that panic, and nil inputs, say nothing a user relies on
+	}
+	s.cover(o)
+	class := fn.Pkg.Alias + "." + fn.Name + "|panic"
+	if !s.shown[class] {
+		s.shown[class] = true
+		s.kept = append(s.kept, &Kept{C: c, O: o})
+	}
+}
+
+// culprit is the frame that panicked (the first outside the runtime), and whether it is the
+// module's own code.
+func (s *Search) culprit(o *Outcome) (*Frame, bool) {
+	for i := range o.Frames {
+		f := &o.Frames[i]
+		if strings.HasPrefix(f.Func, "runtime.") {
+			continue
+		}
+		rel, err := filepath.Rel(s.m.Root, f.File)
+		own := err == nil && !strings.HasPrefix(rel, "..") && !strings.HasSuffix(f.File, "_test.go") &&
+			!strings.Contains(rel, "vendor/")
+		return f, own
+	}
+	return nil, false
+}
+
+// panicClass is a runtime error's kind, for keeping one defect (the shortest call) per kind.
+func panicClass(msg string) string {
+	for _, k := range []string{"index out of range", "slice bounds out of range", "nil map",
+		"nil pointer dereference", "integer divide by zero", "makeslice", "negative shift"} {
+		if strings.Contains(msg, k) {
+			return k
+		}
+	}
+	return msg
+}
+
+func (s *Search) defect(c *Candidate, o *Outcome, step int, at *Frame) {
+	fn := c.Steps[step].C
+	class := panicClass(*o.Panic)
+	rel, _ := filepath.Rel(s.m.Root, at.File)
+	d := &Defect{C: c, O: o, Class: class, Call: callText(c, step+1),
+		Evidence: fmt.Sprintf("%s panics: %s (at %s:%d)", callText(c, step+1), *o.Panic, filepath.ToSlash(rel), at.Line)}
+	for i, old := range s.defects {
+		oldFn := old.C.Steps[min(old.O.Step, len(old.C.Steps)-1)].C
+		if oldFn == fn && old.Class == class {
+			if len(d.Call) < len(old.Call) {
+				s.defects[i] = d
+			}
+			return
+		}
+	}
+	s.defects = append(s.defects, d)
+}
+
+// callText is the candidate's calls up to step n, as one line a person reads.
+func callText(c *Candidate, n int) string {
+	var parts []string
+	for i, st := range c.Steps[:n] {
+		args := make([]string, len(st.Args))
+		for j, a := range st.Args {
+			args[j] = a.Expr
+			if st.C.Sig.Variadic() && j == len(st.Args)-1 {
+				args[j] += "..."
+			}
+		}
+		call := st.C.Func.Name() + "(" + strings.Join(args, ", ") + ")"
+		switch {
+		case st.C.Recv == nil:
+			call = st.C.Pkg.Alias + "." + call
+		case i == 0 && c.Recv != nil:
+			call = c.Recv.Expr + "." + call
+		}
+		parts = append(parts, call)
+	}
+	if len(parts) > 1 && c.Recv != nil {
+		return "v := " + c.Recv.Expr + "; v." + strings.Join(trimFirst(parts, c.Recv.Expr+"."), "; v.")
+	}
+	return strings.Join(parts, "; ")
+}
+
+func trimFirst(parts []string, prefix string) []string {
+	out := append([]string(nil), parts...)
+	out[0] = strings.TrimPrefix(out[0], prefix)
+	return out
+}
+
+func min(a, b int) int {
+	if a < b {
+		return a
+	}
+	return b
+}
+
+// moduleOf is a source file's module name as team-testing gave it: "stats/mean".
+func moduleOf(file string) string { return strings.TrimSuffix(file, ".go") }
+
+// sortedKept is the kept candidates in the order they were made.
+func (s *Search) sortedKept() []*Kept {
+	out := append([]*Kept(nil), s.kept...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].C.ID < out[j].C.ID })
+	return out
+}

@@ -1,0 +1,339 @@
+//! The built-in offline test generator for Go modules. The search is `helper/*.go`, a program
+//! shipped inside the binary, built with the project's own go and run in the sandbox in a
+//! mirror of the module, request on stdin and result on stdout like the Python and JavaScript
+//! helpers: it type-checks the packages with go/types, runs candidate calls one process each
+//! under `go test -cover`, keeps those that reach new coverage blocks, and delivers
+//! table-driven `<file>_tt_test.go` files that go built, ran twice and vetted. This side picks
+//! the source files, builds and runs the helper, and edits its files between rounds (`edit`).
+
+mod edit;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::family::generator::{GenJob, Generator, Revision};
+use crate::gen::{GenError, GenRequest, GenResult, ModuleRef};
+use crate::testing::framework::Framework;
+
+/// The helper's sources, built together as one program.
+const HELPER_FILES: &[(&str, &str)] = &[
+    ("main.go", include_str!("helper/main.go")),
+    ("load.go", include_str!("helper/load.go")),
+    ("effects.go", include_str!("helper/effects.go")),
+    ("values.go", include_str!("helper/values.go")),
+    ("probe.go", include_str!("helper/probe.go")),
+    ("search.go", include_str!("helper/search.go")),
+    ("examples.go", include_str!("helper/examples.go")),
+    ("render.go", include_str!("helper/render.go")),
+    ("deliver.go", include_str!("helper/deliver.go")),
+    // A module of its own: the user's go.mod above the session never applies to it.
+    ("go.mod", "module ttgen\n\ngo 1.19\n"),
+];
+
+/// How long building the helper may take (the standard library may be compiled first).
+const BUILD_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// What `doctor` says of the generator.
+pub fn readiness() -> String {
+    "built in: a Go program built with the project's go reads the exported API with go/types \
+     and keeps the candidate calls that reach new coverage blocks (go test -cover)"
+        .into()
+}
+
+/// The request the helper reads: the shared one, plus go, the module path and its own folder.
+#[derive(Serialize)]
+struct GoGenRequest<'a> {
+    #[serde(flatten)]
+    base: &'a GenRequest,
+    go: &'a str,
+    module_path: String,
+    work: String,
+}
+
+/// `L1-unit` -> `L1`.
+fn layer_code(layer: &str) -> &str {
+    layer.split('-').next().unwrap_or(layer)
+}
+
+/// The helper's folders for a layer under the workspace: its sources and binary, and the
+/// folder it writes (test binaries, profiles, the homes candidates run with).
+fn helper_dirs(workspace: &Path, layer: &str) -> (PathBuf, PathBuf) {
+    let root = workspace.join(format!("go-gen-{}", layer_code(layer)));
+    (root.join("helper"), root.join("work"))
+}
+
+/// The Go generator as the generator role uses it.
+pub struct GoGenerator;
+
+/// The go program the project runs with.
+const GO: &str = "go";
+
+impl Generator for GoGenerator {
+    fn module_words(&self) -> &'static str {
+        "Go source file"
+    }
+
+    fn no_entry_points(&self) -> &'static str {
+        "the built-in Go generator writes L1 and L2 tests of the packages' exported API; it does \
+         not run the module's commands: L3 skipped"
+    }
+
+    /// The module's own Go sources among `files`: no tests, commands (package main), generated
+    /// code, or files of vendored and nested modules.
+    fn modules(&self, repo: &Path, _: Option<Framework>, files: &[String]) -> Vec<ModuleRef> {
+        let mut out: Vec<ModuleRef> = files
+            .iter()
+            .filter(|f| is_source(repo, f))
+            .map(|f| ModuleRef {
+                module: f.trim_end_matches(".go").to_string(),
+                file: f.clone(),
+            })
+            .collect();
+        out.sort_by(|a, b| a.file.cmp(&b.file));
+        out.dedup_by(|a, b| a.file == b.file);
+        out
+    }
+
+    fn entry_points(&self, _repo: &Path, _scratch: &Path) -> Result<Vec<String>, GenError> {
+        Ok(Vec::new())
+    }
+
+    /// Go's own installation and module cache are read by every sandboxed child already.
+    fn read_roots(&self, _repo: &Path) -> Vec<PathBuf> {
+        Vec::new()
+    }
+
+    /// The mirror (the probe's harness goes into its packages), go's build cache and the
+    /// helper's own folder.
+    fn write_dirs(&self, session: &Path, layer: &str) -> Vec<PathBuf> {
+        let workspace = session.join("workspace");
+        let (mirror, _) = crate::gen::scratch_dirs(session, layer);
+        let (_, work) = helper_dirs(&workspace, layer);
+        vec![mirror, workspace.join(super::ctx::CACHE_DIR), work]
+    }
+
+    fn prepare_mirror(&self, _repo: &Path, _session: &Path, _mirror: &Path) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn generate(&self, job: &GenJob) -> Result<GenResult, GenError> {
+        if job.req.layer.starts_with("L3") {
+            return Ok(GenResult {
+                modules: Vec::new(),
+                findings: Vec::new(),
+                stats: serde_json::json!({"entry_points": 0}),
+            });
+        }
+        let Some(module_path) = super::package::module_path(job.repo) else {
+            return Err(GenError::Exited {
+                code: None,
+                stderr_tail: format!(
+                    "{} declares no module: the Go generator needs a module",
+                    job.repo.join("go.mod").display()
+                ),
+            });
+        };
+        let mirror = std::path::absolute(job.mirror).unwrap_or_else(|_| job.mirror.into());
+        let workspace = mirror.parent().unwrap_or(&mirror).to_path_buf();
+        let (helper_dir, work) = helper_dirs(&workspace, &job.req.layer);
+        let cache = workspace.join(super::ctx::CACHE_DIR);
+        let env = go_env(&cache);
+        let env_refs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let bin = build_helper(&helper_dir, &env_refs)?;
+        // Emptied, not replaced: the sandbox was made with this very folder.
+        std::fs::create_dir_all(&work).map_err(|cause| GenError::CreateDir {
+            path: work.clone(),
+            cause,
+        })?;
+        for entry in std::fs::read_dir(&work).into_iter().flatten().flatten() {
+            let _ = match entry.file_type() {
+                Ok(t) if t.is_dir() => std::fs::remove_dir_all(entry.path()),
+                _ => std::fs::remove_file(entry.path()),
+            };
+        }
+        let req = GoGenRequest {
+            base: job.req,
+            go: GO,
+            module_path,
+            work: work.display().to_string(),
+        };
+        let input = serde_json::to_vec(&req).map_err(GenError::Request)?;
+        let bin = bin.display().to_string();
+        crate::gen::run_helper(job.sandbox, &[&bin], &mirror, &env_refs, input, job.timeout)
+    }
+
+    /// Tests the executor found broken or flaky go; defect tests the new file lacks are carried
+    /// over with the imports they use, and every defect the executor found is skipped with its
+    /// evidence.
+    fn revise(&self, r: &Revision) -> String {
+        let fresh = edit::remove_tests(r.new, r.avoid);
+        let combined = edit::carry_over(r.previous, &fresh, r.defects, r.avoid);
+        edit::mark_defects(&combined, r.defects)
+    }
+
+    fn is_test_file(&self, name: &str) -> bool {
+        name.ends_with("_test.go")
+    }
+
+    fn tests_noun(&self, _framework: Framework) -> String {
+        "go tests".into()
+    }
+
+    fn defects_kept_as(&self) -> &'static str {
+        "skipped tests (t.Skip with the evidence: go test -run <name> -v shows them)"
+    }
+
+    fn unloadable(&self) -> &'static str {
+        "did not type-check"
+    }
+}
+
+/// The environment go runs with for the generator: the session's build cache, the module on
+/// its own (no go.work, no toolchain download) and nothing fetched (dependencies were
+/// downloaded before the sandbox).
+fn go_env(cache: &Path) -> Vec<(&'static str, String)> {
+    let flags = std::env::var("GOFLAGS").unwrap_or_default();
+    vec![
+        ("GOCACHE", cache.display().to_string()),
+        ("GOWORK", "off".into()),
+        ("GOTOOLCHAIN", "local".into()),
+        ("GOPROXY", "off".into()),
+        ("GOFLAGS", format!("{flags} -modcacherw").trim().to_string()),
+    ]
+}
+
+/// Writes the helper's sources and builds them with go (our own code: no project code runs).
+fn build_helper(dir: &Path, env: &[(&str, &str)]) -> Result<PathBuf, GenError> {
+    crate::gen::write_modules(dir, HELPER_FILES)?;
+    let bin = dir.join("ttgen");
+    // The user's GOFLAGS (-mod=vendor, tags) are the module's, not the helper's.
+    let mut env: Vec<(&str, &str)> = env
+        .iter()
+        .filter(|(k, _)| *k != "GOFLAGS")
+        .copied()
+        .collect();
+    env.push(("GOFLAGS", ""));
+    let out =
+        crate::proc::run_captured_env(&[GO, "build", "-o", "ttgen", "."], dir, &env, BUILD_TIMEOUT)
+            .map_err(GenError::DidNotFinish)?;
+    if !out.success() {
+        return Err(GenError::Exited {
+            code: out.status,
+            stderr_tail: format!(
+                "go build of the generator failed: {}",
+                crate::util::tail_lines(&out.stderr, 10)
+            ),
+        });
+    }
+    Ok(bin)
+}
+
+/// Whether `rel` is one of the module's own Go sources to test.
+fn is_source(repo: &Path, rel: &str) -> bool {
+    let path = Path::new(rel);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    if !name.ends_with(".go") || name.ends_with("_test.go") || name.starts_with(['.', '_']) {
+        return false;
+    }
+    let dirs: Vec<String> = path
+        .parent()
+        .into_iter()
+        .flat_map(|p| p.components())
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if dirs
+        .iter()
+        .any(|d| d == "vendor" || d == "testdata" || d.starts_with('.') || d.starts_with('_'))
+    {
+        return false;
+    }
+    // A folder below the root with a go.mod of its own is another module.
+    let mut dir = path.parent();
+    while let Some(d) = dir.filter(|d| !d.as_os_str().is_empty()) {
+        if repo.join(d).join("go.mod").is_file() {
+            return false;
+        }
+        dir = d.parent();
+    }
+    let Ok(text) = std::fs::read_to_string(repo.join(rel)) else {
+        return false;
+    };
+    let generated = text
+        .lines()
+        .take_while(|l| !l.starts_with("package "))
+        .any(|l| l.starts_with("// Code generated ") && l.contains("DO NOT EDIT"));
+    !generated && super::package::package_clause(&text).is_some_and(|p| p != "main")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_are_the_modules_own_non_test_non_command_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |rel: &str, text: &str| {
+            let path = dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write("go.mod", "module example.com/m\n");
+        write("calc.go", "// Package calc.\npackage calc\n");
+        write("calc_test.go", "package calc\n");
+        write("cmd/tool/main.go", "package main\n");
+        write(
+            "gen.go",
+            "// Code generated by stringer. DO NOT EDIT.\n\npackage calc\n",
+        );
+        write("vendor/x/y.go", "package y\n");
+        write("nested/go.mod", "module example.com/nested\n");
+        write("nested/n.go", "package nested\n");
+        write("stats/mean.go", "package stats\n");
+        let files: Vec<String> = [
+            "calc.go",
+            "calc_test.go",
+            "cmd/tool/main.go",
+            "gen.go",
+            "vendor/x/y.go",
+            "nested/n.go",
+            "stats/mean.go",
+            "README.md",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let found: Vec<(String, String)> = GoGenerator
+            .modules(dir.path(), None, &files)
+            .into_iter()
+            .map(|m| (m.module, m.file))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("calc".to_string(), "calc.go".to_string()),
+                ("stats/mean".to_string(), "stats/mean.go".to_string())
+            ]
+        );
+    }
+
+    /// The sources written are the ones the program is built from: every `.go` file beside
+    /// this module's helper folder is shipped.
+    #[test]
+    fn every_helper_source_is_shipped() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/family/go/gen/helper");
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".go") {
+                assert!(
+                    HELPER_FILES.iter().any(|(n, _)| *n == name),
+                    "{name} is not in HELPER_FILES"
+                );
+            }
+        }
+    }
+}
