@@ -36,7 +36,8 @@ func deliver(s *Search) *Delivered {
 	}
 	dropped := 0
 	profile := filepath.Join(s.req.Work, "deliver.cov")
-	for attempt := 0; attempt < 5; attempt++ {
+	clean := false
+	for attempt := 0; attempt < 8 && !clean; attempt++ {
 		texts := map[*TestFile]string{}
 		for _, tf := range files {
 			if text := renderers[tf.Pkg].renderFile(tf, true); text != "" {
@@ -53,14 +54,21 @@ func deliver(s *Search) *Delivered {
 			n = s.vet(files, texts)
 		}
 		dropped += n
-		if n == 0 {
-			break
+		clean = n == 0
+	}
+	if !clean {
+		// Still failing after every attempt: nothing is delivered rather than a failing test.
+		d.stats["check_failed"] = true
+		for _, tf := range files {
+			tf.Funcs = nil
 		}
 	}
 	d.stats["dropped_by_check"] = dropped
 	coverage := lineCoverage(profile, s.m.Path)
 	for _, tf := range files {
-		os.Remove(filepath.Join(tf.Pkg.AbsDir, tf.Name))
+		if os.Getenv("TTGEN_KEEP") == "" {
+			os.Remove(filepath.Join(tf.Pkg.AbsDir, tf.Name))
+		}
 	}
 	byFile := map[string]*TestFile{}
 	for _, tf := range files {
@@ -148,8 +156,11 @@ func (s *Search) model() []*TestFile {
 			used[pkg] = map[string]bool{}
 		}
 		n := base
+		if pkg.Existing[n] {
+			n = base + "_Generated"
+		}
 		for i := 2; used[pkg][n] || pkg.Existing[n]; i++ {
-			n = fmt.Sprintf("%s%d", base, i)
+			n = fmt.Sprintf("%s_Generated%d", base, i)
 		}
 		used[pkg][n] = true
 		return n
@@ -297,6 +308,9 @@ func (s *Search) checkPassing(files []*TestFile, texts map[*TestFile]string, pro
 	args := append([]string{"test", "-json", "-count=2", "-cover", "-coverprofile=" + profile,
 		"-run", "^(" + strings.Join(names, "|") + ")$"}, pkgArgs(files, texts)...)
 	out, stderr, _ := goCmd(s.req, 5*time.Minute, args...)
+	if debug {
+		logf("check run %v: %s", args, tail(string(stderr)+string(out), 300))
+	}
 	if n := s.dropBuildErrors(files, texts, string(stderr)+string(out)); n > 0 {
 		return n
 	}

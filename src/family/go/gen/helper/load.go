@@ -374,7 +374,7 @@ func (m *Module) callable(pkg *Pkg, rel string, d *ast.FuncDecl, effects map[typ
 		}
 		c.WritesFiles = true
 	}
-	if c.Recv == nil {
+	if c.Recv == nil && !takesErrorOrOwn(sig) {
 		c.Makes = madeType(pkg, sig)
 	}
 	return c
@@ -399,6 +399,29 @@ func madeType(pkg *Pkg, sig *types.Signature) *types.TypeName {
 		return nil
 	}
 	return named.Obj()
+}
+
+// takesErrorOrOwn says whether a function takes an error or a value of the type it returns:
+// Must(v, err) and With(v, …) are not constructors to make values with.
+func takesErrorOrOwn(sig *types.Signature) bool {
+	res := sig.Results()
+	for i := 0; i < sig.Params().Len(); i++ {
+		t := sig.Params().At(i).Type()
+		if isError(t) || (res.Len() > 0 && types.Identical(t, res.At(0).Type())) {
+			return true
+		}
+	}
+	return false
+}
+
+// typeNamed is the package's type a type string names ("stats.Point"), if it is one.
+func (m *Module) typeNamed(ts string, pkg *Pkg) (*types.TypeName, bool) {
+	name := strings.TrimPrefix(ts, pkg.Alias+".")
+	if name == ts {
+		return nil, false
+	}
+	obj, ok := pkg.Types.Scope().Lookup(name).(*types.TypeName)
+	return obj, ok
 }
 
 func isError(t types.Type) bool {

@@ -68,9 +68,11 @@ type Outcome struct {
 	Frames  []Frame `json:"frames"`
 	// Filled in here.
 	Features []string `json:"-"`
-	Effects  []string `json:"-"`
-	Stopped  string   `json:"-"` // timed out, exited, killed: no outcome
-	Output   string   `json:"-"`
+	// Every block the profile lists, ran or not.
+	Blocks  map[string]Block `json:"-"`
+	Effects []string         `json:"-"`
+	Stopped string           `json:"-"` // timed out, exited, killed: no outcome
+	Output  string           `json:"-"`
 }
 
 const probeHelpers = `
@@ -249,13 +251,14 @@ func withGroupedImports(m *Module, src string) string {
 func (p *Probe) candidateFunc(c *Candidate) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "func TestTTProbe%d(t *testing.T) {\n\tttProbe(t, %d, func(dir string, step *int) ([][]interface{}, []interface{}) {\n", c.ID, c.ID)
-	b.WriteString("\t\t_ = dir\n\t\tvar results [][]interface{}\n")
+	// Step -1: making the receiver and the arguments (a constructor's panic is not the call's).
+	b.WriteString("\t\t_ = dir\n\t\tvar results [][]interface{}\n\t\t*step = -1\n")
 	if c.Recv != nil {
-		fmt.Fprintf(&b, "\t\tv := %s\n", c.Recv.Expr)
+		fmt.Fprintf(&b, "\t\t%s\n", recvDecl(p.m, p.pkg, c))
 	}
 	var post []string
 	for i, s := range c.Steps {
-		fmt.Fprintf(&b, "\t\t*step = %d\n", i)
+		fmt.Fprintf(&b, "\t\t*step = -1\n")
 		args := make([]string, len(s.Args))
 		for j, a := range s.Args {
 			name := fmt.Sprintf("a%d_%d", i, j)
@@ -269,6 +272,7 @@ func (p *Probe) candidateFunc(c *Candidate) string {
 			}
 		}
 		call := callee(p.pkg, s.C) + "(" + strings.Join(args, ", ") + ")"
+		fmt.Fprintf(&b, "\t\t*step = %d\n", i)
 		n := s.C.Sig.Results().Len()
 		if n == 0 {
 			fmt.Fprintf(&b, "\t\t%s\n\t\tresults = append(results, []interface{}{})\n", call)
@@ -286,6 +290,16 @@ func (p *Probe) candidateFunc(c *Candidate) string {
 	}
 	fmt.Fprintf(&b, "\t\treturn results, []interface{}{%s}\n\t})\n}\n\n", strings.Join(post, ", "))
 	return b.String()
+}
+
+// recvDecl declares the candidate's value `v`, spelling its type when the value is written as
+// the underlying type's.
+func recvDecl(m *Module, pkg *Pkg, c *Candidate) string {
+	if !c.Recv.Convert {
+		return "v := " + c.Recv.Expr
+	}
+	t := newValues(m, pkg).typeString(c.Steps[0].C.Sig.Recv().Type())
+	return "var v " + t + " = " + c.Recv.Expr
 }
 
 // paramType is how a parameter's argument variable is declared (a variadic one as its slice).
@@ -454,19 +468,20 @@ func sanitize(s string) string {
 	return strings.NewReplacer("/", "_", ".", "_").Replace(s)
 }
 
-// runOne runs one candidate in its own process; all gets every block its profile lists.
-func (p *Probe) runOne(bin string, id int, all map[string]Block) *Outcome {
+// runOne runs one candidate in its own process, in an empty folder of its own (what it writes
+// at a relative path shows there) with homes of its own.
+func (p *Probe) runOne(bin string, id int) *Outcome {
 	dir := filepath.Join(p.work, "run", strconv.Itoa(id))
 	_ = os.RemoveAll(dir)
-	home, tmp := filepath.Join(dir, "home"), filepath.Join(dir, "tmp")
-	_ = os.MkdirAll(home, 0o755)
-	_ = os.MkdirAll(tmp, 0o755)
+	home, tmp, cwd := filepath.Join(dir, "home"), filepath.Join(dir, "tmp"), filepath.Join(dir, "cwd")
+	for _, d := range []string{home, tmp, cwd} {
+		_ = os.MkdirAll(d, 0o755)
+	}
 	profile := filepath.Join(dir, "cover.out")
-	before := listing(p.pkg.AbsDir)
 	slashTmp := listing(os.TempDir())
 	cmd := exec.Command(bin, "-test.run=^TestTTProbe"+strconv.Itoa(id)+"$",
 		"-test.coverprofile="+profile, "-test.timeout="+p.timeout.String())
-	cmd.Dir = p.pkg.AbsDir
+	cmd.Dir = cwd
 	cmd.Env = append(os.Environ(), "HOME="+home, "TMPDIR="+tmp, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"XDG_CACHE_HOME="+filepath.Join(home, ".cache"), "XDG_DATA_HOME="+filepath.Join(home, ".local/share"))
 	var stdout bytes.Buffer
@@ -505,10 +520,12 @@ func (p *Probe) runOne(bin string, id int, all map[string]Block) *Outcome {
 			o.Stopped = "the test binary stopped: " + firstLine(lastLines(o.Output, 6))
 		}
 	}
-	o.Features = readProfile(profile, all)
-	o.Effects = append(o.Effects, leftIn(home, "$HOME")...)
-	o.Effects = append(o.Effects, leftIn(tmp, "$TMPDIR")...)
-	o.Effects = append(o.Effects, changed(before, listing(p.pkg.AbsDir), p.pkg.Dir)...)
+	o.Blocks = map[string]Block{}
+	o.Features = readProfile(profile, o.Blocks)
+	o.Effects = append(o.Effects, leftIn(home, "$HOME", "")...)
+	// t.TempDir's own folder outlives a run that was killed or crashed; it is the test's.
+	o.Effects = append(o.Effects, leftIn(tmp, "$TMPDIR", "TestTTProbe")...)
+	o.Effects = append(o.Effects, leftIn(cwd, "the working folder", "")...)
 	o.Effects = append(o.Effects, changed(slashTmp, listing(os.TempDir()), "/tmp")...)
 	_ = os.RemoveAll(dir)
 	return o
@@ -559,14 +576,22 @@ func changed(before, after map[string]string, where string) []string {
 	return out
 }
 
-// leftIn names what a candidate left in a folder that was empty.
-func leftIn(dir, label string) []string {
+// leftIn names what a candidate left in a folder that was empty (but top-level entries named
+// with the prefix ours, when it is not "").
+func leftIn(dir, label, ours string) []string {
 	var out []string
 	_ = filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
-		if err == nil && path != dir {
-			rel, _ := filepath.Rel(dir, path)
-			out = append(out, label+"/"+rel)
+		if err != nil || path == dir {
+			return nil
 		}
+		rel, _ := filepath.Rel(dir, path)
+		if ours != "" && strings.HasPrefix(rel, ours) {
+			if info.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		out = append(out, label+"/"+rel)
 		return nil
 	})
 	if len(out) > 5 {

@@ -490,7 +490,7 @@ func (r *Renderer) sequence(row *Row) string {
 	if usesTemp([]*Row{row}) {
 		b.WriteString("dir := t.TempDir()\n")
 	}
-	fmt.Fprintf(&b, "v := %s\n", c.Recv.Expr)
+	fmt.Fprintf(&b, "%s\n", recvDecl(r.m, r.pkg, c))
 	asserted := 0
 	for i, st := range c.Steps {
 		args := make([]string, len(st.Args))
@@ -578,7 +578,7 @@ func (r *Renderer) defectFunc(f *TestFunc, check bool) string {
 		b.WriteString("dir := t.TempDir()\n")
 	}
 	if d.C.Recv != nil {
-		fmt.Fprintf(&b, "v := %s\n", d.C.Recv.Expr)
+		fmt.Fprintf(&b, "%s\n", recvDecl(r.m, r.pkg, d.C))
 	}
 	last := min(d.O.Step, len(d.C.Steps)-1)
 	for _, st := range d.C.Steps[:last+1] {

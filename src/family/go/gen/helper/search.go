@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"go/types"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -66,6 +68,8 @@ type Search struct {
 	probes   map[*Pkg]*Probe
 	values   map[*Pkg]*Values
 	banned   map[*Callable]bool
+	slow     map[*Callable]int
+	slowArgs map[string]bool
 	stats    map[string]interface{}
 	examples []*ExampleFailure
 	shown    map[string]bool // callable|outcome class already kept
@@ -84,10 +88,13 @@ type ExampleFailure struct {
 
 const maxRowsPerCallable = 12
 
+// maxGenerations bounds the search when every generation still finds new blocks.
+const maxGenerations = 8
+
 func newSearch(req *Request, m *Module, clock Clock, l2 bool) *Search {
 	s := &Search{req: req, m: m, clock: clock, l2: l2, rng: &Rand{state: req.Seed},
 		covered: map[string]bool{}, blocks: map[string]Block{}, probes: map[*Pkg]*Probe{},
-		values: map[*Pkg]*Values{}, banned: map[*Callable]bool{}, shown: map[string]bool{},
+		values: map[*Pkg]*Values{}, banned: map[*Callable]bool{}, slow: map[*Callable]int{}, slowArgs: map[string]bool{}, shown: map[string]bool{},
 		stats: map[string]interface{}{"candidates": 0, "generations": 0, "timed_out": 0,
 			"stopped": 0, "compile_errors": 0, "side_effects": 0, "stopped_by_budget": false}}
 	timeout := time.Duration(req.CallTimeoutS * float64(time.Second))
@@ -106,7 +113,16 @@ func (s *Search) run() {
 	if !s.l2 {
 		s.checkExamples()
 	}
-	for gen := 0; gen < 3; gen++ {
+	// Constructors that can fail run first: what they accept makes every later value.
+	if !s.l2 {
+		for _, pkg := range s.m.Pkgs {
+			if cands := s.constructorCandidates(pkg); len(cands) > 0 {
+				s.runGeneration(pkg, cands)
+			}
+		}
+	}
+	stale := 0
+	for gen := 0; gen < maxGenerations; gen++ {
 		if gen > 0 && !s.clock.within(0.75) {
 			s.stats["stopped_by_budget"] = true
 			break
@@ -122,16 +138,49 @@ func (s *Search) run() {
 			s.runGeneration(pkg, cands)
 		}
 		s.stats["generations"] = gen + 1
-		if total == 0 || (gen > 0 && len(s.covered) == before) || s.fullyCovered() {
+		// Random generations go on after one that found nothing new (the next draw may),
+		// not after two: a rule of the runs, not of the clock, so the same seed gives the
+		// same files on a slower machine.
+		if gen > 0 && len(s.covered) == before {
+			stale++
+		} else {
+			stale = 0
+		}
+		if total == 0 || s.fullyCovered() || stale >= 2 {
 			break
 		}
 	}
 	compile := 0
-	for _, p := range s.probes {
+	var samples []string
+	for _, pkg := range s.m.Pkgs {
+		p := s.probes[pkg]
 		compile += len(p.compileErrors)
+		var keys []string
+		for k := range p.compileErrors {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if len(samples) < 5 {
+				samples = append(samples, k+": "+p.compileErrors[k])
+			}
+		}
 	}
 	s.stats["compile_errors"] = compile
+	if len(samples) > 0 {
+		s.stats["compile_error_samples"] = samples
+	}
 	s.stats["kept"] = len(s.kept)
+	stmts, ran := 0, 0
+	for key, b := range s.blocks {
+		stmts += b.Stmts
+		if s.covered[key] {
+			ran += b.Stmts
+		}
+	}
+	if stmts > 0 {
+		s.stats["search_statements_percent"] = float64(ran) * 100 / float64(stmts)
+	}
 	s.stats["defects"] = len(s.defects)
 }
 
@@ -158,13 +207,14 @@ func (s *Search) newCandidate(pkg *Pkg, recv *Value, steps ...Step) *Candidate {
 // candidates of one generation: the first systematic (each parameter through its values), the
 // later ones random, aimed at callables whose lines are still missed.
 func (s *Search) candidates(pkg *Pkg, gen int) []*Candidate {
+	s.values[pkg].widen(gen > 0)
 	if s.l2 {
 		return s.sequences(pkg, gen)
 	}
 	vals := s.values[pkg]
 	var out []*Candidate
 	for _, c := range s.callables(pkg) {
-		if gen > 0 && !s.missesIn(c) {
+		if (gen > 0 && !s.missesIn(c)) || (gen == 0 && s.fallibleConstructor(c)) {
 			continue
 		}
 		var recvs []Value
@@ -175,9 +225,9 @@ func (s *Search) candidates(pkg *Pkg, gen int) []*Candidate {
 				continue
 			}
 		}
-		per := maxRowsPerCallable
+		per := 2 * maxRowsPerCallable
 		if gen > 0 {
-			per = 8
+			per = 32
 		}
 		var sets [][]Value
 		if gen == 0 {
@@ -195,7 +245,9 @@ func (s *Search) candidates(pkg *Pkg, gen int) []*Candidate {
 		for i, args := range sets {
 			var recv *Value
 			if c.Recv != nil {
-				r := recvs[i%len(recvs)]
+				// Receivers step on at another pace than the arguments: a value meets others,
+				// not itself.
+				r := recvs[(2*i+1)%len(recvs)]
 				if gen > 0 {
 					r = recvs[s.rng.intn(len(recvs))]
 				}
@@ -203,12 +255,46 @@ func (s *Search) candidates(pkg *Pkg, gen int) []*Candidate {
 			}
 			out = append(out, s.newCandidate(pkg, recv, Step{C: c, Args: args}))
 		}
+		if gen == 0 && c.Recv != nil && c.Sig.Params().Len() == 1 &&
+			types.Identical(c.Sig.Params().At(0).Type(), c.Sig.Recv().Type()) {
+			// A comparison of two values of its type (Compare, Equal, Less): every pair.
+			args := nonNil(vals.of(c.Sig.Params().At(0).Type(), "", 0))
+			for i := range recvs {
+				for j := range args {
+					if i != j && i < 6 && j < 6 {
+						r := recvs[i]
+						out = append(out, s.newCandidate(pkg, &r, Step{C: c, Args: []Value{args[j]}}))
+					}
+				}
+			}
+		}
 		if gen == 0 && c.Recv != nil && len(sets) > 0 {
 			// Every receiver the constructors make, with the first arguments.
 			for _, r := range recvs[1:] {
 				r := r
 				out = append(out, s.newCandidate(pkg, &r, Step{C: c, Args: sets[0]}))
 			}
+		}
+	}
+	return out
+}
+
+// fallibleConstructor says whether a callable makes one of its package's types and may fail.
+func (s *Search) fallibleConstructor(c *Callable) bool {
+	return c.Makes != nil && c.Sig.Results().Len() == 2
+}
+
+// constructorCandidates are the fallible constructors through their inputs.
+func (s *Search) constructorCandidates(pkg *Pkg) []*Candidate {
+	vals := s.values[pkg]
+	var out []*Candidate
+	for _, c := range s.callables(pkg) {
+		if !s.fallibleConstructor(c) {
+			continue
+		}
+		// Every value of every parameter: constructors are few, and each accepted input counts.
+		for _, args := range vals.argSets(c, 0, 96) {
+			out = append(out, s.newCandidate(pkg, nil, Step{C: c, Args: args}))
 		}
 	}
 	return out
@@ -362,18 +448,78 @@ func (s *Search) runGeneration(pkg *Pkg, cands []*Candidate) {
 		return
 	}
 	s.stats["candidates"] = s.stats["candidates"].(int) + len(cands)
-	for _, c := range cands {
+	// Candidates run as many at a time as there are processors; they are judged one by one in
+	// the order they were made, so the same seed keeps the same ones.
+	var mu sync.Mutex
+	skip := func(c *Candidate) bool {
+		return s.banned[c.Steps[len(c.Steps)-1].C] || s.slowWith(c)
+	}
+	results := make([]chan *Outcome, len(cands))
+	for i := range results {
+		results[i] = make(chan *Outcome, 1)
+	}
+	next := make(chan int)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		defer close(next)
+		for i := range cands {
+			select {
+			case next <- i:
+			case <-done:
+				return
+			}
+		}
+	}()
+	for w := 0; w < runtime.NumCPU(); w++ {
+		go func() {
+			for i := range next {
+				mu.Lock()
+				skipped := skip(cands[i]) || !s.clock.within(0.95)
+				mu.Unlock()
+				if skipped {
+					results[i] <- nil
+					continue
+				}
+				results[i] <- probe.runOne(bin, cands[i].ID)
+			}
+		}()
+	}
+	for i, c := range cands {
+		o := <-results[i]
+		mu.Lock()
 		if !s.clock.within(0.95) {
 			s.stats["stopped_by_budget"] = true
+			mu.Unlock()
 			return
 		}
-		if s.banned[c.Steps[len(c.Steps)-1].C] {
+		if skip(c) {
+			mu.Unlock()
 			continue
 		}
+		if o == nil || len(o.Effects) > 0 {
+			// Skipped by a worker that saw a later judgment, or an effect another run may
+			// have made: run it again, now.
+			o = probe.runOne(bin, c.ID)
+		}
 		// Every block a profile lists, ran or not, is the universe coverage is measured in.
-		o := probe.runOne(bin, c.ID, s.blocks)
+		for _, b := range o.Blocks {
+			s.blocks[b.Key] = b
+		}
 		s.judge(c, o)
+		mu.Unlock()
 	}
+}
+
+// slowWith says whether a candidate gives its call an input it already ran past its time with.
+func (s *Search) slowWith(c *Candidate) bool {
+	st := c.Steps[len(c.Steps)-1]
+	for _, a := range st.Args {
+		if s.slowArgs[st.C.Name+"|"+a.Expr] {
+			return true
+		}
+	}
+	return false
 }
 
 // judge keeps, drops or reports one candidate.
@@ -397,6 +543,16 @@ func (s *Search) judge(c *Candidate, o *Outcome) {
 	if o.Stopped != "" {
 		if strings.Contains(o.Stopped, "timed out") {
 			s.stats["timed_out"] = s.stats["timed_out"].(int) + 1
+			// The inputs it ran past its time with are not given to it again; a callable that
+			// does so three times is slow by nature and not called again.
+			s.slow[last]++
+			for _, a := range c.Steps[len(c.Steps)-1].Args {
+				s.slowArgs[last.Name+"|"+a.Expr] = true
+			}
+			if s.slow[last] >= 3 {
+				s.banned[last] = true
+				s.leftOut(last, "ran past the call timeout three times")
+			}
 		} else {
 			s.stats["stopped"] = s.stats["stopped"].(int) + 1
 		}
@@ -410,6 +566,14 @@ func (s *Search) judge(c *Candidate, o *Outcome) {
 		return
 	}
 	newBlocks := s.cover(o)
+	if len(c.Steps) == 1 && outcomeClass(o) == "ok" && c.Recv == nil && len(o.Results) == 1 && len(o.Results[0]) > 0 {
+		// A constructor call that made a value unlike the others gives later calls one more.
+		key := last.Pkg.Alias + "." + last.Name + "|made|" + o.Results[0][0].Text
+		if !s.shown[key] {
+			s.shown[key] = true
+			s.values[c.Pkg].learn(last, c.Steps[0].Args)
+		}
+	}
 	class := last.Pkg.Alias + "." + last.Name + "|" + outcomeClass(o)
 	if newBlocks > 0 || !s.shown[class] {
 		if s.rowsOf(last) >= maxRowsPerCallable && newBlocks == 0 {
@@ -490,6 +654,9 @@ func outcomeClass(o *Outcome) string {
 // judgePanic sorts a panic: a defect, an expected panic, or the candidate's own doing.
 func (s *Search) judgePanic(c *Candidate, o *Outcome) {
 	step := o.Step
+	if step < 0 {
+		return // a constructor of the receiver or an argument failed
+	}
 	if step >= len(c.Steps) {
 		step = len(c.Steps) - 1
 	}
@@ -499,11 +666,20 @@ func (s *Search) judgePanic(c *Candidate, o *Outcome) {
 	if culprit == nil || strings.HasSuffix(culprit.File, "_test.go") {
 		return // a constructor's error, or the probe's own doing
 	}
-	nilInput := c.Recv != nil && c.Recv.Nil
+	// A nil the test passed, or a value made around the type's constructors, is the test's
+	// doing.
+	nilInput := c.Recv != nil && (c.Recv.Nil || c.Recv.Bypass)
 	for _, a := range c.Steps[step].Args {
-		nilInput = nilInput || a.Nil
+		nilInput = nilInput || a.Nil || a.Bypass
 	}
-	if o.Runtime && own && !fn.Panics && !(nilInput && (strings.Contains(msg, "nil pointer") ||
+	bypass := c.Recv != nil && c.Recv.Bypass
+	for _, a := range c.Steps[step].Args {
+		bypass = bypass || a.Bypass
+	}
+	if bypass && o.Runtime {
+		return
+	}
+	if o.Runtime && own && !fn.Panics && !indexArgument(msg, fn) && !(nilInput && (strings.Contains(msg, "nil pointer") ||
 		strings.Contains(msg, "nil map"))) && !strings.Contains(msg, "stack overflow") {
 		s.defect(c, o, step, culprit)
 		return
@@ -533,6 +709,20 @@ func (s *Search) culprit(o *Outcome) (*Frame, bool) {
 		return f, own
 	}
 	return nil, false
+}
+
+// indexArgument says whether an index out of range may be an index the test passed
+// (Less(3, 1) on an empty collection): the caller's mistake, not the code's.
+func indexArgument(msg string, fn *Callable) bool {
+	if !strings.Contains(msg, "out of range") {
+		return false
+	}
+	for i := 0; i < fn.Sig.Params().Len(); i++ {
+		if b, ok := fn.Sig.Params().At(i).Type().Underlying().(*types.Basic); ok && b.Info()&types.IsInteger != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // panicClass is a runtime error's kind, for keeping one defect (the shortest call) per kind.

@@ -22,6 +22,12 @@ type Value struct {
 	Nil bool
 	// It names the test's temporary folder (`dir`).
 	Temp bool
+	// Written as the underlying type's value: a variable of the named type needs its type
+	// spelt (`var v Collection = []*Version{…}`).
+	Convert bool
+	// A literal of a type that has constructors: made around them, so a panic it leads to is
+	// no defect of the code.
+	Bypass bool
 }
 
 // Values makes inputs for one package's tests.
@@ -29,12 +35,17 @@ type Values struct {
 	m     *Module
 	pkg   *Pkg
 	cache map[string][]Value
+	// Argument lists each constructor that can fail succeeded with, learnt from the runs.
+	good map[*Callable][][]Value
+	// Later generations draw from every value constructors made, the first goes through a few.
+	wide bool
 	// Constructors being expanded (a type whose constructor takes the type itself).
 	making map[*types.TypeName]bool
 }
 
 func newValues(m *Module, pkg *Pkg) *Values {
-	return &Values{m: m, pkg: pkg, cache: map[string][]Value{}, making: map[*types.TypeName]bool{}}
+	return &Values{m: m, pkg: pkg, cache: map[string][]Value{}, making: map[*types.TypeName]bool{},
+		good: map[*Callable][][]Value{}}
 }
 
 // qual names packages as the generated file imports them.
@@ -150,6 +161,17 @@ func isPathName(name string) bool {
 	return isPathParam(types.NewVar(0, nil, name, types.Typ[types.String]))
 }
 
+// inherit marks a container made of values: it is made around a constructor if one of them
+// is.
+func inherit(parts ...Value) bool {
+	for _, p := range parts {
+		if p.Bypass {
+			return true
+		}
+	}
+	return false
+}
+
 func dedup(vals []Value) []Value {
 	seen := map[string]bool{}
 	out := vals[:0]
@@ -262,6 +284,18 @@ func (v *Values) basic(b *types.Basic, ts, name string) []Value {
 		for _, s := range v.pkg.Strings {
 			add(s, tagOf(s))
 		}
+		// The package's operators and separators before a typical operand.
+		for _, s := range v.pkg.Strings {
+			if u, err := strconv.Unquote(s); err == nil && len(u) > 0 && len(u) <= 3 && !strings.ContainsAny(u, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ") {
+				add(strconv.Quote(u+"1.2.3"), "op_"+tagOf(strconv.Quote(u+"x")))
+				add(strconv.Quote(u+" 2.0"), "op_"+tagOf(strconv.Quote(u+"x")))
+			}
+		}
+		// Shapes parsers and validators look for.
+		for _, s := range []string{"1.2.3", "42", "-7", "3.14", "true", "v1.2.3-beta.1+build.5", "2.0", "1.2.3-alpha", "2024-03-09",
+			"a=1", "Hello, World!", "x@example.com"} {
+			add(strconv.Quote(s), tagOf(strconv.Quote(s)))
+		}
 		add(`"héllo wörld"`, "non_ascii")
 		for _, s := range v.pkg.Strings {
 			if u, err := strconv.Unquote(s); err == nil && len(u) == 1 && strings.ContainsAny(u, ",;:|/-_.= \t") {
@@ -368,6 +402,9 @@ func tagOf(quoted string) string {
 
 // onlyFallible says whether every constructor of a type returns an error too.
 func (v *Values) onlyFallible(obj *types.TypeName) bool {
+	if v.must(obj.Type()) != nil || v.must(types.NewPointer(obj.Type())) != nil {
+		return false
+	}
 	for _, c := range v.pkg.Makers[obj] {
 		if c.Sig.Results().Len() == 1 {
 			return false
@@ -398,11 +435,16 @@ func (v *Values) named(n *types.Named, name string, depth int) (out []Value) {
 		for _, x := range v.basic(u, v.typeString(u), name) {
 			if strings.Contains(x.Expr, "(") {
 				x.Expr = ts + "(" + x.Expr + ")"
+			} else {
+				x.Convert = true
 			}
 			out = append(out, x)
 		}
 	default:
-		out = append(out, v.make(u, name, depth)...)
+		for _, x := range v.make(u, name, depth) {
+			x.Convert = true
+			out = append(out, x)
+		}
 	}
 	return out
 }
@@ -410,6 +452,13 @@ func (v *Values) named(n *types.Named, name string, depth int) (out []Value) {
 // structs are a struct type's literals: its zero value, and its exported fields set.
 func (v *Values) structs(ts string, s *types.Struct, depth int) []Value {
 	out := []Value{{Expr: ts + "{}", Tag: "zero_value"}}
+	defer func() {
+		if obj, ok := v.m.typeNamed(ts, v.pkg); (ok && len(v.pkg.Makers[obj]) > 0) || hasUnexported(s) {
+			for i := range out {
+				out[i].Bypass = true
+			}
+		}
+	}()
 	if depth > 1 {
 		return out
 	}
@@ -421,12 +470,25 @@ func (v *Values) structs(ts string, s *types.Struct, depth int) []Value {
 		}
 		if vals := v.of(f.Type(), f.Name(), depth+1); len(vals) > 0 && !vals[0].Temp {
 			fields = append(fields, f.Name()+": "+vals[0].Expr)
+			if vals[0].Bypass {
+				defer func() { out[len(out)-1].Bypass = true }()
+			}
 		}
 	}
 	if len(fields) > 0 {
 		out = append(out, Value{Expr: ts + "{" + strings.Join(fields, ", ") + "}", Tag: "filled"})
 	}
 	return out
+}
+
+// hasUnexported says whether a struct has fields a literal outside its package cannot set.
+func hasUnexported(s *types.Struct) bool {
+	for i := 0; i < s.NumFields(); i++ {
+		if !s.Field(i).Exported() {
+			return true
+		}
+	}
+	return false
 }
 
 // made are a package type's values from its constructors (pointer: as *T).
@@ -455,7 +517,11 @@ func (v *Values) made(obj *types.TypeName, pointer bool, depth int) []Value {
 		if fallible {
 			per = 4
 		}
-		for _, args := range v.argSets(c, depth+1, per) {
+		sets := append(append([][]Value{}, v.good[c]...), v.argSets(c, depth+1, per)...)
+		if fallible && len(v.good[c]) > 0 {
+			sets = v.good[c]
+		}
+		for _, args := range sets {
 			call := v.pkg.Alias + "." + c.Name + "(" + joinArgs(c.Sig, args) + ")"
 			temp := false
 			for _, a := range args {
@@ -464,9 +530,14 @@ func (v *Values) made(obj *types.TypeName, pointer bool, depth int) []Value {
 			if temp {
 				continue
 			}
-			expr := call
+			expr, mayFail := call, fallible
+			if must := v.must(res.At(0).Type()); mayFail && must != nil {
+				// pkg.Must(pkg.NewT(…)): the package's own helper for a constructor that can fail.
+				mayFail, call = false, v.pkg.Alias+"."+must.Name+"("+call+")"
+				expr = call
+			}
 			switch {
-			case fallible:
+			case mayFail:
 				deref := ""
 				if gives != want {
 					if pointer {
@@ -484,12 +555,56 @@ func (v *Values) made(obj *types.TypeName, pointer bool, depth int) []Value {
 				expr = "*" + call
 			}
 			out = append(out, Value{Expr: expr, Tag: tagOfCall(c.Name, args)})
-			if len(out) >= 6 {
+			if len(out) >= v.madeLimit() {
 				return out
 			}
 		}
 	}
 	return out
+}
+
+// must is the package's Must-style helper for a type: func(T, error) T.
+func (v *Values) must(t types.Type) *Callable {
+	for _, c := range v.m.Callables {
+		sig := c.Sig
+		if c.Pkg != v.pkg || c.Recv != nil || sig.Params().Len() != 2 || sig.Results().Len() != 1 {
+			continue
+		}
+		if types.Identical(sig.Params().At(0).Type(), t) && isError(sig.Params().At(1).Type()) &&
+			types.Identical(sig.Results().At(0).Type(), t) {
+			return c
+		}
+	}
+	return nil
+}
+
+func (v *Values) madeLimit() int {
+	if v.wide {
+		return 12
+	}
+	return 6
+}
+
+// widen switches between the first generation's few values and the later ones' many.
+func (v *Values) widen(wide bool) {
+	if v.wide != wide {
+		v.wide = wide
+		v.cache = map[string][]Value{}
+	}
+}
+
+// learn records a constructor call that succeeded, for the next generation's values.
+func (v *Values) learn(c *Callable, args []Value) {
+	if c.Makes == nil || c.Sig.Results().Len() != 2 || len(v.good[c]) >= 12 {
+		return
+	}
+	for _, a := range args {
+		if a.Temp || a.Bypass {
+			return
+		}
+	}
+	v.good[c] = append(v.good[c], args)
+	v.cache = map[string][]Value{}
 }
 
 func tagOfCall(name string, args []Value) string {
@@ -550,7 +665,7 @@ func (v *Values) pointer(p *types.Pointer, ts string, depth int) []Value {
 		if len(made) == 0 || v.onlyFallible(n.Obj()) {
 			if s, ok := n.Underlying().(*types.Struct); ok {
 				for _, x := range v.structs(v.typeString(n), s, depth) {
-					out = append(out, Value{Expr: "&" + x.Expr, Tag: x.Tag})
+					out = append(out, Value{Expr: "&" + x.Expr, Tag: x.Tag, Bypass: x.Bypass})
 				}
 			}
 		}
@@ -565,8 +680,16 @@ func (v *Values) pointer(p *types.Pointer, ts string, depth int) []Value {
 
 func (v *Values) slice(s *types.Slice, ts string, depth int) []Value {
 	if b, ok := s.Elem().(*types.Basic); ok && b.Kind() == types.Uint8 {
-		return []Value{{Expr: `[]byte("hello world")`, Tag: "bytes"}, {Expr: "[]byte{}", Tag: "empty"},
+		out := []Value{{Expr: `[]byte("hello world")`, Tag: "bytes"}, {Expr: "[]byte{}", Tag: "empty"},
 			{Expr: "nil", Tag: "nil"}, {Expr: `[]byte("a")`, Tag: "one_byte"}, {Expr: "[]byte{0, 255}", Tag: "binary"}}
+		// What decoders read: JSON values, and the strings every string parameter gets.
+		for _, j := range []string{`"1.2.3"`, `null`, `42`, `{"a":1}`, `[1,2]`} {
+			out = append(out, Value{Expr: "[]byte(" + strconv.Quote(j) + ")", Tag: "json_" + tagOf(strconv.Quote(j))})
+		}
+		for _, x := range v.basic(types.Typ[types.String], "string", "")[3:] {
+			out = append(out, Value{Expr: "[]byte(" + x.Expr + ")", Tag: "bytes_" + x.Tag})
+		}
+		return out
 	}
 	if depth > 2 {
 		return []Value{{Expr: "nil", Tag: "nil"}}
@@ -575,16 +698,19 @@ func (v *Values) slice(s *types.Slice, ts string, depth int) []Value {
 	var out []Value
 	if len(elems) > 0 {
 		// Typical values first: the boundaries and NaNs come late in every list.
-		three := []string{elems[0].Expr, elems[3%len(elems)].Expr, elems[1%len(elems)].Expr}
-		out = append(out, Value{Expr: ts + "{" + strings.Join(three, ", ") + "}", Tag: "three"})
+		a, b, c := elems[0], elems[3%len(elems)], elems[1%len(elems)]
+		out = append(out, Value{Expr: ts + "{" + a.Expr + ", " + b.Expr + ", " + c.Expr + "}", Tag: "three",
+			Bypass: inherit(a, b, c)})
 	}
 	out = append(out, Value{Expr: ts + "{}", Tag: "empty"}, Value{Expr: "nil", Tag: "nil"})
 	if len(elems) > 0 {
-		out = append(out, Value{Expr: ts + "{" + elems[0].Expr + "}", Tag: "one"})
+		out = append(out, Value{Expr: ts + "{" + elems[0].Expr + "}", Tag: "one", Bypass: inherit(elems[0])})
 		if len(elems) > 2 {
-			out = append(out, Value{Expr: ts + "{" + elems[2].Expr + ", " + elems[1].Expr + ", " + elems[0].Expr + "}", Tag: "descending"})
+			out = append(out, Value{Expr: ts + "{" + elems[2].Expr + ", " + elems[1].Expr + ", " + elems[0].Expr + "}",
+				Tag: "descending", Bypass: inherit(elems[:3]...)})
 		}
-		out = append(out, Value{Expr: ts + "{" + elems[0].Expr + ", " + elems[0].Expr + "}", Tag: "repeated"})
+		out = append(out, Value{Expr: ts + "{" + elems[0].Expr + ", " + elems[0].Expr + "}", Tag: "repeated",
+			Bypass: inherit(elems[0])})
 	}
 	return out
 }
@@ -595,10 +721,11 @@ func (v *Values) mapValues(m *types.Map, ts string, depth int) []Value {
 		keys := v.of(m.Key(), "", depth+1)
 		vals := v.of(m.Elem(), "", depth+1)
 		if len(keys) > 0 && len(vals) > 0 && !keys[0].Nil {
-			out = append(out, Value{Expr: ts + "{" + keys[0].Expr + ": " + vals[0].Expr + "}", Tag: "one_entry"})
+			out = append(out, Value{Expr: ts + "{" + keys[0].Expr + ": " + vals[0].Expr + "}", Tag: "one_entry",
+				Bypass: inherit(keys[0], vals[0])})
 			if len(keys) > 1 && len(vals) > 1 && !keys[1].Nil {
 				out = append(out, Value{Expr: ts + "{" + keys[0].Expr + ": " + vals[0].Expr + ", " +
-					keys[1].Expr + ": " + vals[1].Expr + "}", Tag: "two_entries"})
+					keys[1].Expr + ": " + vals[1].Expr + "}", Tag: "two_entries", Bypass: inherit(keys[0], vals[0], keys[1], vals[1])})
 			}
 		}
 	}
