@@ -90,19 +90,14 @@ fn doctor_says_per_family_what_works_here_and_why_the_rest_does_not() {
     assert_eq!(s["mutation"].0, "not_yet", "{s:?}");
     assert!(s["mutation"].1.contains("only so far"), "{s:?}");
 
-    // Rust and Go: their own suites; Rust's generator is built in, Go has none yet, with what
-    // to do instead.
-    for fixture in ["rust-crate", "go-calc"] {
+    // Rust and Go: their own suites, and their built-in generators (syn; a Go program on
+    // go/types).
+    for (fixture, how) in [("rust-crate", "syn"), ("go-calc", "go/types")] {
         let p = Project::fixture(fixture);
         let s = states(&doctor_json(&p, &with_agent));
         assert_eq!(s["own_suite"].0, "ready", "{fixture}: {s:?}");
-        if fixture == "rust-crate" {
-            assert_eq!(s["generator"].0, "ready", "{fixture}: {s:?}");
-            assert!(s["generator"].1.contains("syn"), "{fixture}: {s:?}");
-        } else {
-            assert_eq!(s["generator"].0, "not_yet", "{fixture}: {s:?}");
-            assert!(s["generator"].1.contains("--roles-dir"), "{fixture}: {s:?}");
-        }
+        assert_eq!(s["generator"].0, "ready", "{fixture}: {s:?}");
+        assert!(s["generator"].1.contains(how), "{fixture}: {s:?}");
         // An agent writes their tests; the test-fix cycle traces them one by one.
         assert_eq!(s["agent_generation"].0, "ready", "{fixture}: {s:?}");
         assert_eq!(s["test_fix"].0, "ready", "{fixture}: {s:?}");
@@ -163,6 +158,7 @@ fn every_capability_doctor_reports_as_built_is_exercised_by_an_integration_test(
         ("rust-crate", "test_fix", "fix_families.rs", "rust_the_cycle_localises_the_bug_and_a_scripted_fixer_fixes_it"),
         ("go-calc", "own_suite", "executor.rs", "go_module_runs_with_test_events_a_compile_gate_and_profile_coverage"),
         ("go-calc", "effects_check", "executor.rs", "go_module_runs_with_test_events_a_compile_gate_and_profile_coverage"),
+        ("go-calc", "generator", "go_generator.rs", "a_module_gets_table_driven_tests_that_pass_under_go_test_after_apply"),
         ("go-calc", "agent_generation", "agent_families.rs", "an_agent_writes_go_tests_that_pass_after_apply"),
         ("go-calc", "test_fix", "fix_families.rs", "go_the_cycle_localises_both_bugs_and_a_scripted_fixer_reaches_100_percent"),
     ];

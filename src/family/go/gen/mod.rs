@@ -72,7 +72,7 @@ const GO: &str = "go";
 
 impl Generator for GoGenerator {
     fn module_words(&self) -> &'static str {
-        "Go source file"
+        "Go library source file"
     }
 
     fn no_entry_points(&self) -> &'static str {

@@ -515,7 +515,7 @@ func (s *Search) runGeneration(pkg *Pkg, cands []*Candidate) {
 func (s *Search) slowWith(c *Candidate) bool {
 	st := c.Steps[len(c.Steps)-1]
 	for _, a := range st.Args {
-		if s.slowArgs[st.C.Name+"|"+a.Expr] {
+		if s.slowArgs[st.C.Name+"|"+a.Expr] || (s.slowArgs[a.Expr] && (a.Tag == "max" || a.Tag == "min")) {
 			return true
 		}
 	}
@@ -544,14 +544,19 @@ func (s *Search) judge(c *Candidate, o *Outcome) {
 		if strings.Contains(o.Stopped, "timed out") {
 			s.stats["timed_out"] = s.stats["timed_out"].(int) + 1
 			// The inputs it ran past its time with are not given to it again; a callable that
-			// does so three times is slow by nature and not called again.
+			// does so twice is slow by nature and not called again.
 			s.slow[last]++
+			// (Any callable: a huge precision or count is slow wherever it goes.)
 			for _, a := range c.Steps[len(c.Steps)-1].Args {
-				s.slowArgs[last.Name+"|"+a.Expr] = true
+				if a.Tag == "max" || a.Tag == "min" || len(c.Steps[len(c.Steps)-1].Args) == 1 {
+					s.slowArgs[a.Expr] = true
+				} else {
+					s.slowArgs[last.Name+"|"+a.Expr] = true
+				}
 			}
-			if s.slow[last] >= 3 {
+			if s.slow[last] >= 2 {
 				s.banned[last] = true
-				s.leftOut(last, "ran past the call timeout three times")
+				s.leftOut(last, "ran past the call timeout twice")
 			}
 		} else {
 			s.stats["stopped"] = s.stats["stopped"].(int) + 1
