@@ -1,7 +1,9 @@
 //! The built-in Go generator on a real module with the real go: `textkit` has plain packages
 //! (`words`, `stack`, `geometry`), `stats`, whose `Median` indexes an empty slice and whose
 //! `ExampleSpread` states an output the code no longer prints, and `memory`, whose `Remember`
-//! writes a file into the home through a function value no reading of the code sees.
+//! writes a file into the home through a function value no reading of the code sees and whose
+//! `Store` writes one through another package of the module (`internal/disk`, whose `Save`
+//! takes the path it writes).
 
 use std::process::Command;
 
@@ -106,6 +108,14 @@ fn a_module_gets_table_driven_tests_that_pass_under_go_test_after_apply() {
         "{effect}"
     );
 
+    // A function that writes through another package, at a path it does not take, is never
+    // called; the one that takes the path writes only under the test's temporary folder.
+    let left_out = generator_outcome(&p, &id, "L1-unit")["data"]["stats"]["left_out"].to_string();
+    assert!(
+        left_out.contains("memory.Store: writes files"),
+        "{left_out}"
+    );
+
     // Table-driven tests beside the code, the defects skipped with their evidence.
     let l1 = generated_files(&p, &id, "L1-unit");
     let stats = &l1["stats_tt_test.go"];
@@ -130,9 +140,12 @@ fn a_module_gets_table_driven_tests_that_pass_under_go_test_after_apply() {
                 "{file}"
             );
             assert!(
-                !source.contains("Remember("),
-                "{layer}/{file} calls Remember:\n{source}"
+                !source.contains("Remember(") && !source.contains("Store("),
+                "{layer}/{file} calls Remember or Store:\n{source}"
             );
+            if source.contains("disk.Save(") {
+                assert!(source.contains("t.TempDir()"), "{layer}/{file}:\n{source}");
+            }
         }
     }
     assert!(

@@ -43,7 +43,8 @@ pub(super) fn staged_name(layer: &str, file: &str) -> String {
 
 /// Whether a file is one the built-in generator writes.
 pub(super) fn is_generated_name(file: &str) -> bool {
-    file.ends_with("_tt_test.go") || file.ends_with("_tt_integration_test.go")
+    // `calc_tt_test.go`, `calc_tt_integration_test.go`, `poll_tt_linux_test.go`.
+    file.contains("_tt_") && file.ends_with("_test.go")
 }
 
 /// Whether `name` is a Go test file.

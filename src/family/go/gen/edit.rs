@@ -75,7 +75,11 @@ pub fn remove_tests(text: &str, avoid: &BTreeSet<String>) -> String {
         // gofmt's file ends with one newline, even when its last function went.
         text = kept.join("\n").trim_end().to_string() + "\n";
     }
-    text
+    if avoid.is_empty() {
+        text
+    } else {
+        tidy(&text)
+    }
 }
 
 /// Go's double-quoted form of a string.
@@ -106,6 +110,81 @@ fn function_names(text: &str) -> Vec<String> {
         .filter_map(|l| l.split('(').next())
         .map(str::to_string)
         .collect()
+}
+
+/// Whether `code` uses the package imported as `qualifier` (`strings.` not inside `xstrings.`).
+fn uses_qualifier(code: &str, qualifier: &str) -> bool {
+    let needle = format!("{qualifier}.");
+    code.match_indices(&needle).any(|(at, _)| {
+        !code[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
+    })
+}
+
+/// The file without the import specs its code no longer uses, and without a `dir :=
+/// t.TempDir()` no line of its function reads any more (both would not compile).
+fn tidy(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let (Some(open), Some(close)) = (
+        lines.iter().position(|l| *l == "import ("),
+        lines.iter().position(|l| *l == ")"),
+    ) else {
+        return text.to_string();
+    };
+    let code = lines[close + 1..].join("\n");
+    let mut block: Vec<&str> = Vec::new();
+    for line in &lines[open + 1..close] {
+        let spec = line.trim();
+        if spec.is_empty() {
+            if block.last().is_some_and(|l| !l.trim().is_empty()) {
+                block.push(line);
+            }
+            continue;
+        }
+        let path = spec[spec.find('"').unwrap_or(0)..].trim_matches('"');
+        let name = match spec.split_once(' ') {
+            Some((alias, _)) => alias,
+            None => path.rsplit('/').next().unwrap_or(path),
+        };
+        if uses_qualifier(&code, name) {
+            block.push(line);
+        }
+    }
+    while block.last().is_some_and(|l| l.trim().is_empty()) {
+        block.pop();
+    }
+    let mut out: Vec<&str> = lines[..=open].to_vec();
+    out.extend(block);
+    let mut body: Vec<&str> = lines[close..].to_vec();
+    // An unused `dir := t.TempDir()`: the rest of its function never reads `dir`.
+    let mut i = 0;
+    while i < body.len() {
+        if body[i].trim() == "dir := t.TempDir()" {
+            let end = (i..body.len())
+                .find(|&j| body[j] == "}")
+                .unwrap_or(body.len() - 1);
+            let rest = body[i + 1..=end].join("\n");
+            if !reads_dir(&rest) {
+                body.remove(i);
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out.extend(body);
+    out.join("\n") + "\n"
+}
+
+/// Whether code reads the variable `dir` (as a whole word).
+fn reads_dir(code: &str) -> bool {
+    code.match_indices("dir").any(|(at, _)| {
+        let before = code[..at].chars().next_back();
+        let after = code[at + 3..].chars().next();
+        let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '"');
+        !word(before) && !word(after) && before != Some('.')
+    })
 }
 
 /// The import specs of a file's import block, by the name its code uses them as.
@@ -204,7 +283,7 @@ pub fn carry_over(
             continue;
         }
         for (qualifier, spec) in &old_imports {
-            if body.contains(&format!("{qualifier}.")) {
+            if uses_qualifier(&body, qualifier) {
                 used.insert(spec.clone());
             }
         }
@@ -244,11 +323,21 @@ pub fn mark_defects(text: &str, defects: &BTreeMap<String, String>) -> String {
                 if let Some((a, _)) = row_span(&lines, span, r)
                     .filter(|(a, _)| lines[*a].trim_start().starts_with("t.Run("))
                 {
+                    if lines
+                        .get(a + 1)
+                        .is_some_and(|l| l.trim_start().starts_with("t.Skip("))
+                    {
+                        continue;
+                    }
                     let indent = &lines[a][..lines[a].len() - lines[a].trim_start().len()];
                     (a + 1, format!("{indent}\t{skip}"))
                 } else if let Some(run) = (span.0..=span.1)
                     .find(|&i| lines[i].trim_start().starts_with("t.Run(tt.name, "))
                 {
+                    let guard = format!("if tt.name == {} {{", go_quote(r));
+                    if lines.get(run + 1).is_some_and(|l| l.trim() == guard) {
+                        continue;
+                    }
                     let indent = &lines[run][..lines[run].len() - lines[run].trim_start().len()];
                     (
                         run + 1,
@@ -361,6 +450,7 @@ func TestStack_Sequences(t *testing.T) {
             [("TestMean".to_string(), "code_defect: y".to_string())].into();
         let once = mark_defects(FILE, &whole);
         assert_eq!(mark_defects(&once, &whole), once);
+        assert_eq!(mark_defects(&out, &defects), out);
     }
 
     #[test]
@@ -377,6 +467,29 @@ func TestStack_Sequences(t *testing.T) {
         );
         let avoid: BTreeSet<String> = ["TestMedian_CodeDefect".to_string()].into();
         assert_eq!(carry_over(&previous, FILE, &BTreeMap::new(), &avoid), FILE);
+    }
+
+    #[test]
+    fn removing_a_test_removes_the_imports_and_the_folder_only_it_used() {
+        let file = FILE
+            .replace("\t\"testing\"\n", "\t\"math\"\n\t\"testing\"\n")
+            .replace(
+                "func TestStack_Sequences(t *testing.T) {\n",
+                "func TestStack_Sequences(t *testing.T) {\n\t_ = math.Pi\n",
+            )
+            + "\nfunc TestDir(t *testing.T) {\n\tdir := t.TempDir()\n\tt.Run(\"dir\", func(t *testing.T) {\n\t\t_ = stats.Mean()\n\t})\n}\n";
+        let avoid: BTreeSet<String> = ["TestStack_Sequences".to_string()].into();
+        let out = remove_tests(&file, &avoid);
+        assert!(!out.contains("\"math\""), "{out}");
+        assert!(
+            out.contains("\"testing\"") && out.contains("\"example.com/m/stats\""),
+            "{out}"
+        );
+        // A `dir` no line reads (the subtest's name is not a read) goes.
+        assert!(!out.contains("dir := t.TempDir()"), "{out}");
+        assert!(uses_qualifier("x := xstrings.Len(s)", "xstrings"));
+        assert!(!uses_qualifier("x := xstrings.Len(s)", "strings"));
+        assert!(reads_dir("f(filepath.Join(dir, \"x\"))") && !reads_dir("t.Run(\"dir\", f)"));
     }
 
     #[test]

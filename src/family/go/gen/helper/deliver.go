@@ -53,6 +53,9 @@ func deliver(s *Search) *Delivered {
 		if n == 0 {
 			n = s.vet(files, texts)
 		}
+		if debug {
+			logf("check attempt %d dropped %d", attempt, n)
+		}
 		dropped += n
 		clean = n == 0
 	}
@@ -128,13 +131,42 @@ func (o *Outcome) Panic_() string {
 
 func (d *Defect) fn() *Callable { return d.C.Steps[min(d.O.Step, len(d.C.Steps)-1)].C }
 
-// testFileName is a source file's generated test file: stats/mean.go -> mean_tt_test.go.
+// testFileName is a source file's generated test file: stats/mean.go -> mean_tt_test.go; a
+// file of one system keeps its suffix last, where go reads it: poll_linux.go ->
+// poll_tt_linux_test.go.
 func testFileName(layer, file string) string {
 	base := strings.TrimSuffix(filepath.Base(file), ".go")
-	if strings.HasPrefix(layer, "L2") {
-		return base + "_tt_integration_test.go"
+	suffix := ""
+	parts := strings.Split(base, "_")
+	for n := 2; n >= 1; n-- {
+		if len(parts) > n && platformSuffix(parts[len(parts)-n:]) {
+			base, suffix = strings.Join(parts[:len(parts)-n], "_"), "_"+strings.Join(parts[len(parts)-n:], "_")
+			break
+		}
 	}
-	return base + "_tt_test.go"
+	if strings.HasPrefix(layer, "L2") {
+		return base + "_tt_integration" + suffix + "_test.go"
+	}
+	return base + "_tt" + suffix + "_test.go"
+}
+
+var goos = "aix android darwin dragonfly freebsd hurd illumos ios js linux nacl netbsd openbsd plan9 solaris wasip1 windows zos"
+var goarch = "386 amd64 arm arm64 loong64 mips mipsle mips64 mips64le ppc64 ppc64le riscv64 s390x wasm"
+
+// platformSuffix says whether a file name ends with _GOOS, _GOARCH or _GOOS_GOARCH.
+func platformSuffix(parts []string) bool {
+	known := func(list, w string) bool {
+		for _, x := range strings.Fields(list) {
+			if x == w {
+				return true
+			}
+		}
+		return false
+	}
+	if len(parts) == 2 {
+		return known(goos, parts[0]) && known(goarch, parts[1])
+	}
+	return known(goos, parts[0]) || known(goarch, parts[0])
 }
 
 // model groups the kept candidates, defects and broken examples into files and functions.
@@ -262,7 +294,7 @@ func writeFiles(s *Search, files []*TestFile, texts map[*TestFile]string) {
 
 // names of the tests a file holds: the tables' and sequences' cases, the defects and examples.
 func testNames(tf *TestFile) []string {
-	var out []string
+	out := []string{}
 	for _, f := range tf.Funcs {
 		if f.Kind == "table" || f.Kind == "sequences" {
 			for _, r := range f.Rows {
@@ -305,16 +337,47 @@ func (s *Search) checkPassing(files []*TestFile, texts map[*TestFile]string, pro
 	if len(names) == 0 {
 		return 0
 	}
-	args := append([]string{"test", "-json", "-count=2", "-cover", "-coverprofile=" + profile,
-		"-run", "^(" + strings.Join(names, "|") + ")$"}, pkgArgs(files, texts)...)
-	out, stderr, _ := goCmd(s.req, 5*time.Minute, args...)
-	if debug {
-		logf("check run %v: %s", args, tail(string(stderr)+string(out), 300))
-	}
+	// Twice: as go test ./... runs them (after the package's own tests, which may change
+	// what the package holds) in UTC, then on their own in another time zone, with homes
+	// and a temporary folder of their own that must stay empty. Coverage is the second
+	// run's: the generated tests' own.
+	pkgs := pkgArgs(files, texts)
+	all := append([]string{"test", "-json", "-count=1"}, pkgs...)
+	out, stderr, _ := goCmdEnv(s.req, 5*time.Minute, []string{"TZ=UTC"}, all...)
 	if n := s.dropBuildErrors(files, texts, string(stderr)+string(out)); n > 0 {
 		return n
 	}
+	home, tmp := filepath.Join(s.req.Work, "check-home"), filepath.Join(s.req.Work, "check-tmp")
+	for _, d := range []string{home, tmp} {
+		_ = os.RemoveAll(d)
+		_ = os.MkdirAll(d, 0o755)
+	}
+	ours := append([]string{"test", "-json", "-count=1", "-cover", "-coverprofile=" + profile,
+		"-run", "^(" + strings.Join(names, "|") + ")$"}, pkgs...)
+	out2, stderr2, _ := goCmdEnv(s.req, 5*time.Minute, []string{"TZ=Asia/Kathmandu", "HOME=" + home, "TMPDIR=" + tmp}, ours...)
+	if debug {
+		logf("check run %v: %s", ours, tail(string(stderr2)+string(out2), 300))
+	}
+	if n := s.dropBuildErrors(files, texts, string(stderr2)+string(out2)); n > 0 {
+		return n
+	}
+	if left := append(leftIn(home, "$HOME", ""), leftIn(tmp, "$TMPDIR", "Test")...); len(left) > 0 {
+		// Every call ran clean alone; together they did not: nothing is delivered.
+		s.stats["check_effects"] = left
+		logf("the generated tests together changed %v: nothing is delivered", left)
+		for _, tf := range files {
+			tf.Funcs = nil
+		}
+		return 1
+	}
 	results := events(out)
+	for key, st := range events(out2) {
+		if st != "pass" && st != "skip" {
+			results[key] = st
+		} else if _, seen := results[key]; !seen {
+			results[key] = st
+		}
+	}
 	drop := 0
 	for _, tf := range files {
 		for _, f := range tf.Funcs {

@@ -30,7 +30,8 @@ var hardCalls = map[string]bool{
 	"os.Chdir": true, "os.StartProcess": true, "os.Pipe": true, "os.Stdin": true,
 	"log.Fatal": true, "log.Fatalf": true, "log.Fatalln": true, "runtime.Goexit": true,
 	"(*log.Logger).Fatal": true, "(*log.Logger).Fatalf": true, "(*log.Logger).Fatalln": true,
-	"time.Sleep": true,
+	"time.Sleep": true, "os.FindProcess": true, "(*os.Process).Kill": true,
+	"(*os.Process).Signal": true, "(*os.Process).Wait": true,
 }
 
 var fileCalls = map[string]bool{
@@ -40,6 +41,20 @@ var fileCalls = map[string]bool{
 	"os.Lchown": true, "os.Chtimes": true, "os.Symlink": true, "os.Link": true,
 	"os.Truncate": true, "io/ioutil.WriteFile": true, "io/ioutil.TempFile": true,
 	"io/ioutil.TempDir": true,
+}
+
+// importsEffect is the most a function of a package with these imports may do.
+func importsEffect(imports []string) effect {
+	most := effectNone
+	for _, i := range imports {
+		switch {
+		case hardPackages[i]:
+			return effectHard
+		case i == "os" || i == "io/ioutil":
+			most = effectFiles
+		}
+	}
+	return most
 }
 
 // fileEffects is the effect of every function and method of the package, through the calls
@@ -75,6 +90,16 @@ func fileEffects(pkg *Pkg) map[types.Object]effect {
 				name := obj.Pkg().Path() + "." + obj.Name()
 				if f, ok := obj.(*types.Func); ok {
 					name = f.FullName()
+				}
+				// A function of another package of the module or of a dependency: its body
+				// is not read here, so what its package imports says what it may do.
+				if imports, foreign := foreignImports[obj.Pkg().Path()]; foreign {
+					if _, isFunc := obj.(*types.Func); isFunc {
+						if e := importsEffect(imports); e > own[fn] {
+							own[fn] = e
+						}
+					}
+					return true
 				}
 				switch {
 				case hardPackages[obj.Pkg().Path()] || hardCalls[name]:

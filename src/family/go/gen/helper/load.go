@@ -23,6 +23,10 @@ import (
 	"time"
 )
 
+// foreignImports are the direct imports of every package outside the standard library that
+// the packages under test depend on: what a call into one of them may reach.
+var foreignImports = map[string][]string{}
+
 // Module is the module under test as the search sees it.
 type Module struct {
 	Root      string
@@ -96,6 +100,7 @@ type listed struct {
 	Export     string
 	GoFiles    []string
 	CgoFiles   []string
+	Imports    []string
 	Standard   bool
 	Error      *struct{ Err string }
 }
@@ -106,8 +111,37 @@ var harnessImports = []string{
 	"reflect", "runtime", "runtime/debug", "sort", "strings", "testing", "time",
 }
 
+// goPlaces are go's caches as they were when the helper started (GOCACHE=…, GOMODCACHE=…,
+// GOPATH=…): a run with a home of its own still builds with them, and writes nothing there.
+var goPlaces []string
+
+// findGoPlaces fixes go's caches before any run moves HOME.
+func findGoPlaces(req *Request) {
+	out, _, err := goCmd(req, time.Minute, "env", "-json", "GOCACHE", "GOMODCACHE", "GOPATH")
+	if err != nil {
+		return
+	}
+	var places map[string]string
+	if json.Unmarshal(out, &places) == nil {
+		for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
+			if places[k] != "" {
+				goPlaces = append(goPlaces, k+"="+places[k])
+			}
+		}
+	}
+}
+
 func goCmd(req *Request, timeout time.Duration, args ...string) ([]byte, []byte, error) {
+	return goCmdEnv(req, timeout, nil, args...)
+}
+
+// goCmdEnv runs go with extra environment; its build files go to a folder of the helper's own
+// (GOTMPDIR), never the temporary folder candidates are watched in.
+func goCmdEnv(req *Request, timeout time.Duration, env []string, args ...string) ([]byte, []byte, error) {
 	cmd := exec.Command(req.Go, args...)
+	gotmp := filepath.Join(req.Work, "gotmp")
+	_ = os.MkdirAll(gotmp, 0o755)
+	cmd.Env = append(append(append(os.Environ(), "GOTMPDIR="+gotmp), goPlaces...), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
@@ -133,6 +167,7 @@ func load(req *Request) (*Module, error) {
 	for _, p := range harnessImports {
 		m.Imports[filepath.Base(p)] = p
 	}
+	findGoPlaces(req)
 	files := map[string][]ModuleRef{}
 	var dirs []string
 	for _, r := range req.Modules {
@@ -167,6 +202,9 @@ func load(req *Request) (*Module, error) {
 		}
 		if p.Export != "" {
 			exports[p.ImportPath] = p.Export
+		}
+		if !p.Standard {
+			foreignImports[p.ImportPath] = p.Imports
 		}
 		if rel, err := filepath.Rel(root, p.Dir); err == nil && !p.Standard &&
 			!strings.HasPrefix(rel, "..") {
@@ -283,7 +321,7 @@ func (m *Module) readTests(pkg *Pkg) {
 
 // isGeneratedName says whether a test file is one this generator delivers.
 func isGeneratedName(name string) bool {
-	return strings.HasSuffix(name, "_tt_test.go") || strings.HasSuffix(name, "_tt_integration_test.go")
+	return strings.Contains(name, "_tt_") && strings.HasSuffix(name, "_test.go")
 }
 
 // hasOutput says whether an example ends with an `// Output:` comment (go test runs only those).

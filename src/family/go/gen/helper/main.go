@@ -132,8 +132,11 @@ func run(req *Request) (*Result, error) {
 		return result, nil
 	}
 	delivered := deliver(search)
-	for k, v := range delivered.stats {
-		stats[k] = v
+	// What delivery learnt goes into the same statistics as what the search did.
+	for _, part := range []map[string]interface{}{search.stats, delivered.stats} {
+		for k, v := range part {
+			stats[k] = v
+		}
 	}
 	result.Modules = delivered.modules
 	result.Findings = delivered.findings

@@ -24,6 +24,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -439,10 +440,10 @@ func (p *Probe) build(cands []*Candidate) ([]*Candidate, string, error) {
 				continue
 			}
 			n, _ := strconv.Atoi(m[2])
-			for id, r := range lines {
-				if n >= r[0] && n <= r[1] {
-					bad[id] = true
-					p.compileErrors[fmt.Sprint(id)] = m[4]
+			for _, c := range cands {
+				if r := lines[c.ID]; n >= r[0] && n <= r[1] {
+					bad[c.ID] = true
+					p.compileErrors[c.Steps[len(c.Steps)-1].C.Name] = m[4]
 				}
 			}
 		}
@@ -479,10 +480,18 @@ func (p *Probe) runOne(bin string, id int) *Outcome {
 	}
 	profile := filepath.Join(dir, "cover.out")
 	slashTmp := listing(os.TempDir())
-	cmd := exec.Command(bin, "-test.run=^TestTTProbe"+strconv.Itoa(id)+"$",
+	pattern := "^TestTTProbe" + strconv.Itoa(id) + "$"
+	if id == 0 {
+		pattern = "^$" // no candidate: what the package's own TestMain and init do
+	}
+	cmd := exec.Command(bin, "-test.run="+pattern,
 		"-test.coverprofile="+profile, "-test.timeout="+p.timeout.String())
 	cmd.Dir = cwd
-	cmd.Env = append(os.Environ(), "HOME="+home, "TMPDIR="+tmp, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+	// Its own process group: a timeout kills whatever it started too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A fixed time zone: the delivered tests run under two others, so a value that depends on
+	// it is never asserted.
+	cmd.Env = append(os.Environ(), "TZ=UTC", "HOME="+home, "TMPDIR="+tmp, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"XDG_CACHE_HOME="+filepath.Join(home, ".cache"), "XDG_DATA_HOME="+filepath.Join(home, ".local/share"))
 	var stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stdout
@@ -497,7 +506,7 @@ func (p *Probe) runOne(bin string, id int) *Outcome {
 	case <-done:
 	case <-time.After(p.timeout + time.Second):
 		// go test's own -test.timeout did not stop it (math/big's assembly is not preempted).
-		_ = cmd.Process.Kill()
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
 		o.Stopped = "timed out"
 	}
@@ -513,7 +522,7 @@ func (p *Probe) runOne(bin string, id int) *Outcome {
 			}
 		}
 	}
-	if !found && o.Stopped == "" {
+	if !found && o.Stopped == "" && id != 0 {
 		switch {
 		case strings.Contains(o.Output, "panic: test timed out"):
 			o.Stopped = "timed out"
@@ -527,7 +536,7 @@ func (p *Probe) runOne(bin string, id int) *Outcome {
 	// t.TempDir's own folder outlives a run that was killed or crashed; it is the test's.
 	o.Effects = append(o.Effects, leftIn(tmp, "$TMPDIR", "TestTTProbe")...)
 	o.Effects = append(o.Effects, leftIn(cwd, "the working folder", "")...)
-	o.Effects = append(o.Effects, changed(slashTmp, listing(os.TempDir()), "/tmp")...)
+	o.Effects = append(o.Effects, changed(slashTmp, listing(os.TempDir()), os.TempDir())...)
 	_ = os.RemoveAll(dir)
 	return o
 }
@@ -562,7 +571,7 @@ func listing(dir string) map[string]string {
 	return out
 }
 
-// changed names what appeared or changed between two listings; what appeared is removed.
+// changed names what appeared or changed between two listings.
 func changed(before, after map[string]string, where string) []string {
 	var out []string
 	for name, stamp := range after {

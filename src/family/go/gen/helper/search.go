@@ -4,15 +4,18 @@ package main
 // a candidate is kept when it reaches coverage blocks no earlier one did, or shows an outcome
 // its callable had not shown (an error, a panic). A runtime panic in the module's own code on
 // well-typed input is a code defect (the shortest call kept); a call that leaves anything in
-// its homes, its package's folder or /tmp is a side effect, and its callable is never called
+// its homes, its working folder or the temporary folder, or that the sandbox refused, is a
+// side effect, and its callable (or the constructors that made its values) is never called
 // again.
 
 import (
 	"fmt"
 	"go/types"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -212,8 +215,9 @@ func (s *Search) candidates(pkg *Pkg, gen int) []*Candidate {
 		return s.sequences(pkg, gen)
 	}
 	vals := s.values[pkg]
-	var out []*Candidate
+	var perCallable [][]*Candidate
 	for _, c := range s.callables(pkg) {
+		var out []*Candidate
 		if (gen > 0 && !s.missesIn(c)) || (gen == 0 && s.fallibleConstructor(c)) {
 			continue
 		}
@@ -275,8 +279,27 @@ func (s *Search) candidates(pkg *Pkg, gen int) []*Candidate {
 				out = append(out, s.newCandidate(pkg, &r, Step{C: c, Args: sets[0]}))
 			}
 		}
+		perCallable = append(perCallable, out)
 	}
-	return out
+	return interleave(perCallable)
+}
+
+// interleave takes each callable's first candidate, then each one's second, and so on: a
+// generation the budget cuts short has still called every callable.
+func interleave(lists [][]*Candidate) []*Candidate {
+	var out []*Candidate
+	for i := 0; ; i++ {
+		added := false
+		for _, l := range lists {
+			if i < len(l) {
+				out = append(out, l[i])
+				added = true
+			}
+		}
+		if !added {
+			return out
+		}
+	}
 }
 
 // fallibleConstructor says whether a callable makes one of its package's types and may fail.
@@ -325,7 +348,7 @@ func (s *Search) randomArgs(vals *Values, c *Callable, n int) [][]Value {
 	params := c.Sig.Params()
 	pools := make([][]Value, params.Len())
 	for i := range pools {
-		pools[i] = vals.of(params.At(i).Type(), params.At(i).Name(), 0)
+		pools[i] = vals.pool(c, i, 0)
 		if len(pools[i]) == 0 {
 			return nil
 		}
@@ -447,10 +470,22 @@ func (s *Search) runGeneration(pkg *Pkg, cands []*Candidate) {
 		}
 		return
 	}
+	if o := probe.runOne(bin, 0); len(o.Effects) > 0 {
+		// The package's own TestMain or init writes: no candidate's effect could be told apart.
+		s.m.LeftOut = append(s.m.LeftOut, fmt.Sprintf("%s: its test setup (TestMain or init) changes %s",
+			pkg.ImportPath, strings.Join(o.Effects, ", ")))
+		for _, c := range s.callables(pkg) {
+			s.banned[c] = true
+		}
+		return
+	}
 	s.stats["candidates"] = s.stats["candidates"].(int) + len(cands)
 	// Candidates run as many at a time as there are processors; they are judged one by one in
 	// the order they were made, so the same seed keeps the same ones.
+	// mu guards the search's state; running is held shared by every run and alone by a
+	// run that confirms an effect, so nothing else runs beside it.
 	var mu sync.Mutex
+	var running sync.RWMutex
 	skip := func(c *Candidate) bool {
 		return s.banned[c.Steps[len(c.Steps)-1].C] || s.slowWith(c)
 	}
@@ -481,7 +516,10 @@ func (s *Search) runGeneration(pkg *Pkg, cands []*Candidate) {
 					results[i] <- nil
 					continue
 				}
-				results[i] <- probe.runOne(bin, cands[i].ID)
+				running.RLock()
+				o := probe.runOne(bin, cands[i].ID)
+				running.RUnlock()
+				results[i] <- o
 			}
 		}()
 	}
@@ -499,8 +537,10 @@ func (s *Search) runGeneration(pkg *Pkg, cands []*Candidate) {
 		}
 		if o == nil || len(o.Effects) > 0 {
 			// Skipped by a worker that saw a later judgment, or an effect another run may
-			// have made: run it again, now.
+			// have made: run it again, alone.
+			running.Lock()
 			o = probe.runOne(bin, c.ID)
+			running.Unlock()
 		}
 		// Every block a profile lists, ran or not, is the universe coverage is measured in.
 		for _, b := range o.Blocks {
@@ -509,6 +549,62 @@ func (s *Search) runGeneration(pkg *Pkg, cands []*Candidate) {
 		s.judge(c, o)
 		mu.Unlock()
 	}
+}
+
+// makersIn are the package's callables a candidate's receiver and arguments call.
+func (s *Search) makersIn(c *Candidate) []*Callable {
+	var exprs []string
+	if c.Recv != nil {
+		exprs = append(exprs, c.Recv.Expr)
+	}
+	for _, st := range c.Steps {
+		for _, a := range st.Args {
+			exprs = append(exprs, a.Expr)
+		}
+	}
+	var out []*Callable
+	for _, fn := range s.callables(c.Pkg) {
+		if fn.Recv != nil {
+			continue
+		}
+		for _, e := range exprs {
+			if strings.Contains(e, fn.Pkg.Alias+"."+fn.Name+"(") {
+				out = append(out, fn)
+				break
+			}
+		}
+	}
+	if len(out) == 0 {
+		out = []*Callable{c.Steps[0].C}
+	}
+	return out
+}
+
+// What the sandbox answers a write or a connection it refuses: the call reached outside.
+var deniedMarks = []string{"permission denied", "read-only file system", "operation not permitted"}
+
+func deniedBySandbox(o *Outcome) bool { return deniedText(o) != "" }
+
+// deniedText is the line of a run that shows the sandbox refused something.
+func deniedText(o *Outcome) string {
+	texts := []string{o.Panic_()}
+	for _, rs := range o.Results {
+		for _, x := range rs {
+			if x.ErrText != nil {
+				texts = append(texts, *x.ErrText)
+			}
+		}
+	}
+	texts = append(texts, o.Output)
+	for _, t := range texts {
+		lower := strings.ToLower(t)
+		for _, m := range deniedMarks {
+			if strings.Contains(lower, m) {
+				return firstLine(t[strings.Index(lower, m):])
+			}
+		}
+	}
+	return ""
 }
 
 // slowWith says whether a candidate gives its call an input it already ran past its time with.
@@ -528,12 +624,24 @@ func (s *Search) judge(c *Candidate, o *Outcome) {
 		logf("#%d %s: panic=%v stopped=%q effects=%v features=%d", c.ID, callText(c, len(c.Steps)), o.Panic_(), o.Stopped, o.Effects, len(o.Features))
 	}
 	last := c.Steps[len(c.Steps)-1].C
-	if len(o.Effects) > 0 {
+	if len(o.Effects) > 0 || deniedBySandbox(o) {
 		s.stats["side_effects"] = s.stats["side_effects"].(int) + 1
-		fn := c.Steps[min(o.Step, len(c.Steps)-1)].C
-		if !s.banned[fn] {
+		// The call that ran when it happened, or every constructor that made its values.
+		var culprits []*Callable
+		if o.Step >= 0 && o.Step < len(c.Steps) {
+			culprits = []*Callable{c.Steps[o.Step].C}
+		} else {
+			culprits = s.makersIn(c)
+		}
+		actual := "changed " + strings.Join(o.Effects, ", ")
+		if len(o.Effects) == 0 {
+			actual = "the sandbox refused it: " + deniedText(o)
+		}
+		for _, fn := range culprits {
+			if s.banned[fn] {
+				continue
+			}
 			s.banned[fn] = true
-			actual := "changed " + strings.Join(o.Effects, ", ")
 			s.findings = append(s.findings, Finding{Module: moduleOf(fn.File), Function: fn.Pkg.Alias + "." + fn.Name,
 				Kind: "side_effect", Call: callText(c, len(c.Steps)), Actual: &actual})
 			s.dropKept(fn)
@@ -684,8 +792,7 @@ func (s *Search) judgePanic(c *Candidate, o *Outcome) {
 	if bypass && o.Runtime {
 		return
 	}
-	if o.Runtime && own && !fn.Panics && !indexArgument(msg, fn) && !(nilInput && (strings.Contains(msg, "nil pointer") ||
-		strings.Contains(msg, "nil map"))) && !strings.Contains(msg, "stack overflow") {
+	if o.Runtime && own && !fn.Panics && !callersDoing(msg, c.Steps[step].Args, nilInput) {
 		s.defect(c, o, step, culprit)
 		return
 	}
@@ -716,18 +823,59 @@ func (s *Search) culprit(o *Outcome) (*Frame, bool) {
 	return nil, false
 }
 
-// indexArgument says whether an index out of range may be an index the test passed
-// (Less(3, 1) on an empty collection): the caller's mistake, not the code's.
-func indexArgument(msg string, fn *Callable) bool {
-	if !strings.Contains(msg, "out of range") {
-		return false
-	}
-	for i := 0; i < fn.Sig.Params().Len(); i++ {
-		if b, ok := fn.Sig.Params().At(i).Type().Underlying().(*types.Basic); ok && b.Info()&types.IsInteger != 0 {
-			return true
+// callersDoing says whether a runtime panic is the test's own doing rather than the code's:
+// an index or a bound the test passed (Less(3, 1) on an empty collection), a zero divisor it
+// passed, a nil it passed being dereferenced, or an interface value of the wrong dynamic type
+// (a type assertion, an unhashable map key) it passed as `any`.
+func callersDoing(msg string, args []Value, nilInput bool) bool {
+	switch {
+	case strings.Contains(msg, "stack overflow"):
+		return true
+	case strings.Contains(msg, "interface conversion") || strings.Contains(msg, "unhashable type"):
+		return true
+	case nilInput && (strings.Contains(msg, "nil pointer") || strings.Contains(msg, "nil map")):
+		return true
+	case strings.Contains(msg, "integer divide by zero"):
+		for _, a := range args {
+			if a.Expr == "0" {
+				return true
+			}
+		}
+	case strings.Contains(msg, "out of range"):
+		// The indexes and bounds in brackets: [5], [:7], [3:2].
+		for _, m := range outOfRange.FindAllStringSubmatch(msg, -1) {
+			for _, n := range strings.Split(m[1], ":") {
+				for _, a := range args {
+					if n != "" && constantValue(a.Expr) == n {
+						return true
+					}
+				}
+			}
 		}
 	}
 	return false
+}
+
+var outOfRange = regexp.MustCompile(`\[([-\d:]+)\]`)
+
+// constantValue is the decimal value of an integer argument the generator writes ("" for any
+// other expression).
+func constantValue(expr string) string {
+	limits := map[string]string{
+		"math.MaxInt": "9223372036854775807", "math.MinInt": "-9223372036854775808",
+		"math.MaxInt64": "9223372036854775807", "math.MinInt64": "-9223372036854775808",
+		"math.MaxInt32": "2147483647", "math.MinInt32": "-2147483648",
+		"math.MaxInt16": "32767", "math.MinInt16": "-32768", "math.MaxInt8": "127", "math.MinInt8": "-128",
+		"math.MaxUint8": "255", "math.MaxUint16": "65535", "math.MaxUint32": "4294967295",
+		"math.MaxUint64": "18446744073709551615", "math.MaxUint": "18446744073709551615",
+	}
+	if v, ok := limits[expr]; ok {
+		return v
+	}
+	if _, err := strconv.ParseInt(expr, 10, 64); err == nil {
+		return expr
+	}
+	return ""
 }
 
 // panicClass is a runtime error's kind, for keeping one defect (the shortest call) per kind.
@@ -738,7 +886,7 @@ func panicClass(msg string) string {
 			return k
 		}
 	}
-	return msg
+	return "runtime error"
 }
 
 func (s *Search) defect(c *Candidate, o *Outcome, step int, at *Frame) {

@@ -621,8 +621,7 @@ func (v *Values) argSets(c *Callable, depth, n int) [][]Value {
 	params := c.Sig.Params()
 	pools := make([][]Value, params.Len())
 	for i := 0; i < params.Len(); i++ {
-		p := params.At(i)
-		pools[i] = v.of(p.Type(), p.Name(), depth)
+		pools[i] = v.pool(c, i, depth)
 		if len(pools[i]) == 0 {
 			return nil
 		}
@@ -644,6 +643,23 @@ func (v *Values) argSets(c *Callable, depth, n int) [][]Value {
 		}
 	}
 	return out
+}
+
+// pool is the values a callable's parameter i gets: for a function that writes files, a path
+// is only ever one in the test's temporary folder.
+func (v *Values) pool(c *Callable, i, depth int) []Value {
+	p := c.Sig.Params().At(i)
+	vals := v.of(p.Type(), p.Name(), depth)
+	if !c.WritesFiles || !isPathParam(p) {
+		return vals
+	}
+	var temp []Value
+	for _, x := range vals {
+		if x.Temp {
+			temp = append(temp, x)
+		}
+	}
+	return temp
 }
 
 // joinArgs writes arguments for a call (a variadic slice spread).
