@@ -230,7 +230,13 @@ func (s *Search) model() []*TestFile {
 	for _, d := range s.defects {
 		fn := d.fn()
 		tf := fileOf(fn.Pkg, fn.File)
-		tf.Funcs = append(tf.Funcs, &TestFunc{Name: name(fn.Pkg, "Test"+strings.ReplaceAll(fn.Name, ".", "_")+"_CodeDefect"),
+		// L2's defects are found in sequences: their names differ from L1's, whose file sits
+		// beside theirs once both are applied.
+		suffix := "_CodeDefect"
+		if s.l2 {
+			suffix = "_SequenceCodeDefect"
+		}
+		tf.Funcs = append(tf.Funcs, &TestFunc{Name: name(fn.Pkg, "Test"+strings.ReplaceAll(fn.Name, ".", "_")+suffix),
 			Kind: "defect", Defect: d})
 	}
 	for _, ex := range s.examples {
