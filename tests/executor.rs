@@ -397,11 +397,19 @@ fn go_module_runs_with_test_events_a_compile_gate_and_profile_coverage() {
     assert_eq!(run["framework"], "go");
     // Its tests ran once more under the file-system watch before they were kept.
     assert_watched(&run);
-    // calc_test.go: 2 pass; average_test.go: 1 passes, 1 finds the bug; go runs a package's
-    // tests together, so the module's own test runs (and passes) with them.
+    // calc_test.go: 2 pass; average_test.go: 1 passes, 1 finds the bug. The layer runs its
+    // own tests only (`-run`): the module's own test is the baseline's, not the layer's.
     assert_eq!(
         (run["passed"].as_u64(), run["failed"].as_u64()),
-        (Some(4), Some(1)),
+        (Some(3), Some(1)),
+        "{run}"
+    );
+    assert!(
+        run["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["id"] != "own_test.go::TestAddOwn"),
         "{run}"
     );
     assert_eq!(
