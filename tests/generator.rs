@@ -6,19 +6,11 @@ use serde_json::Value;
 
 use crate::common::*;
 
-/// Every generated test file of a layer, by name.
-fn generated_files(p: &Project, id: &str, layer: &str) -> BTreeMap<String, String> {
-    let dir = p.session_dir(id).join("tests").join(layer);
-    std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".py"))
-        .map(|e| {
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                std::fs::read_to_string(e.path()).unwrap(),
-            )
-        })
+/// Every generated Python test file of a layer, by name.
+fn generated_py_files(p: &Project, id: &str, layer: &str) -> BTreeMap<String, String> {
+    generated_files(p, id, layer)
+        .into_iter()
+        .filter(|(name, _)| name.ends_with(".py"))
         .collect()
 }
 
@@ -68,7 +60,7 @@ fn standard_pipeline_on_the_python_fixture_reaches_the_l1_gate() {
         "L1 pass rate: {l1}"
     );
     for layer in ["L1-unit", "L2-integration"] {
-        let files = generated_files(&p, &id, layer);
+        let files = generated_py_files(&p, &id, layer);
         assert!(!files.is_empty(), "{layer} has tests");
         for (file, source) in &files {
             for (name, body) in test_bodies(source) {
@@ -114,7 +106,7 @@ fn the_same_seed_gives_the_same_tests_and_another_seed_others() {
             .cmd(&["run", "test it", "--pipeline", "targeted", "--seed", seed])
             .run();
         out.assert_code(0);
-        generated_files(&p, &out.session_id(), "L1-unit")
+        generated_py_files(&p, &out.session_id(), "L1-unit")
     };
     let a = run("7");
     let b = run("7");
@@ -168,7 +160,7 @@ fn broken_contracts_are_findings_and_never_asserted() {
             .any(|(f, _)| f.ends_with("_side") && !f.ends_with("last_side")),
         "{findings:?}"
     );
-    let files = generated_files(&p, &id, "L1-unit");
+    let files = generated_py_files(&p, &id, "L1-unit");
     let all: String = files.values().cloned().collect();
     // The buggy perimeter value (2 + 3 * 2 = 8) is never asserted; the documented 10 is, as
     // doctest compares it (the example and its printed output).

@@ -15,14 +15,6 @@ fn go_available() -> bool {
     Command::new("go").arg("version").output().is_ok()
 }
 
-fn generator_outcome(p: &Project, id: &str, layer: &str) -> Value {
-    p.tasks(id)
-        .into_iter()
-        .find(|t| t["owner"] == "generator" && t["layer"] == layer)
-        .unwrap_or_else(|| panic!("no {layer} generator task"))["outcome"]
-        .clone()
-}
-
 /// go with a home, a build cache and a module cache of the test's own.
 fn go(p: &Project, home: &std::path::Path, args: &[&str]) -> std::process::Output {
     Command::new("go")
@@ -52,24 +44,12 @@ fn a_module_gets_table_driven_tests_that_pass_under_go_test_after_apply() {
     out.assert_code(0);
     let id = out.session_id();
 
-    // L1 statement coverage of the plain packages, as the executor measured it.
-    let coverage = read_json(&p.session_dir(&id).join("results/coverage-001.json"));
+    // L1 line coverage of the plain packages, as the executor measured it.
     let plain = ["words/words.go", "stack/stack.go", "geometry/geometry.go"];
-    let (mut total, mut covered) = (0, 0);
-    for f in coverage["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| plain.contains(&f["path"].as_str().unwrap()))
-    {
-        total += f["lines_total"].as_u64().unwrap();
-        covered += f["lines_covered"].as_u64().unwrap();
-    }
-    assert!(total > 0, "no coverage of {plain:?}: {coverage}");
-    let percent = 100.0 * covered as f64 / total as f64;
+    let percent = first_run_coverage(&p, &id, &plain);
     assert!(
         percent >= 85.0,
-        "L1 coverage of the plain packages {percent:.1}%: {coverage}"
+        "L1 coverage of the plain packages {percent:.1}%"
     );
 
     // Both seeded bugs are code-defect findings, the panic with the shortest input; the file

@@ -34,7 +34,6 @@ fn project(name: &str, with_deps: bool) -> Project {
     p
 }
 
-/// Every generated test file of a layer, by name.
 /// (name, body) of every test of a generated file.
 fn test_bodies(source: &str) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
@@ -55,14 +54,6 @@ fn test_bodies(source: &str) -> Vec<(String, String)> {
     out
 }
 
-fn generator_outcome(p: &Project, id: &str, layer: &str) -> Value {
-    p.tasks(id)
-        .into_iter()
-        .find(|t| t["owner"] == "generator" && t["layer"] == layer)
-        .unwrap_or_else(|| panic!("no {layer} generator task"))["outcome"]
-        .clone()
-}
-
 /// What must hold for every fixture. `plain` are the plain modules' files, `runner` the
 /// project's own command run on the applied folder.
 fn must_hold(p: &Project, plain: &[&str], applied: &str, runner: &[&str]) {
@@ -81,21 +72,10 @@ fn must_hold(p: &Project, plain: &[&str], applied: &str, runner: &[&str]) {
     let id = out.session_id();
 
     // L1 line coverage of the plain modules, as the executor measured it.
-    let coverage = read_json(&p.session_dir(&id).join("results/coverage-001.json"));
-    let files = coverage["files"].as_array().unwrap();
-    let (mut total, mut covered) = (0, 0);
-    for f in files
-        .iter()
-        .filter(|f| plain.contains(&f["path"].as_str().unwrap()))
-    {
-        total += f["lines_total"].as_u64().unwrap();
-        covered += f["lines_covered"].as_u64().unwrap();
-    }
-    assert!(total > 0, "no coverage of {plain:?}: {coverage}");
-    let percent = 100.0 * covered as f64 / total as f64;
+    let percent = first_run_coverage(p, &id, plain);
     assert!(
         percent >= 90.0,
-        "L1 line coverage of the plain modules {percent:.1}%: {coverage}"
+        "L1 line coverage of the plain modules {percent:.1}%"
     );
 
     // Both seeded bugs are code-defect findings with evidence: the generator's contracts, and

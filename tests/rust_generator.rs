@@ -6,8 +6,6 @@
 use std::collections::BTreeMap;
 use std::process::Command;
 
-use serde_json::Value;
-
 use crate::common::*;
 
 /// (name, attributes and body) of every test of a generated file.
@@ -34,14 +32,6 @@ fn tests_of(source: &str) -> Vec<(String, String)> {
     out
 }
 
-fn generator_outcome(p: &Project, id: &str, layer: &str) -> Value {
-    p.tasks(id)
-        .into_iter()
-        .find(|t| t["owner"] == "generator" && t["layer"] == layer)
-        .unwrap_or_else(|| panic!("no {layer} generator task"))["outcome"]
-        .clone()
-}
-
 #[test]
 fn a_crate_gets_integration_tests_that_pass_under_cargo_test_after_apply() {
     if !has_llvm_cov() {
@@ -64,23 +54,14 @@ fn a_crate_gets_integration_tests_that_pass_under_cargo_test_after_apply() {
     let id = out.session_id();
 
     // L1 line coverage of the plain modules, as the executor measured it.
-    let coverage = read_json(&p.session_dir(&id).join("results/coverage-001.json"));
-    let plain = ["src/words.rs", "src/stack.rs", "src/geometry.rs"];
-    let (mut total, mut covered) = (0, 0);
-    for f in coverage["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| plain.contains(&f["path"].as_str().unwrap()))
-    {
-        total += f["lines_total"].as_u64().unwrap();
-        covered += f["lines_covered"].as_u64().unwrap();
-    }
-    assert!(total > 0, "no coverage of {plain:?}: {coverage}");
-    let percent = 100.0 * covered as f64 / total as f64;
+    let percent = first_run_coverage(
+        &p,
+        &id,
+        &["src/words.rs", "src/stack.rs", "src/geometry.rs"],
+    );
     assert!(
         percent >= 85.0,
-        "L1 line coverage of the plain modules {percent:.1}%: {coverage}"
+        "L1 line coverage of the plain modules {percent:.1}%"
     );
 
     // Both seeded bugs are code-defect findings, with the shortest input.

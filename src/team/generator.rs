@@ -205,6 +205,16 @@ pub fn foreseen_not_applicable(
         .then(|| format!("no {} in scope", generator.module_words()))
 }
 
+/// Whether reading the project's files finds no entry point for L3 (a scan that fails says
+/// nothing: the search decides).
+fn no_entry_points_read(ctx: &RoleContext, layer: &str, generator: &dyn Generator) -> bool {
+    let (_, scratch) = gen::scratch_dirs(&ctx.session.root, layer);
+    mkdirs(&scratch).is_ok()
+        && generator
+            .entry_points(ctx.repo, &scratch)
+            .is_ok_and(|found| found.is_empty())
+}
+
 /// The layer has nothing this generator can do: the outcome says why and what the user can do,
 /// and `results/<layer>-not-applicable.json` keeps it next to the run records.
 fn not_applicable(ctx: &RoleContext, layer: &str, reason: &str, what_to_do: &str) -> Outcome {
@@ -465,7 +475,17 @@ fn family_round(
             req.seed
         )),
     );
-    let result = search(ctx, framework, layer, &req)?;
+    // L3 with no entry point to run, read from the files: no search at all (Rust and Go never
+    // have one; the Python and JavaScript helpers also say so from their search).
+    let result = if layer.starts_with("L3") && no_entry_points_read(ctx, layer, generator) {
+        gen::GenResult {
+            modules: Vec::new(),
+            findings: Vec::new(),
+            stats: json!({"entry_points": 0}),
+        }
+    } else {
+        search(ctx, framework, layer, &req)?
+    };
     let no_entry_points = result.stats["entry_points"].as_u64() == Some(0);
     if layer.starts_with("L3") && no_entry_points {
         if round.is_none() {

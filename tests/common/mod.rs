@@ -477,6 +477,32 @@ pub fn assert_watched(run: &Value) {
 }
 
 /// Whether cargo-llvm-cov runs here (.ci/run installs it; without it Rust coverage is unknown).
+/// The outcome of a session's generator task for a layer.
+pub fn generator_outcome(p: &Project, id: &str, layer: &str) -> Value {
+    p.tasks(id)
+        .into_iter()
+        .find(|t| t["owner"] == "generator" && t["layer"] == layer)
+        .unwrap_or_else(|| panic!("no {layer} generator task"))["outcome"]
+        .clone()
+}
+
+/// Line coverage of `files` (repository-relative) in a session's first run, in percent.
+pub fn first_run_coverage(p: &Project, id: &str, files: &[&str]) -> f64 {
+    let coverage = read_json(&p.session_dir(id).join("results/coverage-001.json"));
+    let (mut total, mut covered) = (0, 0);
+    for f in coverage["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| files.contains(&f["path"].as_str().unwrap()))
+    {
+        total += f["lines_total"].as_u64().unwrap();
+        covered += f["lines_covered"].as_u64().unwrap();
+    }
+    assert!(total > 0, "no coverage of {files:?}: {coverage}");
+    100.0 * covered as f64 / total as f64
+}
+
 /// A session's generated files of a layer: file name -> text.
 pub fn generated_files(
     p: &Project,

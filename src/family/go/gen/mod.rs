@@ -119,13 +119,6 @@ impl Generator for GoGenerator {
     }
 
     fn generate(&self, job: &GenJob) -> Result<GenResult, GenError> {
-        if job.req.layer.starts_with("L3") {
-            return Ok(GenResult {
-                modules: Vec::new(),
-                findings: Vec::new(),
-                stats: serde_json::json!({"entry_points": 0}),
-            });
-        }
         let Some(module_path) = super::package::module_path(job.repo) else {
             return Err(GenError::Exited {
                 code: None,

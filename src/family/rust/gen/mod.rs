@@ -104,13 +104,6 @@ impl Generator for RustGenerator {
     }
 
     fn generate(&self, job: &GenJob) -> Result<GenResult, GenError> {
-        if job.req.layer.starts_with("L3") {
-            return Ok(GenResult {
-                modules: Vec::new(),
-                findings: Vec::new(),
-                stats: serde_json::json!({"entry_points": 0}),
-            });
-        }
         generate(job)
     }
 

@@ -8,8 +8,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -502,13 +500,7 @@ func (s *Search) dropBuildErrors(files []*TestFile, texts map[*TestFile]string, 
 // (it started and the binary died first), keyed by package and test name.
 func events(out []byte) map[string]string {
 	status := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var e testEvent
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Test == "" {
-			continue
-		}
+	eachEvent(out, func(e testEvent) {
 		key := e.Package + "\x00" + e.Test
 		switch e.Action {
 		case "run":
@@ -522,7 +514,7 @@ func events(out []byte) map[string]string {
 		case "fail":
 			status[key] = "fail"
 		}
-	}
+	})
 	return status
 }
 

@@ -17,11 +17,24 @@ import (
 	"time"
 )
 
+// testEvent is one line of go test -json about a test.
 type testEvent struct {
 	Action  string
 	Package string
 	Test    string
 	Output  string
+}
+
+// eachEvent calls f with every event of go test -json output that is about a test.
+func eachEvent(out []byte, f func(testEvent)) {
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var e testEvent
+		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Test != "" {
+			f(e)
+		}
+	}
 }
 
 // checkExamples runs the packages' examples once.
@@ -40,13 +53,7 @@ func (s *Search) checkExamples() {
 	out, _, _ := goCmd(s.req, 3*time.Minute, append([]string{"test", "-json", "-count=1", "-run", "^Example"}, args...)...)
 	outputs := map[string]*strings.Builder{}
 	failed := map[string]bool{}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var e testEvent
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Test == "" {
-			continue
-		}
+	eachEvent(out, func(e testEvent) {
 		key := e.Package + "\x00" + e.Test
 		switch e.Action {
 		case "output":
@@ -57,7 +64,7 @@ func (s *Search) checkExamples() {
 		case "fail":
 			failed[key] = true
 		}
-	}
+	})
 	var keys []string
 	for k := range failed {
 		keys = append(keys, k)
