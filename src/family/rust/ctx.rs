@@ -14,6 +14,9 @@ pub(super) struct Ctx<'a> {
     pub cargo: String,
     /// `<session>/workspace/cargo-<layer>`: the mirrored crate, where every command runs.
     pub copy: PathBuf,
+    /// `<session>/workspace/cargo-target`: the build, and every other file the tools write
+    /// (the copy is read-only to them in the sandbox).
+    pub target_dir: PathBuf,
     exec: Exec<'a>,
 }
 
@@ -48,6 +51,7 @@ impl<'a> Ctx<'a> {
             spec,
             cargo,
             copy,
+            target_dir,
             exec,
         }
     }

@@ -127,13 +127,15 @@ pub(super) fn nextest_match(id: &str) -> String {
     alternatives.join(" | ")
 }
 
-/// Where nextest writes our profile's JUnit: under the workspace root's target/, not
-/// CARGO_TARGET_DIR (nextest's `store.dir` is workspace-relative).
+/// nextest's store (where it writes our profile's JUnit): one per layer in the target folder.
+/// Its default, the copy's own target/, is read-only in the sandbox, and layers may run at once.
+fn nextest_store(ctx: &Ctx) -> PathBuf {
+    ctx.target_dir.join(format!("nextest-{}", ctx.spec.layer))
+}
+
+/// Where nextest writes our profile's JUnit.
 fn nextest_junit(ctx: &Ctx) -> PathBuf {
-    ctx.copy
-        .join("target/nextest")
-        .join(NEXTEST_PROFILE)
-        .join("junit.xml")
+    nextest_store(ctx).join(NEXTEST_PROFILE).join("junit.xml")
 }
 
 /// `cargo nextest run` with our profile; `filter` narrows the run (rerun, deselect).
@@ -141,7 +143,8 @@ fn nextest(ctx: &Ctx, filter: Option<String>) -> Result<(Vec<String>, Captured),
     let config = ctx.copy.with_file_name("nextest-team-testing.toml");
     // Retries off: flakiness is found by rerun, not hidden by the repository's retry policy.
     let profile = format!(
-        "[profile.\"{NEXTEST_PROFILE}\"]\nfail-fast = false\nretries = 0\n\n[profile.\"{NEXTEST_PROFILE}\".junit]\npath = \"junit.xml\"\n"
+        "[store]\ndir = {}\n\n[profile.\"{NEXTEST_PROFILE}\"]\nfail-fast = false\nretries = 0\n\n[profile.\"{NEXTEST_PROFILE}\".junit]\npath = \"junit.xml\"\n",
+        toml::Value::String(nextest_store(ctx).display().to_string())
     );
     crate::util::write_nofollow(&config, profile.as_bytes()).map_err(|cause| {
         ExecError::WriteConfig {
