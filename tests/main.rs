@@ -25,6 +25,7 @@ mod html_report;
 mod js_generator;
 mod live_view;
 mod mutation;
+mod mutation_families;
 mod pipelines;
 mod python_contracts;
 mod real_projects;

@@ -228,8 +228,23 @@ fn tool_check(
                     None,
                 ));
             }
-            coverage_py()?;
-            Ok("mutants of the covered modules, run against the kept suites".into())
+            let analysis = crate::family::of(family)
+                .suite_analysis()
+                .ok_or_else(|| ("no mutation analysis for this language".to_string(), None))?;
+            if family == Family::Python {
+                // With the command that installs it.
+                coverage_py()?;
+            }
+            if let Some(why) = analysis.unready(tools) {
+                return Err((why, None));
+            }
+            Ok(match family {
+                Family::Python => "mutants of the covered modules, run against the kept suites",
+                Family::Node => "mutants of the covered modules (operators, conditions, returns, bodies), each run with the test files that reach it",
+                Family::Cargo => "mutants of the covered functions (bodies replaced, operators swapped; cargo-mutants' list when it is installed), one incremental build each",
+                Family::Go => "mutants through go/ast (operators, conditions, returns, statements), each run with go test -overlay and the tests that reach it",
+            }
+            .into())
         }
         Capability::TestFix => {
             let trace = crate::family::of(family)

@@ -23,6 +23,11 @@ pub struct SuiteJob<'a> {
     pub scratch: &'a Path,
     /// The copy of the project whose code the suite runs (a mirror, never the user's tree).
     pub mirror: &'a Path,
+    /// The user's repository, read only: where its installed dependencies are (node_modules),
+    /// which a mirror does not copy.
+    pub repo: &'a Path,
+    /// The session, read only: what was fetched for the project before any sandbox.
+    pub session: &'a Path,
     /// Where the suite runs, its root: test ids are relative to it.
     pub cwd: PathBuf,
     /// The project's own tests run with the project's test configuration; a generated layer
@@ -157,6 +162,11 @@ pub trait SuiteAnalysis: Sync {
     fn sandbox_reads(&self, tools: &Toolchain, repo: &Path) -> Vec<PathBuf>;
     /// Runs the suite once traced, then against mutants within the budget.
     fn analyse(&self, job: &SuiteJob) -> Result<SuiteMutations, MutationError>;
+    /// Every suite of a session against the same mutants: one result per job, in order. A
+    /// family that builds its code runs them together, one build per mutant for all of them.
+    fn analyse_all(&self, jobs: &[SuiteJob]) -> Vec<Result<SuiteMutations, MutationError>> {
+        jobs.iter().map(|job| self.analyse(job)).collect()
+    }
     /// The test files under a layer's folder.
     fn test_files(&self, dir: &Path) -> Vec<PathBuf>;
     /// A file in this family's language (a test the project's own run reported is kept for the
@@ -207,7 +217,7 @@ pub struct Mutant {
     pub killed_at: BTreeMap<String, u32>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct TestReach {
     /// `passed`, `failed` or `skipped`.

@@ -108,6 +108,13 @@ pub struct TeamConfig {
     /// Per-call timeout of the built-in generator's sandboxed calls, in seconds.
     #[serde(default = "default_call_timeout")]
     pub generator_call_timeout_s: f64,
+    /// The analyst's mutation analysis, all suites together, in seconds (at most half of what
+    /// its task has left).
+    #[serde(default = "default_mutation_budget")]
+    pub mutation_budget_s: f64,
+    /// Mutants per session at most, sampled with the session's seed, stratified over files.
+    #[serde(default = "default_max_mutants")]
+    pub mutation_max_mutants: usize,
     pub roles: Vec<RoleConfig>,
     pub pipelines: BTreeMap<String, PipelineSpec>,
     #[serde(skip)]
@@ -135,6 +142,14 @@ const ENTRY_POINT_BUDGET_S: f64 = 60.0;
 
 fn default_call_timeout() -> f64 {
     2.0
+}
+
+fn default_mutation_budget() -> f64 {
+    90.0
+}
+
+fn default_max_mutants() -> usize {
+    300
 }
 
 impl TeamConfig {

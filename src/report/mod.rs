@@ -42,7 +42,8 @@ pub use model::*;
 pub use render::{render, write, ARTIFACTS, CSV_HEADER};
 pub use schema::{validate, REPORT_SCHEMA};
 pub use score::{
-    band, quality_score, LayerFinal, NOT_SCORED, W_COVERAGE, W_DETECTION, W_EFFECTIVENESS, W_GC,
+    band, band_of, quality_score, Detection, LayerFinal, NOT_SCORED, UNVERIFIED, W_COVERAGE,
+    W_DETECTION, W_EFFECTIVENESS, W_GC,
 };
 pub use trends::{TREND_COVERAGE_POINTS, TREND_SCORE_POINTS};
 
@@ -105,7 +106,9 @@ fn compose(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> Repo
         &layers.layers,
         &layers.final_runs,
     );
-    let score = score::score(&layers.layers, &found, max_rounds);
+    let mutation: Option<crate::artifacts::MutationRecord> =
+        crate::util::read_json(&session.root.join(crate::artifacts::MUTATION_FILE)).ok();
+    let score = score::score(&layers.layers, &found, mutation.as_ref(), max_rounds);
     let missing_dependencies = missing_dependencies(&loaded.graph);
     let env_problem =
         loaded.runs.iter().any(|r| r.env_problem().is_some()) || missing_dependencies.is_some();
@@ -132,7 +135,7 @@ fn compose(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> Repo
         score: score.breakdown,
         baseline: baseline::baseline(session, &layers.final_runs),
         missing_dependencies,
-        mutation: crate::util::read_json(&session.root.join(crate::artifacts::MUTATION_FILE)).ok(),
+        mutation,
         fix_cycle: fix_cycle::fix_cycle(session),
         traceability: traced,
         layers: layers.layers,

@@ -95,8 +95,8 @@ pub struct ScoreBreakdown {
     pub coverage_achievement: f64,
     /// Mean final pass rate over layers.
     pub test_effectiveness: f64,
-    /// Share of failing test records (failed/error, every run) that carry a classification;
-    /// 1.0 when nothing failed.
+    /// The combined suite's mutation score (0..1) when mutation analysis ran; 0 with weight 0
+    /// when it did not (`detection_measured` false).
     pub defect_detection: f64,
     /// 1 − rounds used / (max rounds × layers), clamped to 0..1.
     pub gc_efficiency: f64,
@@ -104,6 +104,9 @@ pub struct ScoreBreakdown {
     pub gc_budget: u32,
     pub failing_tests: usize,
     pub classified_failing_tests: usize,
+    /// Whether mutation analysis measured the detection term; without it the band is at best
+    /// "unverified".
+    pub detection_measured: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]

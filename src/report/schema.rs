@@ -19,7 +19,7 @@ pub const REPORT_SCHEMA: &str = r##"{
     "repo": {"type": ["string", "null"]},
     "created_at": {"type": ["string", "null"]},
     "quality_score": {"type": "number", "minimum": 0, "maximum": 100},
-    "band": {"type": "string", "enum": ["good", "needs improvement", "concerning", "not scored"]},
+    "band": {"type": "string", "enum": ["good", "unverified", "needs improvement", "concerning", "not scored"]},
     "scored": {"type": "boolean"},
     "baseline": {
       "type": "object", "required": ["tests", "passed", "failing_tests", "coverage", "layers"],

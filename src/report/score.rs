@@ -15,6 +15,9 @@ pub const W_DETECTION: f64 = 25.0;
 pub const W_GC: f64 = 20.0;
 /// The band of a session none of whose layers had anything to test.
 pub const NOT_SCORED: &str = "not scored";
+/// The band of a score that would be good, but whose suite's strength was never measured (no
+/// mutation analysis ran): passing tests with high coverage may still notice no bug.
+pub const UNVERIFIED: &str = "unverified";
 
 pub fn band(score: f64) -> &'static str {
     if score >= 80.0 {
@@ -34,11 +37,45 @@ pub struct LayerFinal {
     pub target: Option<f64>,
 }
 
+/// What the detection term stands on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Detection {
+    /// The combined suite's mutation score (0..1): the share of seeded bugs its tests notice.
+    Mutation(f64),
+    /// No mutation analysis ran: the term is left out, the others' weights scale up to 100,
+    /// and the band cannot say "good".
+    Unmeasured,
+}
+
+/// The weights of the four terms, in points: detection's goes to the others in proportion
+/// when it was not measured.
+pub fn weights(detection: Detection) -> [f64; 4] {
+    match detection {
+        Detection::Mutation(_) => [W_COVERAGE, W_EFFECTIVENESS, W_DETECTION, W_GC],
+        Detection::Unmeasured => {
+            let scale = 100.0 / (100.0 - W_DETECTION);
+            [
+                W_COVERAGE * scale,
+                W_EFFECTIVENESS * scale,
+                0.0,
+                W_GC * scale,
+            ]
+        }
+    }
+}
+
+/// The band of `score`: a good score whose detection was not measured is only "unverified".
+pub fn band_of(score: f64, detection: Detection) -> &'static str {
+    match (band(score), detection) {
+        ("good", Detection::Unmeasured) => UNVERIFIED,
+        (b, _) => b,
+    }
+}
+
 /// The quality score (0..100, one decimal) and its four terms (each 0..1). No layer: 0.
 pub fn quality_score(
     layers: &[LayerFinal],
-    failing: usize,
-    classified: usize,
+    detection: Detection,
     rounds_used: u32,
     max_rounds: u32,
 ) -> (f64, [f64; 4]) {
@@ -55,14 +92,18 @@ pub fn quality_score(
             .collect::<Vec<_>>(),
     );
     let eff = mean(&layers.iter().map(|l| l.pass_rate).collect::<Vec<_>>());
-    let det = share(classified, failing, 1.0);
+    let det = match detection {
+        Detection::Mutation(score) => score.clamp(0.0, 1.0),
+        Detection::Unmeasured => 0.0,
+    };
     let budget = f64::from(max_rounds) * layers.len() as f64;
     let gc = if budget > 0.0 {
         (1.0 - f64::from(rounds_used) / budget).clamp(0.0, 1.0)
     } else {
         1.0
     };
-    let score = W_COVERAGE * cov + W_EFFECTIVENESS * eff + W_DETECTION * det + W_GC * gc;
+    let [wc, we, wd, wg] = weights(detection);
+    let score = wc * cov + we * eff + wd * det + wg * gc;
     (round_to(score, 1), [cov, eff, det, gc])
 }
 
@@ -75,9 +116,15 @@ pub(super) struct Score {
     pub breakdown: ScoreBreakdown,
 }
 
-/// Scores the layers (layers section) and the failing test records (findings section) against
-/// a budget of `max_rounds` GC rounds per layer.
-pub(super) fn score(layers: &[LayerReport], findings: &FindingsSection, max_rounds: u32) -> Score {
+/// Scores the layers (layers section), the failing test records (findings section) and the
+/// suite's mutation score (when mutation analysis ran) against a budget of `max_rounds` GC
+/// rounds per layer.
+pub(super) fn score(
+    layers: &[LayerReport],
+    findings: &FindingsSection,
+    mutation: Option<&crate::artifacts::MutationRecord>,
+    max_rounds: u32,
+) -> Score {
     let failures = &findings.failures;
     // Layers with nothing to do are out of the score; one that never completed a run scores 0.
     let mut finals: Vec<LayerFinal> = layers
@@ -94,22 +141,21 @@ pub(super) fn score(layers: &[LayerReport], findings: &FindingsSection, max_roun
         finals.clear();
     }
     let rounds_used: u32 = layers.iter().map(|l| l.gc_rounds_used).sum();
-    let (quality, [cov, eff, det, gc]) = quality_score(
-        &finals,
-        failures.failing,
-        failures.classified,
-        rounds_used,
-        max_rounds,
-    );
+    let detection = match mutation.filter(|m| m.mutants > 0) {
+        Some(m) => Detection::Mutation(m.combined.score / 100.0),
+        None => Detection::Unmeasured,
+    };
+    let (quality, [cov, eff, det, gc]) = quality_score(&finals, detection, rounds_used, max_rounds);
     let scored = layers.is_empty() || layers.iter().any(|l| l.not_applicable.is_none());
+    let [wc, we, wd, wg] = weights(detection);
     let weights: BTreeMap<String, f64> = [
-        ("coverage_achievement", W_COVERAGE),
-        ("test_effectiveness", W_EFFECTIVENESS),
-        ("defect_detection", W_DETECTION),
-        ("gc_efficiency", W_GC),
+        ("coverage_achievement", wc),
+        ("test_effectiveness", we),
+        ("defect_detection", wd),
+        ("gc_efficiency", wg),
     ]
     .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
+    .map(|(k, v)| (k.to_string(), round_to(v, 2)))
     .collect();
     let breakdown = ScoreBreakdown {
         weights,
@@ -121,11 +167,12 @@ pub(super) fn score(layers: &[LayerReport], findings: &FindingsSection, max_roun
         gc_budget: max_rounds * layers.iter().filter(|l| l.not_applicable.is_none()).count() as u32,
         failing_tests: failures.failing,
         classified_failing_tests: failures.classified,
+        detection_measured: matches!(detection, Detection::Mutation(_)),
     };
     Score {
         quality_score: quality,
         band: if scored {
-            band(quality).into()
+            band_of(quality, detection).into()
         } else {
             NOT_SCORED.into()
         },

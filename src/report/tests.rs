@@ -327,13 +327,15 @@ fn figures_come_from_the_session_files() {
     );
     assert_eq!(r.quarantined.len(), 1);
     assert!(r.quarantined[0].reason.contains("fails at import"));
-    // Score: 30×0.75 + 25×0.75 + 25×(4/5) + 20×(1 − 2/3) = 67.9.
+    // No mutation analysis: detection's 25 points go to the others in proportion (×100/75):
+    // 40×0.75 + 33.3×0.75 + 26.7×(1 − 2/3) = 63.9.
     assert_eq!(
         (r.score.failing_tests, r.score.classified_failing_tests),
         (5, 4)
     );
     assert_eq!((r.score.gc_rounds_used, r.score.gc_budget), (2, 3));
-    assert_eq!(r.quality_score, 67.9);
+    assert_eq!(r.quality_score, 63.9);
+    assert!(!r.score.detection_measured);
     assert_eq!(r.band, "needs improvement");
     // Confidence: scope {a,b}, a exercised; 6 tests, t4 flaky + t5 quarantined; 4/5 diagnosed.
     let c = &r.confidence;
@@ -347,15 +349,16 @@ fn figures_come_from_the_session_files() {
     );
     let md = markdown(&r);
     for needle in [
-        "67.9 / 100",
+        "63.9 / 100",
+        "Defect detection: not measured",
         "| L1-unit | 80.0% | 60.0% | 75.0% | Below | 2 of 3 |",
         "12-15, 20",
         "code_defect:ZeroDivisionError | 3 | HIGH",
         "## Flaky Tests\n\n- t4",
         "t5 (TESTRUN-L1-fix-2): fails at import",
-        "| 30% |",
-        "| 25% |",
-        "| 20% |",
+        "| 40% |",
+        "| 33% |",
+        "| 27% |",
         "div(1, 0)",
     ] {
         assert!(md.contains(needle), "{needle} not in\n{md}");
@@ -370,26 +373,36 @@ fn score_formula_on_known_numbers() {
         coverage: c,
         target: Some(t),
     };
-    // Everything perfect: 100.
+    let m = Detection::Mutation;
+    // Everything perfect, every seeded bug noticed: 100.
     assert_eq!(
-        quality_score(&[l(1.0, Some(90.0), 80.0)], 0, 0, 0, 3).0,
+        quality_score(&[l(1.0, Some(90.0), 80.0)], m(1.0), 0, 3).0,
         100.0
     );
-    // cov mean(0.5, 1.0)=0.75, eff mean(0.5,1)=0.75, det 1/2, gc 1 − 3/6: 22.5+18.75+12.5+10 = 63.75 → 63.8.
+    // cov mean(0.5, 1.0)=0.75, eff mean(0.5,1)=0.75, det 0.5, gc 1 − 3/6: 22.5+18.75+12.5+10 = 63.75 → 63.8.
     let (s, terms) = quality_score(
         &[l(0.5, Some(40.0), 80.0), l(1.0, Some(60.0), 60.0)],
-        2,
-        1,
+        m(0.5),
         3,
         3,
     );
     assert_eq!(terms, [0.75, 0.75, 0.5, 0.5]);
     assert_eq!(s, 63.8);
     // Unknown coverage uses the pass rate: 30×0.4 + 25×0.4 + 25×1 + 20×1 = 67.
-    let (s, terms) = quality_score(&[l(0.4, None, 80.0)], 0, 0, 0, 3);
+    let (s, terms) = quality_score(&[l(0.4, None, 80.0)], m(1.0), 0, 3);
     assert!(close(terms[0], 0.4));
     assert_eq!(s, 67.0);
-    assert_eq!(quality_score(&[], 0, 0, 0, 3).0, 0.0);
+    assert_eq!(quality_score(&[], m(1.0), 0, 3).0, 0.0);
+    // A suite that passes and covers everything but notices no seeded bug is not good.
+    let (s, _) = quality_score(&[l(1.0, Some(90.0), 80.0)], m(0.0), 0, 3);
+    assert_eq!((s, band_of(s, m(0.0))), (75.0, "needs improvement"));
+    // Unmeasured detection: the other weights scale to 100, and 100 is only "unverified".
+    let (s, _) = quality_score(&[l(1.0, Some(90.0), 80.0)], Detection::Unmeasured, 0, 3);
+    assert_eq!(
+        (s, band_of(s, Detection::Unmeasured)),
+        (100.0, "unverified")
+    );
+    assert_eq!(band_of(50.0, Detection::Unmeasured), "concerning");
     assert_eq!(
         (band(80.0), band(79.9), band(60.0), band(59.9)),
         (
@@ -445,7 +458,7 @@ fn exports_validate_and_match_the_runs() {
     let mut doc: Value = read_json(&s.root.join("analysis/report.json")).unwrap();
     assert_eq!(validate(&schema, &doc), Vec::<String>::new());
     assert_eq!(doc["schema_version"], 1);
-    assert_eq!(doc["quality_score"], 67.9);
+    assert_eq!(doc["quality_score"], 63.9);
     doc.as_object_mut().unwrap().remove("confidence");
     doc["band"] = json!("excellent");
     doc["layers"][0]["final_coverage"] = json!("60");
@@ -620,7 +633,7 @@ fn trends_compare_with_earlier_sessions_of_the_same_repo() {
         (50.0, 60.0, "improving")
     );
     let score = r.trends.score.as_ref().unwrap();
-    assert_eq!((score.delta, score.direction.as_str()), (7.9, "improving"));
+    assert_eq!((score.delta, score.direction.as_str()), (3.9, "improving"));
     // 1 → 5 failing occurrences: declining.
     assert_eq!(
         r.trends.defect_patterns.as_ref().unwrap().direction,
@@ -646,7 +659,11 @@ fn checked_in_example_sessions_report_their_own_figures() {
     assert_eq!(r.layers[0].final_coverage, run["coverage"].as_f64());
     assert_eq!(r.layers[0].final_pass_rate, run["pass_rate"].as_f64());
     assert_eq!(r.rows.len(), run["tests"].as_array().unwrap().len());
-    assert_eq!(r.band, band(r.quality_score));
+    let detection = match &r.mutation {
+        Some(m) => Detection::Mutation(m.combined.score / 100.0),
+        None => Detection::Unmeasured,
+    };
+    assert_eq!(r.band, band_of(r.quality_score, detection));
     // The paused example has no results: a report of what exists, with its Missing section.
     let paused =
         SessionDir::open(root.join("TST-test-the-tokenizer-edge-cases-2026-12-03")).unwrap();

@@ -11,6 +11,7 @@ mod ctx;
 mod events;
 mod gate;
 pub mod gen;
+mod mutation;
 mod package;
 mod profile;
 mod run;
@@ -34,14 +35,17 @@ impl crate::family::Language for Go {
     }
 
     fn support(&self, capability: crate::family::Capability) -> crate::family::Support {
-        match capability {
-            crate::family::Capability::Generator => crate::family::Support::Built,
-            other => crate::family::not_yet::suite_only(other),
-        }
+        // The whole pipeline.
+        let _ = capability;
+        crate::family::Support::Built
     }
 
     fn generator(&self) -> Option<&'static dyn crate::family::generator::Generator> {
         Some(&gen::GoGenerator)
+    }
+
+    fn suite_analysis(&self) -> Option<&'static dyn crate::family::suites::SuiteAnalysis> {
+        Some(&mutation::GoSuites)
     }
 
     fn toolchain(

@@ -80,6 +80,11 @@ impl<'a> Ctx<'a> {
         })
     }
 
+    /// Moves the end of the run's time: each mutant's run has its own.
+    pub(super) fn set_deadline(&mut self, deadline: Instant) {
+        self.exec.deadline = deadline;
+    }
+
     /// Runs `argv` in the package copy with whatever is left of the run's time.
     pub(super) fn exec(
         &self,

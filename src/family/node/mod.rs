@@ -21,6 +21,8 @@ mod ctx;
 pub mod edit;
 mod gate;
 pub mod gen;
+mod mutants;
+mod mutation;
 mod plan;
 mod rerun;
 mod run;
@@ -57,12 +59,9 @@ impl crate::family::Language for Node {
     }
 
     fn support(&self, capability: crate::family::Capability) -> crate::family::Support {
-        use crate::family::{not_yet, Capability, Support};
-        use Capability::*;
-        match capability {
-            OwnSuite | Generator | EffectsCheck | AgentGeneration | TestFix => Support::Built,
-            Mutation => Support::NotYet(not_yet::MUTATION_PYTHON),
-        }
+        // The whole pipeline.
+        let _ = capability;
+        crate::family::Support::Built
     }
 
     fn toolchain(
@@ -86,6 +85,10 @@ impl crate::family::Language for Node {
 
     fn suite_trace(&self) -> Option<&'static dyn crate::family::suites::SuiteTrace> {
         Some(&trace::NodeTrace)
+    }
+
+    fn suite_analysis(&self) -> Option<&'static dyn crate::family::suites::SuiteAnalysis> {
+        Some(&mutation::NodeSuites)
     }
 
     fn conventions(

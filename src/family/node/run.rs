@@ -167,7 +167,17 @@ impl Ctx<'_> {
         title: Option<&str>,
         out: &mut RunOutput,
     ) {
-        let coverage = self.coverage();
+        self.run_tests_with(files, title, self.coverage(), out);
+    }
+
+    /// [`Ctx::run_tests_named`] with `coverage` as given (`Off` for a mutant's run).
+    pub(super) fn run_tests_with(
+        &self,
+        files: &[PathBuf],
+        title: Option<&str>,
+        coverage: Coverage,
+        out: &mut RunOutput,
+    ) {
         let mut plan = self.plan(files, coverage);
         if let Some(title) = title {
             self.filter_by_title(&mut plan, files.len(), title, false);

@@ -237,7 +237,7 @@ fn one_file(spec: &SuiteSpec, framework: Framework, title: Option<&str>) -> RunO
 
 /// A test's title as the framework's name filter reads it: `suite > test` (node's attribution
 /// gives it after the file; JUnit's classname holds the suites).
-fn title_of(file: &str, case: &TestCase) -> String {
+pub(super) fn title_of(file: &str, case: &TestCase) -> String {
     if let Some(rest) = case.id.strip_prefix(&format!("{file}::")) {
         return rest.to_string();
     }
@@ -250,7 +250,7 @@ fn title_of(file: &str, case: &TestCase) -> String {
 impl NodeTrace {
     /// The lines of the package's code `run` reached, by absolute path in the mirror; the
     /// package's own tests left out.
-    fn reach_of(
+    pub(super) fn reach_of(
         &self,
         run: &RunOutput,
         mirror: &Path,

@@ -34,6 +34,8 @@ impl SuiteTrace for PythonSuites {
             tools: job.tools,
             scratch: job.scratch,
             mirror: job.mirror,
+            repo: job.repo,
+            session: job.session,
             cwd: job.mirror.to_path_buf(),
             own_config: true,
             files: job.selection.clone(),

@@ -10,6 +10,8 @@ mod ctx;
 mod gate;
 mod gen;
 pub mod libtest;
+mod mutants;
+mod mutation;
 mod run;
 mod stage;
 #[cfg(test)]
@@ -43,10 +45,9 @@ impl crate::family::Language for Rust {
     }
 
     fn support(&self, capability: crate::family::Capability) -> crate::family::Support {
-        match capability {
-            crate::family::Capability::Generator => crate::family::Support::Built,
-            other => crate::family::not_yet::suite_only(other),
-        }
+        // The whole pipeline.
+        let _ = capability;
+        crate::family::Support::Built
     }
 
     fn generator(&self) -> Option<&'static dyn crate::family::generator::Generator> {
@@ -63,6 +64,10 @@ impl crate::family::Language for Rust {
 
     fn suite_trace(&self) -> Option<&'static dyn crate::family::suites::SuiteTrace> {
         Some(&trace::RustTrace)
+    }
+
+    fn suite_analysis(&self) -> Option<&'static dyn crate::family::suites::SuiteAnalysis> {
+        Some(&mutation::RustSuites)
     }
 
     fn runner(

@@ -37,7 +37,7 @@ use crate::util::tail_lines;
 /// The coverage tool the trace needs (as the toolchain names it).
 const LLVM_COV: &str = "cargo-llvm-cov";
 /// The target token of the root package's library (`src/lib.rs`).
-const LIB: &str = "lib";
+pub(super) const LIB: &str = "lib";
 /// Lines of a crashed test's output kept as its failure report.
 const CRASH_LINES: usize = 30;
 
@@ -173,13 +173,13 @@ fn file_line(loc: &str) -> Option<String> {
 }
 
 /// `lib::tests::x` -> (`lib`, `tests::x`); a target is `lib` or a root file's path.
-fn split_id(id: &str) -> Option<(&str, &str)> {
+pub(super) fn split_id(id: &str) -> Option<(&str, &str)> {
     id.split_once("::")
         .filter(|(target, path)| (*target == LIB || target.ends_with(".rs")) && !path.is_empty())
 }
 
 /// The root file of a target token.
-fn root_of(target: &str) -> String {
+pub(super) fn root_of(target: &str) -> String {
     if target == LIB {
         "src/lib.rs".into()
     } else {
@@ -214,13 +214,13 @@ fn module_file(root: &str, path: &str) -> String {
 
 /// One target cargo can test alone.
 #[derive(Debug, Clone, PartialEq)]
-struct Target {
+pub(super) struct Target {
     /// How ids name it: `lib`, or its root file (mirror-relative).
-    token: String,
+    pub token: String,
     /// Its root file (mirror-relative).
-    root: String,
+    pub root: String,
     /// What selects it on cargo's command line (`--lib`, `--test calc`, `-p geo`).
-    args: Vec<String>,
+    pub args: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -243,7 +243,7 @@ struct MetaTarget {
 
 /// The testable targets (libraries, binaries, integration tests) of `cargo metadata`'s JSON,
 /// with their roots relative to the mirror (`roots`: its paths, as given and canonical).
-fn targets_of(json: &str, roots: &[&Path]) -> Result<Vec<Target>, serde_json::Error> {
+pub(super) fn targets_of(json: &str, roots: &[&Path]) -> Result<Vec<Target>, serde_json::Error> {
     let meta: Metadata = serde_json::from_str(json)?;
     let several = meta.packages.len() > 1;
     let mut out = Vec::new();

@@ -2,7 +2,7 @@
 //! missing: the sections that judge the session as a whole.
 
 use crate::report::document::{Block, Extra, Figure, Section, Table, Text, Tone};
-use crate::report::{Report, W_COVERAGE, W_DETECTION, W_EFFECTIVENESS, W_GC};
+use crate::report::Report;
 
 fn figure(label: &str, value: String, note: String) -> Figure {
     Figure {
@@ -22,6 +22,7 @@ pub fn overview(r: &Report) -> Section {
             tone: Some(match r.band.as_str() {
                 "good" => Tone::Good,
                 "concerning" => Tone::Bad,
+                // "unverified", "needs improvement".
                 _ => Tone::Warn,
             }),
             ..figure(
@@ -104,19 +105,33 @@ pub fn score(r: &Report) -> Section {
             format!("{:.1}", weight * value).into(),
         ]
     };
+    let w = |k: &str| s.weights.get(k).copied().unwrap_or(0.0);
+    let (wc, we, wd, wg) = (
+        w("coverage_achievement"),
+        w("test_effectiveness"),
+        w("defect_detection"),
+        w("gc_efficiency"),
+    );
+    let detection = if s.detection_measured {
+        "Defect detection: the combined suite's mutation score (own and generated tests: the share of seeded bugs a test notices)".to_string()
+    } else {
+        "Defect detection: not measured (no mutation analysis ran); its weight goes to the other dimensions".to_string()
+    };
     let rows = vec![
-        row("Coverage achievement: mean over layers of min(1, final coverage / target); unknown coverage uses the pass rate".into(), W_COVERAGE, s.coverage_achievement),
-        row("Test effectiveness: mean final pass rate".into(), W_EFFECTIVENESS, s.test_effectiveness),
-        row(format!("Defect detection: classified failing tests / failing tests ({} / {}; 1.0 when nothing failed)", s.classified_failing_tests, s.failing_tests), W_DETECTION, s.defect_detection),
-        row(format!("GC-loop efficiency: 1 − rounds used / (max rounds × layers) = 1 − {} / {}", s.gc_rounds_used, s.gc_budget), W_GC, s.gc_efficiency),
+        row("Coverage achievement: mean over layers of min(1, final coverage / target); unknown coverage uses the pass rate".into(), wc, s.coverage_achievement),
+        row("Test effectiveness: mean final pass rate".into(), we, s.test_effectiveness),
+        row(detection, wd, s.defect_detection),
+        row(format!("GC-loop efficiency: 1 − rounds used / (max rounds × layers) = 1 − {} / {}", s.gc_rounds_used, s.gc_budget), wg, s.gc_efficiency),
     ];
     out.push(Block::Table(Table::new(
         &["Dimension", "Weight", "Value", "Points"],
         rows,
     )));
-    let formula = format!(
-        "Score = {W_COVERAGE:.0} × coverage + {W_EFFECTIVENESS:.0} × effectiveness + {W_DETECTION:.0} × detection + {W_GC:.0} × GC efficiency = "
-    );
+    let formula = if s.detection_measured {
+        format!("Score = {wc:.0} × coverage + {we:.0} × effectiveness + {wd:.0} × detection + {wg:.0} × GC efficiency = ")
+    } else {
+        format!("Score = {wc:.1} × coverage + {we:.1} × effectiveness + {wg:.1} × GC efficiency (detection not measured) = ")
+    };
     let total = if r.scored {
         Text::from(formula)
             .strong(format!("{:.1}", r.quality_score))
@@ -125,6 +140,11 @@ pub fn score(r: &Report) -> Section {
         Text::from(formula)
             .strong("not scored")
             .plain(" (no layer had anything to test).")
+    };
+    let total = if s.detection_measured {
+        total
+    } else {
+        total.plain(" Without a mutation score nothing says the tests would notice a bug, so a score of 80 or more is \"unverified\", not \"good\".")
     };
     out.para(total.plain(" Bands: ≥ 80 good, 60–79 needs improvement, below 60 concerning."));
     out

@@ -338,14 +338,27 @@ fn score_leaves_out_layers_with_nothing_to_do_and_confidence_weighs_the_sections
         layer_report("L1-unit", "Met", Some(1.0), Some(80.0)),
         na.clone(),
     ];
-    let s = score(&layers, &found, 3);
-    // 30×1 + 25×1 + 25×(2/4) + 20×1 = 87.5 over the one applicable layer.
+    let mutation = crate::artifacts::MutationRecord {
+        mutants: 10,
+        combined: crate::artifacts::SuiteScore {
+            tests: 3,
+            killed: 5,
+            score: 50.0,
+        },
+        ..Default::default()
+    };
+    let s = score(&layers, &found, Some(&mutation), 3);
+    // 30×1 + 25×1 + 25×0.5 (half the mutants killed) + 20×1 = 87.5 over the one applicable layer.
     assert_eq!(
         (s.quality_score, s.band.as_str(), s.scored),
         (87.5, "good", true)
     );
+    // Without mutation analysis the same suite is only unverified.
+    let s = score(&layers, &found, None, 3);
+    assert_eq!((s.quality_score, s.band.as_str()), (100.0, "unverified"));
+    assert!(!s.breakdown.detection_measured);
     assert_eq!((s.breakdown.gc_budget, s.breakdown.failing_tests), (3, 4));
-    let s = score(&[na], &found, 3);
+    let s = score(&[na], &found, None, 3);
     assert_eq!(
         (s.quality_score, s.band.as_str(), s.scored),
         (0.0, NOT_SCORED, false)

@@ -24,12 +24,9 @@ use crate::team::RoleContext;
 use crate::testing::framework::Framework;
 use crate::util::{atomic_write_json, mkdirs, read_json};
 
-/// The whole analysis's time, at most (and at most half of what the task has left).
-const BUDGET: Duration = Duration::from_secs(90);
-/// One mutant's run of the tests that reach it; a mutant that makes them hang is killed.
+/// One mutant's run of the tests that reach it, at least; a mutant that makes them hang is
+/// killed.
 const PER_MUTANT: Duration = Duration::from_secs(10);
-/// Mutants per session, sampled with the session's seed.
-const MAX_MUTANTS: usize = 300;
 
 /// What the analysis came to.
 pub(crate) enum Mutation {
@@ -121,7 +118,8 @@ pub(crate) fn run(ctx: &RoleContext) -> Result<Mutation, RoleError> {
     )?;
     let module_paths: Vec<PathBuf> = modules.iter().map(|m| mirror.join(m)).collect();
     let seed = ctx.session.load_state().map(|s| s.seed).unwrap_or(1);
-    let budget = BUDGET.min(time_left(ctx.deadline)?.mul_f64(0.5));
+    let budget = Duration::from_secs_f64(ctx.config.mutation_budget_s.max(0.0))
+        .min(time_left(ctx.deadline)?.mul_f64(0.5));
     let baseline_files = baseline_test_files(session, analysis);
     let suites = layers.len() + usize::from(!baseline_files.is_empty());
     let share = budget.div_f64(suites as f64);
@@ -131,6 +129,8 @@ pub(crate) fn run(ctx: &RoleContext) -> Result<Mutation, RoleError> {
         tools: &tools,
         scratch: &scratch,
         mirror: &mirror,
+        repo: ctx.repo,
+        session,
         cwd,
         own_config,
         files,
@@ -138,31 +138,42 @@ pub(crate) fn run(ctx: &RoleContext) -> Result<Mutation, RoleError> {
         seed,
         budget: share,
         per_mutant: PER_MUTANT,
-        max_mutants: MAX_MUTANTS,
+        max_mutants: ctx.config.mutation_max_mutants,
         sandbox: sandbox.as_ref(),
         trace_timeout: None,
     };
-    let mut problems = Vec::new();
-    let base = if baseline_files.is_empty() {
-        None
-    } else {
-        let job = suite("baseline".into(), mirror.clone(), true, baseline_files);
-        match analysis.analyse(&job) {
-            Ok(m) => Some(m),
-            Err(e) => {
-                problems.push(e.to_string());
-                None
-            }
-        }
-    };
-    let mut generated = Vec::new();
+    // The project's own suite first (when it has tests), then each layer's.
+    let mut jobs = Vec::new();
+    let has_base = !baseline_files.is_empty();
+    if has_base {
+        jobs.push(suite(
+            "baseline".into(),
+            mirror.clone(),
+            true,
+            baseline_files,
+        ));
+    }
     for (layer, dir) in &layers {
         let files = analysis
             .test_files(dir)
             .iter()
             .filter_map(|f| f.strip_prefix(dir).ok().map(&s))
             .collect();
-        match analysis.analyse(&suite(layer.clone(), dir.clone(), false, files)) {
+        jobs.push(suite(layer.clone(), dir.clone(), false, files));
+    }
+    let mut analysed = analysis.analyse_all(&jobs).into_iter();
+    let mut problems = Vec::new();
+    let mut base = None;
+    if has_base {
+        match analysed.next() {
+            Some(Ok(m)) => base = Some(m),
+            Some(Err(e)) => problems.push(e.to_string()),
+            None => {}
+        }
+    }
+    let mut generated = Vec::new();
+    for ((layer, dir), result) in layers.iter().zip(analysed) {
+        match result {
             Ok(m) => generated.push((layer.clone(), dir.clone(), m)),
             Err(e) => problems.push(e.to_string()),
         }

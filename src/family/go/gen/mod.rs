@@ -13,7 +13,11 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+pub(super) use edit::remove_tests;
+
 use crate::family::generator::{GenJob, Generator, Revision};
+use crate::family::mutants::prune::Checks;
+use crate::family::mutants::Points;
 use crate::gen::{GenError, GenRequest, GenResult, ModuleRef};
 use crate::testing::framework::Framework;
 
@@ -28,6 +32,7 @@ const HELPER_FILES: &[(&str, &str)] = &[
     ("examples.go", include_str!("helper/examples.go")),
     ("render.go", include_str!("helper/render.go")),
     ("deliver.go", include_str!("helper/deliver.go")),
+    ("mutants.go", include_str!("helper/mutants.go")),
     // A module of its own: the user's go.mod above the session never applies to it.
     ("go.mod", "module ttgen\n\ngo 1.19\n"),
 ];
@@ -223,6 +228,72 @@ fn build_helper(dir: &Path, env: &[(&str, &str)]) -> Result<PathBuf, GenError> {
     Ok(bin)
 }
 
+/// How long the helper may take to list the mutation points (it only parses).
+const POINTS_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// What the helper's `mutants` mode prints.
+#[derive(serde::Deserialize)]
+struct PointsResult {
+    #[serde(default)]
+    points: Points,
+    #[serde(default)]
+    problems: Vec<String>,
+}
+
+/// The mutation points of each of `files` (absolute paths), read with go/ast by the helper
+/// built in `dir`: our own program, which only parses them.
+pub(super) fn mutation_points(
+    dir: &Path,
+    cache: &Path,
+    files: &[PathBuf],
+) -> Result<(Points, Vec<String>), GenError> {
+    let env = go_env(cache);
+    let env_refs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let bin = build_helper(dir, &env_refs)?;
+    let input = serde_json::json!({ "mode": "mutants", "files": files }).to_string();
+    let bin = bin.display().to_string();
+    let out = crate::proc::run_captured_input(
+        &[&bin],
+        dir,
+        &env_refs,
+        Some(input.into_bytes()),
+        POINTS_TIMEOUT,
+    )
+    .map_err(GenError::DidNotFinish)?;
+    if !out.success() {
+        return Err(GenError::Exited {
+            code: out.status,
+            stderr_tail: crate::util::tail_lines(&out.stderr, 10),
+        });
+    }
+    let found: PointsResult = serde_json::from_str(&out.stdout).map_err(|e| GenError::Exited {
+        code: out.status,
+        stderr_tail: format!("unreadable mutation points: {e}"),
+    })?;
+    Ok((found.points, found.problems))
+}
+
+/// The checks the generator writes: `if <cond> {` / `t.Errorf(…)` / `}`, gofmt'ed.
+pub(super) const GO_CHECKS: Checks = Checks {
+    opens: |line, name| {
+        line.strip_prefix("func ")
+            .and_then(|rest| rest.strip_prefix(name))
+            .is_some_and(|rest| rest.starts_with('('))
+    },
+    check_at: |lines, i| {
+        let reports = |l: &str| {
+            ["t.Errorf(", "t.Error(", "t.Fatalf(", "t.Fatal("]
+                .iter()
+                .any(|p| l.starts_with(p))
+        };
+        (lines[i].starts_with("if ")
+            && lines[i].ends_with('{')
+            && reports(lines.get(i + 1)?)
+            && *lines.get(i + 2)? == "}")
+            .then_some(i + 2)
+    },
+};
+
 /// Whether `rel` is one of the module's own Go sources to test.
 fn is_source(repo: &Path, rel: &str) -> bool {
     let path = Path::new(rel);
@@ -321,12 +392,31 @@ mod tests {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/family/go/gen/helper");
         for entry in std::fs::read_dir(dir).unwrap().flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".go") {
+            if name.ends_with(".go") && !name.ends_with("_test.go") {
                 assert!(
                     HELPER_FILES.iter().any(|(n, _)| *n == name),
                     "{name} is not in HELPER_FILES"
                 );
             }
         }
+    }
+
+    /// The helper's own Go tests (its mutation points) pass with this machine's go.
+    #[test]
+    fn the_helpers_go_tests_pass() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/family/go/gen/helper");
+        let dir = tempfile::tempdir().unwrap();
+        for entry in std::fs::read_dir(&src).unwrap().flatten() {
+            std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
+        }
+        std::fs::write(dir.path().join("go.mod"), "module ttgen\n\ngo 1.19\n").unwrap();
+        let out = crate::proc::run_captured_env(
+            &[GO, "test", "-count=1", "./..."],
+            dir.path(),
+            &[("GOFLAGS", "")],
+            Duration::from_secs(300),
+        )
+        .expect("go runs");
+        assert!(out.success(), "{}{}", out.stdout, out.stderr);
     }
 }

@@ -626,26 +626,4 @@ pub fn instantiate(c: &Callable, owner: &Ty, api: &Api) -> Option<(Vec<Ty>, Ty)>
     params.iter().all(ok).then(|| (params.clone(), sub(&c.ret)))
 }
 
-/// A small, reproducible random source (SplitMix64): the same seed picks the same inputs.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    pub fn shuffle<T>(&mut self, items: &mut [T]) {
-        for i in (1..items.len()).rev() {
-            let j = self.below(i + 1);
-            items.swap(i, j);
-        }
-    }
-}
+pub use crate::util::Rng;

@@ -23,6 +23,8 @@ mod ty;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+pub(super) use edit::remove_tests;
+
 use crate::family::generator::{GenJob, Generator, Revision};
 use crate::gen::{GenError, GenResult, GeneratedModule, ModuleRef};
 use crate::testing::framework::Framework;

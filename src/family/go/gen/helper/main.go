@@ -38,6 +38,9 @@ type Request struct {
 	Go         string `json:"go"`
 	ModulePath string `json:"module_path"`
 	Work       string `json:"work"`
+	// "mutants" lists the mutation points of Files instead of generating tests.
+	Mode  string   `json:"mode"`
+	Files []string `json:"files"`
 }
 
 // GenModule is one source file's delivered tests.
@@ -75,6 +78,13 @@ func main() {
 	if err := json.NewDecoder(os.Stdin).Decode(&req); err != nil {
 		fmt.Fprintf(os.Stderr, "ttgen: cannot read the request: %v\n", err)
 		os.Exit(2)
+	}
+	if req.Mode == "mutants" {
+		if err := json.NewEncoder(os.Stdout).Encode(mutantsResult(req.Files)); err != nil {
+			fmt.Fprintf(os.Stderr, "ttgen: %v\n", err)
+			os.Exit(1)
+		}
+		return
 	}
 	result, err := run(&req)
 	if err != nil {
