@@ -79,7 +79,7 @@ fn doctor_says_per_family_what_works_here_and_why_the_rest_does_not() {
         );
     }
 
-    // JavaScript: everything but mutation, which says "not yet" and why.
+    // JavaScript: the whole pipeline, mutation included.
     let js = Project::fixture("js-esm");
     let s = states(&doctor_json(&js, &with_agent));
     assert_eq!(s["own_suite"].0, "ready");
@@ -87,8 +87,11 @@ fn doctor_says_per_family_what_works_here_and_why_the_rest_does_not() {
     assert!(s["generator"].1.contains("ttgen.mjs"), "{s:?}");
     assert_eq!(s["agent_generation"].0, "ready", "{s:?}");
     assert_eq!(s["test_fix"].0, "ready", "{s:?}");
-    assert_eq!(s["mutation"].0, "not_yet", "{s:?}");
-    assert!(s["mutation"].1.contains("only so far"), "{s:?}");
+    assert_eq!(s["mutation"].0, "ready", "{s:?}");
+    assert!(
+        s["mutation"].1.contains("test files that reach it"),
+        "{s:?}"
+    );
 
     // Rust and Go: their own suites, and their built-in generators (syn; a Go program on
     // go/types).
@@ -151,16 +154,19 @@ fn every_capability_doctor_reports_as_built_is_exercised_by_an_integration_test(
         ("js-esm", "effects_check", "executor.rs", "node_package_runs_with_junit_and_coverage"),
         ("js-esm", "agent_generation", "agent_families.rs", "an_agent_writes_node_test_tests_that_pass_after_apply"),
         ("js-esm", "test_fix", "fix_families.rs", "js_the_cycle_localises_both_bugs_and_a_scripted_fixer_reaches_100_percent"),
+        ("js-esm", "mutation", "mutation_families.rs", "js_mutation_scores_minimization_and_pruned_assertions"),
         ("rust-crate", "own_suite", "executor.rs", "rust_crate_runs_in_a_workspace_copy_with_libtest_counts"),
         ("rust-crate", "effects_check", "executor.rs", "rust_crate_runs_in_a_workspace_copy_with_libtest_counts"),
         ("rust-crate", "generator", "rust_generator.rs", "a_crate_gets_integration_tests_that_pass_under_cargo_test_after_apply"),
         ("rust-crate", "agent_generation", "agent_families.rs", "an_agent_writes_rust_tests_that_pass_after_apply"),
         ("rust-crate", "test_fix", "fix_families.rs", "rust_the_cycle_localises_the_bug_and_a_scripted_fixer_fixes_it"),
+        ("rust-crate", "mutation", "mutation_families.rs", "rust_mutation_scores_minimization_and_pruned_assertions"),
         ("go-calc", "own_suite", "executor.rs", "go_module_runs_with_test_events_a_compile_gate_and_profile_coverage"),
         ("go-calc", "effects_check", "executor.rs", "go_module_runs_with_test_events_a_compile_gate_and_profile_coverage"),
         ("go-calc", "generator", "go_generator.rs", "a_module_gets_table_driven_tests_that_pass_under_go_test_after_apply"),
         ("go-calc", "agent_generation", "agent_families.rs", "an_agent_writes_go_tests_that_pass_after_apply"),
         ("go-calc", "test_fix", "fix_families.rs", "go_the_cycle_localises_both_bugs_and_a_scripted_fixer_reaches_100_percent"),
+        ("go-calc", "mutation", "mutation_families.rs", "go_mutation_scores_minimization_and_pruned_checks"),
     ];
     let path = std::env::var("PATH").unwrap();
     for fixture in ["python-calc", "js-esm", "rust-crate", "go-calc"] {

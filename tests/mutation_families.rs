@@ -123,3 +123,38 @@ fn js_mutation_scores_minimization_and_pruned_assertions() {
         test_cmd: &["node", "--test"],
     });
 }
+
+/// `mutate` scores the project's own suite alone: the weak suite of the Go fixture kills few of
+/// its mutants, the survivors are named by file and line, and the tree is left as it was.
+#[test]
+fn mutate_scores_the_projects_own_suite_and_names_the_survivors() {
+    let p = Project::fixture("go-mutation");
+    let repo = p.repo.to_str().unwrap();
+    let out = p.cmd(&["mutate", "--repo", repo, "--json"]).run();
+    out.assert_code(0);
+    let s: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let (mutants, killed) = (
+        s["mutants"].as_u64().unwrap(),
+        s["killed"].as_u64().unwrap(),
+    );
+    assert!(mutants >= 8 && killed >= 1 && killed * 2 < mutants, "{s:#}");
+    assert_eq!(s["tests"], 1, "{s:#}");
+    let survivors = s["survivors"].as_array().unwrap();
+    assert_eq!(survivors.len() as u64, mutants - killed, "{s:#}");
+    assert!(
+        survivors
+            .iter()
+            .any(|v| v.as_str().unwrap().starts_with("price.go:")),
+        "{s:#}"
+    );
+    assert_eq!(git_status(&p.repo, true), "");
+    // A folder with no tests of its own is named, and nothing runs.
+    std::fs::remove_file(p.repo.join("price_test.go")).unwrap();
+    let out = p.cmd(&["mutate", "--repo", repo]).run();
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr.contains("has no test files of its own"),
+        "{}",
+        out.stderr
+    );
+}

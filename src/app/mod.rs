@@ -7,6 +7,7 @@ pub mod create;
 pub mod drive;
 pub mod extend;
 pub mod fixes;
+pub mod mutate;
 pub mod open;
 pub mod plan;
 pub mod resume;

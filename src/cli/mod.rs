@@ -6,6 +6,7 @@ mod doctor;
 mod drive;
 mod extend;
 mod log;
+mod mutate;
 mod report;
 mod resume;
 mod roles;
@@ -59,6 +60,9 @@ pub enum Command {
     /// capability (ready, a tool missing with its install, or not built for the language yet),
     /// agents and endpoints, the sandbox.
     Doctor(doctor::DoctorArgs),
+    /// The mutation score of the project's own suite, with no test generation: its tests
+    /// against mutants of its code, sandboxed, in a folder of our own.
+    Mutate(mutate::MutateArgs),
     /// The role registry: built-in roles, --roles-dir, a session's role-specs/; add a role.
     Roles(roles::RolesArgs),
     /// Add the next layer not yet run (or raise a layer's target with new GC rounds) and run it.
@@ -101,6 +105,7 @@ pub fn main() -> anyhow::Result<i32> {
         Command::Report(a) => report::report(a),
         Command::Sandbox(a) => sandbox::sandbox(a),
         Command::Doctor(a) => doctor::doctor(a),
+        Command::Mutate(a) => mutate::mutate(a),
         Command::Roles(a) => roles::roles(a),
         Command::Deepen(a) => extend::deepen(a),
         Command::Revise(a) => extend::revise(a),

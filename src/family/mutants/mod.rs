@@ -103,7 +103,9 @@ pub fn analyse(
     }
     let counts: Vec<(PathBuf, usize)> = points.iter().map(|(f, p)| (f.clone(), p.len())).collect();
     let chosen = sample::stratified(&counts, first.max_mutants, first.seed);
-    let covering = |file: &Path, line: u32| -> Vec<String> {
+    // A test that runs any line of the mutated range may see the mutant: a replaced body's
+    // first line may be a declaration no coverage tool counts.
+    let covering = |file: &Path, lines: std::ops::RangeInclusive<u32>| -> Vec<String> {
         let key = file.to_string_lossy();
         passing
             .iter()
@@ -111,7 +113,7 @@ pub fn analyse(
                 traced.tests[id.as_str()]
                     .reached
                     .get(key.as_ref())
-                    .is_some_and(|r| r.lines.contains(&line))
+                    .is_some_and(|r| r.lines.iter().any(|l| lines.contains(l)))
             })
             .map(|id| id.to_string())
             .collect()
@@ -143,7 +145,8 @@ pub fn analyse(
         let Some(mutated) = point.apply(&source) else {
             continue;
         };
-        let tests = covering(&file, point.line);
+        let last = point::line_of(&source, point.end.saturating_sub(1).max(point.start));
+        let tests = covering(&file, point.line..=last.max(point.line));
         let verdict = if tests.is_empty() {
             None
         } else {

@@ -347,7 +347,7 @@ impl<'a> Ctx<'a> {
             let end = match self.tok(i).kind {
                 _ if self.skip[i] => None,
                 Kind::Str => self.fixed_string(i).then_some(i + 1),
-                Kind::Ident if self.ts && self.word(i, "class") => self.mask_class(i),
+                Kind::Ident if self.word(i, "class") => self.mask_class(i),
                 Kind::Ident if self.ts => self.module_end(i).or_else(|| self.type_syntax_end(i)),
                 Kind::Ident => self.module_end(i),
                 Kind::Punct if self.ts && self.text(i) == "<" => self.type_args_end(i),
@@ -448,9 +448,8 @@ impl<'a> Ctx<'a> {
             let (t, kind) = (self.text(j), self.tok(j).kind);
             let statement = listed("return if for while let var function class", t);
             match t {
-                _ if kind == Kind::Ident && statement => return None,
-                _ if matches!(kind, Kind::Ident | Kind::Str | Kind::Num | Kind::TplFull) => {}
-                _ if kind != Kind::Punct => return None,
+                _ if kind == Kind::Ident && statement || kind == Kind::Regex => return None,
+                _ if kind != Kind::Punct => {} // names, literals, template literal types
                 "<" => angle += 1,
                 ">" | ">>" | ">>>" => {
                     angle -= t.len() as i64;
@@ -500,11 +499,13 @@ impl<'a> Ctx<'a> {
         self.toks.len()
     }
 
-    /// Masks the member annotations of the class at `i` (None: the class itself stays mutable).
+    /// Masks the method names (`if(c) {}` is a method there) and member annotations of the class
+    /// at `i`, past type parameters (`A<T extends { id: K }>`); None: the class stays mutable.
     fn mask_class(&mut self, i: usize) -> Option<usize> {
         let mut j = i + 1;
-        while j < self.toks.len() && (self.skip[j] || !listed("{ ;", self.text(j))) {
-            j = self.after(j);
+        while j < self.toks.len() && !listed("{ ;", self.text(j)) {
+            let generic = (self.text(j) == "<").then(|| self.angle_close(j)).flatten();
+            j = generic.map_or(self.after(j), |c| c + 1);
         }
         if self.text(j) == "{" {
             self.mask_annotations(j, self.close(j));
@@ -512,8 +513,8 @@ impl<'a> Ctx<'a> {
         None
     }
 
-    /// Masks the `: T` annotations directly inside the group `open..close`: parameters
-    /// (`a?: T = x`) or class members (`x!: T;`), not colons in defaults or initialisers.
+    /// Masks names before `(` and (TypeScript) `: T` annotations directly inside `open..close`:
+    /// parameters (`a?: T = x`) or class members (`x!: T;`), not colons in initialisers.
     fn mask_annotations(&mut self, open: usize, close: usize) {
         let (mut j, mut init) = (open + 1, false);
         while j < close {
@@ -521,9 +522,10 @@ impl<'a> Ctx<'a> {
             let member = tok.nl && matches!(tok.kind, Kind::Ident | Kind::Str);
             init = (init || t == "=") && !(listed(", ;", t) || member);
             let named = self.tok(j - 1).kind == Kind::Ident || listed("? ! ] }", self.back(j, 1));
-            let typed = t == ":" && !init && named;
+            let typed = self.ts && t == ":" && !init && named;
+            let method = tok.kind == Kind::Ident && self.text(j + 1) == "(";
             let end = if typed { self.type_end(j + 1) } else { j };
-            self.mask(j, end);
+            self.mask(j, end.max(j + usize::from(method)));
             j = if end > j { end } else { self.after(j) };
         }
     }
@@ -612,6 +614,7 @@ impl<'a> Ctx<'a> {
         self.push(i, i, rep, format!("{name} → {rep}"));
     }
 
+    /// Operator swaps (binary ones only after an operand), and a prefix `!` or `-` removed.
     fn operator_points(&mut self, i: usize, tok: Tok) {
         let binary = i > 0 && self.operand_end(i - 1);
         let next = self.tok(i + 1);
@@ -623,16 +626,14 @@ impl<'a> Ctx<'a> {
         if removable && !binary && !next.text.is_empty() {
             self.push(i, i, "", format!("{}x → x", tok.text));
         }
-        let stringy =
-            |k: Kind| matches!(k, Kind::Str | Kind::TplFull | Kind::TplHead | Kind::TplTail);
-        let on_string = stringy(next.kind) || i > 0 && stringy(self.tok(i - 1).kind);
+        let stringy = |t: Tok| t.kind != Kind::Punct && t.text.starts_with(['\'', '"', '`', '}']);
+        let on_string = stringy(next) || i > 0 && stringy(self.tok(i - 1));
         let skipped = listed(BINARY_ONLY, tok.text) && !binary
             || listed(ARITHMETIC, tok.text) && on_string
             || tok.text == "??" && self.nullish_chain(i);
         let words: Vec<&str> = SWAPS.split_whitespace().collect();
-        let swap = words
-            .chunks(2)
-            .find(|w| w[0] == tok.text && w.len() == 2 && !skipped);
+        let fits = |w: &&[&str]| w[0] == tok.text && w.len() == 2 && !skipped;
+        let swap = words.chunks(2).find(fits);
         for rep in swap.map_or("", |w| w[1]).split_terminator(',') {
             self.push(i, i, rep, format!("{} → {rep}", tok.text));
         }

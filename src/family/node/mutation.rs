@@ -101,7 +101,8 @@ impl SuiteAnalysis for NodeSuites {
     }
 
     fn is_own_language(&self, path: &str) -> bool {
-        NodeTrace.is_test_file(path)
+        let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
+        ["js", "mjs", "cjs", "ts", "mts", "cts", "jsx", "tsx"].contains(&ext)
     }
 
     fn is_test_file(&self, path: &str) -> bool {

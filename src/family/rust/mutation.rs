@@ -63,8 +63,9 @@ impl SuiteAnalysis for RustSuites {
         files
     }
 
+    /// A Rust file of the tests a suite runs (benches and examples are no tests).
     fn is_own_language(&self, path: &str) -> bool {
-        path.ends_with(".rs")
+        path.ends_with(".rs") && !path.starts_with("benches/") && !path.starts_with("examples/")
     }
 
     fn is_test_file(&self, path: &str) -> bool {

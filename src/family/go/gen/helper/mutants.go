@@ -108,17 +108,25 @@ func mutGenerated(f *ast.File) bool {
 // anything else, or for a standard package that fails: its names then have no type, which
 // only makes the mutators fall back to syntax.
 type mutImporter struct {
-	goroot string
-	source types.ImporterFrom
-	fakes  map[string]*types.Package
+	// The platform's own build context, to choose the package's files as go test does.
+	platform build.Context
+	goroot   string
+	source   types.ImporterFrom
+	fakes    map[string]*types.Package
 }
 
 // newMutImporter builds the source importer without cgo: cgo would run the C toolchain for
 // packages such as net, and the pure Go files give the same API.
 func newMutImporter(fset *token.FileSet) *mutImporter {
+	platform := build.Default
 	build.Default.CgoEnabled = false
 	source, _ := importer.ForCompiler(fset, "source", nil).(types.ImporterFrom)
-	return &mutImporter{goroot: build.Default.GOROOT, source: source, fakes: map[string]*types.Package{}}
+	return &mutImporter{
+		platform: platform,
+		goroot:   build.Default.GOROOT,
+		source:   source,
+		fakes:    map[string]*types.Package{},
+	}
 }
 
 func (m *mutImporter) Import(path string) (*types.Package, error) {
@@ -203,7 +211,7 @@ func mutCheck(fset *token.FileSet, imp *mutImporter, requested []*mutFile) *mutP
 		given[filepath.Clean(f.path)] = true
 	}
 	dir := filepath.Dir(requested[0].path)
-	files = append(files, mutSiblings(fset, dir, requested[0].ast.Name.Name, given)...)
+	files = append(files, mutSiblings(fset, &imp.platform, dir, requested[0].ast.Name.Name, given)...)
 	p := &mutPackage{
 		fset: fset,
 		info: &types.Info{
@@ -233,13 +241,11 @@ func mutCheck(fset *token.FileSet, imp *mutImporter, requested []*mutFile) *mutP
 }
 
 // mutSiblings parses the package's other non-test files that build on this platform.
-func mutSiblings(fset *token.FileSet, dir, name string, given map[string]bool) []*ast.File {
+func mutSiblings(fset *token.FileSet, ctxt *build.Context, dir, name string, given map[string]bool) []*ast.File {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
 	}
-	ctxt := build.Default
-	ctxt.CgoEnabled = true
 	var files []*ast.File
 	for _, e := range entries {
 		path := filepath.Join(dir, e.Name())
