@@ -1,5 +1,6 @@
-//! `results/mutation.json`: the mutation analysis of the session's Python suites (the project's
-//! own and each layer's generated one) and the minimization it decided, as the analyst wrote it.
+//! `results/mutation.json`: the mutation analysis of the session's suites, in any language (the
+//! project's own and each layer's generated one) and the minimization it decided, as the analyst
+//! wrote it.
 
 use serde::{Deserialize, Serialize};
 

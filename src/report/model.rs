@@ -30,7 +30,7 @@ pub struct Report {
     /// The project's dependencies could not be fetched before the sandbox: the command to run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub missing_dependencies: Option<MissingDependencies>,
-    /// The mutation analysis of the Python suites (`results/mutation.json`), when it ran.
+    /// The mutation analysis of the session's suites (`results/mutation.json`), when it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mutation: Option<crate::artifacts::MutationRecord>,
     /// The test-fix cycle (`iteration-state.json`), when the session ran one.

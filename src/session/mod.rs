@@ -221,6 +221,10 @@ pub fn list(root: &Path) -> Vec<SessionDir> {
     out
 }
 
+/// The workspace folder that keeps each layer's generated tests as they were before the
+/// analyst's minimization (`workspace/unminimized/<layer>/`).
+pub const UNMINIMIZED_DIR: &str = "unminimized";
+
 impl SessionDir {
     /// Archives the session where it is: everything that can be rebuilt (the workspace's copies
     /// of the repository, scratch folders) goes; the deliverables, the log and the state stay
@@ -232,7 +236,9 @@ impl SessionDir {
         let Ok(entries) = std::fs::read_dir(&workspace) else {
             return 0;
         };
-        for e in entries.flatten() {
+        // The generated tests as they were before minimization cannot be made again.
+        let kept = |e: &std::fs::DirEntry| e.file_name() == UNMINIMIZED_DIR;
+        for e in entries.flatten().filter(|e| !kept(e)) {
             let size = tree_size(&e.path());
             let gone = if e.file_type().is_ok_and(|t| t.is_dir()) {
                 std::fs::remove_dir_all(e.path())

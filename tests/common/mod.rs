@@ -503,6 +503,22 @@ pub fn first_run_coverage(p: &Project, id: &str, files: &[&str]) -> f64 {
     100.0 * covered as f64 / total as f64
 }
 
+/// The layer's files as the generator wrote them, before the analyst's minimization (which
+/// keeps the unminimized ones in `workspace/unminimized/<layer>/`): what a seed decides.
+pub fn generator_output(
+    p: &Project,
+    id: &str,
+    layer: &str,
+) -> std::collections::BTreeMap<String, String> {
+    let kept = p.session_dir(id).join("workspace/unminimized").join(layer);
+    let mut files = generated_files(p, id, layer);
+    for entry in std::fs::read_dir(&kept).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        files.insert(name, std::fs::read_to_string(entry.path()).unwrap());
+    }
+    files
+}
+
 /// A session's generated files of a layer: file name -> text.
 pub fn generated_files(
     p: &Project,

@@ -75,7 +75,7 @@ pub fn mutation(m: &MutationRecord) -> Section {
         )
     });
     out.para(format!(
-        "{} mutant(s) of {} module(s) (operators, constants, returns swapped; {} reached by no test). Mutation score {:.1}% with the project's tests and the kept generated ones; the {} kept generated test(s) alone {:.1}%{own}.{}",
+        "{} mutant(s) of {} module(s) (operators, conditions, constants and returns changed; {} reached by no test). Mutation score {:.1}% with the project's tests and the kept generated ones; the {} kept generated test(s) alone {:.1}%{own}.{}",
         m.mutants,
         m.modules.len(),
         m.no_coverage,

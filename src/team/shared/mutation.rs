@@ -491,7 +491,11 @@ fn prune_assertions(
         let Some((pruned, gone)) = analysis.prune_assertions(&source, &tests) else {
             continue;
         };
-        let keep = session.join("workspace/unminimized").join(layer).join(file);
+        let keep = session
+            .join("workspace")
+            .join(crate::session::UNMINIMIZED_DIR)
+            .join(layer)
+            .join(file);
         if !keep.exists() {
             if let Some(parent) = keep.parent() {
                 mkdirs(parent)?;
@@ -527,7 +531,10 @@ fn drop_tests(
     if by_file.is_empty() {
         return Ok(());
     }
-    let keep = session.join("workspace/unminimized").join(layer);
+    let keep = session
+        .join("workspace")
+        .join(crate::session::UNMINIMIZED_DIR)
+        .join(layer);
     mkdirs(&keep)?;
     for (file, names) in by_file {
         let path = dir.join(file);
