@@ -34,13 +34,7 @@ impl SuiteAnalysis for GoSuites {
     }
 
     fn analyse(&self, job: &SuiteJob) -> Result<SuiteMutations, MutationError> {
-        let mut all = self.analyse_all(std::slice::from_ref(job));
-        all.pop().unwrap_or_else(|| {
-            Err(MutationError::NoResult {
-                suite: job.name.clone(),
-                problem: "no result".into(),
-            })
-        })
+        mutants::alone(self, job)
     }
 
     fn analyse_all(&self, jobs: &[SuiteJob]) -> Vec<Result<SuiteMutations, MutationError>> {

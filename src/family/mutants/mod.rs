@@ -21,7 +21,7 @@ pub use point::Point;
 /// Each module's mutation points, by absolute path in the mirror.
 pub type Points = BTreeMap<PathBuf, Vec<Point>>;
 
-use super::suites::{Mutant, MutationError, SuiteJob, SuiteMutations};
+use super::suites::{Mutant, MutationError, SuiteAnalysis, SuiteJob, SuiteMutations};
 
 /// How one mutant's run of its tests ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -188,6 +188,21 @@ pub fn analyse(
         o.exhausted = exhausted;
     }
     out.into_iter().map(Ok).collect()
+}
+
+/// One suite analysed through a family's `analyse_all` (for a family whose analysis is the
+/// shared loop, `analyse` is this).
+pub fn alone<A: SuiteAnalysis + ?Sized>(
+    analysis: &A,
+    job: &SuiteJob,
+) -> Result<SuiteMutations, MutationError> {
+    let mut all = analysis.analyse_all(std::slice::from_ref(job));
+    all.pop().unwrap_or_else(|| {
+        Err(MutationError::NoResult {
+            suite: job.name.clone(),
+            problem: "no result".into(),
+        })
+    })
 }
 
 /// The same error for every job: the work copy could not be made.
