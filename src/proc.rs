@@ -139,20 +139,22 @@ pub trait Confinement {
     fn wrap(&self, argv: &[&str]) -> Vec<String> {
         argv.iter().map(|a| a.to_string()).collect()
     }
-    /// Sets `command` up to run confined in `cwd`, before the caller adds its own variables.
-    fn apply(&self, command: &mut Command, cwd: &Path) -> std::io::Result<()>;
-    /// Ends every process the child left inside, also those that left its process group.
-    fn kill_all(&self);
+    /// Sets `command` up to run confined in `cwd`, before the caller adds its own variables;
+    /// returns the run's number for `end`. One confinement may run several children at once.
+    fn apply(&self, command: &mut Command, cwd: &Path) -> std::io::Result<u64>;
+    /// Ends every process the run left inside, also those that left its process group, and
+    /// none of another run.
+    fn end(&self, run: u64);
 }
 
 /// No confinement: the way helper children (git, agent CLIs) start.
 pub struct Unconfined;
 
 impl Confinement for Unconfined {
-    fn apply(&self, _: &mut Command, _: &Path) -> std::io::Result<()> {
-        Ok(())
+    fn apply(&self, _: &mut Command, _: &Path) -> std::io::Result<u64> {
+        Ok(0)
     }
-    fn kill_all(&self) {}
+    fn end(&self, _: u64) {}
 }
 
 /// [`run_captured_input`] inside `sandbox` (when given): the way every child that runs the
@@ -172,14 +174,15 @@ pub fn run_sandboxed<C: Confinement + ?Sized>(
     let (program, args) = wrapped.split_first().ok_or(ProcError::EmptyCommand)?;
     let mut command = Command::new(program);
     command.args(args);
-    if let Some(sandbox) = sandbox {
-        sandbox
+    let run = match sandbox {
+        Some(sandbox) => sandbox
             .apply(&mut command, cwd)
             .map_err(|cause| ProcError::Sandbox {
                 program: program.to_string(),
                 cause,
-            })?;
-    }
+            })?,
+        None => 0,
+    };
     command
         .envs(env.iter().copied())
         .current_dir(cwd)
@@ -222,7 +225,7 @@ pub fn run_sandboxed<C: Confinement + ?Sized>(
                 // Ends grandchildren that would hold the pipes open.
                 drop(group);
                 if let Some(sandbox) = sandbox {
-                    sandbox.kill_all();
+                    sandbox.end(run);
                 }
                 note_child_time(program, started);
                 break status.code();
@@ -230,7 +233,7 @@ pub fn run_sandboxed<C: Confinement + ?Sized>(
             Ok(None) if Instant::now() >= deadline => {
                 kill_group(child.id());
                 if let Some(sandbox) = sandbox {
-                    sandbox.kill_all();
+                    sandbox.end(run);
                 }
                 let _ = child.wait();
                 return Err(ProcError::TimedOut {

@@ -39,10 +39,12 @@ pub async fn run(spec: CommandSpec, mut on_message: impl FnMut(Value)) -> Outcom
     };
     let mut cmd = tokio::process::Command::new(program);
     cmd.args(args);
+    let mut run = None;
     if let Some(sandbox) = &spec.sandbox {
         // Before the role's own variables: the sandbox starts from a scrubbed environment.
-        if let Err(e) = sandbox.apply(cmd.as_std_mut(), &spec.cwd) {
-            return Outcome::failed(format!("cannot sandbox {program}: {e}"));
+        match sandbox.apply(cmd.as_std_mut(), &spec.cwd) {
+            Ok(r) => run = Some(r),
+            Err(e) => return Outcome::failed(format!("cannot sandbox {program}: {e}")),
         }
     }
     cmd.current_dir(&spec.cwd)
@@ -137,7 +139,12 @@ pub async fn run(spec: CommandSpec, mut on_message: impl FnMut(Value)) -> Outcom
         let stderr = err_task.await.unwrap_or_default();
         (status, last, stderr)
     };
-    let (status, last, stderr) = match tokio::time::timeout(spec.timeout, work).await {
+    let finished = tokio::time::timeout(spec.timeout, work).await;
+    // Whatever the role left in the sandbox ends with it.
+    if let (Some(sandbox), Some(run)) = (&spec.sandbox, run) {
+        sandbox.end(run);
+    }
+    let (status, last, stderr) = match finished {
         Ok(r) => r,
         Err(_) => {
             drop(group);

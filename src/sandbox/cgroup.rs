@@ -1,5 +1,6 @@
-//! A pids cgroup per sandbox: a process limit for the whole sandbox, and the list of every
-//! process in it (also those that left the process group) to end them all.
+//! A pids cgroup per sandbox: a process limit for the whole sandbox; and in it one cgroup per
+//! run, the list of every process that run started (also those that left its process group) to
+//! end them all without touching another run of the same sandbox.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -42,9 +43,22 @@ pub fn kill_all(dir: &Path) {
     }
 }
 
-/// Ends and removes the cgroup.
+/// A fresh cgroup for one run inside the sandbox's `dir` (the sandbox's limit covers it).
+pub fn create_run(dir: &Path, run: u64) -> Option<PathBuf> {
+    let run_dir = dir.join(format!("run-{run}"));
+    std::fs::create_dir(&run_dir).ok()?;
+    Some(run_dir)
+}
+
+/// Ends and removes the cgroup, its runs' first.
 pub fn remove(dir: &Path) {
     kill_all(dir);
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for run in entries.flatten().filter(|e| e.path().is_dir()) {
+            kill_all(&run.path());
+            let _ = std::fs::remove_dir(run.path());
+        }
+    }
     let _ = std::fs::remove_dir(dir);
 }
 

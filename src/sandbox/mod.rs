@@ -61,6 +61,8 @@ pub struct Sandbox {
     identities: Vec<(u64, u64)>,
     landlock: Option<Arc<OwnedFd>>,
     cgroup: Option<PathBuf>,
+    /// Numbers each run: its cgroup inside `cgroup`.
+    runs: std::sync::atomic::AtomicU64,
     /// The folders and files under /tmp it uses, mounted back into the private /tmp.
     tmp_roots: Vec<TmpRoot>,
     /// Set for a watching sandbox: its children run through the file-system watch.
@@ -129,6 +131,7 @@ impl Sandbox {
             identities,
             landlock: None,
             cgroup: None,
+            runs: Default::default(),
             tmp_roots: Vec::new(),
             watch: None,
         };
@@ -259,10 +262,18 @@ impl Sandbox {
         out
     }
 
-    /// SIGKILL to every process left in the sandbox's cgroup, also those that left the
-    /// process group (setsid) and would otherwise outlive the run.
-    pub fn kill_all(&self) {
-        if let Some(dir) = &self.cgroup {
+    /// SIGKILL to every process `run` left in the sandbox, also those that left the process
+    /// group (setsid) and would otherwise outlive it; other runs of the sandbox go on.
+    pub fn end(&self, run: u64) {
+        let Some(dir) = &self.cgroup else {
+            return;
+        };
+        let run_dir = dir.join(format!("run-{run}"));
+        if run_dir.is_dir() {
+            cgroup::kill_all(&run_dir);
+            let _ = std::fs::remove_dir(&run_dir);
+        } else {
+            // The run could not have a cgroup of its own and ran in the sandbox's.
             cgroup::kill_all(dir);
         }
     }
@@ -277,10 +288,12 @@ impl Sandbox {
     }
 
     /// Sets `command` up to run inside the sandbox in `cwd`: its environment (call before the
-    /// caller adds its own variables) and the steps the child takes before exec.
-    pub fn apply(&self, command: &mut Command, cwd: &Path) -> std::io::Result<()> {
+    /// caller adds its own variables) and the steps the child takes before exec. Returns the
+    /// run's number, which [`Sandbox::end`] takes once the child is done.
+    pub fn apply(&self, command: &mut Command, cwd: &Path) -> std::io::Result<u64> {
+        let run = self.runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         if !self.settings.enabled {
-            return Ok(());
+            return Ok(run);
         }
         self.check_unchanged()?;
         let caps = &self.caps;
@@ -320,6 +333,7 @@ impl Sandbox {
             cgroup_procs: self
                 .cgroup
                 .as_ref()
+                .map(|d| cgroup::create_run(d, run).unwrap_or_else(|| d.clone()))
                 .map(|d| cstring(&d.join("cgroup.procs")))
                 .transpose()?,
             landlock: self.landlock.clone(),
@@ -350,7 +364,7 @@ impl Sandbox {
         unsafe {
             command.pre_exec(move || plan.enter());
         }
-        Ok(())
+        Ok(run)
     }
 
     fn mount_plan(&self, network_off: bool) -> std::io::Result<MountPlan> {
@@ -534,10 +548,10 @@ impl crate::proc::Confinement for Sandbox {
     fn wrap(&self, argv: &[&str]) -> Vec<String> {
         Sandbox::wrap(self, argv)
     }
-    fn apply(&self, command: &mut Command, cwd: &Path) -> std::io::Result<()> {
+    fn apply(&self, command: &mut Command, cwd: &Path) -> std::io::Result<u64> {
         Sandbox::apply(self, command, cwd)
     }
-    fn kill_all(&self) {
-        Sandbox::kill_all(self)
+    fn end(&self, run: u64) {
+        Sandbox::end(self, run)
     }
 }

@@ -181,6 +181,21 @@ fn credentials_do_not_reach_the_child() {
     assert!(got.ends_with("/sb/home"), "{got}");
 }
 
+/// Mutant workers share one sandbox: a run that ends takes its own leftovers with it and
+/// nothing of a run still going.
+#[test]
+fn a_run_that_ends_leaves_another_run_of_the_same_sandbox_alone() {
+    let f = fixture(SandboxSettings::default());
+    std::thread::scope(|scope| {
+        let long = scope.spawn(|| python(&f, "import time; time.sleep(2); print('finished')", &[]));
+        std::thread::sleep(Duration::from_millis(400));
+        for _ in 0..4 {
+            assert_eq!(python(&f, "print('quick')", &[]), "quick");
+        }
+        assert_eq!(long.join().unwrap(), "finished");
+    });
+}
+
 #[test]
 fn a_fork_loop_hits_the_process_limit() {
     if !capabilities().netns {
