@@ -19,6 +19,8 @@ pub struct MutateOptions<'a> {
     /// Where the mirror, the builds and the sandbox's home go (emptied first, kept after).
     pub work: &'a Path,
     pub max_mutants: usize,
+    /// Mutants run at the same time, each in a copy of its own.
+    pub jobs: usize,
     pub budget: Duration,
     pub seed: u64,
     pub sandbox: &'a SandboxSettings,
@@ -147,6 +149,7 @@ pub fn mutate(o: &MutateOptions) -> Result<MutateSummary, MutateError> {
         budget: o.budget,
         per_mutant: Duration::from_secs(10),
         max_mutants: o.max_mutants,
+        workers: o.jobs.max(1),
         sandbox: Some(&sandbox),
         trace_timeout: Some(o.budget.max(Duration::from_secs(600))),
     };

@@ -18,6 +18,10 @@ pub struct MutateArgs {
     /// Mutants at most, sampled with the seed, stratified over files.
     #[arg(long, default_value_t = 300)]
     pub max_mutants: usize,
+    /// Mutants run at the same time, each in a copy of its own (default: the machine's cores,
+    /// at most four).
+    #[arg(long, short = 'j')]
+    pub jobs: Option<usize>,
     /// The mutants' time, all told, in seconds (the trace of the suite comes first).
     #[arg(long, default_value_t = 600.0)]
     pub budget_s: f64,
@@ -47,6 +51,9 @@ pub fn mutate(args: MutateArgs) -> anyhow::Result<i32> {
         repo: &repo,
         work: &work,
         max_mutants: args.max_mutants,
+        jobs: args
+            .jobs
+            .unwrap_or_else(crate::pipeline::config::default_mutation_workers),
         budget: Duration::from_secs_f64(args.budget_s.max(0.0)),
         seed: args.seed,
         sandbox: &settings,

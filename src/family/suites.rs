@@ -42,6 +42,8 @@ pub struct SuiteJob<'a> {
     pub budget: Duration,
     pub per_mutant: Duration,
     pub max_mutants: usize,
+    /// Mutants that run at the same time, each in its own copy (1: one at a time).
+    pub workers: usize,
     pub sandbox: Option<&'a Sandbox>,
     /// How long the traced run of the whole suite may take (None: a share of the budget).
     pub trace_timeout: Option<Duration>,

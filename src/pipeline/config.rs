@@ -115,6 +115,10 @@ pub struct TeamConfig {
     /// Mutants per session at most, sampled with the session's seed, stratified over files.
     #[serde(default = "default_max_mutants")]
     pub mutation_max_mutants: usize,
+    /// Mutants run at the same time, each in a copy of its own (default: the machine's cores,
+    /// at most four).
+    #[serde(default = "default_mutation_workers")]
+    pub mutation_workers: usize,
     pub roles: Vec<RoleConfig>,
     pub pipelines: BTreeMap<String, PipelineSpec>,
     #[serde(skip)]
@@ -150,6 +154,11 @@ fn default_mutation_budget() -> f64 {
 
 fn default_max_mutants() -> usize {
     300
+}
+
+/// One mutant worker per core, up to four: a worker's copy and build cost disk and memory.
+pub fn default_mutation_workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
 }
 
 impl TeamConfig {

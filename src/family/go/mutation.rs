@@ -84,7 +84,9 @@ impl SuiteAnalysis for GoSuites {
     }
 }
 
-/// The mirror with every suite's tests, and how to run go in it.
+/// The mirror with every suite's tests, and how to run go in it. Mutants go in through overlays,
+/// so several workers share the mirror and the build cache.
+#[derive(Clone)]
 struct GoCopy<'a> {
     mirror: PathBuf,
     scratch: PathBuf,
@@ -93,6 +95,8 @@ struct GoCopy<'a> {
     sandbox: Option<&'a crate::sandbox::Sandbox>,
     /// A test file of the mirror (module-relative) -> (its suite, its name in the suite).
     owners: BTreeMap<String, (usize, String)>,
+    /// Which worker this copy is: names its overlays.
+    worker: usize,
     runs: usize,
 }
 
@@ -137,6 +141,7 @@ impl<'a> GoCopy<'a> {
             tools: first.tools,
             sandbox: first.sandbox,
             owners,
+            worker: 0,
             runs: 0,
         })
     }
@@ -216,8 +221,8 @@ impl WorkCopy for GoCopy<'_> {
     fn run(&mut self, module: &Path, text: &str, tests: &[String], timeout: Duration) -> Verdict {
         self.runs += 1;
         let dir = self.scratch.join("go-overlay");
-        let mutated = dir.join(format!("mutant-{}.go", self.runs));
-        let overlay = dir.join(format!("overlay-{}.json", self.runs));
+        let mutated = dir.join(format!("mutant-{}-{}.go", self.worker, self.runs));
+        let overlay = dir.join(format!("overlay-{}-{}.json", self.worker, self.runs));
         let body = serde_json::json!({ "Replace": { module.display().to_string(): mutated.display().to_string() } });
         let written = std::fs::create_dir_all(&dir)
             .and_then(|()| crate::util::write_nofollow(&mutated, text.as_bytes()))
@@ -291,5 +296,13 @@ impl WorkCopy for GoCopy<'_> {
             ));
         }
         Verdict::Passed
+    }
+
+    fn fork(&self, n: usize) -> Result<Self, MutationError> {
+        Ok(GoCopy {
+            worker: n,
+            runs: 0,
+            ..self.clone()
+        })
     }
 }

@@ -39,7 +39,7 @@ pub enum Verdict {
 
 /// A copy of the project with every suite's tests in place, where mutants are written and run.
 /// Each family implements it over its own test runner.
-pub trait WorkCopy {
+pub trait WorkCopy: Send {
     /// Runs every test of the suites once, traced: each test's outcome and reach, reach by
     /// absolute path of the mirror's files.
     fn trace(&mut self, timeout: Duration) -> Result<SuiteMutations, MutationError>;
@@ -52,6 +52,12 @@ pub trait WorkCopy {
     /// Runs `tests` with `module` (a mirror path) reading `text`, within `timeout`; the module
     /// reads as before afterwards.
     fn run(&mut self, module: &Path, text: &str, tests: &[String], timeout: Duration) -> Verdict;
+    /// Another copy that runs mutants next to this one, as worker `n` (from 1). It is made
+    /// after the trace and the unmutated run, so it knows what they learned and may start
+    /// from their builds.
+    fn fork(&self, n: usize) -> Result<Self, MutationError>
+    where
+        Self: Sized;
 }
 
 /// How long one mutant may take: this multiple of the unmutated run of the same tests (a
@@ -61,9 +67,10 @@ const TIMEOUT_FACTOR: u32 = 3;
 const MAX_MUTANT_TIME: Duration = Duration::from_secs(300);
 
 /// Analyses every suite of `jobs` through `copy`: one result per job, in order. The jobs share
-/// their budgets, their sampling and their mutants.
-pub fn analyse(
-    copy: &mut dyn WorkCopy,
+/// their budgets, their sampling and their mutants; the mutants run on `copy` and on as many
+/// forks of it as the first job has workers.
+pub fn analyse<C: WorkCopy>(
+    copy: &mut C,
     jobs: &[SuiteJob],
 ) -> Vec<Result<SuiteMutations, MutationError>> {
     let started = Instant::now();
@@ -91,18 +98,90 @@ pub fn analyse(
     for o in &mut out {
         o.problems.extend(traced.problems.iter().cloned());
     }
+    let (points, problems) = copy.points(first.modules);
+    for o in &mut out {
+        o.problems.extend(problems.iter().cloned());
+    }
+    let (tasks, problems) = tasks(&traced, &owner, &points, first);
+    out[0].problems.extend(problems);
+    let Some(calibrating) = tasks.iter().find(|t| !t.tests.is_empty()) else {
+        for task in &tasks {
+            split(&mut out, &owner, task, None);
+        }
+        return out.into_iter().map(Ok).collect();
+    };
+    // The unmutated run of the first mutant's tests sets every mutant's timeout.
+    let clock = Instant::now();
+    let clean = copy.run(
+        &calibrating.file,
+        &calibrating.source,
+        &calibrating.tests,
+        MAX_MUTANT_TIME,
+    );
+    if clean != Verdict::Passed {
+        for o in &mut out {
+            o.problems.push(format!(
+                "the unmutated code does not pass its tests here ({}): no mutant ran",
+                describe(&clean)
+            ));
+        }
+        return out.into_iter().map(Ok).collect();
+    }
+    let timeout = (clock.elapsed() * TIMEOUT_FACTOR)
+        .max(first.per_mutant)
+        .min(MAX_MUTANT_TIME);
+    let running = tasks.iter().filter(|t| !t.tests.is_empty()).count();
+    let mut forks = Vec::new();
+    for n in 1..first.workers.min(running) {
+        match copy.fork(n) {
+            Ok(f) => forks.push(f),
+            Err(e) => {
+                out[0]
+                    .problems
+                    .push(format!("mutant worker {n} could not start: {e}"));
+                break;
+            }
+        }
+    }
+    let mut workers: Vec<&mut C> = vec![copy];
+    workers.extend(forks.iter_mut());
+    let verdicts = run_all(&mut workers, &tasks, timeout, started + budget);
+    let exhausted = verdicts.iter().any(Option::is_none);
+    for (task, verdict) in tasks.iter().zip(&verdicts) {
+        if let Some(verdict) = verdict {
+            split(&mut out, &owner, task, verdict.as_ref());
+        }
+    }
+    for o in &mut out {
+        o.exhausted = exhausted;
+    }
+    out.into_iter().map(Ok).collect()
+}
+
+/// One sampled mutant: where it goes, its text, and the passing tests that reach its range.
+struct Task {
+    file: PathBuf,
+    index: usize,
+    point: Point,
+    /// The module as it is (shared by its mutants), and as the mutant makes it.
+    source: std::sync::Arc<String>,
+    mutated: String,
+    tests: Vec<String>,
+}
+
+/// The sampled mutants, in sampling order, with the tests each one runs.
+fn tasks(
+    traced: &SuiteMutations,
+    owner: &BTreeMap<String, (usize, String)>,
+    points: &Points,
+    first: &SuiteJob,
+) -> (Vec<Task>, Vec<String>) {
     let passing: Vec<&String> = traced
         .tests
         .iter()
         .filter(|(id, t)| t.outcome == "passed" && owner.contains_key(*id))
         .map(|(id, _)| id)
         .collect();
-    let (points, problems) = copy.points(first.modules);
-    for o in &mut out {
-        o.problems.extend(problems.iter().cloned());
-    }
-    let counts: Vec<(PathBuf, usize)> = points.iter().map(|(f, p)| (f.clone(), p.len())).collect();
-    let chosen = sample::stratified(&counts, first.max_mutants, first.seed);
     // A test that runs any line of the mutated range may see the mutant: a replaced body's
     // first line may be a declaration no coverage tool counts.
     let covering = |file: &Path, lines: std::ops::RangeInclusive<u32>| -> Vec<String> {
@@ -118,76 +197,82 @@ pub fn analyse(
             .map(|id| id.to_string())
             .collect()
     };
-    let mut sources: BTreeMap<PathBuf, String> = BTreeMap::new();
-    let mut per_mutant: Option<Duration> = None;
-    let mut exhausted = false;
-    for (file, index) in chosen {
-        if started.elapsed() > budget {
-            exhausted = true;
-            break;
-        }
+    let counts: Vec<(PathBuf, usize)> = points.iter().map(|(f, p)| (f.clone(), p.len())).collect();
+    let mut sources: BTreeMap<PathBuf, std::io::Result<std::sync::Arc<String>>> = BTreeMap::new();
+    let mut problems = Vec::new();
+    let mut out = Vec::new();
+    for (file, index) in sample::stratified(&counts, first.max_mutants, first.seed) {
         let Some(point) = points.get(&file).and_then(|p| p.get(index)) else {
             continue;
         };
         let source = match sources.get(&file) {
-            Some(s) => s.clone(),
-            None => match std::fs::read_to_string(&file) {
-                Ok(s) => {
-                    sources.insert(file.clone(), s.clone());
-                    s
+            Some(read) => read,
+            None => {
+                let read = std::fs::read_to_string(&file).map(std::sync::Arc::new);
+                if let Err(e) = &read {
+                    problems.push(format!("{}: {e}", file.display()));
                 }
-                Err(e) => {
-                    out[0].problems.push(format!("{}: {e}", file.display()));
-                    continue;
-                }
-            },
+                sources.entry(file.clone()).or_insert(read)
+            }
+        };
+        let Ok(source) = source.as_ref().map(std::sync::Arc::clone) else {
+            continue;
         };
         let Some(mutated) = point.apply(&source) else {
             continue;
         };
         let last = point::line_of(&source, point.end.saturating_sub(1).max(point.start));
         let tests = covering(&file, point.line..=last.max(point.line));
-        let verdict = if tests.is_empty() {
-            None
-        } else {
-            let timeout = match per_mutant {
-                Some(t) => t,
-                None => {
-                    // The unmutated run of the first mutant's tests sets every mutant's timeout.
-                    let clock = Instant::now();
-                    let clean = copy.run(&file, &source, &tests, MAX_MUTANT_TIME);
-                    if clean != Verdict::Passed {
-                        for o in &mut out {
-                            o.problems.push(format!(
-                                "the unmutated code does not pass its tests here ({}): no mutant ran",
-                                describe(&clean)
-                            ));
-                        }
-                        break;
-                    }
-                    let t = (clock.elapsed() * TIMEOUT_FACTOR)
-                        .max(first.per_mutant)
-                        .min(MAX_MUTANT_TIME);
-                    per_mutant = Some(t);
-                    t
-                }
-            };
-            Some(copy.run(&file, &mutated, &tests, timeout))
-        };
-        split(
-            &mut out,
-            &owner,
-            &file,
+        out.push(Task {
+            file,
             index,
-            point,
-            &tests,
-            verdict.as_ref(),
-        );
+            point: point.clone(),
+            source,
+            mutated,
+            tests,
+        });
     }
-    for o in &mut out {
-        o.exhausted = exhausted;
+    (out, problems)
+}
+
+/// Runs the tasks on the workers, each taking the next task left until none is or `deadline`
+/// passes. A task's verdict: None when it did not run in time, Some(None) when no test reaches
+/// it.
+fn run_all<C: WorkCopy>(
+    workers: &mut [&mut C],
+    tasks: &[Task],
+    timeout: Duration,
+    deadline: Instant,
+) -> Vec<Option<Option<Verdict>>> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done: Vec<Vec<(usize, Option<Verdict>)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = workers
+            .iter_mut()
+            .map(|worker| {
+                let next = &next;
+                scope.spawn(move || {
+                    let mut mine = Vec::new();
+                    while Instant::now() < deadline {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        let Some(task) = tasks.get(i) else { break };
+                        let verdict = (!task.tests.is_empty())
+                            .then(|| worker.run(&task.file, &task.mutated, &task.tests, timeout));
+                        mine.push((i, verdict));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    let mut verdicts: Vec<Option<Option<Verdict>>> = tasks.iter().map(|_| None).collect();
+    for (i, verdict) in done.into_iter().flatten() {
+        verdicts[i] = Some(verdict);
     }
-    out.into_iter().map(Ok).collect()
+    verdicts
 }
 
 /// One suite analysed through a family's `analyse_all` (for a family whose analysis is the
@@ -226,14 +311,13 @@ pub fn failed_all(
 fn split(
     out: &mut [SuiteMutations],
     owner: &BTreeMap<String, (usize, String)>,
-    file: &Path,
-    index: usize,
-    point: &Point,
-    tests: &[String],
+    task: &Task,
     verdict: Option<&Verdict>,
 ) {
+    let (file, index, point) = (&task.file, task.index, &task.point);
     for (suite, o) in out.iter_mut().enumerate() {
-        let mine: Vec<&(usize, String)> = tests
+        let mine: Vec<&(usize, String)> = task
+            .tests
             .iter()
             .filter_map(|t| owner.get(t))
             .filter(|(s, _)| *s == suite)

@@ -3,10 +3,11 @@ use crate::family::suites::{Reach, TestReach};
 
 /// A copy whose tests are judged by the text they run: `calc.x` holds `a + b`; the mutant
 /// `a - b` fails `own::adds` (at line 7) and `L1::t.go::TestAdd`; `a * b` does not build;
-/// `loop` hangs.
+/// `loop` hangs. Forks share the record of runs and say which worker they are.
 struct Fake {
     file: PathBuf,
-    runs: Vec<Vec<String>>,
+    worker: usize,
+    runs: std::sync::Arc<std::sync::Mutex<Runs>>,
 }
 
 impl WorkCopy for Fake {
@@ -63,7 +64,10 @@ impl WorkCopy for Fake {
     }
 
     fn run(&mut self, _: &Path, text: &str, tests: &[String], _: Duration) -> Verdict {
-        self.runs.push(tests.to_vec());
+        self.runs
+            .lock()
+            .unwrap()
+            .push((self.worker, tests.to_vec()));
         match text {
             "a + b\n\n\n" => Verdict::Passed,
             "a - b\n\n\n" => Verdict::Failed(
@@ -77,16 +81,28 @@ impl WorkCopy for Fake {
             _ => Verdict::TimedOut,
         }
     }
+
+    fn fork(&self, n: usize) -> Result<Self, MutationError> {
+        Ok(Fake {
+            file: self.file.clone(),
+            worker: n,
+            runs: self.runs.clone(),
+        })
+    }
 }
 
-#[test]
-fn one_run_per_mutant_is_split_into_each_suites_verdict() {
+type Runs = Vec<(usize, Vec<String>)>;
+
+/// The analysis of the fake's two suites (`baseline`, `L1-unit`) with `workers` workers, and
+/// the runs it made.
+fn analysed(workers: usize) -> (Vec<SuiteMutations>, Runs) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("calc.x");
     std::fs::write(&file, "a + b\n\n\n").unwrap();
     let mut copy = Fake {
         file: file.clone(),
-        runs: vec![],
+        worker: 0,
+        runs: Default::default(),
     };
     let tools = crate::testing::toolchain::unknown();
     let modules = vec![file.clone()];
@@ -105,11 +121,20 @@ fn one_run_per_mutant_is_split_into_each_suites_verdict() {
         budget: Duration::from_secs(60),
         per_mutant: Duration::from_secs(1),
         max_mutants: 10,
+        workers,
         sandbox: None,
         trace_timeout: None,
     };
     let results = analyse(&mut copy, &[job("baseline"), job("L1-unit")]);
-    let [own, generated] = [&results[0], &results[1]].map(|r| r.as_ref().unwrap());
+    let results = results.into_iter().map(Result::unwrap).collect();
+    let runs = copy.runs.lock().unwrap().clone();
+    (results, runs)
+}
+
+#[test]
+fn one_run_per_mutant_is_split_into_each_suites_verdict() {
+    let (results, runs) = analysed(1);
+    let [own, generated] = [&results[0], &results[1]];
     let status = |m: &SuiteMutations, replacement: &str| {
         let m = m
             .mutants
@@ -148,8 +173,29 @@ fn one_run_per_mutant_is_split_into_each_suites_verdict() {
     assert_eq!(status(generated, "/").0, "no_coverage");
     assert!(generated.tests.contains_key("t.go::TestOther"));
     // One calibration run, then one run per covered mutant, each with the tests of every suite.
-    assert_eq!(copy.runs.len(), 4, "{:?}", copy.runs);
-    assert!(copy.runs.iter().all(|r| !r.is_empty()));
+    assert_eq!(runs.len(), 4, "{runs:?}");
+    assert!(runs.iter().all(|(_, tests)| !tests.is_empty()));
+}
+
+#[test]
+fn workers_share_the_mutants_and_the_verdicts_are_those_of_one_worker() {
+    let (alone, _) = analysed(1);
+    let (together, runs) = analysed(3);
+    let verdicts = |r: &[SuiteMutations]| -> Vec<Vec<(String, String, Vec<String>)>> {
+        r.iter()
+            .map(|s| {
+                s.mutants
+                    .iter()
+                    .map(|m| (m.operator.clone(), m.status.clone(), m.killed_by.clone()))
+                    .collect()
+            })
+            .collect()
+    };
+    assert_eq!(verdicts(&alone), verdicts(&together));
+    // Still one calibration run and one run per covered mutant, now on up to three copies (as
+    // many as there are mutants to run).
+    assert_eq!(runs.len(), 4, "{runs:?}");
+    assert!(runs.iter().all(|(worker, _)| *worker < 3), "{runs:?}");
 }
 
 #[test]

@@ -26,7 +26,7 @@ pub(super) const JEST_REPORTER_FILE: &str = "jest_junit.cjs";
 
 /// One run's places and clock.
 pub(super) struct Ctx<'a> {
-    pub spec: &'a RunSpec<'a>,
+    pub spec: RunSpec<'a>,
     /// node, jest, vitest or mocha.
     pub framework: Framework,
     /// The package copy (canonical: node reports real paths).
@@ -43,7 +43,7 @@ impl<'a> Ctx<'a> {
     /// Lays out the package copy. `fresh` (a run) recopies the package, since tests may have
     /// written into it; a rerun reuses it and only refreshes the layer's files.
     pub(super) fn prepare(
-        spec: &'a RunSpec<'a>,
+        spec: &RunSpec<'a>,
         framework: Framework,
         fresh: bool,
     ) -> io::Result<Ctx<'a>> {
@@ -71,7 +71,7 @@ impl<'a> Ctx<'a> {
             deadline,
         };
         Ok(Ctx {
-            spec,
+            spec: spec.clone(),
             framework,
             copy,
             layer_dir,

@@ -62,10 +62,17 @@ impl SuiteAnalysis for NodeSuites {
         if let Err(e) = link_node_modules(first) {
             return mutants::failed_all(jobs, &e);
         }
+        // Each worker's copy is named after its layer: `node-mutation`, `node-mutation-1`, …
+        let layers: Vec<String> = (0..first.workers.max(1))
+            .map(|n| match n {
+                0 => "mutation".to_string(),
+                n => format!("mutation-{n}"),
+            })
+            .collect();
         let spec = RunSpec {
             repo: first.mirror,
             session: &scratch,
-            layer: "mutation",
+            layer: &layers[0],
             test_dir: none,
             tools: first.tools,
             results,
@@ -84,7 +91,7 @@ impl SuiteAnalysis for NodeSuites {
                 return mutants::failed_all(jobs, &e);
             }
         };
-        match NodeCopy::new(ctx, jobs) {
+        match NodeCopy::new(ctx, jobs, &layers) {
             Ok(mut copy) => mutants::analyse(&mut copy, jobs),
             Err(e) => mutants::failed_all(jobs, &e),
         }
@@ -170,6 +177,9 @@ fn link_node_modules(job: &SuiteJob) -> Result<(), MutationError> {
 /// The package copy with every suite's test files.
 struct NodeCopy<'a> {
     ctx: Ctx<'a>,
+    jobs: &'a [SuiteJob<'a>],
+    /// Every worker's layer name, which names its copy.
+    layers: &'a [String],
     mirror: PathBuf,
     /// A test file of the copy (copy-relative) -> (its suite, its name in the suite).
     owners: BTreeMap<String, (usize, String)>,
@@ -180,7 +190,11 @@ struct NodeCopy<'a> {
 }
 
 impl<'a> NodeCopy<'a> {
-    fn new(ctx: Ctx<'a>, jobs: &[SuiteJob]) -> Result<Self, MutationError> {
+    fn new(
+        ctx: Ctx<'a>,
+        jobs: &'a [SuiteJob<'a>],
+        layers: &'a [String],
+    ) -> Result<Self, MutationError> {
         let mut owners = BTreeMap::new();
         for (n, job) in jobs.iter().enumerate() {
             if job.own_config {
@@ -208,6 +222,8 @@ impl<'a> NodeCopy<'a> {
             .collect();
         Ok(NodeCopy {
             ctx,
+            jobs,
+            layers,
             mirror,
             owners,
             file_of: BTreeMap::new(),
@@ -320,7 +336,18 @@ impl WorkCopy for NodeCopy<'_> {
         let mut timed_out = false;
         let mut problem = None;
         let deadline = Instant::now() + timeout;
+        // The project's own suite needs one kill, not all its killers: once one of its files
+        // failed, its others do not run.
+        let mut own_killed = false;
         for file in &files {
+            let own = self
+                .owners
+                .get(file)
+                .is_some_and(|(suite, _)| self.jobs[*suite].own_config);
+            if own && own_killed {
+                continue;
+            }
+            let failed_before = failed.len();
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 timed_out = true;
@@ -358,6 +385,7 @@ impl WorkCopy for NodeCopy<'_> {
                     failed.entry(t.clone()).or_insert(None);
                 }
             }
+            own_killed |= own && failed.len() > failed_before;
         }
         let restored = crate::util::write_nofollow(&target, &original);
         if let Err(e) = restored {
@@ -372,5 +400,27 @@ impl WorkCopy for NodeCopy<'_> {
         } else {
             Verdict::Passed
         }
+    }
+
+    /// A package copy of its own, with the same test files, that knows what the trace learned.
+    fn fork(&self, n: usize) -> Result<Self, MutationError> {
+        let Some(layer) = self.layers.get(n) else {
+            return Err(MutationError::NoResult {
+                suite: self.jobs[0].name.clone(),
+                problem: format!("no copy was planned for mutant worker {n}"),
+            });
+        };
+        let mut spec = self.ctx.spec.clone();
+        spec.layer = layer;
+        spec.run_no = layer.clone();
+        let ctx = Ctx::prepare(&spec, self.ctx.framework, true).map_err(|cause| {
+            MutationError::Write {
+                path: spec.session.join("workspace").join(format!("node-{layer}")),
+                cause,
+            }
+        })?;
+        let mut copy = NodeCopy::new(ctx, self.jobs, self.layers)?;
+        copy.file_of = self.file_of.clone();
+        Ok(copy)
     }
 }

@@ -44,6 +44,7 @@ impl SuiteTrace for PythonSuites {
             budget: Duration::ZERO,
             per_mutant: Duration::from_secs(1),
             max_mutants: 0,
+            workers: 1,
             sandbox: job.sandbox,
             trace_timeout: Some(job.timeout),
         })

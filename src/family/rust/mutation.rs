@@ -103,9 +103,14 @@ const RUST_CHECKS: crate::family::mutants::prune::Checks = crate::family::mutant
     },
 };
 
-/// The mirror with every suite's tests, and how to build and run them in it.
+/// The mirror with every suite's tests, and how to build and run them in it. A fork is a copy of
+/// the mirror with a target folder of its own: two cargo builds never share one.
 struct CargoCopy<'a> {
+    /// Where the crate is built and mutated.
     mirror: PathBuf,
+    /// The session's mirror, which names the modules the loop mutates (`mirror` but in a fork).
+    origin: PathBuf,
+    target: PathBuf,
     scratch: PathBuf,
     tools: &'a Toolchain,
     sandbox: Option<&'a crate::sandbox::Sandbox>,
@@ -162,7 +167,9 @@ impl<'a> CargoCopy<'a> {
                 .map_err(write_err(&manifest_path))?;
         }
         Ok(CargoCopy {
+            origin: mirror.clone(),
             mirror,
+            target: scratch.join("rust-mutants-target"),
             scratch,
             tools: first.tools,
             sandbox: first.sandbox,
@@ -181,12 +188,11 @@ impl<'a> CargoCopy<'a> {
     }
 
     fn exec(&self, deadline: Instant) -> Exec<'a> {
-        let target = self.scratch.join("rust-mutants-target");
         Exec {
             sandbox: self.sandbox,
             cwd: self.mirror.clone(),
             env: vec![
-                ("CARGO_TARGET_DIR".into(), target.display().to_string()),
+                ("CARGO_TARGET_DIR".into(), self.target.display().to_string()),
                 ("CARGO_TERM_COLOR".into(), "never".into()),
                 ("CARGO_NET_OFFLINE".into(), "true".into()),
                 // Each mutant rebuilds one crate: no debug info to write makes it faster.
@@ -292,6 +298,13 @@ impl WorkCopy for CargoCopy<'_> {
     }
 
     fn run(&mut self, module: &Path, text: &str, tests: &[String], timeout: Duration) -> Verdict {
+        let module = match module.strip_prefix(&self.origin) {
+            Ok(rel) => self.mirror.join(rel),
+            Err(_) => {
+                return Verdict::Unviable(format!("{} is not in the mirror", module.display()))
+            }
+        };
+        let module = module.as_path();
         let original = match std::fs::read(module) {
             Ok(o) => o,
             Err(e) => return Verdict::Unviable(format!("{}: {e}", module.display())),
@@ -306,6 +319,52 @@ impl WorkCopy for CargoCopy<'_> {
         }
         verdict
     }
+
+    /// A copy of the mirror and of its target folder (the unmutated build, so only the crate
+    /// itself is built again; rustc's incremental caches are left out).
+    fn fork(&self, n: usize) -> Result<Self, MutationError> {
+        let mirror = self.scratch.join(format!("rust-mutants-copy-{n}"));
+        let target = self.scratch.join(format!("rust-mutants-target-{n}"));
+        crate::workspace::mirror(&self.mirror, &mirror, &BTreeMap::new()).map_err(|cause| {
+            MutationError::Write {
+                path: mirror.clone(),
+                cause,
+            }
+        })?;
+        copy_build(&self.target, &target).map_err(|cause| MutationError::Write {
+            path: target.clone(),
+            cause,
+        })?;
+        Ok(CargoCopy {
+            mirror,
+            origin: self.origin.clone(),
+            target,
+            scratch: self.scratch.clone(),
+            tools: self.tools,
+            sandbox: self.sandbox,
+            staged: self.staged.clone(),
+            own: self.own,
+            selection: self.selection.clone(),
+            targets: self.targets.clone(),
+        })
+    }
+}
+
+/// Copies a cargo target folder but its `incremental` caches, which only the crate being
+/// mutated uses and a fork builds anew.
+fn copy_build(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let (source, dest) = (entry.path(), to.join(entry.file_name()));
+        let kind = entry.file_type()?;
+        if kind.is_dir() && entry.file_name() != "incremental" {
+            copy_build(&source, &dest)?;
+        } else if kind.is_file() {
+            std::fs::copy(&source, &dest)?;
+        }
+    }
+    Ok(())
 }
 
 impl CargoCopy<'_> {
@@ -323,10 +382,18 @@ impl CargoCopy<'_> {
         }
         let targets = self.targets().to_vec();
         let mut failed = BTreeMap::new();
+        // The project's own suite needs one kill, not all its killers: once one of its targets
+        // failed, its others do not run.
+        let mut own_killed = false;
         for (token, paths) in by_target {
             let Some(target) = targets.iter().find(|t| t.token == token) else {
                 continue;
             };
+            let own = !self.staged.contains_key(&root_of(&token));
+            if own && own_killed {
+                continue;
+            }
+            let failed_before = failed.len();
             let mut argv = vec![self.cargo(), "test".into(), "--no-fail-fast".into()];
             argv.extend(target.args.iter().cloned());
             argv.extend(["--".into(), "--exact".into()]);
@@ -352,6 +419,7 @@ impl CargoCopy<'_> {
                     failed.insert(id.to_string(), failed_at(&detail, &target.root));
                 }
             }
+            own_killed |= own && failed.len() > failed_before;
         }
         if failed.is_empty() {
             Verdict::Passed

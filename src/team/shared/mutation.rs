@@ -139,6 +139,7 @@ pub(crate) fn run(ctx: &RoleContext) -> Result<Mutation, RoleError> {
         budget: share,
         per_mutant: PER_MUTANT,
         max_mutants: ctx.config.mutation_max_mutants,
+        workers: ctx.config.mutation_workers.max(1),
         sandbox: sandbox.as_ref(),
         trace_timeout: None,
     };
