@@ -46,6 +46,8 @@ fn agent_writes_and_apply_delivers(p: &Project, good: &str, command: &[&str]) {
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the package",
             "--pipeline",
             "targeted",
@@ -150,7 +152,16 @@ fn an_agent_writes_rust_tests_that_pass_after_apply() {
         // No coverage to add to: no candidate can be accepted, and the reason says so.
         let cfg = family_config(&p);
         let out = p
-            .cmd(&["run", "test it", "--pipeline", "targeted", "-y", "--config"])
+            .cmd(&[
+                "run",
+                "--max-mutants",
+                QUICK_MUTANTS,
+                "test it",
+                "--pipeline",
+                "targeted",
+                "-y",
+                "--config",
+            ])
             .arg(cfg.to_str().unwrap())
             .args(&["--backend", "generator=fake"])
             .run();
@@ -180,6 +191,8 @@ fn an_agent_that_edits_a_file_in_its_copy_has_the_edit_taken_as_its_answer() {
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the calculator",
             "--pipeline",
             "targeted",

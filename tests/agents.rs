@@ -13,6 +13,8 @@ use crate::common::*;
 fn run_with(p: &Project, cfg: &Path, chain: &str, mode: &str) -> Output {
     p.cmd(&[
         "run",
+        "--max-mutants",
+        QUICK_MUTANTS,
         "test the calculator",
         "--pipeline",
         "targeted",
@@ -213,6 +215,8 @@ fn an_http_backend_after_a_429_writes_tests_and_a_replay_reproduces_them_offline
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the calculator",
             "--pipeline",
             "targeted",
@@ -280,7 +284,15 @@ fn a_bad_backend_config_is_refused_before_a_session_is_made() {
     let p = Project::fixture("python-calc");
     let cfg = config(&p, "[roles.generator]\nbackend = [\"nope\"]\n");
     let out = p
-        .cmd(&["run", "test it", "-y", "--config", cfg.to_str().unwrap()])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test it",
+            "-y",
+            "--config",
+            cfg.to_str().unwrap(),
+        ])
         .run();
     out.assert_code(2);
     assert!(out.stderr.contains("team-testing.toml"), "{}", out.stderr);
@@ -351,6 +363,8 @@ fn the_analyst_hands_its_narrative_to_an_agent_and_keeps_its_own_figures() {
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the calculator",
             "--pipeline",
             "standard",
@@ -429,6 +443,8 @@ fn a_chain_naming_an_agent_that_cannot_run_stops_before_any_work() {
     let run = |pipeline: &str, chain: &str| {
         p.cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the shop",
             "--pipeline",
             pipeline,
@@ -486,6 +502,8 @@ fn a_chain_naming_an_agent_that_cannot_run_stops_before_any_work() {
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the shop",
             "--pipeline",
             "targeted",

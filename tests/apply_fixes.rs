@@ -66,6 +66,8 @@ fn session_with_fixes() -> Fixed {
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the calculator",
             "--pipeline",
             "targeted",

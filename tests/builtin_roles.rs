@@ -11,7 +11,14 @@ fn builtin_targeted_run_on_python_measures_real_tests() {
         "calc/tokenizer.py",
         &tok.replace("OPERATORS = \"+-*/()\"", "OPERATORS = \"+-*/()%\""),
     );
-    let out = p.cmd(&["run", "test the new tokenizer"]).run();
+    let out = p
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test the new tokenizer",
+        ])
+        .run();
     // The built-in generator's smoke tests cannot reach 80% coverage: the gate is missed after
     // three rounds, which is a warning, not a failure.
     out.assert_code(0);

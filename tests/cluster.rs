@@ -49,7 +49,15 @@ const SHORT_LIMIT: Duration = Duration::from_secs(30);
 /// How long the started workers have to appear in `workers --json`.
 const WORKERS_LIMIT: Duration = Duration::from_secs(30);
 
-const RUN: [&str; 5] = ["run", "test calc", "--pipeline", "standard", "--yes"];
+const RUN: [&str; 7] = [
+    "run",
+    "--max-mutants",
+    QUICK_MUTANTS,
+    "test calc",
+    "--pipeline",
+    "standard",
+    "--yes",
+];
 
 /// One cluster test at a time (a poisoned lock is taken anyway: a failed test must not fail the
 /// others).
@@ -1187,6 +1195,8 @@ fn parallel_layers_on_two_executors_keep_their_own_runs() {
     let p = Project::fixture("python-calc");
     let args = [
         "run",
+        "--max-mutants",
+        QUICK_MUTANTS,
         "test calc",
         "--pipeline",
         "comprehensive",

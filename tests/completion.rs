@@ -96,6 +96,8 @@ fn deepen_adds_the_l3_layer_to_a_standard_run() {
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the shapes",
             "--pipeline",
             "standard",

@@ -90,7 +90,14 @@ fn bad_role_file_names_the_file() {
         "---\nrole: executor\nprefix: TESTRUN\n---\nno fields",
     );
     let out = p
-        .cmd(&["run", "test it", "--roles-dir", roles.to_str().unwrap()])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test it",
+            "--roles-dir",
+            roles.to_str().unwrap(),
+        ])
         .run();
     out.assert_code(2);
     assert!(
@@ -105,7 +112,14 @@ fn duplicate_prefix_is_refused() {
     let p = Project::fixture("python-calc");
     let roles = p.write_role("linter", "---\nrole: linter\nprefix: TESTRUN\ninner_loop: false\nmessage_types: []\nbackend: command\ncommand: [\"true\"]\n---\n");
     let out = p
-        .cmd(&["run", "test it", "--roles-dir", roles.to_str().unwrap()])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test it",
+            "--roles-dir",
+            roles.to_str().unwrap(),
+        ])
         .run();
     out.assert_code(2);
     assert!(
@@ -120,7 +134,14 @@ fn duplicate_prefix_is_refused() {
 fn missing_repo_is_an_error() {
     let p = Project::plain();
     let out = p
-        .cmd(&["run", "test it", "--repo", "/nonexistent/team-testing/repo"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test it",
+            "--repo",
+            "/nonexistent/team-testing/repo",
+        ])
         .run();
     out.assert_code(2);
     assert!(
@@ -134,7 +155,16 @@ fn missing_repo_is_an_error() {
 #[test]
 fn unknown_pipeline_is_an_error() {
     let p = Project::fixture("python-calc");
-    let out = p.cmd(&["run", "test it", "--pipeline", "huge"]).run();
+    let out = p
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test it",
+            "--pipeline",
+            "huge",
+        ])
+        .run();
     out.assert_code(2);
     assert!(
         out.stderr.contains("unknown pipeline 'huge'"),

@@ -591,7 +591,14 @@ fn a_layer_whose_only_failures_are_real_bugs_meets_its_gate_without_a_gc_round()
 fn an_l1_gate_leaves_entry_points_out_of_coverage_and_says_so() {
     let p = Project::fixture("python-contracts");
     let out = p
-        .cmd(&["run", "test the geometry", "--pipeline", "targeted"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test the geometry",
+            "--pipeline",
+            "targeted",
+        ])
         .run();
     out.assert_code(0);
     let id = out.session_id();

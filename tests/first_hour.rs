@@ -113,7 +113,9 @@ fn the_seeds_role_files_load_and_run_as_the_builtin_roles_with_their_body_as_pro
 #[test]
 fn archive_keeps_the_session_where_it_was_printed_and_refused_resume_changes_nothing() {
     let p = Project::fixture("python-calc");
-    let out = p.cmd(&["run", "test calc", "-y"]).run();
+    let out = p
+        .cmd(&["run", "--max-mutants", QUICK_MUTANTS, "test calc", "-y"])
+        .run();
     out.assert_code(0);
     let path = printed_session_path(&out);
     assert!(path.join("session.json").is_file(), "{}", path.display());
@@ -125,12 +127,15 @@ fn archive_keeps_the_session_where_it_was_printed_and_refused_resume_changes_not
         "archived"
     );
     // The deliverables and the log stay; the rebuildable copies are gone.
+    // Only the tests as written before minimization stay: nothing can make
+    // them again.
     assert!(path.join("analysis/quality-report.md").is_file());
     assert!(path.join(".msg/messages.jsonl").is_file());
-    assert_eq!(
-        std::fs::read_dir(path.join("workspace")).unwrap().count(),
-        0
-    );
+    let left: Vec<String> = std::fs::read_dir(path.join("workspace"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(left.iter().all(|name| name == "unminimized"), "{left:?}");
     let p_str = path.to_str().unwrap();
     p.cmd(&["status", p_str]).run().assert_code(0);
 
@@ -185,9 +190,19 @@ fn archive_keeps_the_session_where_it_was_printed_and_refused_resume_changes_not
 #[test]
 fn a_second_sessions_report_shows_the_trend_against_the_archived_first() {
     let p = Project::fixture("python-calc");
-    let first = p.cmd(&["run", "test calc", "-y"]).run();
+    let first = p
+        .cmd(&["run", "--max-mutants", QUICK_MUTANTS, "test calc", "-y"])
+        .run();
     first.assert_code(0);
-    let second = p.cmd(&["run", "test calc again", "-y"]).run();
+    let second = p
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test calc again",
+            "-y",
+        ])
+        .run();
     second.assert_code(0);
     let report = read_json(&printed_session_path(&second).join("analysis/report.json"));
     let previous: Vec<&str> = report["trends"]["previous"]
@@ -206,7 +221,16 @@ fn a_second_sessions_report_shows_the_trend_against_the_archived_first() {
 #[test]
 fn sessions_an_earlier_version_moved_into_archive_are_still_found_and_read() {
     let p = Project::fixture("python-calc");
-    let out = p.cmd(&["run", "test calc", "--completion", "keep"]).run();
+    let out = p
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test calc",
+            "--completion",
+            "keep",
+        ])
+        .run();
     out.assert_code(0);
     let id = out.session_id();
     // What an earlier version did on archive: status completed, folder moved to archive/.
@@ -235,7 +259,15 @@ fn sessions_an_earlier_version_moved_into_archive_are_still_found_and_read() {
         "the refusal moved it"
     );
     // A new session's trend reads it.
-    let next = p.cmd(&["run", "test calc again", "-y"]).run();
+    let next = p
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test calc again",
+            "-y",
+        ])
+        .run();
     next.assert_code(0);
     let r = read_json(&printed_session_path(&next).join("analysis/report.json"));
     assert_eq!(
@@ -250,7 +282,15 @@ fn an_untracked_notes_file_puts_the_whole_project_in_scope_and_says_why() {
     let p = Project::fixture("python-calc");
     p.write("notes.txt", "remember to test the calculator\n");
     let out = p
-        .cmd(&["run", "test calc", "--pipeline", "targeted", "-y"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test calc",
+            "--pipeline",
+            "targeted",
+            "-y",
+        ])
         .run();
     out.assert_code(0);
     assert!(
@@ -282,7 +322,15 @@ fn a_go_command_ends_with_not_applicable_layers_and_no_gc_rounds() {
     let p = Project::fixture("go-module");
     // The plan already says which tasks will have nothing to do.
     let dry = p
-        .cmd(&["run", "test tally", "--pipeline", "targeted", "--dry-run"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test tally",
+            "--pipeline",
+            "targeted",
+            "--dry-run",
+        ])
         .run();
     dry.assert_code(0);
     let will_run = tasks_that_will_run(&dry.stdout);
@@ -293,7 +341,15 @@ fn a_go_command_ends_with_not_applicable_layers_and_no_gc_rounds() {
         dry.stdout
     );
     let out = p
-        .cmd(&["run", "test tally", "--pipeline", "standard", "-y"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test tally",
+            "--pipeline",
+            "standard",
+            "-y",
+        ])
         .run();
     out.assert_code(0);
     let id = out.session_id();
@@ -345,6 +401,8 @@ fn l3_on_a_library_without_entry_points_is_not_applicable_and_out_of_the_score()
     let dry = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test calc",
             "--pipeline",
             "comprehensive",
@@ -360,7 +418,15 @@ fn l3_on_a_library_without_entry_points_is_not_applicable_and_out_of_the_score()
     );
     assert!(dry.stdout.contains("no entry points"), "{}", dry.stdout);
     let out = p
-        .cmd(&["run", "test calc", "--pipeline", "comprehensive", "-y"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test calc",
+            "--pipeline",
+            "comprehensive",
+            "-y",
+        ])
         .run();
     out.assert_code(0);
     let id = out.session_id();
@@ -435,7 +501,15 @@ fn the_plan_gate_takes_enter_as_proceed_and_shows_no_unlayered_group() {
 fn a_targeted_dry_run_lists_exactly_the_tasks_that_then_run() {
     let p = Project::fixture("python-calc");
     let out = p
-        .cmd(&["run", "test calc", "--pipeline", "targeted", "--dry-run"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test calc",
+            "--pipeline",
+            "targeted",
+            "--dry-run",
+        ])
         .run();
     out.assert_code(0);
     assert!(!out.stdout.contains("(no layer)"), "{}", out.stdout);
@@ -560,6 +634,8 @@ fn sessions_kept_elsewhere_in_the_repository_are_excluded_and_nothing_wider() {
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test calc",
             "--pipeline",
             "targeted",

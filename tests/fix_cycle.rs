@@ -9,7 +9,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::{config, fake_agent, read_json, Output, Project};
+use crate::common::{config, fake_agent, read_json, Output, Project, QUICK_MUTANTS};
 
 const TASK: &str = "fix the failing shop tests";
 
@@ -36,6 +36,8 @@ fn agent_config(p: &Project) -> String {
 fn run_fix(p: &Project, cfg: &str) -> crate::common::Cmd {
     p.cmd(&[
         "run",
+        "--max-mutants",
+        QUICK_MUTANTS,
         TASK,
         "--pipeline",
         "test-fix",
@@ -212,7 +214,17 @@ fn with_the_builtin_backend_only_each_bug_is_in_the_top_three_and_the_run_says_a
 {
     let p = Project::fixture("python-fixcycle");
     let before = tree(&p.repo);
-    let out = p.cmd(&["run", TASK, "--pipeline", "test-fix", "-y"]).run();
+    let out = p
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            TASK,
+            "--pipeline",
+            "test-fix",
+            "-y",
+        ])
+        .run();
     // A test-fix run that fixed nothing is not a success a script may take as one.
     out.assert_code(1);
     assert!(
@@ -281,7 +293,15 @@ fn a_kill_in_the_middle_of_an_iteration_then_resume_gives_the_same_commits_once(
 fn fix_continues_an_earlier_session_on_its_failing_tests() {
     let p = Project::fixture("python-fixcycle");
     let out = p
-        .cmd(&["run", "test the shop", "--pipeline", "targeted", "-y"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test the shop",
+            "--pipeline",
+            "targeted",
+            "-y",
+        ])
         .run();
     out.assert_code(0);
     let id = out.session_id();
@@ -400,6 +420,8 @@ fn files_that_would_make_git_run_programs_are_refused_and_a_project_in_a_subfold
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             TASK,
             "--pipeline",
             "test-fix",

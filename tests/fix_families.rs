@@ -11,7 +11,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::{config, fixtures, read_json, Project};
+use crate::common::{config, fixtures, read_json, Project, QUICK_MUTANTS};
 
 const TASK: &str = "fix the failing tests";
 
@@ -41,7 +41,17 @@ fn git_out(repo: &Path, args: &[&str]) -> String {
 /// With the built-in backend only: the run says an agent is needed, and each `bug` line
 /// (`file:line`) is among the top three modification points of its group.
 fn localisation_ranks_each_bug_in_its_top_three(p: &Project, bugs: &[&str]) {
-    let out = p.cmd(&["run", TASK, "--pipeline", "test-fix", "-y"]).run();
+    let out = p
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            TASK,
+            "--pipeline",
+            "test-fix",
+            "-y",
+        ])
+        .run();
     out.assert_code(1);
     let id = out.session_id();
     let st = read_json(&p.session_dir(&id).join("iteration-state.json"));
@@ -131,6 +141,8 @@ fn fixed_by_the_scripted_fixer(p: &Project) -> (String, Value) {
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             TASK,
             "--pipeline",
             "test-fix",
@@ -196,7 +208,17 @@ fn rust_the_cycle_localises_the_bug_and_a_scripted_fixer_fixes_it() {
     let p = Project::fixture("rust-fixcycle");
     if !crate::common::has_llvm_cov() {
         // Without per-test coverage the cycle cannot localise, and says what to install.
-        let out = p.cmd(&["run", TASK, "--pipeline", "test-fix", "-y"]).run();
+        let out = p
+            .cmd(&[
+                "run",
+                "--max-mutants",
+                QUICK_MUTANTS,
+                TASK,
+                "--pipeline",
+                "test-fix",
+                "-y",
+            ])
+            .run();
         assert_ne!(out.code, 0);
         assert!(
             format!("{}{}", out.stdout, out.stderr).contains("cargo-llvm-cov"),

@@ -46,7 +46,15 @@ fn last_run(p: &Project, id: &str, layer: &str) -> Value {
 fn standard_pipeline_on_the_python_fixture_reaches_the_l1_gate() {
     let p = Project::fixture("python-calc");
     let out = p
-        .cmd(&["run", "test the calculator", "--pipeline", "standard", "-y"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test the calculator",
+            "--pipeline",
+            "standard",
+            "-y",
+        ])
         .run();
     out.assert_code(0);
     let id = out.session_id();
@@ -103,7 +111,16 @@ fn the_same_seed_gives_the_same_tests_and_another_seed_others() {
     let p = Project::fixture("python-calc");
     let run = |seed: &str| {
         let out = p
-            .cmd(&["run", "test it", "--pipeline", "targeted", "--seed", seed])
+            .cmd(&[
+                "run",
+                "--max-mutants",
+                QUICK_MUTANTS,
+                "test it",
+                "--pipeline",
+                "targeted",
+                "--seed",
+                seed,
+            ])
             .run();
         out.assert_code(0);
         generated_py_files(&p, &out.session_id(), "L1-unit")
@@ -119,7 +136,14 @@ fn the_same_seed_gives_the_same_tests_and_another_seed_others() {
 fn broken_contracts_are_findings_and_never_asserted() {
     let p = Project::fixture("python-contracts");
     let out = p
-        .cmd(&["run", "test the geometry", "--pipeline", "targeted"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test the geometry",
+            "--pipeline",
+            "targeted",
+        ])
         .run();
     out.assert_code(0);
     let id = out.session_id();
@@ -194,6 +218,8 @@ fn apply_replaces_its_own_files_but_never_one_it_did_not_write_or_one_edited_sin
         let out = p
             .cmd(&[
                 "run",
+                "--max-mutants",
+                QUICK_MUTANTS,
                 "test it",
                 "--pipeline",
                 "standard",

@@ -19,6 +19,8 @@ fn generate(p: &Project) -> String {
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the causes",
             "--pipeline",
             "targeted",

@@ -37,8 +37,18 @@ fn a_module_gets_table_driven_tests_that_pass_under_go_test_after_apply() {
     }
     let p = Project::fixture("go-gen");
     let run = |task: &str, pipeline: &str| {
-        p.cmd(&["run", task, "--pipeline", pipeline, "-y", "--seed", "7"])
-            .run()
+        p.cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            task,
+            "--pipeline",
+            pipeline,
+            "-y",
+            "--seed",
+            "7",
+        ])
+        .run()
     };
     let out = run("test the module", "standard");
     out.assert_code(0);

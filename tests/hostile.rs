@@ -97,7 +97,10 @@ fn kept_session(p: &Project) -> (String, PathBuf) {
 #[test]
 fn an_empty_task_is_refused_before_a_session_exists() {
     let p = Project::fixture("python-calc");
-    refused(&p.cmd(&["run", "  "]).run(), &["the task text is empty"]);
+    refused(
+        &p.cmd(&["run", "--max-mutants", QUICK_MUTANTS, "  "]).run(),
+        &["the task text is empty"],
+    );
     assert!(!p.sessions.exists());
 }
 
@@ -122,7 +125,15 @@ fn a_repo_that_is_a_file_is_refused() {
     let p = Project::fixture("python-calc");
     let file = p.repo.join("README.md");
     refused(
-        &p.cmd(&["run", "t", "--repo", file.to_str().unwrap()]).run(),
+        &p.cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "t",
+            "--repo",
+            file.to_str().unwrap(),
+        ])
+        .run(),
         &["README.md does not exist or is not a directory"],
     );
     assert!(!p.sessions.exists());
@@ -139,6 +150,8 @@ fn binary_files_in_the_diff_are_no_trouble() {
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the calculator",
             "--pipeline",
             "targeted",
@@ -240,7 +253,14 @@ fn an_unwritable_sessions_dir_is_refused() {
     // Root writes anywhere, so "unwritable" is a path through a file.
     let under_a_file = p.repo.join("README.md").join("sessions");
     let out = p
-        .cmd(&["run", "t", "--sessions-dir", under_a_file.to_str().unwrap()])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "t",
+            "--sessions-dir",
+            under_a_file.to_str().unwrap(),
+        ])
         .run();
     refused(&out, &["README.md/sessions", "Not a directory"]);
 }
@@ -297,11 +317,27 @@ fn a_full_disk_stops_the_run_and_resume_finishes_it() {
 fn missing_spec_or_roles_dir_is_refused() {
     let p = Project::fixture("python-calc");
     refused(
-        &p.cmd(&["run", "t", "--spec", "no-such-config.json"]).run(),
+        &p.cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "t",
+            "--spec",
+            "no-such-config.json",
+        ])
+        .run(),
         &["no-such-config.json", "No such file"],
     );
     refused(
-        &p.cmd(&["run", "t", "--roles-dir", "no-such-roles"]).run(),
+        &p.cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "t",
+            "--roles-dir",
+            "no-such-roles",
+        ])
+        .run(),
         &["no-such-roles", "No such file"],
     );
     assert!(!p.sessions.exists());
@@ -466,11 +502,27 @@ fn coverage_of_files_outside_the_repo_is_left_out() {
 fn bad_run_controls_are_refused_naming_the_value() {
     let p = Project::fixture("python-calc");
     refused(
-        &p.cmd(&["run", "t", "--target", "L9=50"]).run(),
+        &p.cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "t",
+            "--target",
+            "L9=50",
+        ])
+        .run(),
         &["--target L9=50: no layer"],
     );
     refused(
-        &p.cmd(&["run", "t", "--coverage-preset", "lax"]).run(),
+        &p.cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "t",
+            "--coverage-preset",
+            "lax",
+        ])
+        .run(),
         &["--coverage-preset lax"],
     );
     assert!(!p.sessions.exists());

@@ -267,7 +267,15 @@ fn a_fresh_standard_run_on_python_calc_renders_in_chromium() {
     git(&p.repo, &["add", "."]);
     git(&p.repo, &["commit", "-q", "-m", "a test named with markup"]);
     let out = p
-        .cmd(&["run", "test the calculator", "--pipeline", "standard", "-y"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test the calculator",
+            "--pipeline",
+            "standard",
+            "-y",
+        ])
         .run();
     out.assert_code(0);
     let id = out.session_id();

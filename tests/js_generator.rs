@@ -60,6 +60,8 @@ fn must_hold(p: &Project, plain: &[&str], applied: &str, runner: &[&str]) {
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the package",
             "--pipeline",
             "standard",
@@ -148,6 +150,8 @@ fn must_hold(p: &Project, plain: &[&str], applied: &str, runner: &[&str]) {
     let again = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test it again",
             "--pipeline",
             "targeted",
@@ -203,7 +207,15 @@ fn a_commonjs_package_gets_require_based_tests_and_its_bin_is_run_under_l3() {
     );
     // L3: the package's bin, run as a user would.
     let out = p
-        .cmd(&["run", "test the cli", "--pipeline", "comprehensive", "-y"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test the cli",
+            "--pipeline",
+            "comprehensive",
+            "-y",
+        ])
         .run();
     out.assert_code(0);
     let e2e = generated_files(&p, &out.session_id(), "L3-e2e");
@@ -242,7 +254,16 @@ fn a_typescript_package_without_typescript_is_an_env_issue_naming_the_install() 
     std::fs::write(&manifest, serde_json::to_string_pretty(&pkg).unwrap()).unwrap();
     git(&p.repo, &["commit", "-qam", "no typescript"]);
     let out = p
-        .cmd(&["run", "test it", "--pipeline", "targeted", "--seed", "7"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test it",
+            "--pipeline",
+            "targeted",
+            "--seed",
+            "7",
+        ])
         .run();
     let id = out.session_id();
     let gen = generator_outcome(&p, &id, "L1-unit");
@@ -298,7 +319,16 @@ fn a_call_with_side_effects_is_blocked_reported_and_never_a_test() {
     git(&p.repo, &["add", "."]);
     git(&p.repo, &["commit", "-q", "-m", "effects"]);
     let out = p
-        .cmd(&["run", "test it", "--pipeline", "targeted", "--seed", "3"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test it",
+            "--pipeline",
+            "targeted",
+            "--seed",
+            "3",
+        ])
         .run();
     out.assert_code(0);
     let id = out.session_id();
@@ -327,6 +357,8 @@ fn a_gc_round_keeps_the_defect_tests_as_expected_failures() {
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test it",
             "--pipeline",
             "targeted",
@@ -385,6 +417,8 @@ fn apply_follows_the_projects_jest_config() {
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the package",
             "--pipeline",
             "targeted",
@@ -420,6 +454,8 @@ fn apply_and_the_executor_follow_the_projects_vitest_include() {
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the package",
             "--pipeline",
             "targeted",
@@ -483,6 +519,8 @@ fn issue32_a_request_constructor_gets_a_request_with_headers_and_its_methods_run
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the package",
             "--pipeline",
             "standard",
@@ -543,6 +581,8 @@ fn issue32_a_request_constructor_gets_a_request_with_headers_and_its_methods_run
     let again = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test it again",
             "--pipeline",
             "targeted",
@@ -568,6 +608,8 @@ fn a_ts_jest_package_gets_typescript_tests_its_own_jest_runs() {
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the selectors",
             "--pipeline",
             "targeted",

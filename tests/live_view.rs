@@ -182,7 +182,14 @@ fn run_on_a_terminal_draws_workers_and_layers_in_place_and_leaves_the_summary() 
 fn off_a_terminal_or_with_no_color_the_output_is_one_plain_line_per_message() {
     let p = Project::fixture("python-calc");
     let out = p
-        .cmd(&["run", "test the calculator", "--pipeline", "targeted"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test the calculator",
+            "--pipeline",
+            "targeted",
+        ])
         .run();
     out.assert_code(0);
     let messages = out.stdout.lines().filter(|l| l.contains(" → ")).count();
@@ -216,7 +223,14 @@ fn off_a_terminal_or_with_no_color_the_output_is_one_plain_line_per_message() {
 fn status_watch_follows_a_running_session_and_ends_with_it() {
     let p = Project::fixture("python-calc");
     let child = p
-        .cmd(&["run", "test the calculator", "--pipeline", "standard"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test the calculator",
+            "--pipeline",
+            "standard",
+        ])
         .spawn();
     // Wait for the session to exist, then watch it from a terminal.
     let found = wait_for(Duration::from_secs(60), || {

@@ -435,6 +435,8 @@ fn a_relative_roles_dir_works() {
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test it",
             "--pipeline",
             "targeted",
@@ -451,6 +453,8 @@ fn run_controls_set_the_targets_and_rounds_kept_in_the_session() {
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the calculator",
             "--pipeline",
             "targeted",
@@ -486,7 +490,17 @@ fn run_controls_set_the_targets_and_rounds_kept_in_the_session() {
             "expected standard, strict or minimum",
         ),
     ] {
-        let out = p.cmd(&["run", "test it", "-y", flag, value]).run();
+        let out = p
+            .cmd(&[
+                "run",
+                "--max-mutants",
+                QUICK_MUTANTS,
+                "test it",
+                "-y",
+                flag,
+                value,
+            ])
+            .run();
         out.assert_code(2);
         assert!(out.stderr.contains(problem), "{}", out.stderr);
     }
@@ -498,6 +512,8 @@ fn layer_restricts_the_pipeline_to_one_layer_and_keeps_it_connected() {
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the calculator",
             "--pipeline",
             "standard",
@@ -556,6 +572,8 @@ fn dry_run_plans_writes_the_strategy_runs_nothing_and_resume_runs_it() {
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the calculator",
             "--pipeline",
             "standard",

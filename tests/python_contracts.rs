@@ -50,7 +50,15 @@ fn layer_text(p: &Project, id: &str, layer: &str) -> String {
 fn docstring_examples_keep_doctest_semantics_and_only_a_real_failure_is_a_code_defect() {
     let p = Project::fixture("python-doctests");
     let out = p
-        .cmd(&["run", "test the almanac", "--pipeline", "targeted", "-y"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test the almanac",
+            "--pipeline",
+            "targeted",
+            "-y",
+        ])
         .run();
     out.assert_code(0);
     let id = out.session_id();
@@ -184,7 +192,15 @@ fn an_interpreter_whose_pytest_does_not_start_is_an_env_issue_that_names_it() {
     )
     .unwrap();
     let out = p
-        .cmd(&["run", "test the counts", "--pipeline", "targeted", "-y"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test the counts",
+            "--pipeline",
+            "targeted",
+            "-y",
+        ])
         .run();
     let id = out.session_id();
     let found = findings(&p, &id);
@@ -230,6 +246,8 @@ fn a_parser_is_searched_with_documents_in_its_own_grammar() {
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the notes reader",
             "--pipeline",
             "targeted",

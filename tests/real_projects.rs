@@ -21,7 +21,15 @@ fn strategist_data(p: &Project, id: &str) -> Value {
 fn issue32_apply_writes_into_the_checkout_it_is_given_and_refuses_another_project() {
     let p = Project::fixture("python-calc");
     let out = p
-        .cmd(&["run", "test the calculator", "--pipeline", "targeted", "-y"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test the calculator",
+            "--pipeline",
+            "targeted",
+            "-y",
+        ])
         .run();
     out.assert_code(0);
     let id = out.session_id();
@@ -128,6 +136,8 @@ fn issue32_a_mocha_projects_own_tests_are_its_baseline_and_its_own_command_runs_
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the package",
             "--pipeline",
             "standard",
@@ -193,7 +203,15 @@ fn issue32_a_mocha_projects_own_tests_are_its_baseline_and_its_own_command_runs_
 fn issue32_shell_scripts_docs_and_examples_count_for_nothing_and_coverage_only_rises() {
     let p = Project::fixture("python-scripts");
     let out = p
-        .cmd(&["run", "test the ledger", "--pipeline", "standard", "-y"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test the ledger",
+            "--pipeline",
+            "standard",
+            "-y",
+        ])
         .run();
     out.assert_code(0);
     let id = out.session_id();
@@ -246,6 +264,8 @@ fn issue32_a_test_fix_run_that_fixes_nothing_exits_1_says_what_is_needed_and_sta
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "fix the failing tests",
             "--pipeline",
             "test-fix",
@@ -282,7 +302,15 @@ fn issue32_a_test_fix_run_that_fixes_nothing_exits_1_says_what_is_needed_and_sta
 fn issue32_messages_name_what_exists_and_a_fix_pipeline_it_cannot_run_is_refused_up_front() {
     let p = Project::fixture("python-calc");
     let typo = p
-        .cmd(&["run", "x", "--pipeline", "standrad", "--dry-run"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "x",
+            "--pipeline",
+            "standrad",
+            "--dry-run",
+        ])
         .run();
     typo.assert_code(2);
     assert!(
@@ -315,7 +343,15 @@ fn issue32_messages_name_what_exists_and_a_fix_pipeline_it_cannot_run_is_refused
     let m = Project::plain();
     std::fs::remove_file(m.repo.join("main.py")).unwrap();
     let refused = m
-        .cmd(&["run", "fix it", "--pipeline", "test-fix", "-y"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "fix it",
+            "--pipeline",
+            "test-fix",
+            "-y",
+        ])
         .run();
     refused.assert_code(2);
     assert!(
@@ -339,7 +375,15 @@ fn issue32_the_reports_agree_on_layers_that_had_nothing_to_test_and_name_no_sess
     git(&p.repo, &["add", "-A"]);
     git(&p.repo, &["commit", "-q", "-m", "a program only"]);
     let out = p
-        .cmd(&["run", "test the crate", "--pipeline", "standard", "-y"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test the crate",
+            "--pipeline",
+            "standard",
+            "-y",
+        ])
         .run();
     out.assert_code(0);
     let id = out.session_id();
@@ -410,7 +454,15 @@ fn issue32_dependencies_are_fetched_before_the_sandbox_and_a_failed_fetch_names_
     // the project, so the sandboxed run without network builds it.
     let p = Project::fixture("rust-dep");
     let out = p
-        .cmd(&["run", "test the crate", "--pipeline", "targeted", "-y"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test the crate",
+            "--pipeline",
+            "targeted",
+            "-y",
+        ])
         .run();
     out.assert_code(0);
     let id = out.session_id();
@@ -429,7 +481,15 @@ fn issue32_dependencies_are_fetched_before_the_sandbox_and_a_failed_fetch_names_
     // infrastructure is not called fit.
     let g = Project::fixture("go-dep");
     let out = g
-        .cmd(&["run", "test the module", "--pipeline", "targeted", "-y"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test the module",
+            "--pipeline",
+            "targeted",
+            "-y",
+        ])
         .env("GOPROXY", "off")
         .run();
     out.assert_code(0);

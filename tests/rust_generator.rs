@@ -42,6 +42,8 @@ fn a_crate_gets_integration_tests_that_pass_under_cargo_test_after_apply() {
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the crate",
             "--pipeline",
             "standard",
@@ -138,6 +140,8 @@ fn a_crate_gets_integration_tests_that_pass_under_cargo_test_after_apply() {
     let again = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test it again",
             "--pipeline",
             "targeted",

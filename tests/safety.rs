@@ -48,6 +48,8 @@ fn applied_tests_run_by_plain_pytest_from_the_project_root_change_nothing_outsid
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the housekeeping helpers",
             "--pipeline",
             "standard",
@@ -187,6 +189,8 @@ fn an_agent_test_that_deletes_the_current_folder_is_rejected_by_the_accept_filte
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the housekeeping helpers",
             "--pipeline",
             "targeted",

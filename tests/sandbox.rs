@@ -113,6 +113,8 @@ fn the_builtin_generator_on_code_that_reaches_out_is_contained_and_each_attempt_
     let out = outside
         .env(p.cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the reach module",
             "--pipeline",
             "targeted",
@@ -305,7 +307,15 @@ fn allow_network_lets_a_test_reach_a_local_server_and_without_it_the_test_cannot
 fn a_machine_without_a_filesystem_sandbox_refuses_the_builtin_generator_and_says_why() {
     let p = Project::fixture("python-calc");
     let out = p
-        .cmd(&["run", "test the calculator", "--pipeline", "targeted", "-y"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test the calculator",
+            "--pipeline",
+            "targeted",
+            "-y",
+        ])
         .env("TEAM_TESTING_SANDBOX_DISABLE", "landlock,mountns")
         .run();
     out.assert_code(2);
@@ -325,6 +335,8 @@ fn a_machine_without_a_filesystem_sandbox_refuses_the_builtin_generator_and_says
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the calculator",
             "--pipeline",
             "targeted",
@@ -356,7 +368,15 @@ fn a_missing_network_namespace_is_named_at_start_and_in_the_report() {
     }
     let p = Project::fixture("python-calc");
     let out = p
-        .cmd(&["run", "test the calculator", "--pipeline", "targeted", "-y"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test the calculator",
+            "--pipeline",
+            "targeted",
+            "-y",
+        ])
         .env("TEAM_TESTING_SANDBOX_DISABLE", "netns")
         .run();
     out.assert_code(0);

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::common::{read_json, Output, Project};
+use crate::common::{read_json, Output, Project, QUICK_MUTANTS};
 
 /// scenarios.csv as (id -> column -> value).
 fn scenarios(p: &Project, id: &str) -> BTreeMap<String, BTreeMap<String, String>> {
@@ -27,8 +27,17 @@ fn scenarios(p: &Project, id: &str) -> BTreeMap<String, BTreeMap<String, String>
 
 /// `run TASK --pipeline PIPELINE --dry-run -y`: the plan only.
 fn plan_only(p: &Project, task: &str, pipeline: &str) -> Output {
-    p.cmd(&["run", task, "--pipeline", pipeline, "--dry-run", "-y"])
-        .run()
+    p.cmd(&[
+        "run",
+        "--max-mutants",
+        QUICK_MUTANTS,
+        task,
+        "--pipeline",
+        pipeline,
+        "--dry-run",
+        "-y",
+    ])
+    .run()
 }
 
 fn set_priority(p: &Project, id: &str, scenario: &str, priority: &str) {
@@ -277,7 +286,15 @@ fn a_second_run_after_one_that_left_gaps_takes_the_gap_route_aimed_at_those_line
     crate::common::git(&p.repo, &["add", "-A"]);
     crate::common::git(&p.repo, &["commit", "-q", "-m", "no requirements"]);
     let first = p
-        .cmd(&["run", "test the shop", "--pipeline", "targeted", "-y"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test the shop",
+            "--pipeline",
+            "targeted",
+            "-y",
+        ])
         .run();
     first.assert_code(0);
     let first_id = first.session_id();
@@ -307,6 +324,8 @@ fn the_reflective_strategy_reflects_each_iteration_and_stops_when_only_code_defe
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the shop",
             "--pipeline",
             "targeted",
@@ -348,6 +367,8 @@ fn the_reflective_strategy_reflects_each_iteration_and_stops_when_only_code_defe
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the shop",
             "--pipeline",
             "targeted",
@@ -387,6 +408,8 @@ fn an_agent_backend_writes_each_scenario_in_its_own_call() {
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the shop",
             "--pipeline",
             "targeted",

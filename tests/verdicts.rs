@@ -9,7 +9,15 @@ use crate::common::*;
 fn an_empty_string_crash_is_the_one_code_defect_and_ill_typed_or_clean_code_gets_none() {
     let p = Project::fixture("python-verdicts");
     let out = p
-        .cmd(&["run", "test the helpers", "--pipeline", "standard", "-y"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test the helpers",
+            "--pipeline",
+            "standard",
+            "-y",
+        ])
         .run();
     out.assert_code(0);
     let id = out.session_id();

@@ -321,6 +321,8 @@ fn roles_list_shows_every_role_with_its_backend_and_source() {
     let run = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the calculator",
             "--pipeline",
             "targeted",

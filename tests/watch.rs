@@ -87,6 +87,8 @@ fn applied_tests_of_code_that_reaches_out_natively_change_nothing_when_a_user_ru
     let out = p
         .cmd(&[
             "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
             "test the nasty helpers",
             "--pipeline",
             "standard",
@@ -199,7 +201,15 @@ fn a_requirement_whose_call_unlinks_natively_is_a_side_effect_and_no_code_defect
     git(&p.repo, &["add", "."]);
     git(&p.repo, &["commit", "-q", "-m", "native removal"]);
     let out = p
-        .cmd(&["run", "test native removal", "--pipeline", "targeted", "-y"])
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test native removal",
+            "--pipeline",
+            "targeted",
+            "-y",
+        ])
         .run();
     out.assert_code(0);
     let id = out.session_id();

@@ -39,6 +39,8 @@ pub struct NewSession {
     pub spec_dir: Option<PathBuf>,
     /// `--strategy NAME` of the GC rounds.
     pub strategy: Option<String>,
+    /// `--max-mutants N` of the mutation analysis.
+    pub max_mutants: Option<usize>,
     pub agents: AgentChoice,
     pub sandbox: SandboxSettings,
     /// The completion action to record.
@@ -98,6 +100,7 @@ pub fn create(new: &NewSession) -> Result<Created> {
     controls.max_iterations = new.max_iterations;
     controls.spec_dir = absolute(&new.spec_dir, "spec dir")?;
     controls.strategy = new.strategy.clone();
+    controls.max_mutants = new.max_mutants;
     controls.apply(&mut config);
     let scope = scope::analyse(&new.repo, new.base.as_deref())?;
     let selection = select(new, &config, &scope)?;

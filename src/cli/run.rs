@@ -74,6 +74,10 @@ pub struct RunArgs {
     /// Iterations of the test-fix loop (`--pipeline test-fix`; default 10).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_iterations: Option<u32>,
+    /// Mutants the mutation analysis samples at most (default: the config's
+    /// mutation_max_mutants, 300): fewer gives a faster, rougher mutation score.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_mutants: Option<u64>,
 }
 
 impl RunArgs {
@@ -96,6 +100,7 @@ impl RunArgs {
             max_iterations: self.max_iterations,
             spec_dir: self.spec_dir.clone(),
             strategy: self.strategy.clone(),
+            max_mutants: self.max_mutants.map(|n| n as usize),
             agents: self.drive.agents.choice(),
             sandbox: self.sandbox.settings()?,
             completion: self.drive.completion_action(),

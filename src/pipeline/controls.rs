@@ -43,6 +43,8 @@ pub struct RunControls {
     /// `--strategy NAME`: the GC rounds' starting strategy (conservative, aggressive, surgical)
     /// or `reflective` (a reflection each iteration decides the next; see team::shared::reflect).
     pub strategy: Option<String>,
+    /// `--max-mutants N`: mutants the analyst samples at most (a faster, rougher score).
+    pub max_mutants: Option<usize>,
 }
 
 impl RunControls {
@@ -110,6 +112,7 @@ impl RunControls {
             max_iterations: None,
             spec_dir: None,
             strategy: None,
+            max_mutants: None,
         })
     }
 
@@ -121,6 +124,9 @@ impl RunControls {
         }
         if let Some(n) = self.max_roles {
             config.max_roles = n;
+        }
+        if let Some(n) = self.max_mutants {
+            config.mutation_max_mutants = n;
         }
         if let Some((_, pcts)) = PRESETS
             .iter()

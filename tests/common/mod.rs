@@ -11,6 +11,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_team-testing");
+/// `run --max-mutants` for the tests about something else than mutation: a session's score
+/// still has its mutation term, from a sample small enough to keep CI short (the mutation tests
+/// run the default sample).
+pub const QUICK_MUTANTS: &str = "20";
 /// No command of a test may hang CI.
 const TIMEOUT: Duration = Duration::from_secs(180);
 
