@@ -184,6 +184,32 @@ fn issue32_a_mocha_projects_own_tests_are_its_baseline_and_its_own_command_runs_
             "a test of an example or of the project's own tests: {name}"
         );
     }
+    // mocha's report names no files, yet the project's suite is the mutation baseline, and the
+    // minimized layer keeps exactly the tests the analysis kept (names with a `[hash]` too).
+    let mutation = read_json(&session.join("results/mutation.json"));
+    assert!(
+        mutation["baseline"]["tests"].as_u64() >= Some(2),
+        "{mutation}"
+    );
+    let kept = mutation["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["layer"] == "L1-unit")
+        .map(|l| l["after"]["tests"].as_u64().unwrap())
+        .unwrap();
+    let written: usize = std::fs::read_dir(session.join("tests/L1-unit"))
+        .unwrap()
+        .flatten()
+        .map(|f| {
+            let source = std::fs::read_to_string(f.path()).unwrap();
+            source
+                .lines()
+                .filter(|l| l.trim_start().starts_with("it("))
+                .count()
+        })
+        .sum();
+    assert_eq!(written as u64, kept, "{mutation}");
 
     // The project's own command (`mocha … test/`, not recursive) runs the applied tests.
     let (ok, before) = npm_test_mocha(&p.repo);

@@ -92,15 +92,7 @@ pub fn mutate(o: &MutateOptions) -> Result<MutateSummary, MutateError> {
         return Err(MutateError::Unready(why));
     }
     let project = crate::testing::project_files::of_repo(repo, Some(framework));
-    // The project's tests, and the sources the family runs as tests too (a crate's roots hold
-    // its unit tests).
-    let tests: Vec<String> = project
-        .tests
-        .iter()
-        .filter(|t| analysis.is_own_language(t))
-        .chain(project.sources.iter().filter(|s| analysis.is_test_file(s)))
-        .cloned()
-        .collect();
+    let tests = crate::family::suites::own_test_files(analysis, &project);
     if tests.is_empty() {
         return Err(MutateError::NoTests {
             repo: repo.to_path_buf(),

@@ -155,6 +155,22 @@ pub fn frames_innermost_first(
     out
 }
 
+/// The project's own test files as `analysis` runs them (repository-relative): its test files
+/// in the family's language, and the sources the family runs as tests too (a crate's roots
+/// hold its unit tests).
+pub fn own_test_files(
+    analysis: &dyn SuiteAnalysis,
+    project: &crate::testing::project_files::ProjectFiles,
+) -> Vec<String> {
+    project
+        .tests
+        .iter()
+        .filter(|t| analysis.is_own_language(t))
+        .chain(project.sources.iter().filter(|s| analysis.is_test_file(s)))
+        .cloned()
+        .collect()
+}
+
 /// A family that can analyse suites under mutation. `Language::suite_analysis` hands it out;
 /// the capability table says why not for a family without one.
 pub trait SuiteAnalysis: Sync {
@@ -183,6 +199,11 @@ pub trait SuiteAnalysis: Sync {
     fn is_entry_point(&self, path: &str) -> bool;
     /// `source` without the tests `names` (top-level tests); None when no test is left in it.
     fn remove_tests(&self, source: &str, names: &BTreeSet<String>) -> Option<String>;
+    /// A test name that is one case of a function with several (pytest's `test_add[1-2]`): the
+    /// function stays when the case is dropped.
+    fn is_one_case_of_many(&self, _name: &str) -> bool {
+        false
+    }
     /// Pynguin's assertion minimization on one file: for each (test, the lines of its file
     /// where it noticed a mutant), the assertions of a test with several that noticed none
     /// while another did go. The new source and each dropped `test:line`; None when none go.

@@ -20,6 +20,10 @@ pub const HELPER: &str = include_str!("ttmut.py");
 pub struct PythonSuites;
 
 impl SuiteAnalysis for PythonSuites {
+    fn is_one_case_of_many(&self, name: &str) -> bool {
+        name.contains('[')
+    }
+
     fn unready(&self, tools: &Toolchain) -> Option<String> {
         (tools.coverage_tool.as_deref() != Some("coverage.py"))
             .then(|| format!("coverage.py is needed: {}", tools.coverage_reason))

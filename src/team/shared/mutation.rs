@@ -120,7 +120,7 @@ pub(crate) fn run(ctx: &RoleContext) -> Result<Mutation, RoleError> {
     let seed = ctx.session.load_state().map(|s| s.seed).unwrap_or(1);
     let budget = Duration::from_secs_f64(ctx.config.mutation_budget_s.max(0.0))
         .min(time_left(ctx.deadline)?.mul_f64(0.5));
-    let baseline_files = baseline_test_files(session, analysis);
+    let baseline_files = baseline_test_files(session, analysis, ctx.repo, framework);
     let suites = layers.len() + usize::from(!baseline_files.is_empty());
     let share = budget.div_f64(suites as f64);
     let s = |p: &Path| p.to_string_lossy().into_owned();
@@ -253,7 +253,12 @@ fn traces_a_scenario(test_id: &str) -> bool {
 }
 
 /// The project's own test files, as the baseline run found them.
-fn baseline_test_files(session: &Path, analysis: &dyn SuiteAnalysis) -> Vec<String> {
+fn baseline_test_files(
+    session: &Path,
+    analysis: &dyn SuiteAnalysis,
+    repo: &Path,
+    framework: Framework,
+) -> Vec<String> {
     let Ok(record) = read_json::<artifacts::RunRecord>(&session.join("results/baseline.json"))
     else {
         return Vec::new();
@@ -264,6 +269,12 @@ fn baseline_test_files(session: &Path, analysis: &dyn SuiteAnalysis) -> Vec<Stri
         .filter_map(|t| t.file.clone())
         .filter(|f| analysis.is_own_language(f))
         .collect();
+    if files.is_empty() && !record.tests().is_empty() {
+        // The runner's report names no files (mocha's JUnit): the project's test files, as
+        // `mutate` finds them.
+        let project = crate::testing::project_files::of_repo(repo, Some(framework));
+        return crate::family::suites::own_test_files(analysis, &project);
+    }
     files.into_iter().collect()
 }
 
@@ -523,8 +534,7 @@ fn drop_tests(
     for id in dropped {
         let parts: Vec<&str> = id.split("::").collect();
         if let [file, name] = parts.as_slice() {
-            // A parametrized case is one of several: its function stays.
-            if !name.contains('[') {
+            if !analysis.is_one_case_of_many(name) {
                 by_file.entry(file).or_default().insert(name.to_string());
             }
         }
