@@ -170,7 +170,27 @@ pub fn remove_tests(
         }
     }
     let missing = names.difference(&found).cloned().collect();
-    (out, missing)
+    (without_gaps(&out), missing)
+}
+
+/// The file's layout after blocks were cut out: one blank line between tests at most, none
+/// after the suite's opening line or before its closing one.
+fn without_gaps(source: &str) -> String {
+    let lines: Vec<&str> = source.lines().collect();
+    let mut out = String::with_capacity(source.len());
+    for (i, line) in lines.iter().enumerate() {
+        let blank = line.trim().is_empty();
+        let next_blank_or_close = lines
+            .get(i + 1)
+            .is_some_and(|next| next.trim().is_empty() || next.starts_with("});"));
+        let after_open = i > 0 && lines[i - 1].ends_with('{');
+        if blank && (next_blank_or_close || after_open) {
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
 }
 
 /// How many test blocks a generated file holds.
@@ -267,5 +287,23 @@ mod tests {
         assert!(out.contains("does not throw [bbbbbb]"), "{out}");
         assert!(!out.contains("f(1) [aaaaaa]"), "{out}");
         assert!(out.ends_with("  });\n});\n"), "{out}");
+    }
+
+    #[test]
+    fn removing_a_test_leaves_no_gap() {
+        let (left, missing) = remove_tests(FILE, &["f(1) [aaaaaa]".to_string()].into());
+        assert!(missing.is_empty());
+        assert_eq!(
+            left,
+            "import { f } from '../../src/m.js';\n\ndescribe(\"m\", () => {\n  test(\"f(\\\"\\\") does not throw [bbbbbb]\", () => {\n    assert.equal(typeof (f(\"\")), \"string\");\n  });\n});\n"
+        );
+        let (last, _) = remove_tests(
+            FILE,
+            &["f(\"\") does not throw [bbbbbb]".to_string()].into(),
+        );
+        assert!(
+            last.ends_with("    assert.equal(f(1), 2);\n  });\n});\n"),
+            "{last}"
+        );
     }
 }
