@@ -158,3 +158,53 @@ fn mutate_scores_the_projects_own_suite_and_names_the_survivors() {
         out.stderr
     );
 }
+
+/// On a CommonJS mocha project, the mutants run in one resident mocha (loaded once, the
+/// project's modules reloaded for each mutant) and come to the very verdicts that one mocha
+/// per run gives; the tree is left as it was.
+#[test]
+fn mocha_mutants_run_in_a_resident_mocha_with_the_verdicts_of_one_mocha_per_run() {
+    let p = Project::fixture("js-mocha");
+    let deps = fixtures().join("js-deps/node_modules");
+    assert!(deps.join(".bin/mocha").exists(), "run `npm ci` in js-deps");
+    std::os::unix::fs::symlink(deps, p.repo.join("node_modules")).unwrap();
+    let repo = p.repo.to_str().unwrap();
+    let mutate = |resident: bool| {
+        let log = p.tmp.path().join(format!("children-{resident}.jsonl"));
+        let mut cmd = p
+            .cmd(&["mutate", "--repo", repo, "--json", "--max-mutants", "25"])
+            .env("TEAM_TESTING_CHILD_LOG", log.to_str().unwrap());
+        if !resident {
+            cmd = cmd.env("TEAM_TESTING_NO_RESIDENT", "1");
+        }
+        let out = cmd.run();
+        out.assert_code(0);
+        let summary: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        let children = std::fs::read_to_string(&log).unwrap();
+        let answered = children.matches("(resident)").count();
+        (summary, answered)
+    };
+    let (warm, answered) = mutate(true);
+    let (cold, cold_answered) = mutate(false);
+    let mutants = warm["mutants"].as_u64().unwrap();
+    assert!(mutants >= 10, "{warm:#}");
+    // Every mutant that some test reaches ran there (and the unmutated code once more).
+    let reached = mutants - warm["no_coverage"].as_u64().unwrap();
+    assert!(
+        answered as u64 > reached,
+        "{answered} resident runs: {warm:#}"
+    );
+    assert_eq!(cold_answered, 0);
+    for key in [
+        "mutants",
+        "killed",
+        "survived",
+        "no_coverage",
+        "unviable",
+        "survivors",
+    ] {
+        assert_eq!(warm[key], cold[key], "{key}: {warm:#} vs {cold:#}");
+    }
+    assert!(warm["killed"].as_u64().unwrap() >= 1, "{warm:#}");
+    assert_eq!(git_status(&p.repo, false), "?? node_modules");
+}

@@ -30,6 +30,7 @@ mod run;
 mod tests;
 mod toolchain;
 mod trace;
+mod warm;
 mod workspace;
 
 use std::path::{Path, PathBuf};

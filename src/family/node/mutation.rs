@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use super::ctx::Ctx;
 use super::run::Coverage;
 use super::trace::{title_of, NodeTrace};
+use super::warm::{Warm, WarmMocha};
 use super::TESTS_DIR;
 use crate::family::mutants::{self, failed_at, Points, Verdict, WorkCopy};
 use crate::family::suites::{
@@ -91,10 +92,12 @@ impl SuiteAnalysis for NodeSuites {
                 return mutants::failed_all(jobs, &e);
             }
         };
-        match NodeCopy::new(ctx, jobs, &layers) {
+        // Bound to a name: the copy (and its resident mocha) must end before `layers` does.
+        let analysed = match NodeCopy::new(ctx, jobs, &layers) {
             Ok(mut copy) => mutants::analyse(&mut copy, jobs),
             Err(e) => mutants::failed_all(jobs, &e),
-        }
+        };
+        analysed
     }
 
     fn test_files(&self, dir: &Path) -> Vec<PathBuf> {
@@ -187,6 +190,8 @@ struct NodeCopy<'a> {
     file_of: BTreeMap<String, String>,
     /// The package's own test files: their lines are no code a mutant goes into.
     own_tests: BTreeSet<String>,
+    /// mocha kept loaded for the mutants' runs, where the project allows it.
+    warm: Option<WarmMocha<'a>>,
 }
 
 impl<'a> NodeCopy<'a> {
@@ -220,7 +225,9 @@ impl<'a> NodeCopy<'a> {
             .tests
             .into_iter()
             .collect();
+        let warm = WarmMocha::new(&ctx);
         Ok(NodeCopy {
+            warm,
             ctx,
             jobs,
             layers,
@@ -235,6 +242,12 @@ impl<'a> NodeCopy<'a> {
     fn run_files(&mut self, files: &[String], coverage: Coverage, timeout: Duration) -> RunOutput {
         let paths: Vec<PathBuf> = files.iter().map(|f| self.ctx.copy.join(f)).collect();
         let mut out = RunOutput::default();
+        if let (Coverage::Off, Some(warm)) = (coverage, self.warm.as_mut()) {
+            if let Warm::Ran = warm.run(&self.ctx, &paths, timeout, &mut out) {
+                return out;
+            }
+            out = RunOutput::default();
+        }
         self.ctx.set_deadline(Instant::now() + timeout);
         self.ctx.run_tests_with(&paths, None, coverage, &mut out);
         out

@@ -13,6 +13,7 @@
 //! alone cannot tell; the crate roots stand for them (a root in the selection runs every unit
 //! test of its target). Their code is still code: reach and `is_code` count it.
 
+mod direct;
 mod test_code;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -221,6 +222,8 @@ pub(super) struct Target {
     pub root: String,
     /// What selects it on cargo's command line (`--lib`, `--test calc`, `-p geo`).
     pub args: Vec<String>,
+    /// Its package's folder (mirror-relative, empty at the root): where cargo runs its tests.
+    pub dir: String,
 }
 
 #[derive(Deserialize)]
@@ -231,6 +234,7 @@ struct Metadata {
 #[derive(Deserialize)]
 struct Package {
     name: String,
+    manifest_path: PathBuf,
     targets: Vec<MetaTarget>,
 }
 
@@ -248,6 +252,12 @@ pub(super) fn targets_of(json: &str, roots: &[&Path]) -> Result<Vec<Target>, ser
     let several = meta.packages.len() > 1;
     let mut out = Vec::new();
     for package in &meta.packages {
+        let dir = package
+            .manifest_path
+            .parent()
+            .and_then(|d| roots.iter().find_map(|r| d.strip_prefix(r).ok()))
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
         for t in &package.targets {
             let Some(root) = roots
                 .iter()
@@ -272,7 +282,12 @@ pub(super) fn targets_of(json: &str, roots: &[&Path]) -> Result<Vec<Target>, ser
             } else {
                 root.clone()
             };
-            out.push(Target { token, root, args });
+            out.push(Target {
+                token,
+                root,
+                args,
+                dir: dir.clone(),
+            });
         }
     }
     Ok(out)
@@ -326,6 +341,8 @@ struct Cargo<'a> {
     /// The mirror as given and canonical (paths in cargo's output may be either).
     mirror: PathBuf,
     real: PathBuf,
+    /// The toolchain's LLVM tools, once looked for; None when a test runs under cargo-llvm-cov.
+    llvm: std::cell::OnceCell<Option<direct::LlvmTools>>,
 }
 
 impl<'a> Cargo<'a> {
@@ -365,6 +382,7 @@ impl<'a> Cargo<'a> {
             profiles,
             mirror: job.mirror.to_path_buf(),
             real: std::fs::canonicalize(job.mirror).unwrap_or_else(|_| job.mirror.into()),
+            llvm: std::cell::OnceCell::new(),
         })
     }
 
@@ -408,8 +426,9 @@ impl<'a> Cargo<'a> {
             .map_err(|e| Step::Problem(format!("cargo metadata is unreadable: {e}")))
     }
 
-    /// The tests of `target`, listed by its instrumented build (which later runs reuse).
-    fn list(&self, target: &Target) -> Result<Vec<String>, Step> {
+    /// The tests of `target`, listed by its instrumented build (which later runs reuse), and
+    /// that build's test binary when cargo named it.
+    fn list(&self, target: &Target) -> Result<Listed, Step> {
         let run = self.run(
             &["llvm-cov", "--no-report"],
             &target.args,
@@ -423,12 +442,16 @@ impl<'a> Cargo<'a> {
                 build_errors(&text)
             )));
         }
-        Ok(run
+        let names = run
             .stdout
             .lines()
             .filter_map(|l| l.strip_suffix(": test"))
             .map(String::from)
-            .collect())
+            .collect();
+        Ok(Listed {
+            names,
+            binary: direct::test_binary(&run.stderr),
+        })
     }
 
     /// Runs test `path` of `target` alone under coverage: its outcome and report, the LCOV in
@@ -455,33 +478,44 @@ impl<'a> Cargo<'a> {
             &lcov_arg,
         ];
         let run = self.run(&args, &target.args, &["--exact", path])?;
-        let text = interleave(&run.stdout, &run.stderr);
-        let parsed = parse_libtest(&text);
-        if parsed.build_failed {
-            return Err(Step::DoesNotBuild(build_errors(&text)));
-        }
-        let reach = match parsed.cases.iter().find(|c| c.id == path) {
-            Some(case) => TestReach {
-                outcome: outcome(case.status).into(),
-                reached: BTreeMap::new(),
-                detail: (outcome(case.status) == "failed")
-                    .then(|| case.detail.clone().unwrap_or_default()),
-            },
-            // Started but never reported: the test binary died (abort, stack overflow).
-            None if parsed.incomplete => TestReach {
-                outcome: "failed".into(),
-                reached: BTreeMap::new(),
-                detail: Some(tail_lines(&text, CRASH_LINES)),
-            },
-            None => {
-                return Err(Step::Problem(format!(
-                    "{}::{path}: no such test",
-                    target.token
-                )))
-            }
-        };
+        let reach = outcome_of(&run, target, path)?;
         Ok((reach, parse_lcov(&lcov).ok()))
     }
+}
+
+/// What the test binary's run said of test `path`: its outcome and failure report.
+fn outcome_of(run: &Captured, target: &Target, path: &str) -> Result<TestReach, Step> {
+    let text = interleave(&run.stdout, &run.stderr);
+    let parsed = parse_libtest(&text);
+    if parsed.build_failed {
+        return Err(Step::DoesNotBuild(build_errors(&text)));
+    }
+    Ok(match parsed.cases.iter().find(|c| c.id == path) {
+        Some(case) => TestReach {
+            outcome: outcome(case.status).into(),
+            reached: BTreeMap::new(),
+            detail: (outcome(case.status) == "failed")
+                .then(|| case.detail.clone().unwrap_or_default()),
+        },
+        // Started but never reported: the test binary died (abort, stack overflow).
+        None if parsed.incomplete => TestReach {
+            outcome: "failed".into(),
+            reached: BTreeMap::new(),
+            detail: Some(tail_lines(&text, CRASH_LINES)),
+        },
+        None => {
+            return Err(Step::Problem(format!(
+                "{}::{path}: no such test",
+                target.token
+            )))
+        }
+    })
+}
+
+/// A target's listed tests, and its instrumented test binary when known.
+struct Listed {
+    names: Vec<String>,
+    binary: Option<PathBuf>,
 }
 
 /// Why a step of the trace gave nothing.
@@ -559,12 +593,17 @@ fn trace_all(
     let mut reach = ReachMap::new(&cargo.mirror, &cargo.real);
     for (i, names) in plan(&job.selection, &targets, &mut out.problems) {
         let target = &targets[i];
-        let listed = match names {
-            Some(n) => Ok(n.into_iter().collect()),
-            None => cargo.list(target),
+        // Also with the names given: the listing builds the binary and names it. When it
+        // fails, each test goes through cargo-llvm-cov, which says why.
+        let listed = match (names, cargo.list(target)) {
+            (Some(n), listed) => Ok(Listed {
+                names: n.into_iter().collect(),
+                binary: listed.ok().and_then(|l| l.binary),
+            }),
+            (None, listed) => listed,
         };
-        let names: Vec<String> = match listed {
-            Ok(n) => n,
+        let Listed { names, binary } = match listed {
+            Ok(l) => l,
             Err(step) => {
                 step.noted(&mut out.problems)?;
                 continue;
@@ -572,7 +611,15 @@ fn trace_all(
         };
         for path in names {
             let id = format!("{}::{path}", target.token);
-            match cargo.trace_test(target, &path, out.tests.len()) {
+            let n = out.tests.len();
+            let direct = binary
+                .as_deref()
+                .and_then(|b| cargo.trace_direct(target, b, &path, n));
+            let traced = match direct {
+                Some(traced) => traced,
+                None => cargo.trace_test(target, &path, n),
+            };
+            match traced {
                 Ok((mut test, Some(lcov))) => {
                     test.reached = reach.reach(lcov, &|f| trace.is_code(f));
                     out.tests.insert(id, test);

@@ -14,6 +14,7 @@ fn target(token: &str, root: &str, args: &[&str]) -> Target {
         token: token.into(),
         root: root.into(),
         args: args.iter().map(|a| a.to_string()).collect(),
+        dir: String::new(),
     }
 }
 
@@ -116,7 +117,7 @@ fn frames_are_the_project_frames_of_a_panic_innermost_last() {
 
 #[test]
 fn cargo_metadata_gives_the_testable_targets() {
-    let json = r#"{"packages":[{"name":"shapes","targets":[
+    let json = r#"{"packages":[{"name":"shapes","manifest_path":"/m/Cargo.toml","targets":[
         {"name":"shapes","kind":["lib"],"src_path":"/m/src/lib.rs"},
         {"name":"shapes","kind":["bin"],"src_path":"/m/src/main.rs"},
         {"name":"calc","kind":["test"],"src_path":"/real/m/tests/calc.rs"},
@@ -133,16 +134,19 @@ fn cargo_metadata_gives_the_testable_targets() {
         ]
     );
     let workspace = r#"{"packages":[
-        {"name":"geo","targets":[{"name":"geo","kind":["lib"],"src_path":"/m/crates/geo/src/lib.rs"}]},
-        {"name":"app","targets":[{"name":"app","kind":["lib"],"src_path":"/m/src/lib.rs"}]}]}"#;
+        {"name":"geo","manifest_path":"/m/crates/geo/Cargo.toml","targets":[{"name":"geo","kind":["lib"],"src_path":"/m/crates/geo/src/lib.rs"}]},
+        {"name":"app","manifest_path":"/m/Cargo.toml","targets":[{"name":"app","kind":["lib"],"src_path":"/m/src/lib.rs"}]}]}"#;
     assert_eq!(
         targets_of(workspace, &roots).unwrap(),
         [
-            target(
-                "crates/geo/src/lib.rs",
-                "crates/geo/src/lib.rs",
-                &["--lib", "--package", "geo"]
-            ),
+            Target {
+                dir: "crates/geo".into(),
+                ..target(
+                    "crates/geo/src/lib.rs",
+                    "crates/geo/src/lib.rs",
+                    &["--lib", "--package", "geo"],
+                )
+            },
             target("lib", "src/lib.rs", &["--lib", "--package", "app"]),
         ]
     );

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use dashmap::DashSet;
 
+pub mod resident;
+
 /// Why a child gave no output: it could not start, be waited for, or ran past its time.
 #[derive(Debug, thiserror::Error)]
 pub enum ProcError {
@@ -109,7 +111,10 @@ pub fn run_captured_input(
 
 /// `TEAM_TESTING_CHILD_LOG=<file>`: one JSON line per finished child (program, start, wall
 /// time), so the end-to-end benchmark can tell the children's time from the runtime's own.
-fn note_child_time(program: &str, (wall_start, start): (std::time::SystemTime, Instant)) {
+pub(crate) fn note_child_time(
+    program: &str,
+    (wall_start, start): (std::time::SystemTime, Instant),
+) {
     let Some(path) = std::env::var_os("TEAM_TESTING_CHILD_LOG") else {
         return;
     };
