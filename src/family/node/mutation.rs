@@ -192,6 +192,8 @@ struct NodeCopy<'a> {
     own_tests: BTreeSet<String>,
     /// mocha kept loaded for the mutants' runs, where the project allows it.
     warm: Option<WarmMocha<'a>>,
+    /// Whether the unmutated run is done.
+    ran_once: bool,
 }
 
 impl<'a> NodeCopy<'a> {
@@ -228,6 +230,7 @@ impl<'a> NodeCopy<'a> {
         let warm = WarmMocha::new(&ctx);
         Ok(NodeCopy {
             warm,
+            ran_once: false,
             ctx,
             jobs,
             layers,
@@ -326,6 +329,43 @@ impl WorkCopy for NodeCopy<'_> {
     }
 
     fn run(&mut self, module: &Path, text: &str, tests: &[String], timeout: Duration) -> Verdict {
+        // An ES module stays loaded in the resident mocha once imported: its mutants run in a
+        // mocha of their own.
+        let esm = module.extension().is_some_and(|e| e == "mjs" || e == "mts");
+        let warm = if esm { self.warm.take() } else { None };
+        let verdict = self.run_mutant(module, text, tests, timeout);
+        if warm.is_some() {
+            self.warm = warm;
+        }
+        // The first run is the unmutated code's: if it fails in the resident mocha, the
+        // resident is not to be trusted here, and a mocha per run decides from now on.
+        if !self.ran_once {
+            self.ran_once = true;
+            if verdict != Verdict::Passed && self.warm.take().is_some() {
+                return self.run_mutant(module, text, tests, timeout);
+            }
+        }
+        verdict
+    }
+
+    /// A fork knows the trace already, and starts after the unmutated run.
+    fn fork(&self, n: usize) -> Result<Self, MutationError> {
+        let mut copy = self.fork_copy(n)?;
+        copy.ran_once = true;
+        copy.warm = copy.warm.filter(|_| self.warm.is_some());
+        Ok(copy)
+    }
+}
+
+impl NodeCopy<'_> {
+    /// `text` in place of `module` in the copy, and the test files that reach it run.
+    fn run_mutant(
+        &mut self,
+        module: &Path,
+        text: &str,
+        tests: &[String],
+        timeout: Duration,
+    ) -> Verdict {
         let Ok(rel) = module.strip_prefix(&self.mirror) else {
             return Verdict::Unviable(format!("{} is not in the mirror", module.display()));
         };
@@ -416,7 +456,7 @@ impl WorkCopy for NodeCopy<'_> {
     }
 
     /// A package copy of its own, with the same test files, that knows what the trace learned.
-    fn fork(&self, n: usize) -> Result<Self, MutationError> {
+    fn fork_copy(&self, n: usize) -> Result<Self, MutationError> {
         let Some(layer) = self.layers.get(n) else {
             return Err(MutationError::NoResult {
                 suite: self.jobs[0].name.clone(),

@@ -28,6 +28,8 @@ pub(super) struct WarmMocha<'a> {
     /// Why it does not serve this project (then every run is a cold one).
     unready: Option<String>,
     losses: u32,
+    /// The last request's number: an answer must carry it.
+    seq: u64,
 }
 
 /// What the resident mocha made of a request.
@@ -59,6 +61,7 @@ impl<'a> WarmMocha<'a> {
             marker: format!("@@team-testing-mocha-{nonce}@@"),
             unready: None,
             losses: 0,
+            seq: 0,
         })
     }
 
@@ -73,9 +76,16 @@ impl<'a> WarmMocha<'a> {
         if self.unready.is_some() {
             return Warm::Cold;
         }
+        // ES modules stay loaded once imported: a mutant of one would never be seen.
+        let esm = |f: &PathBuf| f.extension().is_some_and(|e| e == "mjs" || e == "mts");
+        if files.iter().any(esm) {
+            return Warm::Cold;
+        }
         let junit = ctx.result_file("junit", "xml").0;
         let _ = std::fs::remove_file(&junit);
-        let request = serde_json::json!({ "files": files, "junit": junit }).to_string();
+        self.seq += 1;
+        let request =
+            serde_json::json!({ "seq": self.seq, "files": files, "junit": junit }).to_string();
         let marker = self.marker.clone();
         let Some(resident) = self.resident(ctx) else {
             return Warm::Cold;
@@ -87,20 +97,21 @@ impl<'a> WarmMocha<'a> {
                 out.timed_out = true;
                 return Warm::Ran;
             }
-            Err(_) => {
-                self.resident = None;
-                self.losses += 1;
-                if self.losses >= MAX_LOSSES {
-                    self.unready = Some("it ended during runs".into());
-                }
-                return Warm::Cold;
-            }
+            Err(_) => return self.lost("it ended during runs"),
         };
         let answer: serde_json::Value = serde_json::from_str(&reply.answer).unwrap_or_default();
         if let Some(why) = answer["unready"].as_str() {
             self.unready = Some(why.to_string());
             self.resident = None;
             return Warm::Cold;
+        }
+        if answer["seq"].as_u64() != Some(self.seq) {
+            return self.lost("its answer was not to the request");
+        }
+        // A run that left a handle open: a mocha of its own would wait on it, so that one
+        // decides, in a worker that starts afresh.
+        if answer["dirty"].as_bool() == Some(true) {
+            return self.lost("runs leave handles open");
         }
         self.losses = 0;
         let failures = answer["failures"].as_u64().unwrap_or(1);
@@ -128,6 +139,17 @@ impl<'a> WarmMocha<'a> {
         Warm::Ran
     }
 
+    /// Drops the worker after a run it could not answer faithfully; after [`MAX_LOSSES`] in a
+    /// row it is not started again (`why`).
+    fn lost(&mut self, why: &str) -> Warm {
+        self.resident = None;
+        self.losses += 1;
+        if self.losses >= MAX_LOSSES {
+            self.unready = Some(why.into());
+        }
+        Warm::Cold
+    }
+
     /// The running worker, started when there is none.
     fn resident(&mut self, ctx: &Ctx<'a>) -> Option<&mut Resident<'a>> {
         if self.resident.as_mut().is_some_and(|r| !r.alive()) {
@@ -136,12 +158,13 @@ impl<'a> WarmMocha<'a> {
         if self.resident.is_none() {
             let node = ctx.node();
             let script = self.script.display().to_string();
-            let argv = [node.as_str(), script.as_str(), self.marker.as_str()];
+            let argv = [node.as_str(), script.as_str()];
             let sandbox = ctx
                 .spec
                 .sandbox
                 .map(|s| s as &(dyn crate::proc::Confinement + Sync));
-            match Resident::start(sandbox, &argv, &ctx.copy, &[]) {
+            let env = [("TT_MOCHA_MARKER", self.marker.as_str())];
+            match Resident::start(sandbox, &argv, &ctx.copy, &env) {
                 Ok(r) => self.resident = Some(r),
                 Err(e) => {
                     self.unready = Some(e.to_string());

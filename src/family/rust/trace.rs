@@ -342,7 +342,7 @@ struct Cargo<'a> {
     mirror: PathBuf,
     real: PathBuf,
     /// The toolchain's LLVM tools, once looked for; None when a test runs under cargo-llvm-cov.
-    llvm: std::cell::OnceCell<Option<direct::LlvmTools>>,
+    llvm: std::cell::OnceCell<Option<super::gen::coverage::LlvmTools>>,
 }
 
 impl<'a> Cargo<'a> {

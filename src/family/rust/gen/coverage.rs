@@ -80,6 +80,11 @@ impl LlvmTools {
         (tools.profdata.is_file() && tools.cov.is_file()).then_some(tools)
     }
 
+    /// llvm-profdata and llvm-cov.
+    pub fn paths(&self) -> (&Path, &Path) {
+        (&self.profdata, &self.cov)
+    }
+
     /// The counters of `crate_name`'s functions that `profile` recorded as run (None when the
     /// profile is missing or unreadable: the run died before writing it).
     pub fn counters(&self, profile: &Path, crate_name: &str) -> Option<Counts> {

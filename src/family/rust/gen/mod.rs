@@ -7,7 +7,7 @@
 
 mod api;
 mod candidates;
-mod coverage;
+pub(super) mod coverage;
 mod deliver;
 mod docs;
 mod edit;
@@ -247,6 +247,7 @@ fn run(job: &GenJob) -> Result<GenResult, RustGenError> {
                 lines_covered: lines.map_or(0, |l| l.lines_covered),
                 import_error: None,
                 import_error_kind: None,
+                calls: Vec::new(),
             }
         })
         .collect();

@@ -2,48 +2,19 @@
 //! the binary that `cargo llvm-cov` built runs with `--exact <path>` and a raw profile of its
 //! own, then the toolchain's llvm-profdata and llvm-cov turn that profile into LCOV, as
 //! cargo-llvm-cov does. About 25 ms a test where `cargo llvm-cov` takes 200 ms, with the same
-//! lines. Whatever this way cannot do (no LLVM tools, a report too big to capture) goes back to
-//! `cargo llvm-cov` for that test.
+//! lines. Only a test that passes this way and whose profile is the binary's alone is taken;
+//! anything else (no LLVM tools, a failure, a test that ran another of the crate's programs,
+//! a report too big to capture) goes back to `cargo llvm-cov` for that test, which runs it as
+//! cargo does, with every built program's coverage.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use super::{outcome_of, Cargo, Step, Target};
+use crate::family::rust::gen::coverage::LlvmTools;
 use crate::family::suites::TestReach;
 use crate::testing::exec::Exec;
 use crate::testing::lcov::parse_lcov;
 use crate::testing::report::CoverageReport;
-
-/// The LLVM tools of the toolchain that built the test binaries (rustup's llvm-tools).
-pub(super) struct LlvmTools {
-    profdata: PathBuf,
-    cov: PathBuf,
-}
-
-impl LlvmTools {
-    /// llvm-profdata and llvm-cov of the rustc that builds in `dir` (a rust-toolchain file
-    /// there chooses it); None when the toolchain has none.
-    fn find(dir: &Path) -> Option<Self> {
-        let ask = |args: &[&str]| {
-            crate::proc::run_captured(args, dir, Duration::from_secs(60))
-                .ok()
-                .filter(|c| c.success())
-                .map(|c| c.stdout)
-        };
-        let sysroot = ask(&["rustc", "--print", "sysroot"])?;
-        let version = ask(&["rustc", "-vV"])?;
-        let host = version.lines().find_map(|l| l.strip_prefix("host: "))?;
-        let bin = Path::new(sysroot.trim())
-            .join("lib/rustlib")
-            .join(host.trim())
-            .join("bin");
-        let tools = LlvmTools {
-            profdata: bin.join("llvm-profdata"),
-            cov: bin.join("llvm-cov"),
-        };
-        (tools.profdata.is_file() && tools.cov.is_file()).then_some(tools)
-    }
-}
 
 /// The test binary cargo ran, from its `Running unittests src/lib.rs (<binary>)` line.
 pub(super) fn test_binary(stderr: &str) -> Option<PathBuf> {
@@ -92,12 +63,14 @@ impl Cargo<'_> {
         let argv = [binary.display().to_string(), "--exact".into(), path.into()];
         let run = match exec.run(&argv) {
             Ok(run) => run,
-            Err(e) => return Some(Err(Step::Exec(e))),
+            Err(e @ crate::testing::exec::ExecError::TimedOut { .. }) => {
+                return Some(Err(Step::Exec(e)))
+            }
+            Err(_) => return None,
         };
-        let reach = match outcome_of(&run, target, path) {
-            Ok(reach) => reach,
-            Err(step) => return Some(Err(step)),
-        };
+        let reach = outcome_of(&run, target, path)
+            .ok()
+            .filter(|r| r.outcome == "passed")?;
         let lcov = self.lcov_of(tools, &exec, binary, &raw, n)?;
         Some(Ok((reach, Some(lcov))))
     }
@@ -117,12 +90,15 @@ impl Cargo<'_> {
             .map(|e| e.path().display().to_string())
             .filter(|p| p.ends_with(".profraw"))
             .collect();
-        if profiles.is_empty() {
+        // One profile per program that ran: more than one means the test started another of
+        // the crate's programs, whose coverage only cargo-llvm-cov's export has.
+        if profiles.len() != 1 {
             return None;
         }
         let merged = self.reports.join(format!("{n}.profdata"));
+        let (profdata, cov) = tools.paths();
         let mut merge = vec![
-            tools.profdata.display().to_string(),
+            profdata.display().to_string(),
             "merge".into(),
             "-sparse".into(),
         ];
@@ -130,7 +106,7 @@ impl Cargo<'_> {
         merge.extend(["-o".into(), merged.display().to_string()]);
         exec.run(&merge).ok().filter(|r| r.success())?;
         let export = [
-            tools.cov.display().to_string(),
+            cov.display().to_string(),
             "export".into(),
             "-format=lcov".into(),
             format!("-instr-profile={}", merged.display()),
