@@ -6,6 +6,7 @@ mod agent_families;
 mod agents;
 mod apply_fixes;
 mod architecture;
+mod behaviour;
 mod builtin_roles;
 mod cluster;
 mod completion;

@@ -39,6 +39,14 @@ pub struct ApplyArgs {
     /// Apply one layer's tests only (L1, L2 or L3).
     #[arg(long, value_name = "LAYER")]
     pub layer: Option<String>,
+    /// Also apply the tests asserting the behaviour the change brought (every behaviour change,
+    /// or the ones named: `--keep-new B1,B3`): the change was intended.
+    #[arg(long, value_name = "ID", num_args = 0.., value_delimiter = ',')]
+    pub keep_new: Option<Vec<String>>,
+    /// Also apply the regression tests asserting the behaviour before the change (all, or the
+    /// ones named): the change broke it, and these fail until the code is fixed.
+    #[arg(long, value_name = "ID", num_args = 0.., value_delimiter = ',')]
+    pub keep_old: Option<Vec<String>>,
 }
 
 /// Where apply remembers what it wrote (repository-relative path and sha256), beside the tests
@@ -111,6 +119,15 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
         }
         None => (Vec::new(), Vec::new(), Vec::new()),
     };
+    if let Some(runner) = &runner {
+        let chosen = (args.keep_new.as_deref(), args.keep_old.as_deref());
+        plan.extend(behaviour_tests(
+            &session,
+            &state.repo,
+            runner.as_ref(),
+            chosen,
+        )?);
+    }
     if let Some(runner) = &runner {
         let node_modules = crate::testing::deps::node_modules(&state.repo, &session.root);
         for (from, to, content) in &mut plan {
@@ -319,6 +336,71 @@ type Planned = (PathBuf, PathBuf, Vec<u8>);
 /// refusal; one taken out for another reason (a broken observation, a flaky test) is left out,
 /// since the session never ran it either. Returns the plan with the contents to write, the
 /// refusals and the tests left out, one line each naming the test and why.
+/// The tests of the behaviour changes the user chose to keep: `keep` is (`--keep-new`,
+/// `--keep-old`), each every change when given without ids. An id the session does not have is
+/// an error that lists the ones it has.
+fn behaviour_tests(
+    session: &SessionDir,
+    repo: &Path,
+    runner: &dyn Runner,
+    keep: (Option<&[String]>, Option<&[String]>),
+) -> Result<Vec<Planned>, Error> {
+    if keep == (None, None) {
+        return Ok(Vec::new());
+    }
+    let path = session.root.join(crate::gen::behaviour::REPORT_FILE);
+    let report: crate::gen::behaviour::BehaviourReport = match crate::util::read_json(&path) {
+        Ok(r) => r,
+        Err(_) => {
+            println!(
+                "no behaviour changes: session {} compared no base",
+                session.id
+            );
+            return Ok(Vec::new());
+        }
+    };
+    let ids: Vec<&str> = report.changes.iter().map(|c| c.id.as_str()).collect();
+    let mut out = Vec::new();
+    for (side, wanted) in [("new", keep.0), ("old", keep.1)] {
+        let Some(wanted) = wanted else { continue };
+        if let Some(unknown) = wanted.iter().find(|w| !ids.contains(&w.as_str())) {
+            return Err(Error::Usage(format!(
+                "--keep-{side} {unknown}: session {} has no such behaviour change (it has: {})",
+                session.id,
+                if ids.is_empty() {
+                    "none".to_string()
+                } else {
+                    ids.join(", ")
+                }
+            )));
+        }
+        for change in &report.changes {
+            if !wanted.is_empty() && !wanted.contains(&change.id) {
+                continue;
+            }
+            let file = if side == "new" {
+                &change.new_file
+            } else {
+                &change.old_file
+            };
+            let from = session.root.join(file);
+            let layer = from
+                .parent()
+                .and_then(Path::file_name)
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let (Ok(content), Some(dest)) =
+                (std::fs::read(&from), runner.apply_path(repo, &layer, &from))
+            else {
+                println!("left out: {}: its {side} test {file} is missing", change.id);
+                continue;
+            };
+            out.push((from, repo.join(dest), content));
+        }
+    }
+    Ok(out)
+}
+
 fn leave_out_quarantined(
     session: &SessionDir,
     runner: &dyn Runner,

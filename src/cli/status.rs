@@ -183,6 +183,13 @@ pub fn render(
         out.push_str(&format!("{c} Scenario plan: {route}\n"));
     }
     out.push_str(&format!("{c} Progress: {d}/{total} ({pct}%)\n"));
+    // What the change altered, first of the results: what a reviewer of the change asks.
+    if let Some(b) = crate::gen::behaviour::BehaviourReport::load(&session.root) {
+        out.push_str(&format!("{c} {}\n", b.headline()));
+        for line in b.lines() {
+            out.push_str(&format!("  {line}\n"));
+        }
+    }
     let mut layers: Vec<String> = graph
         .tasks
         .iter()

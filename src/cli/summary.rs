@@ -29,6 +29,16 @@ pub fn print_summary(session: &SessionDir, end: &RunEnd) -> Result<()> {
             println!("  scope: the whole project, because {why}");
         }
     }
+    if let Some(b) = crate::gen::behaviour::BehaviourReport::load(&session.root) {
+        println!(
+            "  {}; {} test(s) pin behaviour it did not alter",
+            b.headline(),
+            b.unchanged_tests
+        );
+        for line in b.lines() {
+            println!("    {line}");
+        }
+    }
     let change = crate::artifacts::coverage_change(&session.root);
     for (layer, v) in layers.as_object().into_iter().flatten() {
         if let Some(why) = v["not_applicable"].as_str() {

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::gen::behaviour::{ReplayRequest, ReplayResult};
 use crate::gen::{GenError, GenRequest, GenResult, ModuleRef};
 use crate::sandbox::Sandbox;
 use crate::testing::framework::Framework;
@@ -18,6 +19,17 @@ pub struct GenJob<'a> {
     pub scratch: &'a Path,
     pub framework: Framework,
     pub req: &'a GenRequest,
+    pub timeout: Duration,
+    pub sandbox: Option<&'a Sandbox>,
+}
+
+/// A replay of a search's calls in a mirror of the project at some commit, sandboxed, within
+/// `timeout`.
+pub struct ReplayJob<'a> {
+    pub repo: &'a Path,
+    pub mirror: &'a Path,
+    pub scratch: &'a Path,
+    pub req: &'a ReplayRequest,
     pub timeout: Duration,
     pub sandbox: Option<&'a Sandbox>,
 }
@@ -84,5 +96,15 @@ pub trait Generator: Sync {
     /// Whether the plan's scenarios with stated checks become tests of this family.
     fn writes_scenario_checks(&self) -> bool {
         false
+    }
+    /// What each of the search's calls does in `job.mirror` (the project at another commit);
+    /// None while the family's helper has no replay.
+    fn replay(&self, _job: &ReplayJob) -> Option<Result<ReplayResult, GenError>> {
+        None
+    }
+    /// `source` (a test file of the family) with only the tests named in `keep`; None when it
+    /// would keep none or the family cannot tell its tests apart.
+    fn keep_only(&self, _source: &str, _keep: &BTreeSet<String>) -> Option<String> {
+        None
     }
 }

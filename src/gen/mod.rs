@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub mod behaviour;
+
 use crate::proc::run_sandboxed;
 use crate::sandbox::Sandbox;
 use crate::util::tail_lines;
@@ -91,6 +93,10 @@ pub struct GenRequest {
     /// Test names the executor found broken or flaky: not to be emitted again.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub avoid: Vec<String>,
+    /// A change-scoped first round: the lines the change added or modified, per file, which
+    /// the search aims at first (and tries boundary inputs on).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub changed: BTreeMap<String, Vec<u32>>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -110,6 +116,9 @@ pub struct GeneratedModule {
     pub import_error: Option<String>,
     #[serde(default)]
     pub import_error_kind: Option<String>,
+    /// The calls the search ran, for a comparison with the base (`behaviour`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<behaviour::Call>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -187,14 +196,14 @@ impl GenResult {
 
 /// Runs a generator helper (`argv`) in `mirror` with the request on stdin; its result is the
 /// JSON it prints. Shared by the Python and the JavaScript helper.
-pub(crate) fn run_helper(
+pub(crate) fn run_helper<T: serde::de::DeserializeOwned>(
     sandbox: Option<&Sandbox>,
     argv: &[&str],
     mirror: &Path,
     env: &[(&str, &str)],
     input: Vec<u8>,
     timeout: Duration,
-) -> Result<GenResult, GenError> {
+) -> Result<T, GenError> {
     let out = run_sandboxed(sandbox, argv, mirror, env, Some(input), timeout)
         .map_err(GenError::DidNotFinish)?;
     if !out.success() {

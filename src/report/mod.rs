@@ -127,6 +127,8 @@ fn compose(session: &SessionDir, config: &TeamConfig, with_trends: bool) -> Repo
     let mut report = Report {
         schema_version: SCHEMA_VERSION,
         session_id: session.id.clone(),
+        behaviour: crate::util::read_json(&session.root.join(crate::gen::behaviour::REPORT_FILE))
+            .ok(),
         repo: state.map(|s| s.repo.display().to_string()),
         created_at: state.map(|s| s.created_at.clone()),
         quality_score: score.quality_score,

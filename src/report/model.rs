@@ -14,6 +14,10 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub struct Report {
     pub schema_version: u32,
     pub session_id: String,
+    /// What the change altered (`behaviour/changes.json`), when the session compared its
+    /// change with the base.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub behaviour: Option<crate::gen::behaviour::BehaviourReport>,
     pub repo: Option<String>,
     pub created_at: Option<String>,
     pub quality_score: f64,

@@ -465,6 +465,10 @@ fn family_round(
         target_percent: target,
         missing: fb.missing.clone(),
         avoid: fb.avoid.iter().map(|a| generator.test_key(a)).collect(),
+        changed: match round {
+            None if !layer.starts_with("L3") => changed_lines(ctx, &modules),
+            _ => BTreeMap::new(),
+        },
     };
     (ctx.progress)(
         "searching",
@@ -512,17 +516,37 @@ fn family_round(
             ));
         }
     }
+    let altered = if round.is_none() && !layer.starts_with("L3") {
+        compare_with_base(ctx, (layer, framework), generator, &result)
+    } else {
+        BTreeSet::new()
+    };
     let avoid: BTreeSet<String> = req.avoid.iter().cloned().collect();
     let node_modules = crate::testing::deps::node_modules(ctx.repo, &ctx.session.root);
     let mut written = Vec::new();
     let mut tests = 0;
     for m in result.modules.iter().filter(|m| !m.source.is_empty()) {
+        // A test whose call behaves otherwise on the base is the user's choice, not ours.
+        let kept: BTreeSet<String> = m
+            .tests
+            .iter()
+            .filter(|t| !altered.contains(*t))
+            .cloned()
+            .collect();
+        let searched = if kept.len() == m.tests.len() {
+            m.source.clone()
+        } else {
+            generator.keep_only(&m.source, &kept).unwrap_or_default()
+        };
+        if searched.is_empty() {
+            continue;
+        }
         // Tests that found code defects are findings: they survive the regeneration; what else
         // of the last round a revision keeps is the family's to say.
         let previous = std::fs::read_to_string(dir.join(&m.test_file)).unwrap_or_default();
         let source = generator.revise(&Revision {
             previous: &previous,
-            new: &m.source,
+            new: &searched,
             defects: &fb.defects,
             avoid: &avoid,
             revising: round.is_some(),
@@ -531,7 +555,7 @@ fn family_round(
         });
         atomic_write(&dir.join(&m.test_file), source.as_bytes())?;
         written.push(format!("tests/{layer}/{}", m.test_file));
-        tests += m.tests.len();
+        tests += kept.len();
     }
     // The plan's scenarios with stated checks get their own files (the first round writes them;
     // revisions keep them).
@@ -589,6 +613,9 @@ fn family_round(
             generator.defects_kept_as()
         );
     }
+    if let Some(headline) = behaviour_headline(&ctx.session.root) {
+        summary.push_str(&format!("; {headline}"));
+    }
     if !import_errors.is_empty() {
         summary.push_str(&format!(
             "; {} module(s) {}",
@@ -604,6 +631,69 @@ fn family_round(
     }));
     out.artifacts = written;
     Ok(out)
+}
+
+/// The comparison with the base in the search's mirror, refreshed (a sharded search ran in
+/// other hosts' mirrors); the search's tests whose call changed behaviour.
+fn compare_with_base(
+    ctx: &RoleContext,
+    (layer, framework): (&str, Framework),
+    generator: &dyn Generator,
+    result: &gen::GenResult,
+) -> BTreeSet<String> {
+    if result.modules.iter().all(|m| m.calls.is_empty()) {
+        return BTreeSet::new();
+    }
+    let (mirror, _) = gen::scratch_dirs(&ctx.session.root, layer);
+    let fresh = crate::workspace::mirror(ctx.repo, &mirror, &BTreeMap::new()).is_ok()
+        && generator
+            .prepare_mirror(ctx.repo, &ctx.session.root, &mirror)
+            .is_ok();
+    if !fresh {
+        return BTreeSet::new();
+    }
+    super::shared::behaviour::compare_with_base(ctx, layer, generator, &mirror, result, framework)
+}
+
+/// The lines of `modules`' files the session's change added or modified (HEAD's numbering),
+/// against its base; empty when the session is not change-scoped.
+fn changed_lines(ctx: &RoleContext, modules: &[gen::ModuleRef]) -> BTreeMap<String, Vec<u32>> {
+    let Ok(scope) = load_scope(ctx.session) else {
+        return BTreeMap::new();
+    };
+    let Some(base) = scope
+        .base_commit
+        .filter(|_| scope.is_git && !scope.whole_project)
+    else {
+        return BTreeMap::new();
+    };
+    let mut out = BTreeMap::new();
+    for m in modules {
+        let args = [
+            "diff",
+            "-U0",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            &base,
+            "--",
+            &m.file,
+        ];
+        if let Ok(diff) = crate::git::git(ctx.repo, &args, None) {
+            let lines = gen::behaviour::added_lines(&diff);
+            if !lines.is_empty() {
+                out.insert(m.file.clone(), lines);
+            }
+        }
+    }
+    out
+}
+
+/// "Your change altered N behaviours in M functions", once the comparison found any.
+fn behaviour_headline(session: &Path) -> Option<String> {
+    let report: gen::behaviour::BehaviourReport =
+        crate::util::read_json(&session.join(gen::behaviour::REPORT_FILE)).ok()?;
+    Some(report.headline())
 }
 
 /// The search over `req.modules`: split into shards on the cluster's generators when the run

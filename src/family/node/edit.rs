@@ -193,6 +193,11 @@ fn without_gaps(source: &str) -> String {
     out
 }
 
+/// The titles of a generated file's test blocks, in order.
+pub fn test_titles(source: &str) -> Vec<String> {
+    test_blocks(source).into_iter().map(|(n, _)| n).collect()
+}
+
 /// How many test blocks a generated file holds.
 pub fn test_count(source: &str) -> usize {
     test_blocks(source).len()

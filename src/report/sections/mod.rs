@@ -2,6 +2,7 @@
 //! [`Document`]: every word, figure and row a section states is decided here, one function per
 //! section, and `markdown.rs` and `html/` only render what these return.
 
+mod behaviour;
 mod findings;
 mod fix_cycle;
 mod layers;
@@ -17,7 +18,10 @@ pub use traceability::blocks as traceability_blocks;
 
 /// The sections in the order both renderings show them.
 pub fn document(r: &Report) -> Document {
-    let mut sections = vec![overview::overview(r), overview::score(r)];
+    let mut sections = vec![overview::overview(r)];
+    // What the change altered comes first: it is what a reviewer of the change asks.
+    sections.extend(r.behaviour.as_ref().map(behaviour::behaviour));
+    sections.push(overview::score(r));
     sections.extend(r.baseline.as_ref().map(runs::baseline));
     sections.extend(r.mutation.as_ref().map(runs::mutation));
     sections.extend(

@@ -53,6 +53,8 @@ struct Loop<'a> {
     results: SuiteResults,
     /// The project's framework: its family's checks judge each change.
     framework: Framework,
+    /// The session's change (`file:line`): first among equally suspicious lines.
+    changed: std::collections::BTreeSet<String>,
 }
 
 pub fn run(
@@ -127,6 +129,7 @@ pub fn run(
         state,
         results: SuiteResults::default(),
         framework,
+        changed: crate::team::shared::localise::changed_locations(ctx.session, ctx.repo),
     };
     lp.state.current_task = ctx.task.id.clone();
     lp.state.max_iterations = max_iterations;
@@ -319,7 +322,7 @@ impl Loop<'_> {
             &self.results,
             &fails,
             &self.suite.mirror,
-            &self.code,
+            (&self.code, &self.changed),
         );
         let fix_plan = plan::plan(
             n,

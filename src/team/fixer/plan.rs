@@ -73,7 +73,7 @@ pub fn localise(
     results: &SuiteResults,
     fails: &[Failure],
     mirror: &Path,
-    code: &Path,
+    (code, changed): (&Path, &std::collections::BTreeSet<String>),
 ) -> (Vec<TestLocalisation>, Vec<FaultCluster>) {
     let trace = results.as_trace(mirror);
     let is_code = |f: &str| trace_of.is_code(f) && inside(code, f).is_some_and(|p| p.is_file());
@@ -103,8 +103,13 @@ pub fn localise(
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_else(|_| file.to_string())
     };
-    let per_test = localise::localise(&[("fix suite".into(), &trace)], &raised, &rel, code);
-    let groups = localise::clusters(&per_test, &trace, &stacks, &rel, code);
+    let per_test = localise::localise(
+        &[("fix suite".into(), &trace)],
+        &raised,
+        &rel,
+        (code, changed),
+    );
+    let groups = localise::clusters(&per_test, &trace, &stacks, &rel, (code, changed));
     (per_test, groups)
 }
 

@@ -1,7 +1,9 @@
 //! Fault localisation, offline: for each failing test, the project's lines it runs ranked by how
 //! few passing tests run them too (Ochiai, with the one failing test as the failing set), the line
 //! its exception was raised on first. Computed from the per-test coverage the mutation analysis
-//! traces anyway, so it costs no extra run.
+//! traces anyway, so it costs no extra run. In a change-scoped session, a line the change added
+//! or modified ranks first among equally suspicious lines: a fault is likeliest where the code
+//! just changed.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -19,7 +21,7 @@ pub(crate) fn localise(
     suites: &[(String, &SuiteMutations)],
     raised: &BTreeMap<String, String>,
     rel: &dyn Fn(&str) -> String,
-    mirror: &Path,
+    (mirror, changed): (&Path, &BTreeSet<String>),
 ) -> Vec<TestLocalisation> {
     // How many passing tests (of every suite) run each line.
     let passing = passing_counts(suites.iter().map(|(_, t)| *t), rel);
@@ -56,6 +58,11 @@ pub(crate) fn localise(
                 b.raised_here
                     .cmp(&a.raised_here)
                     .then(b.score.total_cmp(&a.score))
+                    .then(
+                        changed
+                            .contains(&b.location)
+                            .cmp(&changed.contains(&a.location)),
+                    )
                     .then(by_place(&a.location, &b.location))
             });
             suspects.truncate(TOP);
@@ -92,7 +99,7 @@ pub(crate) fn clusters(
     trace: &SuiteMutations,
     stacks: &BTreeMap<String, Vec<String>>,
     rel: &dyn Fn(&str) -> String,
-    mirror: &Path,
+    (mirror, changed): (&Path, &BTreeSet<String>),
 ) -> Vec<FaultCluster> {
     let mut groups: BTreeMap<String, Vec<&TestLocalisation>> = BTreeMap::new();
     for t in per_test {
@@ -172,6 +179,11 @@ pub(crate) fn clusters(
             b.score
                 .total_cmp(&a.score)
                 .then(
+                    changed
+                        .contains(&b.location)
+                        .cmp(&changed.contains(&a.location)),
+                )
+                .then(
                     in_stack
                         .contains(&b.location)
                         .cmp(&in_stack.contains(&a.location)),
@@ -193,6 +205,39 @@ pub(crate) fn clusters(
         });
     }
     out
+}
+
+/// The session's change as `file:line` locations (repository-relative): the lines it added or
+/// modified against its base. Empty when the session is not change-scoped.
+pub(crate) fn changed_locations(
+    session: &crate::session::SessionDir,
+    repo: &Path,
+) -> BTreeSet<String> {
+    let Ok(scope) = crate::session::scope::load_scope(session) else {
+        return BTreeSet::new();
+    };
+    let Some(base) = scope
+        .base_commit
+        .filter(|_| scope.is_git && !scope.whole_project)
+    else {
+        return BTreeSet::new();
+    };
+    let args = [
+        "diff",
+        "-U0",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--relative",
+        &base,
+    ];
+    let Ok(diff) = crate::git::git(repo, &args, None) else {
+        return BTreeSet::new();
+    };
+    crate::gen::behaviour::added_lines_by_file(&diff)
+        .into_iter()
+        .flat_map(|(file, lines)| lines.into_iter().map(move |l| format!("{file}:{l}")))
+        .collect()
 }
 
 /// `file:line` in file order, then line order (9 before 10).
@@ -361,7 +406,7 @@ mod tests {
             &[("L1-unit".into(), &trace)],
             &raised,
             &rel,
-            Path::new("/nowhere"),
+            (Path::new("/nowhere"), &BTreeSet::new()),
         );
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].test, "t::test_bad");
@@ -381,6 +426,20 @@ mod tests {
         );
         assert_eq!(found[0].suspects[1].score, 1.0);
         assert_eq!(found[0].suspects[2].passing, 2);
+        // Lines 1 and 2 are equally suspicious; the one the change touched comes first.
+        let changed = BTreeSet::from(["pkg/text.py:2".to_string()]);
+        let found = localise(
+            &[("L1-unit".into(), &trace)],
+            &raised,
+            &rel,
+            (Path::new("/nowhere"), &changed),
+        );
+        let order: Vec<&str> = found[0]
+            .suspects
+            .iter()
+            .map(|s| s.location.as_str())
+            .collect();
+        assert_eq!(order[2..], ["pkg/text.py:2", "pkg/text.py:1"]);
     }
 
     #[test]
@@ -415,15 +474,11 @@ mod tests {
         add("t.py::b_ok", "passed", at("b.py", &[5]));
         add("t.py::b_ok2", "passed", at("b.py", &[5]));
         let rel = |f: &str| f.trim_start_matches("/m/").to_string();
-        let per_test = localise(
-            &[("s".into(), &trace)],
-            &BTreeMap::new(),
-            &rel,
-            Path::new("/nowhere"),
-        );
+        let nowhere = (Path::new("/nowhere"), &BTreeSet::new());
+        let per_test = localise(&[("s".into(), &trace)], &BTreeMap::new(), &rel, nowhere);
         let stacks: BTreeMap<String, Vec<String>> =
             [("t::b1".to_string(), vec!["b.py:6".to_string()])].into();
-        let groups = clusters(&per_test, &trace, &stacks, &rel, Path::new("/nowhere"));
+        let groups = clusters(&per_test, &trace, &stacks, &rel, nowhere);
         assert_eq!(groups.len(), 2);
         assert_eq!(groups[0].file, "a.py");
         assert_eq!(groups[0].tests, vec!["t::a1", "t::a2"]);

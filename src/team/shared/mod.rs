@@ -11,6 +11,8 @@ pub(crate) mod agent_prompt;
 /// A planned layer's scenarios written by an agent, one call per scenario, in waves.
 pub(crate) mod agent_scenarios;
 pub(crate) mod baseline;
+/// What the change altered: the search's calls replayed on the base and on HEAD.
+pub(crate) mod behaviour;
 /// The session's shared board of discoveries (discoveries.ndjson).
 pub(crate) mod discoveries;
 pub(crate) mod feedback;

@@ -208,7 +208,8 @@ pub(crate) fn run(ctx: &RoleContext) -> Result<Mutation, RoleError> {
         traces.push(("baseline".into(), b));
     }
     traces.extend(generated.iter().map(|(l, _, m)| (l.clone(), m)));
-    localisation(session, &results, &traces, &rel, &mirror)?;
+    let changed = super::localise::changed_locations(ctx.session, ctx.repo);
+    localisation(session, &results, &traces, &rel, (&mirror, &changed))?;
     Ok(Mutation::Done(Box::new(record)))
 }
 
@@ -218,7 +219,7 @@ fn localisation(
     results: &artifacts::SessionResults,
     traces: &[(String, &SuiteMutations)],
     rel: &dyn Fn(&str) -> String,
-    mirror: &Path,
+    (mirror, changed): (&Path, &std::collections::BTreeSet<String>),
 ) -> Result<(), RoleError> {
     let mut raised = BTreeMap::new();
     let baseline = read_json::<artifacts::RunRecord>(&session.join("results/baseline.json")).ok();
@@ -228,7 +229,7 @@ fn localisation(
             raised.insert(t.id.clone(), at);
         }
     }
-    let found = super::localise::localise(traces, &raised, rel, mirror);
+    let found = super::localise::localise(traces, &raised, rel, (mirror, changed));
     if found.is_empty() {
         return Ok(());
     }

@@ -4,6 +4,7 @@
 //! request, runs the helper with a timeout, and edits the files it wrote between rounds (expected
 //! failures for the tests that found code defects, carried over from round to round).
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -37,6 +38,10 @@ const HELPER_FILES: &[(&str, &str)] = &[
     ("tt_assertions.mjs", include_str!("tt_assertions.mjs")),
     ("tt_search.mjs", include_str!("tt_search.mjs")),
     ("tt_render.mjs", include_str!("tt_render.mjs")),
+    // The search's calls listed, and boundary inputs for the functions a change touched.
+    ("tt_calls.mjs", include_str!("tt_calls.mjs")),
+    // Those calls run again in another version of the package (what a change altered).
+    ("tt_replay.mjs", include_str!("tt_replay.mjs")),
 ];
 
 /// Extensions of modules the generator tests.
@@ -157,6 +162,25 @@ pub fn generate(
     crate::gen::run_helper(sandbox, &[node, &helper_arg], mirror, &env, input, timeout)
 }
 
+/// The search's calls run again in `job.mirror` (another version of the package).
+fn replay(
+    node: &str,
+    job: &crate::family::generator::ReplayJob,
+) -> Result<crate::gen::behaviour::ReplayResult, GenError> {
+    let helper = write_helper(job.scratch)?;
+    let input = serde_json::to_vec(job.req).map_err(GenError::Request)?;
+    let helper_arg = helper.display().to_string();
+    let env = [("NODE_OPTIONS", ""), ("NO_COLOR", "1")];
+    crate::gen::run_helper(
+        job.sandbox,
+        &[node, &helper_arg],
+        job.mirror,
+        &env,
+        input,
+        job.timeout,
+    )
+}
+
 /// The entry points L3 would run in `repo` (package.json `bin`, a `main` that reads its
 /// arguments), found by the helper's own rule. It reads files only.
 pub fn entry_points(node: &str, repo: &Path, scratch: &Path) -> Result<Vec<String>, GenError> {
@@ -274,6 +298,28 @@ impl crate::family::generator::Generator for NodeGenerator {
         unescape_xml(id)
     }
 
+    fn replay(
+        &self,
+        job: &crate::family::generator::ReplayJob,
+    ) -> Option<Result<crate::gen::behaviour::ReplayResult, GenError>> {
+        Some(replay(NODE, job))
+    }
+
+    /// `keep` holds ids (`<module> > <title>`); the file's blocks go by their titles, which may
+    /// hold a ` > ` of their own (`a > b`).
+    fn keep_only(&self, source: &str, keep: &BTreeSet<String>) -> Option<String> {
+        let titles: BTreeSet<&str> = keep
+            .iter()
+            .map(|k| k.split_once(" > ").map_or(k.as_str(), |(_, title)| title))
+            .collect();
+        let others = crate::family::node::edit::test_titles(source)
+            .into_iter()
+            .filter(|t| !titles.contains(t.as_str()))
+            .collect();
+        let (left, _) = crate::family::node::edit::remove_tests(source, &others);
+        (crate::family::node::edit::test_count(&left) > 0).then_some(left)
+    }
+
     /// Defect tests the new file lacks are carried over in the framework's expected-failure
     /// form; a revision round keeps nothing else of the last one.
     fn revise(&self, r: &crate::family::generator::Revision) -> String {
@@ -379,6 +425,7 @@ mod tests {
                 target_percent: 100.0,
                 missing: BTreeMap::new(),
                 avoid: vec![],
+                changed: BTreeMap::new(),
             },
             framework: "node".into(),
         };
@@ -429,6 +476,7 @@ mod tests {
                 target_percent: 100.0,
                 missing: BTreeMap::new(),
                 avoid: vec![],
+                changed: BTreeMap::new(),
             },
             framework: "node".into(),
         };

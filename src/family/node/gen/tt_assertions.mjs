@@ -72,15 +72,7 @@ export class Oracle {
           return true;
         }
       }
-      if (outcome.stable && outcome.render !== null && outcome.render.length <= MAX_RENDER) {
-        body.push({ kind: 'equal', expr: `${aw}${expr}`, want: outcome.render });
-      } else if (outcome.stable && (outcome.type === 'string' || outcome.type === 'array') && outcome.length !== null) {
-        body.push({ kind: 'length', expr: `${aw}${expr}`, want: outcome.length });
-      } else if (outcome.cls && outcome.cls !== 'Object' && IDENT.test(outcome.cls) && this.exportNames.has(outcome.cls)) {
-        body.push({ kind: 'instance', expr: `${aw}${expr}`, want: outcome.cls });
-      } else {
-        body.push({ kind: 'type', expr: `${aw}${expr}`, want: outcome.type });
-      }
+      body.push(returnedStep(outcome, `${aw}${expr}`, this.exportNames));
       const name = this.testName(expr, body.map(show));
       return this.addTest({ name, body, fn, async: !!opts.async });
     }
@@ -101,10 +93,33 @@ export class Oracle {
       return false; // ill-typed input: the input's fault, not the code's
     }
     if (!t.inModule || !t.isError || !outcome.stable) return false;
-    body.push({ kind: opts.async ? 'rejects' : 'throws', expr, name: t.name, message: t.message });
+    body.push(thrownStep(t, expr, opts.async));
     const name = this.testName(`${expr} throws`, body.map(show));
     return this.addTest({ name, body, fn, async: !!opts.async });
   }
+}
+
+/**
+ * The assertion of a call that returned (`shown` is its expression, awaited when it is async): the
+ * value whole when it renders and both runs agree, else its length, its class (one of the
+ * module's exports), or its type. A search's test and a replay's body (tt_replay.mjs) say it so.
+ */
+export function returnedStep(outcome, shown, exportNames) {
+  if (outcome.stable && outcome.render !== null && outcome.render.length <= MAX_RENDER) {
+    return { kind: 'equal', expr: shown, want: outcome.render };
+  }
+  if (outcome.stable && (outcome.type === 'string' || outcome.type === 'array') && outcome.length !== null) {
+    return { kind: 'length', expr: shown, want: outcome.length };
+  }
+  if (outcome.cls && outcome.cls !== 'Object' && IDENT.test(outcome.cls) && exportNames.has(outcome.cls)) {
+    return { kind: 'instance', expr: shown, want: outcome.cls };
+  }
+  return { kind: 'type', expr: shown, want: outcome.type };
+}
+
+/** The assertion of a call that threw `threw` (rejected, when async): the error's name and message. */
+export function thrownStep(threw, expr, async) {
+  return { kind: async ? 'rejects' : 'throws', expr, name: threw.name, message: threw.message };
 }
 
 /**

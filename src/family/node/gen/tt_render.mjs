@@ -59,6 +59,20 @@ function assertion(step, st, indent) {
   }
 }
 
+/**
+ * A test's body as the lines its file holds (without the indentation), in `framework`: setup
+ * statements as they are, assertions as renderFile writes them. A replay's body (tt_replay.mjs).
+ */
+export function bodyLines(steps, framework, kind, pkg, file) {
+  const st = style(framework, kind, pkg, file);
+  return steps.flatMap((step) => assertion(step, st, ''));
+}
+
+/** The name of a module's test file in `framework`, as renderFile names it. */
+export function testFileOf(module, framework, kind, pkg, file) {
+  return testFileName(module, style(framework, kind, pkg, file));
+}
+
 function header(st, spec, names, layer, seed, tsLoader) {
   // A TypeScript test imports the module without its extension, as TypeScript wants.
   const rel = st.ts ? `../../${spec.file.replace(/\.[cm]?ts$/, '')}` : `../../${spec.file}`;

@@ -9,6 +9,7 @@ import * as path from 'node:path';
 
 import { codeLines, docOf, docs, lineStarts, literals, moduleKind, typedefs } from './tt_analysis.mjs';
 import { Oracle, engineError, kindMatches, retKind } from './tt_assertions.mjs';
+import { CallList, boundaryVariants, locate, program } from './tt_calls.mjs';
 import { Runner, runEntry } from './tt_execution.mjs';
 import { Arguments, Inputs } from './tt_inputs.mjs';
 import { accessShapes } from './tt_shapes.mjs';
@@ -16,6 +17,9 @@ import { harvestUsage } from './tt_usage.mjs';
 
 const MAX_CANDIDATES = 300; // per module: the search's real bound (keeps results reproducible)
 const STAGNATION = 90; // candidates in a row that add nothing: the module is done
+const BOUNDARY_BASES = 3; // a changed export's calls that returned, whose arguments the boundary phase varies
+const BOUNDARY_PER_FUNCTION = 60; // and its variants at most
+const BOUNDARY_GRACE_MS = 3000; // the boundary phase runs at least this long, past the module's deadline
 
 // ---------------------------------------------------------------------------------------------
 // Seeded randomness.
@@ -58,6 +62,20 @@ class Search {
     this.instances = {}; // class -> [construction source]
     this.welltypedInstances = new Set(); // constructions whose arguments fit the documented types
     this.runner = new Runner(spec.file, this.kind, Math.round((req.call_timeout_s || 2) * 1000));
+    this.callList = new CallList(spec.module); // the calls run, for a replay (L1 and L2)
+  }
+
+  /** A call of `fn` ran: noted in the call list. */
+  ran(fn, setup, expr, out, boundary = false) {
+    this.callList.ran(fn, setup, expr, out, boundary);
+  }
+
+  /** The oracle's record(), and the tests it kept noted with their call in the call list. */
+  record(fn, setup, expr, out, opts) {
+    const made = this.oracle.tests.length;
+    const kept = this.oracle.record(fn, setup, expr, out, opts);
+    for (const t of this.oracle.tests.slice(made)) this.callList.tested(setup, expr, `${this.oracle.describeName()} > ${t.name}`);
+    return kept;
   }
 
   lineOf(offset) {
@@ -110,7 +128,7 @@ class Search {
 
   /** A program for the worker: setup statements, then the observed expression. */
   program(setup, expr) {
-    return [...setup, '__observe();', `return __result(${expr});`].join('\n');
+    return program(setup, expr);
   }
 
   async examples(items) {
@@ -159,6 +177,7 @@ class Search {
         const expr = `new ${item.name}(${args.join(', ')})`;
         if (this.instances[item.name].includes(expr)) continue;
         const out = await this.run(this.program([], expr), { twice: false });
+        this.ran(item.name, [], expr, out);
         if (out.effects?.length) { this.oracle.sideEffect(item.name, expr, out.effects); continue; }
         if (out.ok) {
           this.instances[item.name].push(expr);
@@ -268,22 +287,33 @@ class Search {
       const key = [...cand.setup, cand.expr].join('\n');
       if (this.seen.has(key)) { stale++; continue; }
       this.seen.add(key);
-      const out = await this.run(this.program(cand.setup, cand.expr), { async: cand.async });
-      if (out.timeout || out.crashed) { this.hangs[c.fn] = (this.hangs[c.fn] || 0) + 1; stale++; continue; }
-      if (out.effects?.length) { this.oracle.sideEffect(c.fn, [...cand.setup, cand.expr].join(' '), out.effects); stale++; continue; }
-      if (out.ok) this.calls.inputs.remember(out.render, out.type);
-      const { fresh } = this.gain(out.covered, false);
-      // A contract broken on well-typed input is always worth a test; otherwise new code only.
-      const contract = cand.welltyped && (engineError(out.threw, this.text) ||
-        (out.ok && this.doc(c.doc || c.fn).returns && !kindMatches(retKind(this.doc(c.doc || c.fn).returns), out.type)));
-      // Every callable gets a test of its own (a re-exporting module reaches no code of its own).
-      const first = out.ok && !this.oracle.tests.some((t) => t.fn === c.fn);
-      if (!fresh && !first && !(contract && !this.oracle.findings.some((f) => f.function === `${this.spec.module}.${c.fn}` && f.kind !== 'side_effect'))) { stale++; continue; }
-      if (this.oracle.record(c.fn, cand.setup, cand.expr, out, { welltyped: cand.welltyped, async: cand.async })) {
-        this.gain(out.covered, true);
-        stale = 0;
-      } else stale++;
+      if (await this.attempt(c, cand)) stale = 0;
+      else stale++;
     }
+  }
+
+  /**
+   * One candidate of callable `c` run, and kept as a test when it reaches new code, breaks a
+   * contract or is the callable's first; whether it was kept.
+   */
+  async attempt(c, cand, boundary = false) {
+    const out = await this.run(this.program(cand.setup, cand.expr), { async: cand.async });
+    this.ran(c.fn, cand.setup, cand.expr, out, boundary);
+    if (out.timeout || out.crashed) { this.hangs[c.fn] = (this.hangs[c.fn] || 0) + 1; return false; }
+    if (out.effects?.length) { this.oracle.sideEffect(c.fn, [...cand.setup, cand.expr].join(' '), out.effects); return false; }
+    if (out.ok) this.calls.inputs.remember(out.render, out.type);
+    const { fresh } = this.gain(out.covered, false);
+    // A contract broken on well-typed input is always worth a test; otherwise new code only.
+    const contract = cand.welltyped && (engineError(out.threw, this.text) ||
+      (out.ok && this.doc(c.doc || c.fn).returns && !kindMatches(retKind(this.doc(c.doc || c.fn).returns), out.type)));
+    // Every callable gets a test of its own (a re-exporting module reaches no code of its own).
+    const first = out.ok && !this.oracle.tests.some((t) => t.fn === c.fn);
+    if (!fresh && !first && !(contract && !this.oracle.findings.some((f) => f.function === `${this.spec.module}.${c.fn}` && f.kind !== 'side_effect'))) return false;
+    if (this.record(c.fn, cand.setup, cand.expr, out, { welltyped: cand.welltyped, async: cand.async })) {
+      this.gain(out.covered, true);
+      return true;
+    }
+    return false;
   }
 
   async l2(items) {
@@ -293,7 +323,7 @@ class Search {
     let stale = 0;
     while ((classes.length || functions.length) && this.tried < MAX_CANDIDATES && stale < STAGNATION && Date.now() < this.deadline) {
       this.tried++;
-      let setup, expr, fn, async = false;
+      let setup, expr, fn, called, async = false;
       if (classes.length && (!functions.length || this.rand.next() < 0.7)) {
         const cls = this.rand.pick(classes);
         fn = cls.name;
@@ -308,7 +338,12 @@ class Search {
         if (observe) {
           expr = `obj.${observe.name}(${this.calls.args(observe.name, observe.params, byFn.get(`${cls.name}.${observe.name}`)).join(', ')})`;
           async = observe.async;
-        } else expr = `obj.${this.rand.pick(cls.getters)}`;
+          called = `${cls.name}.${observe.name}`;
+        } else {
+          const getter = this.rand.pick(cls.getters);
+          expr = `obj.${getter}`;
+          called = `${cls.name}.${getter}`;
+        }
       } else {
         const inner = this.rand.pick(functions), outer = this.rand.pick(functions);
         if (!outer.params.length) { stale++; continue; }
@@ -318,19 +353,75 @@ class Search {
         outerArgs[0] = 'value';
         expr = `${outer.target}(${outerArgs.join(', ')})`;
         fn = outer.fn; async = outer.async;
+        called = outer.fn;
       }
       const key = [...setup, expr].join('\n');
       if (this.seen.has(key)) { stale++; continue; }
       this.seen.add(key);
       const out = await this.run(this.program(setup, expr), { async });
+      this.ran(called, setup, expr, out);
       if (out.timeout || out.crashed) { stale++; continue; }
       if (out.effects?.length) { this.oracle.sideEffect(fn, key, out.effects); stale++; continue; }
       if (!out.ok && !(out.threw && out.threw.inModule && !out.threw.builtin)) { stale++; continue; }
       const { fresh } = this.gain(out.covered, false);
       // Sequences keep what reaches new code, and a few that only combine known behaviour.
       if (!fresh && this.oracle.tests.length >= 4) { stale++; continue; }
-      if (this.oracle.record(fn, setup, expr, out, { async })) { this.gain(out.covered, true); stale = 0; } else stale++;
+      if (this.record(fn, setup, expr, out, { async })) { this.gain(out.covered, true); stale = 0; } else stale++;
     }
+  }
+
+  /**
+   * The boundary phase of a change (the request's `changed` lines of this file): for each callable
+   * whose source holds a changed line, up to BOUNDARY_BASES of its calls that returned are varied
+   * one argument at a time with edge values of the argument's kind, and run as a candidate is;
+   * every variant is in the call list, so a replay compares the edges of the changed code.
+   */
+  async boundary(items) {
+    const changed = new Set(((this.req.changed || {})[this.spec.file] || []).map(Number));
+    if (!changed.size) return;
+    const until = Math.max(this.deadline, Date.now() + BOUNDARY_GRACE_MS);
+    for (const c of this.callables(items)) {
+      if (Date.now() >= until) break;
+      const range = await this.lines(c);
+      if (!range || ![...changed].some((l) => l >= range[0] && l <= range[1])) continue;
+      const made = new Set();
+      for (const base of this.callList.successful(c.fn, BOUNDARY_BASES)) {
+        for (const v of boundaryVariants(base.expr)) {
+          if (made.size >= BOUNDARY_PER_FUNCTION || Date.now() >= until || (this.hangs[c.fn] || 0) >= 2) break;
+          const key = [...base.statements, v.expr].join('\n');
+          if (made.has(key)) continue;
+          made.add(key);
+          if (this.seen.has(key)) { this.callList.mark(base.statements, v.expr); continue; }
+          this.seen.add(key);
+          this.tried++;
+          await this.attempt(c, { setup: base.statements, expr: v.expr, welltyped: this.welltypedVariant(c, base.statements, v.args), async: c.async }, true);
+        }
+      }
+    }
+  }
+
+  /** Whether a variant's arguments fit the callable's documented types (as candidate() judges). */
+  welltypedVariant(c, setup, args) {
+    const docName = c.doc || c.fn;
+    if (c.ctor) return setup.length === 0 && this.calls.welltyped(docName, c.params, args);
+    if (c.cls) {
+      const owner = setup.length === 1 ? /^const obj = (.*);$/s.exec(setup[0])?.[1] : null;
+      return !!owner && this.welltypedInstances.has(owner) && this.calls.welltyped(docName, c.params, args);
+    }
+    return setup.length === 0 && this.calls.welltyped(docName, c.params, args);
+  }
+
+  /** The first and last line of a callable's source in the module, or null: its text, as the worker has it, found in the file. */
+  async lines(c) {
+    let ref;
+    if (c.ctor) ref = c.cls;
+    else if (c.getter) ref = `Object.getOwnPropertyDescriptor(${c.cls}.prototype, ${JSON.stringify(c.getter)}).get`;
+    else if (c.method) ref = `${c.cls}.prototype.${c.method}`;
+    else ref = c.target;
+    const out = await this.run(this.program([], `Function.prototype.toString.call(${ref})`), { twice: false });
+    if (!out.ok || out.type !== 'string' || out.render === null) return null;
+    const at = locate(this.text, JSON.parse(out.render));
+    return at ? [this.lineOf(at[0]), this.lineOf(Math.max(at[0], at[1] - 1))] : null;
   }
 }
 
@@ -351,7 +442,7 @@ function jestCompilesTypeScript(pkg) {
 export async function searchModule(spec, req, pkg, rand, deadline, tsPath) {
   const search = new Search(spec, req, pkg, rand, deadline, tsPath);
   const framework = req.framework || 'node';
-  const entry = { module: spec.module, file: spec.file, test_file: '', source: '', tests: [], lines_total: search.code.size, lines_covered: 0 };
+  const entry = { module: spec.module, file: spec.file, test_file: '', source: '', tests: [], lines_total: search.code.size, lines_covered: 0, calls: [] };
   if (search.kind === 'ts' && !tsPath) {
     entry.import_error = 'TypeScript needs the project\'s own compiler: npm install --save-dev typescript';
     entry.import_error_kind = 'env_issue';
@@ -387,12 +478,13 @@ export async function searchModule(spec, req, pkg, rand, deadline, tsPath) {
     await search.constructors(items);
     await search.l1(items);
   }
+  await search.boundary(items);
   search.runner.stop();
   const lines = search.coveredLines();
   entry.lines_covered = lines.length;
   // What the rendering stage needs of the search: the module, its tests and its exports.
   const suite = { spec: search.spec, kind: search.kind, pkg: search.pkg, name: search.oracle.describeName(), tests: search.oracle.tests, exportNames: search.oracle.exportNames };
-  return { entry, findings: search.oracle.findings, tried: search.tried, restarts: search.runner.restarts, suite };
+  return { entry, findings: search.oracle.findings, tried: search.tried, restarts: search.runner.restarts, suite, callList: search.callList };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -15,7 +15,18 @@
 // This file is the entry point; the stages live beside it, each a module of its own, in the order
 // a run goes through them: tt_analysis.mjs (with tt_tokens.mjs and tt_usage.mjs), tt_shapes.mjs and
 // tt_inputs.mjs, tt_execution.mjs, tt_search.mjs, tt_assertions.mjs, tt_render.mjs (tt_values.mjs
-// is what they share). A worker and L3's preload load this file by its path.
+// is what they share), then tt_calls.mjs (the calls a search ran, and boundary variants of a
+// call) and tt_replay.mjs (those calls run again in another version of the code). A worker and
+// L3's preload load this file by its path.
+//
+// Two requests: a search ({"modules": [...], "layer", "seed", ..., "framework"}) answers each
+// module's test file and, in L1 and L2, the calls its search ran ("calls": [{"function",
+// "statements", "expr", "test"}]); with "changed" ({"<file>": [changed lines]}) it also varies the
+// arguments of the changed exports' calls with boundary values. A replay ({"replay": {"modules":
+// [{"module", "file", "calls"}], "call_timeout_s", "seed", "layer", "framework"}}) runs those
+// calls in this version of the package and answers what each did ({"modules": [{"module",
+// "test_file", "source", "replayed": [...], "import_error"}]}): run on the base commit and on
+// HEAD, they tell what a change altered.
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -24,6 +35,7 @@ import { fileURLToPath } from 'node:url';
 import { entryPoints, findTypeScript } from './tt_analysis.mjs';
 import { EFFECT_MARK, installGuard, worker } from './tt_execution.mjs';
 import { renderEntryFile, renderFile } from './tt_render.mjs';
+import { replay } from './tt_replay.mjs';
 import { rng, searchEntryPoints, searchModule } from './tt_search.mjs';
 import { hash } from './tt_values.mjs';
 
@@ -45,6 +57,8 @@ async function generateModule(spec, req, pkg, rand, deadline, tsPath) {
     out.entry.test_file = file;
     out.entry.tests = out.suite.tests.map((t) => `${out.suite.name} > ${t.name}`);
   }
+  // The calls the search ran, for a replay on another version of the code (tt_replay.mjs).
+  if (out.callList) out.entry.calls = out.callList.listed(out.entry.tests);
   return out;
 }
 
@@ -66,6 +80,11 @@ async function main() {
   const started = Date.now();
   let pkg = {};
   try { pkg = JSON.parse(fs.readFileSync('package.json', 'utf8')); } catch { /* defaults */ }
+  if (req.replay) {
+    // The calls of an earlier search, run in this version of the package (tt_replay.mjs).
+    process.stdout.write(`${JSON.stringify(await replay(req.replay, pkg))}\n`);
+    return;
+  }
   const framework = req.framework || 'node';
   const result = { modules: [], findings: [], stats: { generator: 'ttgen.mjs', node: process.version } };
   if (req.layer.startsWith('L3')) {

@@ -10,7 +10,8 @@ use super::isolation::{AUDIT, ISOLATION};
 // Editing generated pytest files is the runner's (apply uses it too); the generator's rounds
 // reach it here.
 pub use super::edit::{carry_over, mark_xfail, remove_tests, test_names};
-use crate::family::generator::{GenJob, Generator, Revision};
+use crate::family::generator::{GenJob, Generator, ReplayJob, Revision};
+use crate::gen::behaviour::ReplayResult;
 use crate::gen::{run_helper, write_modules, GenError, GenRequest, GenResult, ModuleRef};
 use crate::sandbox::Sandbox;
 use crate::testing::framework::Framework;
@@ -87,6 +88,31 @@ impl Generator for PythonGenerator {
     fn writes_scenario_checks(&self) -> bool {
         true
     }
+
+    fn replay(&self, job: &ReplayJob) -> Option<Result<ReplayResult, GenError>> {
+        let python = crate::testing::toolchain::python_for(job.repo);
+        let input = match serde_json::to_vec(job.req) {
+            Ok(input) => input,
+            Err(e) => return Some(Err(GenError::Request(e))),
+        };
+        Some(run_python_helper(
+            &python,
+            job.mirror,
+            job.scratch,
+            input,
+            job.timeout,
+            job.sandbox,
+        ))
+    }
+
+    fn keep_only(&self, source: &str, keep: &std::collections::BTreeSet<String>) -> Option<String> {
+        let others = test_names(source)
+            .into_iter()
+            .filter(|n| !keep.contains(n))
+            .collect();
+        let (left, _) = remove_tests(source, &others);
+        (!test_names(&left).is_empty()).then_some(left)
+    }
 }
 
 /// The generator helper, written side by side into the session when used: `ttgen.py`, the entry
@@ -117,6 +143,8 @@ pub const HELPER_FILES: &[(&str, &str)] = &[
     ("tt_doctest.py", include_str!("tt_doctest.py")),
     // Documents in a parser module's own grammar (the helper's inputs for parsers).
     ("tt_grammar.py", include_str!("tt_grammar.py")),
+    // The search's calls run again in another version of the code (what a change altered).
+    ("tt_replay.py", include_str!("tt_replay.py")),
 ];
 /// The generator helper and the modules it imports, into `scratch`.
 fn write_helpers(scratch: &Path) -> Result<(), GenError> {
@@ -133,9 +161,21 @@ pub fn generate(
     timeout: Duration,
     sandbox: Option<&Sandbox>,
 ) -> Result<GenResult, GenError> {
+    let input = serde_json::to_vec(req).map_err(GenError::Request)?;
+    run_python_helper(python, mirror, scratch, input, timeout, sandbox)
+}
+
+/// Runs `ttgen.py` with `python` in `mirror` on the request `input` (a search or a replay).
+fn run_python_helper<T: serde::de::DeserializeOwned>(
+    python: &str,
+    mirror: &Path,
+    scratch: &Path,
+    input: Vec<u8>,
+    timeout: Duration,
+    sandbox: Option<&Sandbox>,
+) -> Result<T, GenError> {
     write_helpers(scratch)?;
     let helper = scratch.join("ttgen.py");
-    let input = serde_json::to_vec(req).map_err(GenError::Request)?;
     let mut paths = vec![mirror.display().to_string()];
     if mirror.join("src").is_dir() {
         paths.push(mirror.join("src").display().to_string());
@@ -195,6 +235,7 @@ mod tests {
             target_percent: 40.0,
             missing: BTreeMap::new(),
             avoid: vec![],
+            changed: BTreeMap::new(),
         };
         let out = generate(
             "python3",

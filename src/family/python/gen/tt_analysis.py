@@ -122,6 +122,41 @@ def discover(module):
     return found
 
 
+def _source_span(obj, target):
+    """The lines of `target` (an absolute path) that define `obj` (decorators, signature,
+    docstring and body, blank lines inside); empty when its source is elsewhere or unreadable."""
+    obj = _unwrap(obj)
+    try:
+        if os.path.abspath(inspect.getsourcefile(obj) or "") != target:
+            return set()
+        lines, start = inspect.getsourcelines(obj)
+    except (OSError, TypeError):
+        return set()
+    return set(range(max(start, 1), max(start, 1) + len(lines)))
+
+
+def defined_lines(item, target):
+    """The source lines that define a function, method (class or static too) or constructor: a
+    change on any of them changes what a call of it does. A constructor's are those of the
+    class's own __init__ and __new__, else its body less the functions defined in it (a
+    dataclass's fields); a property or a dunder gets none."""
+    if item["kind"] in ("function", "method", "staticmethod", "classmethod"):
+        return _source_span(item["obj"], target)
+    if item["kind"] != "class":
+        return set()
+    own = vars(item["obj"])
+    made = [own[n] for n in ("__init__", "__new__") if inspect.isfunction(own.get(n))]
+    if made:
+        return set().union(*(_source_span(f, target) for f in made))
+    lines = _source_span(item["obj"], target)
+    for raw in own.values():
+        raw = getattr(raw, "__func__", raw)
+        for fn in ([raw.fget, raw.fset, raw.fdel] if isinstance(raw, property) else [raw]):
+            if inspect.isfunction(fn):
+                lines -= _source_span(fn, target)
+    return lines
+
+
 def harvest_constants(source):
     """Literals of the module's source: the values its comparisons and returns care about."""
     ints, floats, strs = set(), set(), set()

@@ -204,12 +204,11 @@ class Oracle(Shortening):
                              f"{why}")
                 lines = [f"assert type({grouped(shown)}).__name__ == {outcome['type']!r}"]
                 uses, imports = False, set()
+                lines += self.recorded_lines(outcome, second)
             else:
-                lines, uses, imports = self.assertion(shown, outcome, second)
+                lines, uses, imports = self.observed(shown, outcome, second)
             if not lines:
                 return False
-            if outcome.get("recorded") is not None and outcome.get("recorded") == second.get("recorded"):
-                lines.append(f"assert len(calls) == {outcome['recorded']}")
             owners = self.classes.get(outcome.get("type"))
             if owners is not None and not statements and outcome.get("type_module") == self.spec["module"] \
                     and len(owners) < 8 and expr not in owners and len(expr) < 100:
@@ -245,19 +244,50 @@ class Oracle(Shortening):
             # Raised by the standard library or an installed package: what it raised on may be
             # the call's surroundings (the files of the folder it ran in), not the code.
             return False
-        ref = self.reference(outcome.get("exc_module"), outcome.get("exc_qualname") or exc)
-        if ref is None:
+        body, uses, imports = self.raised_body(statements, expr, outcome)
+        if body is None:
             return False
         second = self.run(statements, expr)
         if second.get("ok") or second.get("exc") != exc:
             return False  # not the same every time: nothing to assert
+        self.add_test(self.name_for(item, body), body, uses, imports)
+        return True
+
+    # -- the bodies of the tests of what a call did (record's, and a replay's) --
+
+    def observed(self, shown, outcome, second):
+        """(assertion lines, uses pytest, imports) of a returned value, with the count of the
+        calls a recording callable saw when both runs agree on it; lines None when nothing can
+        be said."""
+        lines, uses, imports = self.assertion(shown, outcome, second)
+        if not lines:
+            return None, False, set()
+        return lines + self.recorded_lines(outcome, second), uses, imports
+
+    def recorded_lines(self, outcome, second):
+        if outcome.get("recorded") is not None and outcome.get("recorded") == second.get("recorded"):
+            return [f"assert len(calls) == {outcome['recorded']}"]
+        return []
+
+    def returned_body(self, statements, expr, outcome, second):
+        """(body, uses pytest, imports) of the test of a call that returned, written as record()
+        writes a test that asserts the observed value (setup, settling, assertions); body None
+        when nothing can be said."""
+        lines, uses, imports = self.observed(self.settled_expr(expr, outcome), outcome, second)
+        if not lines:
+            return None, False, set()
+        return list(statements) + self.settled_setup(expr, outcome) + lines, uses, imports
+
+    def raised_body(self, statements, expr, outcome):
+        """(body, uses pytest, imports) of the test of a call that raised: `pytest.raises` with
+        the exception as a test can name it; body None when it cannot (a local class)."""
+        ref = self.reference(outcome.get("exc_module"), outcome.get("exc_qualname") or outcome.get("exc", ""))
+        if ref is None:
+            return None, False, set()
         name, imports = ref
         shown = self.settled_expr(expr, outcome) or expr
-        body += self.settled_setup(expr, outcome)
-        body.append(f"with pytest.raises({name}):")
-        body.append(f"    {shown}")
-        self.add_test(self.name_for(item, body), body, True, imports)
-        return True
+        body = list(statements) + self.settled_setup(expr, outcome) + [f"with pytest.raises({name}):", f"    {shown}"]
+        return body, True, imports
 
     def remember_made(self, statements, expr, outcome):
         """An object of the package's own classes, made by one call: an argument for a parameter

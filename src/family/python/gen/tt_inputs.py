@@ -7,10 +7,12 @@ files and folders made inside the test's tmp_path, results of earlier calls and 
 module's classes. `CallBuilding` turns one discovered item into a use of it: a call, a
 constructor, a method on an owner, a property read or write, a dunder through its operator form,
 and the statements that put an object in some state first. Nothing is evaluated here: inputs are
-text, run only in the execution stage's forked call. Also here: the command lines an entry point
-of layer L3 runs with. Imports only the analysis stage.
+text, run only in the execution stage's forked call. Also here: the boundary variants of a call
+(the same call with one argument at a boundary of its kind, or a default left out), and the command
+lines an entry point of layer L3 runs with. Imports only the analysis stage.
 """
 
+import ast
 import inspect
 import os
 import pathlib
@@ -512,6 +514,113 @@ class CallBuilding:
             if step["kind"] != "property" and expr not in ("obj", "entered"):
                 steps.append(expr)
         return steps
+
+
+# ---- the boundary variants of a call ---------------------------------------------------------------
+
+BOUNDARY_KINDS = (bool, int, float, str, bytes, list, tuple, dict)
+UNKNOWN = object()  # an argument whose value is not a literal: only its annotation tells its kind
+
+
+def boundary_values(kind, value=UNKNOWN):
+    """The source of the boundary values of a kind (other than `value`, the argument's own): the
+    empty and the smallest ones, a blank string, a negative and a large number, the other bool.
+    None has none: it stays."""
+    if kind is bool:
+        out = [not value] if value is not UNKNOWN else [True, False]
+    elif kind is int:
+        out = [0, 1, -1, 2 ** 31]
+    elif kind is float:
+        out = [0.0, -1.5]
+    elif kind is str:
+        out = ["", " ", "a", "A b"]
+    elif kind is bytes:
+        out = [b""]
+    elif kind in (list, tuple):
+        out = [kind()] + ([kind([value[0]])] if value is not UNKNOWN and value else [])
+    elif kind is dict:
+        out = [{}]
+    else:
+        return []
+    return [repr(v) for v in out if value is UNKNOWN or type(v) is not type(value) or v != value]
+
+
+def _argument_kind(node, hint):
+    """(kind, value) of an argument: its literal's, else its annotation's when a plain one."""
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return (hint, UNKNOWN) if hint in BOUNDARY_KINDS else (None, UNKNOWN)
+    return type(value), value
+
+
+def _calls_item(func, item, text):
+    """Whether a call's function part is `item`: its name (Basket, Basket.make), or a method of it
+    on some owner (obj.add)."""
+    if item["kind"] in ("function", "class", "staticmethod", "classmethod"):
+        return ast.get_source_segment(text, func) == item["name"]
+    return item["kind"] == "method" and isinstance(func, ast.Attribute) \
+        and func.attr == item["name"].split(".", 1)[-1]
+
+
+def boundary_variants(item, expr, typed):
+    """(expression, typed arguments) of the calls like `expr` (a call of `item`) with one argument
+    at a boundary of its kind (boundary_values), then with one parameter that has a default left
+    out; none when `expr` is not a plain call of `item`. The other arguments keep their text."""
+    text = expr.strip()
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return []
+    if not isinstance(node, ast.Call) or not _calls_item(node.func, item, text) \
+            or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+        return []
+    func = ast.get_source_segment(text, node.func)
+    args = [ast.get_source_segment(text, a) for a in node.args]
+    keywords = [(k.arg, ast.get_source_segment(text, k.value)) for k in node.keywords]
+    if func is None or None in args or any(v is None for _, v in keywords):
+        return []
+    try:
+        params = list(inspect.signature(item["obj"]).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    if item["kind"] in ("method", "classmethod") and params:
+        params = params[1:]
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    names = [params[i].name if i < len(params) and params[i].kind in positional else None for i in range(len(args))]
+    by_name = {p.name: p for p in params}
+    hints = {t[2]: t[1] for t in typed}
+
+    def spell(new_args, new_keywords):
+        return f"{func}({', '.join(list(new_args) + [f'{k}={v}' for k, v in new_keywords])})"
+
+    def retyped(name, value=None):
+        """The typed arguments with `name`'s value replaced (None: left out)."""
+        return [t if t[2] != name else (value,) + tuple(t[1:]) for t in typed if t[2] != name or value is not None]
+
+    out = []
+    for i, arg in enumerate(node.args):
+        kind, value = _argument_kind(arg, hints.get(names[i]))
+        for new in boundary_values(kind, value):
+            out.append((spell(args[:i] + [new] + args[i + 1:], keywords), retyped(names[i], new)))
+    for j, keyword in enumerate(node.keywords):
+        kind, value = _argument_kind(keyword.value, hints.get(keyword.arg))
+        for new in boundary_values(kind, value):
+            changed = keywords[:j] + [(keyword.arg, new)] + keywords[j + 1:]
+            out.append((spell(args, changed), retyped(keyword.arg, new)))
+    for p in params:
+        if p.default is inspect.Parameter.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        if any(k == p.name for k, _ in keywords):
+            out.append((spell(args, [(k, v) for k, v in keywords if k != p.name]), retyped(p.name)))
+        elif p.name in names:
+            # Left out of the positional ones: those after it are named instead.
+            i = names.index(p.name)
+            later = names[i + 1:]
+            if any(n is None or by_name[n].kind == p.POSITIONAL_ONLY for n in later):
+                continue
+            out.append((spell(args[:i], list(zip(later, args[i + 1:])) + keywords), retyped(p.name)))
+    return out
 
 
 # ---- L3: an entry point's command lines ---------------------------------------------------------

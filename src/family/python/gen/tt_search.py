@@ -4,7 +4,10 @@ A module's search runs its docstring examples as doctest does (tt_doctest), buil
 its classes, then draws candidates: every callable a minimum of tries, then aimed at the lines
 no kept call reached (the previous round's missing ones count more); a candidate is kept only
 when it reaches a line or a branch no kept call did. It stops on counts when it can (every
-callable tried, the lines all reached, nothing new for a while), else at its deadline. Layer L3
+callable tried, the lines all reached, nothing new for a while), else at its deadline. When the
+request names the lines a change added or modified, a last phase varies the successful calls of
+the items defined on them at the boundaries of their arguments' kinds, so that the calls a replay
+runs on the change's base include the edge cases a change breaks most often. Layer L3
 runs each entry point with drawn command lines instead. The stage at the top: it imports the
 stages below it, and only the entry point (ttgen.py) imports it.
 """
@@ -19,16 +22,24 @@ import time
 import traceback
 
 import tt_doctest
-from tt_analysis import (argparse_options, discover, entry_points, executable_lines, harvest_constants,
-                         harvest_patterns, parser_grammar)
+from itertools import zip_longest
+
+from tt_analysis import (argparse_options, defined_lines, discover, entry_points, executable_lines,
+                         harvest_constants, harvest_patterns, parser_grammar)
 from tt_assertions import Oracle, cli_test, machine_specific
 from tt_execution import describe_error, run_call, run_entry, sandbox_block
-from tt_inputs import CallBuilding, Inputs, entry_argvs
+from tt_inputs import CallBuilding, Inputs, boundary_variants, entry_argvs
 from tt_render import Rendering, test_file_name
 
 MAX_CANDIDATES = 6000     # per module: a bound on counts (time is the other)
 STAGNATION = 400          # candidates in a row that add nothing, above the target: the module is done
 MIN_TRIES = 10            # every callable gets at least this many candidates before aiming starts
+CALLS_PER_FUNCTION = 40   # the call list a replay runs on another version of the code: per item,
+CALLS_PER_MODULE = 300    # and per module
+BOUNDARY_BASES = 3        # a changed item's successful calls the boundary phase varies,
+BOUNDARY_VARIANTS = 60    # and the variants of them it runs at most
+BOUNDARY_SHARE = 0.15     # the part of a module's time kept for that phase when it has one
+SUCCEEDED_KEPT = 50       # a changed item's successful calls remembered to choose from
 
 
 def generator_error(module, where, exc):
@@ -37,6 +48,81 @@ def generator_error(module, where, exc):
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     return {"module": module, "function": f"{module}.{where}" if where else module, "kind": "generator_error",
             "call": where or "", "expected": "the generator handles it", "actual": text[-2000:], "test": None}
+
+
+def module_namespace(module):
+    """What a call's expression is evaluated in: the module's names, and the standard modules the
+    operator forms of dunders use (a replay evaluates the same calls in the same namespace)."""
+    namespace = dict(vars(module))
+    for name, std in (("copy", __import__("copy")), ("pickle", pickle), ("itertools", __import__("itertools"))):
+        namespace.setdefault(name, std)
+    return namespace
+
+
+# ---- the calls a search ran, for a replay ---------------------------------------------------------
+
+class CallList:
+    """The distinct calls a module's search ran on its items, in the order tried: run again on
+    another version of the code (tt_replay), a call that gives another result there is a
+    behaviour change. A call that changed something, met the sandbox, failed its setup, or did
+    not finish is left out: what it would do elsewhere is not its result."""
+
+    def __init__(self, module):
+        self.module = module
+        self.calls = {}    # (statements, expression) -> the call, in the order tried
+        self.unfit = set()  # calls a run of which is left out: never listed
+        self.boundary = set()  # the boundary phase's calls (of items a change touched): listed early
+
+    def known(self, statements, expr):
+        """Whether a call already ran (listed, or left out)."""
+        key = (tuple(statements), expr)
+        return key in self.calls or key in self.unfit
+
+    def ran(self, item, statements, expr, outcome):
+        key = (tuple(statements), expr)
+        if outcome.get("effects") or sandbox_block(outcome) or outcome.get("setup_failed") \
+                or outcome.get("fork_failed") or outcome.get("timeout"):
+            self.unfit.add(key)
+            self.calls.pop(key, None)
+        elif key not in self.unfit and key not in self.calls:
+            self.calls[key] = {"function": f"{self.module}.{item['name']}", "statements": list(statements),
+                               "expr": expr, "test": None}
+
+    def tested(self, statements, expr, test):
+        """The test record() kept for a call, when its body spells the call (a contract test of
+        the call's shortened form asserts another call)."""
+        call = self.calls.get((tuple(statements), expr))
+        name, body = test[0], test[1]
+        if call is not None and call["test"] is None and expr in "\n".join(body):
+            call["test"] = name
+
+    def listed(self, rendered):
+        """The calls to replay: those whose test is in the written file first, then the boundary
+        phase's (the edge cases of what a change touched), then the others in the order tried, at
+        most CALLS_PER_FUNCTION per item and CALLS_PER_MODULE in all. A test name is given only
+        when that test was written."""
+        rendered = set(rendered)
+        calls = [(key in self.boundary, dict(c, test=c["test"] if c["test"] in rendered else None))
+                 for key, c in self.calls.items()]
+        calls = [c for _, c in calls if c["test"]] + [c for edge, c in calls if edge and not c["test"]] \
+            + [c for edge, c in calls if not edge and not c["test"]]
+        out, per = [], {}
+        for call in calls:
+            if per.get(call["function"], 0) < CALLS_PER_FUNCTION and len(out) < CALLS_PER_MODULE:
+                per[call["function"]] = per.get(call["function"], 0) + 1
+                out.append(call)
+        return out
+
+
+def changed_lines(req, file):
+    """The lines of `file` (repo-relative, as a module's spec names it) the request's "changed"
+    says a change added or modified, in HEAD's version."""
+    wanted = os.path.normpath(file or "")
+    lines = set()
+    for name, numbers in (req.get("changed") or {}).items():
+        if os.path.normpath(name) == wanted:
+            lines.update(n for n in numbers if isinstance(n, int))
+    return lines
 
 
 # ---- a module's search ---------------------------------------------------------------------------
@@ -51,9 +137,7 @@ class ModuleSearch(CallBuilding, Oracle, Rendering):
         self.spec, self.module, self.rng, self.req, self.deadline = spec, module, rng, req, deadline
         self.source = source
         self.target = os.path.abspath(module.__file__)
-        self.namespace = dict(vars(module))
-        for name, std in (("copy", __import__("copy")), ("pickle", pickle), ("itertools", __import__("itertools"))):
-            self.namespace.setdefault(name, std)  # what the operator forms of dunders use
+        self.namespace = module_namespace(module)
         self.items = discover(module)
         self.classes = {i["name"]: [] for i in self.items if i["kind"] == "class"}
         self.inputs = Inputs(rng, harvest_constants(source), self.classes, harvest_patterns(source, module))
@@ -74,6 +158,31 @@ class ModuleSearch(CallBuilding, Oracle, Rendering):
         self.attributes = {}       # class name -> public attributes its instances carry
         self.pathy = set()         # functions seen touching paths named by their arguments
         self.inputs.pathy = self.pathy
+        self.calls = CallList(spec["module"])  # the candidates run, for a replay (l1 and l2)
+        # The items whose definition a change added or modified lines of (the request's
+        # "changed"), and their calls that returned: the boundary phase varies them.
+        changed = changed_lines(req, spec["file"])
+        self.changed_items = {i["name"] for i in self.items if changed & defined_lines(i, self.target)} \
+            if changed else set()
+        self.succeeded = {}        # changed item name -> [(statements, expression, typed)]
+
+    def ran(self, item, statements, expr, outcome, typed=()):
+        """A candidate of `item` ran: noted in the call list, and among a changed item's calls
+        that returned."""
+        self.calls.ran(item, statements, expr, outcome)
+        if item["name"] in self.changed_items and outcome.get("ok") and not outcome.get("effects") \
+                and not sandbox_block(outcome):
+            calls = self.succeeded.setdefault(item["name"], [])
+            if len(calls) < SUCCEEDED_KEPT and all((s, e) != (list(statements), expr) for s, e, _ in calls):
+                calls.append((list(statements), expr, list(typed)))
+
+    def record_call(self, item, statements, expr, typed, outcome):
+        """record() (tt_assertions), and the test it kept noted with its call in the call list."""
+        made = len(self.tests)
+        kept = self.record(item, statements, expr, typed, outcome)
+        for test in self.tests[made:]:
+            self.calls.tested(statements, expr, test)
+        return kept
 
     def candidate_failed(self, item, exc):
         """A problem of the generator on one candidate: reported (a few per module), never fatal."""
@@ -182,6 +291,7 @@ class ModuleSearch(CallBuilding, Oracle, Rendering):
                     if self.inputs.take_setup():
                         continue  # an owner must stand alone: it is reused in other tests
                     outcome = self.run([], expr, typed)
+                    self.ran(item, [], expr, outcome, typed)
                     if outcome.get("effects"):
                         self.side_effect(item, [], expr, outcome["effects"])
                         continue
@@ -190,7 +300,7 @@ class ModuleSearch(CallBuilding, Oracle, Rendering):
                         self.classes[item["name"]].append(expr)
                         attrs = [a for a, _, _ in outcome.get("attrs", [])]
                         self.attributes[item["name"]] = sorted(set(self.attributes.get(item["name"], []) + attrs))
-                    if self.adds(outcome) and self.record(item, [], expr, typed, outcome):
+                    if self.adds(outcome) and self.record_call(item, [], expr, typed, outcome):
                         self.keep(outcome)
                 except Exception as exc:  # noqa: BLE001
                     self.candidate_failed(item, exc)
@@ -269,6 +379,7 @@ class ModuleSearch(CallBuilding, Oracle, Rendering):
             return False
         statements = setup + list(pre or [])
         outcome = self.run(statements, expr, typed)
+        self.ran(item, statements, expr, outcome, typed)
         if outcome.get("timeout"):
             self.timeouts[item["name"]] = self.timeouts.get(item["name"], 0) + 1
             return False
@@ -288,10 +399,47 @@ class ModuleSearch(CallBuilding, Oracle, Rendering):
                 self.inputs.wants_callable.add(item["name"])
             self.flag_without_test(item, statements, expr, typed, outcome)
             return False
-        if self.record(item, statements, expr, typed, outcome):
+        if self.record_call(item, statements, expr, typed, outcome):
             self.keep(outcome)
             return True
         return False
+
+    def boundary(self):
+        """The edge cases of what a change touched: for each function, method or constructor a
+        changed line defines, up to BOUNDARY_BASES of its calls that returned (those without setup
+        statements, and with more literal arguments, first), each with one argument at a boundary
+        of its kind or one default left out (tt_inputs.boundary_variants), the bases' variants in
+        turn, at most BOUNDARY_VARIANTS per item. Each runs as any candidate does (try_candidate):
+        listed for a replay, and a test only when it reaches something new. The phase's time is
+        shared among the items: a short budget still reaches each of them."""
+        changed = [i for i in self.items if i["name"] in self.changed_items]
+        for index, item in enumerate(changed):
+            share = time.monotonic() + max(0.0, self.deadline - time.monotonic()) / (len(changed) - index)
+            bases = []
+            for order, (statements, expr, typed) in enumerate(self.succeeded.get(item["name"], [])):
+                variants = [(statements, e, t) for e, t in boundary_variants(item, expr, typed)]
+                if variants:
+                    bases.append(((bool(statements), -len(variants), order), variants))
+            bases = [variants for _, variants in sorted(bases, key=lambda b: b[0])[:BOUNDARY_BASES]]
+            runs, seen = [], set()
+            for turn in zip_longest(*bases):
+                for variant in turn:
+                    key = (tuple(variant[0]), variant[1]) if variant else None
+                    if variant and key not in seen:
+                        seen.add(key)
+                        runs.append(variant)
+            for statements, expr, typed in runs[:BOUNDARY_VARIANTS]:
+                if time.monotonic() > share or self.timeouts.get(item["name"], 0) >= 2:
+                    break
+                self.calls.boundary.add((tuple(statements), expr))
+                if self.calls.known(statements, expr):
+                    continue  # it ran already: it reached nothing new then, nor would now
+                self.tried += 1
+                try:
+                    self.try_candidate(item, list(statements), expr, list(typed))
+                except Exception as exc:  # noqa: BLE001 - one candidate never loses the others
+                    self.inputs.take_setup()
+                    self.candidate_failed(item, exc)
 
     def l2(self):
         """Sequences: an object built, mutated by methods, observed; or functions feeding each other."""
@@ -331,11 +479,12 @@ class ModuleSearch(CallBuilding, Oracle, Rendering):
                     stale += 1
                     continue
                 outcome = self.run(statements, expr)
+                self.ran(item, statements, expr, outcome)
                 if outcome.get("effects") or outcome.get("timeout") or not self.adds(outcome):
                     # Any step may have done it: never a test; the single calls (l1) name the culprit.
                     stale += 1
                     continue
-                if self.record(item, statements, expr, typed, outcome):
+                if self.record_call(item, statements, expr, typed, outcome):
                     self.keep(outcome)
                     stale = 0
                 else:
@@ -349,7 +498,7 @@ class ModuleSearch(CallBuilding, Oracle, Rendering):
 def search_module(spec, req, rng, deadline):
     entry = {"module": spec["module"], "file": spec["file"], "test_file": test_file_name(spec["module"]),
              "source": "", "tests": [], "lines_total": 0, "lines_covered": 0,
-             "import_error": None, "import_error_kind": None}
+             "import_error": None, "import_error_kind": None, "calls": []}
     try:
         module = importlib.import_module(spec["module"])
     except BaseException as exc:  # noqa: BLE001 - the module's own import can raise anything
@@ -374,7 +523,13 @@ def search_module(spec, req, rng, deadline):
     phases = [search.doctests, search.constructors]
     # L2 starts with sequences; L1 builds objects in some state too, inside its own search.
     phases += [search.l2, search.l1] if req.get("layer", "").startswith("L2") else [search.l1]
+    if search.changed_items:
+        # The edge cases of what a change touched, last: a share of the time is kept for them.
+        phases.append(search.boundary)
+        search.deadline = time.monotonic() + (deadline - time.monotonic()) * (1 - BOUNDARY_SHARE)
     for phase in phases:
+        if phase == search.boundary:
+            search.deadline = deadline
         try:
             phase()
         except Exception as exc:  # noqa: BLE001 - a failed phase keeps what the others found
@@ -382,6 +537,7 @@ def search_module(spec, req, rng, deadline):
     entry["source"], entry["tests"] = search.render(req.get("layer", ""), req.get("seed"))
     if not entry["tests"]:
         entry["source"] = ""
+    entry["calls"] = search.calls.listed(entry["tests"])
     entry["lines_total"] = len(search.lines_total)
     entry["lines_covered"] = len(search.covered & search.lines_total)
     entry["calls_tried"] = search.tried

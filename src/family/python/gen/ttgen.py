@@ -21,7 +21,18 @@ source's constants, patterns and grammar, executable lines, annotations) at the 
 tt_inputs (argument expressions and the uses of an item) and tt_execution (the forked call,
 tracing, the result's description, timeouts) on it; tt_minimize (shortening), tt_assertions (the
 oracle: tests and findings) and tt_render (the test file's text) above those; tt_search (the
-phases of a module's search, and L3's runs) at the top.
+phases of a module's search, and L3's runs) at the top, and tt_replay (the same calls run again in
+another version of the code) on it.
+
+Two requests: a search ({"modules": [...], "layer", "seed", ...}) answers each module's test file,
+and the calls its search ran ("calls": [{"function", "statements", "expr", "test"}], layers L1 and
+L2); a replay ({"replay": {"modules": [{"module", "file", "calls"}], "call_timeout_s", "seed"}})
+runs those calls again in this version of the project and answers what each did
+({"modules": [{"module", "test_file", "source", "replayed": [...], "import_error"}]}, tt_replay):
+run on the base commit and on HEAD, they tell what a change altered. A search may name that
+change ("changed": {"<file as its module names it>": [HEAD's lines the change added or modified]}):
+the functions, methods and constructors defined on those lines then get a last phase of boundary
+variants of their calls (tt_search), listed right after the calls of the written tests.
 """
 
 import json
@@ -33,6 +44,7 @@ import time
 from tt_analysis import entry_points
 from tt_execution import audited_entry, log
 from tt_render import pytest_env_issue, render_e2e, test_file_name
+from tt_replay import replay
 from tt_search import e2e_tests, generator_error, search_module
 
 DEFAULT_MODULE_BUDGET_S = 8.0  # per module when the request names no budget (under a third of Pynguin's 20 s
@@ -63,6 +75,11 @@ def result_channel():
 def main():
     channel = result_channel()
     req = json.load(sys.stdin)
+    if "replay" in req:
+        # The calls of an earlier search, run in this version of the project (tt_replay).
+        channel.write(json.dumps(replay(req["replay"])))
+        channel.flush()
+        return
     started = time.monotonic()
     specs = req.get("modules", [])
     budget = req.get("budget_s")

@@ -1,0 +1,270 @@
+//! The generator's comparison with the base of a change: the calls its search ran on HEAD are
+//! replayed in a mirror of the base commit and in the mirror of HEAD, both sandboxed, and what
+//! differs is written to `behaviour/changes.json`, with one test asserting the new behaviour
+//! (`behaviour/new/<layer>/`) and one asserting the old (`behaviour/old/<layer>/`) per change.
+//! Tests of the search whose call changed leave the layer's ordinary files: by default nothing
+//! about a behaviour change is applied, the user chooses (`apply --keep-new` / `--keep-old`).
+//! A comparison that cannot run says why in the record and takes nothing away.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::family::generator::{Generator, ReplayJob};
+use crate::gen::behaviour::{
+    compare, BehaviourChange, BehaviourReport, ReplayBody, ReplayModule, ReplayRequest,
+    ReplayedModule, REPORT_FILE,
+};
+use crate::gen::GenResult;
+use crate::session::scope::load_scope;
+use crate::team::util::{sandbox_for, time_left};
+use crate::team::RoleContext;
+
+/// Longest a replay of one version may take.
+const REPLAY_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Compares `result`'s calls on the base and on HEAD (`head_mirror`, the search's); returns the
+/// names of the search's tests whose call behaves otherwise on the base.
+pub(crate) fn compare_with_base(
+    ctx: &RoleContext,
+    layer: &str,
+    generator: &dyn Generator,
+    head_mirror: &Path,
+    result: &GenResult,
+    framework: crate::testing::framework::Framework,
+) -> BTreeSet<String> {
+    let Ok(scope) = load_scope(ctx.session) else {
+        return BTreeSet::new();
+    };
+    let base = match (&scope.base_commit, scope.is_git && !scope.whole_project) {
+        (Some(base), true) => base.clone(),
+        _ => return BTreeSet::new(),
+    };
+    let modules: Vec<ReplayModule> = result
+        .modules
+        .iter()
+        .filter(|m| !m.calls.is_empty())
+        .map(|m| ReplayModule {
+            module: m.module.clone(),
+            file: m.file.clone(),
+            calls: m.calls.clone(),
+        })
+        .collect();
+    if modules.is_empty() {
+        return BTreeSet::new();
+    }
+    let mut report = read_report(&ctx.session.root, &base);
+    let mut changed = BTreeSet::new();
+    let calls: BTreeMap<String, Vec<crate::gen::behaviour::Call>> = modules
+        .iter()
+        .map(|m| (m.module.clone(), m.calls.clone()))
+        .collect();
+    match replay_both(
+        ctx,
+        (layer, framework),
+        generator,
+        head_mirror,
+        &base,
+        modules,
+    ) {
+        Ok(Some((head, base_run))) => {
+            let new = record(
+                ctx,
+                layer,
+                generator,
+                (&calls, &head, &base_run),
+                &mut report,
+            );
+            changed.extend(new);
+        }
+        Ok(None) => return BTreeSet::new(),
+        Err(problem) => report.problems.push(format!("{layer}: {problem}")),
+    }
+    report.number();
+    let path = ctx.session.root.join(REPORT_FILE);
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    if let Err(e) = crate::util::atomic_write_json(&path, &report) {
+        (ctx.progress)(
+            "behaviour",
+            None,
+            Some(format!("cannot write {REPORT_FILE}: {e}")),
+        );
+    }
+    changed
+}
+
+/// The replays on HEAD and on the base, module by module; None when the family cannot replay.
+type Replays = (Vec<ReplayedModule>, Vec<ReplayedModule>);
+
+fn replay_both(
+    ctx: &RoleContext,
+    (layer, framework): (&str, crate::testing::framework::Framework),
+    generator: &dyn Generator,
+    head_mirror: &Path,
+    base: &str,
+    modules: Vec<ReplayModule>,
+) -> Result<Option<Replays>, String> {
+    let workspace = ctx.session.root.join("workspace");
+    let base_mirror = workspace.join("base");
+    let scratch = workspace.join(format!("behaviour-{layer}"));
+    crate::workspace::export_commit(ctx.repo, base, &base_mirror, &scratch)
+        .map_err(|e| format!("cannot lay out the base {base}: {e}"))?;
+    generator
+        .prepare_mirror(ctx.repo, &ctx.session.root, &base_mirror)
+        .map_err(|e| format!("cannot prepare the base's mirror: {e}"))?;
+    let state = ctx.session.load_state().map_err(|e| e.to_string())?;
+    let req = ReplayRequest {
+        replay: ReplayBody {
+            modules,
+            call_timeout_s: ctx.config.generator_call_timeout_s,
+            seed: state.seed,
+            layer: layer.to_string(),
+            framework: Some(framework.as_str().to_string()),
+        },
+    };
+    let sandbox = sandbox_for(
+        ctx,
+        &format!("behaviour-{layer}"),
+        generator.read_roots(ctx.repo),
+        &[],
+    )
+    .map_err(|e| e.to_string())?;
+    let mut runs = Vec::new();
+    for mirror in [head_mirror, base_mirror.as_path()] {
+        let timeout = time_left(ctx.deadline)
+            .map_err(|e| e.to_string())?
+            .min(REPLAY_TIMEOUT);
+        let job = ReplayJob {
+            repo: ctx.repo,
+            mirror,
+            scratch: &scratch,
+            req: &req,
+            timeout,
+            sandbox: sandbox.as_ref(),
+        };
+        match generator.replay(&job) {
+            None => return Ok(None),
+            Some(run) => runs.push(run.map_err(|e| e.to_string())?.modules),
+        }
+    }
+    let base_run = runs.pop().unwrap_or_default();
+    let head = runs.pop().unwrap_or_default();
+    Ok(Some((head, base_run)))
+}
+
+/// The comparison of each module into `report` (a change another layer found already is not
+/// counted twice), with each new change's two tests written; the search's tests that changed.
+fn record(
+    ctx: &RoleContext,
+    layer: &str,
+    generator: &dyn Generator,
+    (calls, head, base): (
+        &BTreeMap<String, Vec<crate::gen::behaviour::Call>>,
+        &[ReplayedModule],
+        &[ReplayedModule],
+    ),
+    report: &mut BehaviourReport,
+) -> BTreeSet<String> {
+    let by_module: BTreeMap<&str, &ReplayedModule> =
+        base.iter().map(|m| (m.module.as_str(), m)).collect();
+    let mut changed = BTreeSet::new();
+    for h in head {
+        let Some(b) = by_module.get(h.module.as_str()) else {
+            continue;
+        };
+        for (side, m) in [("HEAD", h), ("the base", *b)] {
+            if let Some(e) = &m.import_error {
+                report
+                    .problems
+                    .push(format!("{}: does not import on {side}: {e}", m.module));
+            }
+        }
+        let module_calls = calls.get(&h.module).map_or(&[][..], Vec::as_slice);
+        let compared = compare(&h.module, module_calls, h, b);
+        report.compared += compared.compared;
+        report.unchanged_tests += compared.unchanged_tests.len();
+        changed.extend(compared.changed_tests);
+        for change in compared.changes {
+            let known = report
+                .changes
+                .iter()
+                .any(|c| c.function == change.function && c.verdict == change.verdict);
+            if known {
+                continue;
+            }
+            let n = report.changes.len() + 1;
+            let mut change = change;
+            match write_tests(ctx, layer, generator, (h, b), &change, n) {
+                Ok([new, old]) => (change.new_file, change.old_file) = (new, old),
+                Err(e) => report
+                    .problems
+                    .push(format!("{}: cannot write its tests: {e}", change.function)),
+            }
+            report.changes.push(change);
+        }
+    }
+    changed
+}
+
+/// The change's two test files: HEAD's assertion in `behaviour/new/<layer>/`, the base's in
+/// `behaviour/old/<layer>/`, named after the module and the change's number.
+fn write_tests(
+    ctx: &RoleContext,
+    layer: &str,
+    generator: &dyn Generator,
+    (head, base): (&ReplayedModule, &ReplayedModule),
+    change: &BehaviourChange,
+    n: usize,
+) -> std::io::Result<[String; 2]> {
+    let mut written = [String::new(), String::new()];
+    for (i, (side, module, test)) in [
+        ("new", head, &change.new_test),
+        ("old", base, &change.old_test),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let keep = BTreeSet::from([test.clone()]);
+        let Some(text) = generator.keep_only(&module.source, &keep) else {
+            return Err(std::io::Error::other(format!(
+                "the {side} test {test} is not in its replay's file"
+            )));
+        };
+        let path = tests_file(&ctx.session.root, side, layer, &module.test_file, n);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        crate::util::write_nofollow(&path, text.as_bytes())?;
+        let rel = path.strip_prefix(&ctx.session.root).unwrap_or(&path);
+        written[i] = rel.display().to_string();
+    }
+    Ok(written)
+}
+
+/// `behaviour/<side>/<layer>/test_pricing_b1_new.py`: the file of change `n` (its id `B<n>`
+/// until the report renumbers; the file keeps the number it was written with).
+pub(crate) fn tests_file(
+    session: &Path,
+    side: &str,
+    layer: &str,
+    test_file: &str,
+    n: usize,
+) -> PathBuf {
+    let (stem, ext) = test_file.split_once('.').unwrap_or((test_file, "py"));
+    session
+        .join("behaviour")
+        .join(side)
+        .join(layer)
+        .join(format!("{stem}_b{n}_{side}.{ext}"))
+}
+
+fn read_report(session: &Path, base: &str) -> BehaviourReport {
+    crate::util::read_json::<BehaviourReport>(&session.join(REPORT_FILE)).unwrap_or_else(|_| {
+        BehaviourReport {
+            base: base.to_string(),
+            ..Default::default()
+        }
+    })
+}

@@ -1,0 +1,279 @@
+//! "What did my change alter?": a change-scoped run replays its search's calls on the base and
+//! on HEAD and shows exactly the behaviours the change altered, with an input, before → after
+//! and a verdict; the unchanged behaviour becomes ordinary regression tests that pass on both
+//! versions, and `apply --keep-old` / `--keep-new` deliver the chosen side.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::*;
+
+/// The python-change fixture's base, then its change in three commits (so `--base HEAD~3` is
+/// the whole range): the fee (with its docstring), the label regression, the reformatting.
+fn changed_project() -> Project {
+    let p = Project::fixture("python-change/base");
+    let head = std::fs::read_to_string(fixtures().join("python-change/head/pricing.py")).unwrap();
+    let base = std::fs::read_to_string(p.repo.join("pricing.py")).unwrap();
+    let function = |text: &str, name: &str| {
+        let start = text.find(&format!("def {name}(")).unwrap();
+        let end = text[start + 4..]
+            .find("\ndef ")
+            .map_or(text.len(), |e| start + 4 + e + 1);
+        text[start..end].to_string()
+    };
+    let mut text = base.clone();
+    for name in ["total_price", "label", "clamp"] {
+        text = text.replace(&function(&base, name), &function(&head, name));
+        std::fs::write(p.repo.join("pricing.py"), &text).unwrap();
+        git(&p.repo, &["commit", "-q", "-am", &format!("change {name}")]);
+    }
+    assert_eq!(text, head, "the three commits make the head version");
+    p
+}
+
+/// pytest on `tests` with the project's `pricing.py` as `code` has it: (passed, output).
+fn pytest_with(code: &str, tests: &[(String, String)]) -> (bool, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("pricing.py"), code).unwrap();
+    for (name, text) in tests {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let out = Command::new("python3")
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .current_dir(dir.path())
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+/// Every test file apply wrote under `dir`, by file name.
+fn applied(dir: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for entry in walk(dir) {
+        let name = entry.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with("test_") && name.ends_with(".py") {
+            out.push((name, std::fs::read_to_string(&entry).unwrap()));
+        }
+    }
+    out
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() && !p.ends_with(".git") {
+            out.extend(walk(&p));
+        } else if p.is_file() {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_change_scoped_run_shows_what_the_change_altered_and_pins_the_rest() {
+    let p = changed_project();
+    let base_code =
+        std::fs::read_to_string(fixtures().join("python-change/base/pricing.py")).unwrap();
+    let head_code = std::fs::read_to_string(p.repo.join("pricing.py")).unwrap();
+    let out = p
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test the pricing change",
+            "--base",
+            "HEAD~3",
+            "--pipeline",
+            "standard",
+            "-y",
+        ])
+        .run();
+    out.assert_code(0);
+    assert!(
+        out.stdout
+            .contains("Your change altered 2 behaviours in 2 functions"),
+        "{}",
+        out.stdout
+    );
+    let id = out.session_id();
+    let record = read_json(&p.session_dir(&id).join("behaviour/changes.json"));
+    let changes = record["changes"].as_array().unwrap();
+    let of = |function: &str| {
+        changes
+            .iter()
+            .find(|c| c["function"] == function)
+            .unwrap_or_else(|| panic!("no change of {function}: {record:#}"))
+    };
+    assert_eq!(changes.len(), 2, "{record:#}");
+    let label = of("pricing.label");
+    assert_eq!(label["verdict"], "likely_regression", "{label:#}");
+    assert_eq!(label["before"], "returns ''", "{label:#}");
+    assert!(
+        label["after"]
+            .as_str()
+            .unwrap()
+            .starts_with("raises IndexError"),
+        "{label:#}"
+    );
+    let total = of("pricing.total_price");
+    assert_eq!(total["verdict"], "likely_intended", "{total:#}");
+    assert!(total["input"].as_str().unwrap().contains("total_price("));
+    assert!(
+        record["unchanged_tests"].as_u64().unwrap() >= 2,
+        "{record:#}"
+    );
+    // Status leads with it too, one line per change.
+    let status = p.cmd(&["status", &id]).run();
+    assert!(
+        status.stdout.contains("Your change altered 2 behaviours"),
+        "{}",
+        status.stdout
+    );
+    // By default nothing about a behaviour change is applied; what is applied pins what the
+    // change did not alter, and passes on both versions.
+    p.cmd(&["apply", &id]).run().assert_code(0);
+    let pinned = applied(&p.repo);
+    assert!(!pinned.is_empty());
+    for change in changes {
+        let test = change["new_test"].as_str().unwrap();
+        for (name, text) in &pinned {
+            assert!(
+                !text.contains(test),
+                "{name} pins a changed behaviour:\n{text}"
+            );
+        }
+    }
+    let (ok, log) = pytest_with(&head_code, &pinned);
+    assert!(ok, "the regression tests fail on HEAD:\n{log}");
+    let (ok, log) = pytest_with(&base_code, &pinned);
+    assert!(ok, "the regression tests fail on the base:\n{log}");
+    // --keep-old: the regression test of the label fails on HEAD with the difference.
+    let label_id = label["id"].as_str().unwrap();
+    p.cmd(&["apply", &id, "--keep-old", label_id])
+        .run()
+        .assert_code(0);
+    let old: Vec<_> = applied(&p.repo)
+        .into_iter()
+        .filter(|(n, _)| n.ends_with("_old.py"))
+        .collect();
+    assert_eq!(old.len(), 1, "{old:?}");
+    let (ok, log) = pytest_with(&head_code, &old);
+    assert!(!ok && log.contains("IndexError"), "{log}");
+    let (ok, log) = pytest_with(&base_code, &old);
+    assert!(ok, "{log}");
+    // --keep-new: the tests of the new behaviour pass on HEAD.
+    p.cmd(&["apply", &id, "--keep-new"]).run().assert_code(0);
+    let new: Vec<_> = applied(&p.repo)
+        .into_iter()
+        .filter(|(n, _)| n.ends_with("_new.py"))
+        .collect();
+    assert_eq!(new.len(), 2, "{new:?}");
+    let (ok, log) = pytest_with(&head_code, &new);
+    assert!(ok, "{log}");
+    // An id the session does not have is named.
+    let wrong = p.cmd(&["apply", &id, "--keep-new", "B9"]).run();
+    assert_eq!(wrong.code, 2, "{}", wrong.stderr);
+    assert!(
+        wrong.stderr.contains("no such behaviour change"),
+        "{}",
+        wrong.stderr
+    );
+}
+
+/// `node --test` in `dir` on the files named: (passed, output).
+fn node_test(dir: &Path, files: &[std::path::PathBuf]) -> (bool, String) {
+    let out = Command::new("node")
+        .arg("--test")
+        .args(files)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+/// The same in JavaScript: the label's regression and the fee, judged, and each side's test
+/// delivered on demand, run by node's own runner from the project.
+#[test]
+fn a_javascript_change_shows_its_behaviour_changes_and_delivers_either_side() {
+    let p = Project::fixture("js-change/base");
+    std::fs::copy(
+        fixtures().join("js-change/head/lib/pricing.js"),
+        p.repo.join("lib/pricing.js"),
+    )
+    .unwrap();
+    git(&p.repo, &["commit", "-q", "-am", "the change"]);
+    let out = p
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test the change",
+            "--base",
+            "HEAD~1",
+            "--pipeline",
+            "targeted",
+            "-y",
+        ])
+        .run();
+    out.assert_code(0);
+    assert!(
+        out.stdout
+            .contains("Your change altered 2 behaviours in 2 functions"),
+        "{}",
+        out.stdout
+    );
+    let id = out.session_id();
+    let record = read_json(&p.session_dir(&id).join("behaviour/changes.json"));
+    let changes = record["changes"].as_array().unwrap();
+    let of = |function: &str| {
+        changes
+            .iter()
+            .find(|c| c["function"] == function)
+            .unwrap_or_else(|| panic!("no change of {function}: {record:#}"))
+            .clone()
+    };
+    let label = of("pricing.label");
+    assert_eq!(label["verdict"], "likely_regression", "{label:#}");
+    assert!(label["after"]
+        .as_str()
+        .unwrap()
+        .starts_with("throws TypeError"));
+    assert_eq!(of("pricing.totalPrice")["verdict"], "likely_intended");
+    // The old behaviour's test fails on HEAD; the new behaviour's pass.
+    let before: Vec<_> = walk(&p.repo);
+    p.cmd(&["apply", &id, "--keep-old", label["id"].as_str().unwrap()])
+        .run()
+        .assert_code(0);
+    let old: Vec<_> = walk(&p.repo)
+        .into_iter()
+        .filter(|f| !before.contains(f) && f.to_string_lossy().contains("_old."))
+        .collect();
+    assert_eq!(old.len(), 1, "{old:?}");
+    let (ok, log) = node_test(&p.repo, &old);
+    assert!(!ok && log.contains("TypeError"), "{log}");
+    p.cmd(&["apply", &id, "--keep-new"]).run().assert_code(0);
+    let new: Vec<_> = walk(&p.repo)
+        .into_iter()
+        .filter(|f| f.to_string_lossy().contains("_new."))
+        .collect();
+    assert_eq!(new.len(), 2, "{new:?}");
+    let (ok, log) = node_test(&p.repo, &new);
+    assert!(ok, "{log}");
+}
