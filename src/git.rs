@@ -144,3 +144,48 @@ pub fn git_to_file(dir: &Path, args: &[&str], out: &Path) -> Result<(), GitFaile
         }
     }
 }
+
+/// Why the project at a commit could not be laid out.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error(transparent)]
+    Git(#[from] GitFailed),
+    #[error("{}: {cause}", path.display())]
+    Io {
+        path: std::path::PathBuf,
+        cause: std::io::Error,
+    },
+}
+
+/// Lays out the project as it was at `commit` in `copy`, made afresh: the files git holds for
+/// it (never the working tree's), from the project's own folder of the repository. `scratch`
+/// holds the archive on its way.
+pub(crate) fn export_commit(
+    repo: &Path,
+    commit: &str,
+    copy: &Path,
+    scratch: &Path,
+) -> Result<(), ExportError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |cause| ExportError::Io { path, cause }
+    };
+    // A project in a subfolder of its repository: that folder's tree, paths relative to it.
+    let prefix = git(repo, &["rev-parse", "--show-prefix"], None)?;
+    let tree = match prefix.trim().trim_end_matches('/') {
+        "" => commit.to_string(),
+        sub => format!("{commit}:{sub}"),
+    };
+    std::fs::create_dir_all(scratch).map_err(io(scratch))?;
+    let archive = scratch.join("base.tar");
+    git_to_file(repo, &["archive", "--format=tar", &tree], &archive)?;
+    if copy.exists() {
+        std::fs::remove_dir_all(copy).map_err(io(copy))?;
+    }
+    std::fs::create_dir_all(copy).map_err(io(copy))?;
+    let file = std::fs::File::open(&archive).map_err(io(&archive))?;
+    // tar's unpack keeps every entry inside `copy` (no `..`, no absolute paths).
+    tar::Archive::new(file).unpack(copy).map_err(io(copy))?;
+    let _ = std::fs::remove_file(&archive);
+    Ok(())
+}

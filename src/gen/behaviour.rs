@@ -273,6 +273,9 @@ pub struct BehaviourReport {
     /// Calls compared, and how many kept tests pin behaviour the change did not alter.
     pub compared: usize,
     pub unchanged_tests: usize,
+    /// Wall time of the comparisons (the base laid out, both replays), over every layer.
+    #[serde(default)]
+    pub seconds: f64,
     /// Why the comparison did not run or left something out.
     #[serde(default)]
     pub problems: Vec<String>,

@@ -17,6 +17,7 @@ use crate::gen::behaviour::{
 };
 use crate::gen::GenResult;
 use crate::session::scope::load_scope;
+use crate::team::error::RoleError;
 use crate::team::util::{sandbox_for, time_left};
 use crate::team::RoleContext;
 
@@ -53,6 +54,7 @@ pub(crate) fn compare_with_base(
     if modules.is_empty() {
         return BTreeSet::new();
     }
+    let started = std::time::Instant::now();
     let mut report = read_report(&ctx.session.root, &base);
     let mut changed = BTreeSet::new();
     let calls: BTreeMap<String, Vec<crate::gen::behaviour::Call>> = modules
@@ -81,6 +83,7 @@ pub(crate) fn compare_with_base(
         Err(problem) => report.problems.push(format!("{layer}: {problem}")),
     }
     report.number();
+    report.seconds += started.elapsed().as_secs_f64();
     let path = ctx.session.root.join(REPORT_FILE);
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
@@ -98,6 +101,20 @@ pub(crate) fn compare_with_base(
 /// The replays on HEAD and on the base, module by module; None when the family cannot replay.
 type Replays = (Vec<ReplayedModule>, Vec<ReplayedModule>);
 
+/// Why the comparison with the base did not run.
+#[derive(Debug, thiserror::Error)]
+enum CompareError {
+    #[error("cannot lay out the base {base}: {cause}")]
+    Base {
+        base: String,
+        cause: crate::git::ExportError,
+    },
+    #[error("cannot prepare the base's mirror: {0}")]
+    Prepare(std::io::Error),
+    #[error(transparent)]
+    Role(#[from] RoleError),
+}
+
 fn replay_both(
     ctx: &RoleContext,
     (layer, framework): (&str, crate::testing::framework::Framework),
@@ -105,16 +122,20 @@ fn replay_both(
     head_mirror: &Path,
     base: &str,
     modules: Vec<ReplayModule>,
-) -> Result<Option<Replays>, String> {
+) -> Result<Option<Replays>, CompareError> {
     let workspace = ctx.session.root.join("workspace");
     let base_mirror = workspace.join("base");
     let scratch = workspace.join(format!("behaviour-{layer}"));
-    crate::workspace::export_commit(ctx.repo, base, &base_mirror, &scratch)
-        .map_err(|e| format!("cannot lay out the base {base}: {e}"))?;
+    crate::git::export_commit(ctx.repo, base, &base_mirror, &scratch).map_err(|cause| {
+        CompareError::Base {
+            base: base.to_string(),
+            cause,
+        }
+    })?;
     generator
         .prepare_mirror(ctx.repo, &ctx.session.root, &base_mirror)
-        .map_err(|e| format!("cannot prepare the base's mirror: {e}"))?;
-    let state = ctx.session.load_state().map_err(|e| e.to_string())?;
+        .map_err(CompareError::Prepare)?;
+    let state = ctx.session.load_state().map_err(RoleError::from)?;
     let req = ReplayRequest {
         replay: ReplayBody {
             modules,
@@ -129,13 +150,10 @@ fn replay_both(
         &format!("behaviour-{layer}"),
         generator.read_roots(ctx.repo),
         &[],
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let mut runs = Vec::new();
     for mirror in [head_mirror, base_mirror.as_path()] {
-        let timeout = time_left(ctx.deadline)
-            .map_err(|e| e.to_string())?
-            .min(REPLAY_TIMEOUT);
+        let timeout = time_left(ctx.deadline)?.min(REPLAY_TIMEOUT);
         let job = ReplayJob {
             repo: ctx.repo,
             mirror,
@@ -146,7 +164,7 @@ fn replay_both(
         };
         match generator.replay(&job) {
             None => return Ok(None),
-            Some(run) => runs.push(run.map_err(|e| e.to_string())?.modules),
+            Some(run) => runs.push(run.map_err(RoleError::from)?.modules),
         }
     }
     let base_run = runs.pop().unwrap_or_default();
