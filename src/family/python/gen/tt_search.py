@@ -96,14 +96,22 @@ class CallList:
         if call is not None and call["test"] is None and expr in "\n".join(body):
             call["test"] = name
 
-    def listed(self, rendered):
+    def listed(self, rendered, focus=None):
         """The calls to replay: those whose test is in the written file first, then the boundary
         phase's (the edge cases of what a change touched), then the others in the order tried, at
         most CALLS_PER_FUNCTION per item and CALLS_PER_MODULE in all. A test name is given only
-        when that test was written."""
+        when that test was written. With `focus` (the short names of the items a change touched
+        and of those that call them), a call without a test is listed only when it calls one of
+        them, itself or in its setup: the others cannot have changed, and each call listed runs
+        four times in a replay."""
         rendered = set(rendered)
+
+        def in_focus(c):
+            text = "\n".join(c["statements"] + [c["expr"]])
+            return focus is None or any(re.search(rf"\b{re.escape(n)}\(", text) for n in focus)
         calls = [(key in self.boundary, dict(c, test=c["test"] if c["test"] in rendered else None))
                  for key, c in self.calls.items()]
+        calls = [(edge, c) for edge, c in calls if c["test"] or in_focus(c)]
         calls = [c for _, c in calls if c["test"]] + [c for edge, c in calls if edge and not c["test"]] \
             + [c for edge, c in calls if not edge and not c["test"]]
         out, per = [], {}
@@ -165,6 +173,22 @@ class ModuleSearch(CallBuilding, Oracle, Rendering):
         self.changed_items = {i["name"] for i in self.items if changed & defined_lines(i, self.target)} \
             if changed else set()
         self.succeeded = {}        # changed item name -> [(statements, expression, typed)]
+
+    def focus(self):
+        """The short names of the items a change touched and of the module's items whose source
+        calls one of them (a behaviour that changed through a call chain); None without a change."""
+        if not self.changed_items:
+            return None
+        touched = {name.split(".")[-1] for name in self.changed_items}
+        out = set(touched)
+        for item in self.items:
+            try:
+                text = inspect.getsource(item["obj"])
+            except (OSError, TypeError):
+                continue
+            if any(re.search(rf"\b{re.escape(n)}\(", text) for n in touched):
+                out.add(item["name"].split(".")[-1])
+        return out
 
     def ran(self, item, statements, expr, outcome, typed=()):
         """A candidate of `item` ran: noted in the call list, and among a changed item's calls
@@ -537,7 +561,7 @@ def search_module(spec, req, rng, deadline):
     entry["source"], entry["tests"] = search.render(req.get("layer", ""), req.get("seed"))
     if not entry["tests"]:
         entry["source"] = ""
-    entry["calls"] = search.calls.listed(entry["tests"])
+    entry["calls"] = search.calls.listed(entry["tests"], search.focus())
     entry["lines_total"] = len(search.lines_total)
     entry["lines_covered"] = len(search.covered & search.lines_total)
     entry["calls_tried"] = search.tried
