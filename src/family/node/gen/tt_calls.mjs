@@ -31,6 +31,7 @@ export class CallList {
     this.module = module;
     this.calls = new Map(); // key of (statements, expression) -> the call, in the order tried
     this.unfit = new Set(); // calls a run of which is left out: never listed
+    this.focus = null; // with a change: the names a listed call must call (focusOn)
   }
 
   static key(statements, expr) {
@@ -67,6 +68,32 @@ export class CallList {
     if (known && known.test === null) known.test = test;
   }
 
+  /**
+   * A change touched the lines `changed` (ranges: each callable's first and last line in `text`):
+   * from now on only the calls of the callables it touched, or of those whose source calls one,
+   * are listed without a test (itself or in its setup). The others cannot have changed, and each
+   * call listed runs four times in a replay.
+   */
+  focusOn(callables, ranges, changed, text) {
+    const lines = text.split('\n');
+    const sourceOf = (c) => {
+      const r = ranges.get(c);
+      return r ? lines.slice(r[0] - 1, r[1]).join('\n') : '';
+    };
+    const short = (c) => (c.method || c.getter || c.fn).split('.').pop();
+    const touched = callables.filter((c) => {
+      const r = ranges.get(c);
+      return r && [...changed].some((l) => l >= r[0] && l <= r[1]);
+    });
+    if (!touched.length) return;
+    const names = new Set(touched.map(short));
+    for (const c of callables) {
+      const src = sourceOf(c);
+      if ([...names].some((n) => src.includes(`${n}(`))) names.add(short(c));
+    }
+    this.focus = names;
+  }
+
   /** Up to `n` calls of `fn` that returned: those of kept tests first, then in the order tried. */
   successful(fn, n) {
     const own = [...this.calls.values()].filter((c) => c.function === `${this.module}.${fn}` && c.ok);
@@ -80,7 +107,11 @@ export class CallList {
    */
   listed(rendered) {
     const written = new Set(rendered);
-    const all = [...this.calls.values()].map((c) => ({ ...c, test: c.test && written.has(c.test) ? c.test : null }));
+    const focus = this.focus;
+    const inFocus = (c) => !focus || [...c.statements, c.expr].some((t) => [...focus].some((n) => t.includes(`${n}(`)));
+    const all = [...this.calls.values()]
+      .map((c) => ({ ...c, test: c.test && written.has(c.test) ? c.test : null }))
+      .filter((c) => c.test || inFocus(c));
     const ordered = [...all.filter((c) => c.test), ...all.filter((c) => !c.test && c.boundary), ...all.filter((c) => !c.test && !c.boundary)];
     const out = [];
     const per = new Map();

@@ -380,9 +380,13 @@ class Search {
     const changed = new Set(((this.req.changed || {})[this.spec.file] || []).map(Number));
     if (!changed.size) return;
     const until = Math.max(this.deadline, Date.now() + BOUNDARY_GRACE_MS);
-    for (const c of this.callables(items)) {
+    const callables = this.callables(items);
+    const ranges = new Map();
+    for (const c of callables) ranges.set(c, await this.lines(c));
+    this.callList.focusOn(callables, ranges, changed, this.text);
+    for (const c of callables) {
       if (Date.now() >= until) break;
-      const range = await this.lines(c);
+      const range = ranges.get(c);
       if (!range || ![...changed].some((l) => l >= range[0] && l <= range[1])) continue;
       const made = new Set();
       for (const base of this.callList.successful(c.fn, BOUNDARY_BASES)) {
