@@ -73,6 +73,9 @@ pub struct Replayed {
     /// The called function's docstring or doc comment here.
     #[serde(default)]
     pub doc: Option<String>,
+    /// Its first and last line here, when the helper knows them.
+    #[serde(default)]
+    pub lines: Option<[u32; 2]>,
 }
 
 /// One module's replay.
@@ -145,6 +148,12 @@ pub struct BehaviourChange {
     pub new_file: String,
     #[serde(default)]
     pub old_file: String,
+    /// The function's lines on HEAD, when the helper knew them.
+    #[serde(default)]
+    pub lines: Option<[u32; 2]>,
+    /// The hunks of the change's diff that go through the function.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub hunk: String,
 }
 
 /// One module's comparison.
@@ -259,6 +268,8 @@ pub fn compare(
             old_body: b.body.clone().unwrap_or_default(),
             new_file: String::new(),
             old_file: String::new(),
+            lines: h.lines,
+            hunk: String::new(),
         });
     }
     out
@@ -351,6 +362,45 @@ pub fn added_lines(diff: &str) -> Vec<u32> {
     out.into_iter().collect()
 }
 
+/// The hunks of a one-file unified diff that go through `function` (short name): those whose new
+/// lines meet `lines` when known, else those that name it (git puts the enclosing function in a
+/// hunk's header). At most `max` lines in all.
+pub fn hunks_through(diff: &str, function: &str, lines: Option<[u32; 2]>, max: usize) -> String {
+    let mut hunks: Vec<Vec<&str>> = Vec::new();
+    for line in diff.lines() {
+        if line.starts_with("@@ ") {
+            hunks.push(vec![line]);
+        } else if let Some(h) = hunks.last_mut() {
+            h.push(line);
+        }
+    }
+    let call = format!("{function}(");
+    let through = |h: &Vec<&str>| match lines {
+        Some([first, last]) => {
+            added_lines(h[0]).iter().any(|l| (first..=last).contains(l))
+                || new_range(h[0]).is_some_and(|(s, n)| s <= last && s + n.max(1) > first)
+        }
+        None => h.iter().any(|l| l.contains(&call)),
+    };
+    let kept: Vec<&str> = hunks
+        .iter()
+        .filter(|h| through(h))
+        .flatten()
+        .copied()
+        .take(max)
+        .collect();
+    kept.join("\n")
+}
+
+/// A hunk header's new range: (first line, count).
+fn new_range(header: &str) -> Option<(u32, u32)> {
+    let new = header.split(' ').find_map(|w| w.strip_prefix('+'))?;
+    Some(match new.split_once(',') {
+        Some((s, c)) => (s.parse().ok()?, c.parse().ok()?),
+        None => (new.parse().ok()?, 1),
+    })
+}
+
 /// [`added_lines`] of each file of a unified diff (`+++ b/<path>` names it).
 pub fn added_lines_by_file(diff: &str) -> BTreeMap<String, Vec<u32>> {
     let mut out = BTreeMap::new();
@@ -397,6 +447,7 @@ mod tests {
             stable: true,
             missing: false,
             doc: Some(doc.into()),
+            lines: None,
         }
     }
 
@@ -407,6 +458,27 @@ mod tests {
                     @@ -9,2 +9,3 @@\n+a\n+b\n+c\n\
                     @@ -20,3 +21,0 @@\n-x\n";
         assert_eq!(added_lines(diff), [5, 9, 10, 11, 22]);
+    }
+
+    #[test]
+    fn the_hunks_through_a_function_are_found_by_its_lines_or_its_name() {
+        let diff = "--- a/p.py\n+++ b/p.py\n\
+                    @@ -4,3 +4,3 @@ def total(q, u):\n     \"\"\"Price.\"\"\"\n-    return q * u\n+    return q * u + 1\n\
+                    @@ -15,2 +15,3 @@ def label(name):\n-    return name.strip()\n+    name = name.strip()\n+    return name[0]\n";
+        let label = hunks_through(diff, "label", Some([14, 17]), 40);
+        assert!(
+            label.starts_with("@@ -15,2 +15,3 @@ def label(name):"),
+            "{label}"
+        );
+        assert!(!label.contains("q * u"), "{label}");
+        let by_name = hunks_through(diff, "total", None, 40);
+        assert!(by_name.contains("+    return q * u + 1") && !by_name.contains("name[0]"));
+        assert_eq!(
+            hunks_through(diff, "label", Some([14, 17]), 2)
+                .lines()
+                .count(),
+            2
+        );
     }
 
     #[test]

@@ -20,13 +20,15 @@ pub fn behaviour(b: &BehaviourReport) -> Section {
             .iter()
             .map(|c| {
                 let input = match c.more_inputs {
-                    0 => c.input.clone(),
-                    n => format!("{} (and {n} more input(s))", c.input),
+                    0 => Text::default().code(c.input.as_str()),
+                    n => Text::default()
+                        .code(c.input.as_str())
+                        .plain(format!(" (and {n} more input(s))")),
                 };
                 vec![
                     Text::from(c.id.as_str()),
                     Text::from(c.function.as_str()),
-                    Text::default().code(&input),
+                    input,
                     Text::from(c.before.as_str()),
                     Text::from(c.after.as_str()),
                     Text::from(c.verdict.words()),
@@ -39,6 +41,15 @@ pub fn behaviour(b: &BehaviourReport) -> Section {
         );
         table.id = Some("behaviour-changes");
         out.push(Block::Table(table));
+        for c in b.changes.iter().filter(|c| !c.hunk.is_empty()) {
+            out.push(Block::Paragraph(
+                Text::default()
+                    .plain(format!("{} goes through this part of the change to ", c.id))
+                    .code(c.function.as_str())
+                    .plain(":"),
+            ));
+            out.push(Block::Pre(c.hunk.clone()));
+        }
         out.push(Block::Paragraph(Text::backquoted(
             "None of these is applied by default. `team-testing apply --keep-new B1` keeps the \
              test of the new behaviour (the change was intended); `--keep-old B1` keeps the \

@@ -57,9 +57,9 @@ pub(crate) fn compare_with_base(
     let started = std::time::Instant::now();
     let mut report = read_report(&ctx.session.root, &base);
     let mut changed = BTreeSet::new();
-    let calls: BTreeMap<String, Vec<crate::gen::behaviour::Call>> = modules
+    let calls: ModuleCalls = modules
         .iter()
-        .map(|m| (m.module.clone(), m.calls.clone()))
+        .map(|m| (m.module.clone(), (m.file.clone(), m.calls.clone())))
         .collect();
     match replay_both(
         ctx,
@@ -97,6 +97,9 @@ pub(crate) fn compare_with_base(
     }
     changed
 }
+
+/// Module -> its file and the calls its search ran.
+type ModuleCalls = BTreeMap<String, (String, Vec<crate::gen::behaviour::Call>)>;
 
 /// The replays on HEAD and on the base, module by module; None when the family cannot replay.
 type Replays = (Vec<ReplayedModule>, Vec<ReplayedModule>);
@@ -178,11 +181,7 @@ fn record(
     ctx: &RoleContext,
     layer: &str,
     generator: &dyn Generator,
-    (calls, head, base): (
-        &BTreeMap<String, Vec<crate::gen::behaviour::Call>>,
-        &[ReplayedModule],
-        &[ReplayedModule],
-    ),
+    (calls, head, base): (&ModuleCalls, &[ReplayedModule], &[ReplayedModule]),
     report: &mut BehaviourReport,
 ) -> BTreeSet<String> {
     let by_module: BTreeMap<&str, &ReplayedModule> =
@@ -199,8 +198,11 @@ fn record(
                     .push(format!("{}: does not import on {side}: {e}", m.module));
             }
         }
-        let module_calls = calls.get(&h.module).map_or(&[][..], Vec::as_slice);
+        let (file, module_calls) = calls
+            .get(&h.module)
+            .map_or(("", &[][..]), |(f, c)| (f.as_str(), c.as_slice()));
         let compared = compare(&h.module, module_calls, h, b);
+        let diff = file_diff(ctx, &report.base, file);
         report.compared += compared.compared;
         report.unchanged_tests += compared.unchanged_tests.len();
         changed.extend(compared.changed_tests);
@@ -214,6 +216,8 @@ fn record(
             }
             let n = report.changes.len() + 1;
             let mut change = change;
+            let short = change.function.rsplit('.').next().unwrap_or_default();
+            change.hunk = crate::gen::behaviour::hunks_through(&diff, short, change.lines, 40);
             match write_tests(ctx, layer, generator, (h, b), &change, n) {
                 Ok([new, old]) => (change.new_file, change.old_file) = (new, old),
                 Err(e) => report
@@ -224,6 +228,25 @@ fn record(
         }
     }
     changed
+}
+
+/// The change's diff of `file` against `base`, changed lines only (git names the enclosing
+/// function in each hunk's header); empty when git cannot say.
+fn file_diff(ctx: &RoleContext, base: &str, file: &str) -> String {
+    if file.is_empty() {
+        return String::new();
+    }
+    let args = [
+        "diff",
+        "-U0",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        base,
+        "--",
+        file,
+    ];
+    crate::git::git(ctx.repo, &args, None).unwrap_or_default()
 }
 
 /// The change's two test files: HEAD's assertion in `behaviour/new/<layer>/`, the base's in

@@ -98,6 +98,7 @@ class Replay(Oracle, Rendering):
             out["shown"] = f"{item} does not exist in this version"[:SHOWN_MAX]
             return out
         out["doc"] = self.doc_of(found[0])
+        out["lines"] = self.lines_of(found[0])
         try:
             body, shown, raised, stable, uses, imports = self.outcome(call.get("statements", []), out["expr"])
         except Exception as exc:  # noqa: BLE001 - one call never loses the others
@@ -145,6 +146,18 @@ class Replay(Oracle, Rendering):
             return inspect.getdoc(obj)
         except Exception:  # noqa: BLE001
             return None
+
+    def lines_of(self, obj):
+        """The first and last line of the called item's source here (the diff's hunks in it are
+        what a reviewer reads beside a change); None when it has no source of its own."""
+        obj = getattr(obj, "__func__", obj)
+        if isinstance(obj, property):
+            obj = obj.fget
+        try:
+            src, start = inspect.getsourcelines(obj)
+        except (OSError, TypeError):
+            return None
+        return [start, start + len(src) - 1]
 
     def name(self, call, item):
         """The test's name: the search's test when the call became one, else one made from the
