@@ -97,6 +97,11 @@ pub trait Generator: Sync {
     fn writes_scenario_checks(&self) -> bool {
         false
     }
+    /// Whether [`Generator::replay`] is built for this family (a change-scoped run says so
+    /// where it is not).
+    fn replays(&self) -> bool {
+        false
+    }
     /// What each of the search's calls does in `job.mirror` (the project at another commit);
     /// None while the family's helper has no replay.
     fn replay(&self, _job: &ReplayJob) -> Option<Result<ReplayResult, GenError>> {

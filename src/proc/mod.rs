@@ -172,38 +172,13 @@ pub fn run_sandboxed<C: Confinement + ?Sized>(
     input: Option<Vec<u8>>,
     timeout: Duration,
 ) -> Result<Captured> {
-    let wrapped = match sandbox {
-        Some(s) => s.wrap(argv),
-        None => argv.iter().map(|a| a.to_string()).collect(),
+    let stdin = if input.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
     };
-    let (program, args) = wrapped.split_first().ok_or(ProcError::EmptyCommand)?;
-    let mut command = Command::new(program);
-    command.args(args);
-    let run = match sandbox {
-        Some(sandbox) => sandbox
-            .apply(&mut command, cwd)
-            .map_err(|cause| ProcError::Sandbox {
-                program: program.to_string(),
-                cause,
-            })?,
-        None => 0,
-    };
-    command
-        .envs(env.iter().copied())
-        .current_dir(cwd)
-        .stdin(if input.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    // SAFETY: the closure only calls prctl, which is safe between fork and exec.
-    unsafe {
-        note_parent();
-        command.pre_exec(die_with_parent);
-    }
+    let (mut command, program, run) = confined_command(sandbox, argv, cwd, env, stdin)?;
+    let program = program.as_str();
     let started = (std::time::SystemTime::now(), Instant::now());
     let mut child = command.spawn().map_err(|cause| ProcError::Start {
         program: program.to_string(),
@@ -265,6 +240,47 @@ pub fn run_sandboxed<C: Confinement + ?Sized>(
         stdout,
         stderr,
     })
+}
+
+/// The command that runs `argv` in `cwd`, confined by `sandbox` when given, with `env` added,
+/// its stdout and stderr piped, in a process group of its own that dies with us: its program
+/// (as wrapped) and the sandbox's run number, for [`Confinement::end`].
+pub(crate) fn confined_command<C: Confinement + ?Sized>(
+    sandbox: Option<&C>,
+    argv: &[&str],
+    cwd: &Path,
+    env: &[(&str, &str)],
+    stdin: Stdio,
+) -> Result<(Command, String, u64)> {
+    let wrapped = match sandbox {
+        Some(s) => s.wrap(argv),
+        None => argv.iter().map(|a| a.to_string()).collect(),
+    };
+    let (program, args) = wrapped.split_first().ok_or(ProcError::EmptyCommand)?;
+    let mut command = Command::new(program);
+    command.args(args);
+    let run = match sandbox {
+        Some(sandbox) => sandbox
+            .apply(&mut command, cwd)
+            .map_err(|cause| ProcError::Sandbox {
+                program: program.to_string(),
+                cause,
+            })?,
+        None => 0,
+    };
+    command
+        .envs(env.iter().copied())
+        .current_dir(cwd)
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    // SAFETY: the closure only calls prctl and getppid, which are safe between fork and exec.
+    unsafe {
+        note_parent();
+        command.pre_exec(die_with_parent);
+    }
+    Ok((command, program.to_string(), run))
 }
 
 /// Most bytes of one stream kept in memory: the first and last halves; the middle is dropped with

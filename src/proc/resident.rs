@@ -4,14 +4,13 @@
 //! its own timeout: past it the child is killed and the next request starts a new one.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{die_with_parent, kill_group, note_parent, Confinement, GroupGuard, ProcError};
+use super::{kill_group, Confinement, GroupGuard, ProcError};
 
 /// Why a request got no answer.
 #[derive(Debug, thiserror::Error)]
@@ -61,34 +60,9 @@ impl<'a> Resident<'a> {
         cwd: &Path,
         env: &[(&str, &str)],
     ) -> Result<Self, ProcError> {
-        let wrapped = match sandbox {
-            Some(s) => s.wrap(argv),
-            None => argv.iter().map(|a| a.to_string()).collect(),
-        };
-        let (program, args) = wrapped.split_first().ok_or(ProcError::EmptyCommand)?;
-        let mut command = Command::new(program);
-        command.args(args);
-        let run = match sandbox {
-            Some(s) => s
-                .apply(&mut command, cwd)
-                .map_err(|cause| ProcError::Sandbox {
-                    program: program.clone(),
-                    cause,
-                })?,
-            None => 0,
-        };
-        command
-            .envs(env.iter().copied())
-            .current_dir(cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
-        // SAFETY: the closure only calls prctl and getppid, which are safe between fork and exec.
-        unsafe {
-            note_parent();
-            command.pre_exec(die_with_parent);
-        }
+        let (mut command, program, run) =
+            super::confined_command(sandbox, argv, cwd, env, Stdio::piped())?;
+        let program = &program;
         let mut child = command.spawn().map_err(|cause| ProcError::Start {
             program: program.clone(),
             cause,

@@ -615,6 +615,12 @@ fn family_round(
     }
     if let Some(headline) = behaviour_headline(&ctx.session.root) {
         summary.push_str(&format!("; {headline}"));
+    } else if !req.changed.is_empty() && !generator.replays() {
+        // A change-scoped run whose family cannot compare with the base says so.
+        summary.push_str(&format!(
+            "; what the change altered is not compared for a {} yet (Python and JavaScript only)",
+            generator.module_words()
+        ));
     }
     if !import_errors.is_empty() {
         summary.push_str(&format!(
@@ -658,35 +664,9 @@ fn compare_with_base(
 /// The lines of `modules`' files the session's change added or modified (HEAD's numbering),
 /// against its base; empty when the session is not change-scoped.
 fn changed_lines(ctx: &RoleContext, modules: &[gen::ModuleRef]) -> BTreeMap<String, Vec<u32>> {
-    let Ok(scope) = load_scope(ctx.session) else {
-        return BTreeMap::new();
-    };
-    let Some(base) = scope
-        .base_commit
-        .filter(|_| scope.is_git && !scope.whole_project)
-    else {
-        return BTreeMap::new();
-    };
-    let mut out = BTreeMap::new();
-    for m in modules {
-        let args = [
-            "diff",
-            "-U0",
-            "--no-color",
-            "--no-ext-diff",
-            "--no-textconv",
-            &base,
-            "--",
-            &m.file,
-        ];
-        if let Ok(diff) = crate::git::git(ctx.repo, &args, None) {
-            let lines = gen::behaviour::added_lines(&diff);
-            if !lines.is_empty() {
-                out.insert(m.file.clone(), lines);
-            }
-        }
-    }
-    out
+    let mut all = super::shared::localise::changed_lines(ctx.session, ctx.repo);
+    all.retain(|file, _| modules.iter().any(|m| &m.file == file));
+    all
 }
 
 /// "Your change altered N behaviours in M functions", once the comparison found any.

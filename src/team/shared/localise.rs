@@ -207,20 +207,20 @@ pub(crate) fn clusters(
     out
 }
 
-/// The session's change as `file:line` locations (repository-relative): the lines it added or
-/// modified against its base. Empty when the session is not change-scoped.
-pub(crate) fn changed_locations(
+/// The lines the session's change added or modified against its base, per file
+/// (repository-relative, HEAD's numbering). Empty when the session is not change-scoped.
+pub(crate) fn changed_lines(
     session: &crate::session::SessionDir,
     repo: &Path,
-) -> BTreeSet<String> {
+) -> BTreeMap<String, Vec<u32>> {
     let Ok(scope) = crate::session::scope::load_scope(session) else {
-        return BTreeSet::new();
+        return BTreeMap::new();
     };
     let Some(base) = scope
         .base_commit
         .filter(|_| scope.is_git && !scope.whole_project)
     else {
-        return BTreeSet::new();
+        return BTreeMap::new();
     };
     let args = [
         "diff",
@@ -231,10 +231,17 @@ pub(crate) fn changed_locations(
         "--relative",
         &base,
     ];
-    let Ok(diff) = crate::git::git(repo, &args, None) else {
-        return BTreeSet::new();
-    };
-    crate::gen::behaviour::added_lines_by_file(&diff)
+    crate::git::git(repo, &args, None)
+        .map(|diff| crate::gen::behaviour::added_lines_by_file(&diff))
+        .unwrap_or_default()
+}
+
+/// [`changed_lines`] as `file:line` locations.
+pub(crate) fn changed_locations(
+    session: &crate::session::SessionDir,
+    repo: &Path,
+) -> BTreeSet<String> {
+    changed_lines(session, repo)
         .into_iter()
         .flat_map(|(file, lines)| lines.into_iter().map(move |l| format!("{file}:{l}")))
         .collect()
