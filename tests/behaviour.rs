@@ -277,3 +277,95 @@ fn a_javascript_change_shows_its_behaviour_changes_and_delivers_either_side() {
     let (ok, log) = node_test(&p.repo, &new);
     assert!(ok, "{log}");
 }
+
+/// `cargo test` in `dir`, its builds in `target`: (passed, output).
+fn cargo_test(dir: &Path, target: &Path) -> (bool, String) {
+    let out = Command::new("cargo")
+        .args(["test", "--offline", "-q"])
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", target)
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+/// The same in Rust: the base's crate is built beside HEAD's in the search's target folder
+/// (never mistaken for it), the label's new panic is a likely regression, the fee is intended,
+/// and `cargo test` runs either side's test as delivered.
+#[test]
+fn a_rust_change_shows_its_behaviour_changes_and_delivers_either_side() {
+    if !has_llvm_cov() {
+        eprintln!("cargo-llvm-cov (and llvm-tools) is not installed: the Rust generator needs it");
+        return;
+    }
+    let p = Project::fixture("rust-change/base");
+    std::fs::copy(
+        fixtures().join("rust-change/head/src/pricing.rs"),
+        p.repo.join("src/pricing.rs"),
+    )
+    .unwrap();
+    git(&p.repo, &["commit", "-q", "-am", "the change"]);
+    let out = p
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test the change",
+            "--base",
+            "HEAD~1",
+            "--pipeline",
+            "targeted",
+            "-y",
+        ])
+        .run();
+    out.assert_code(0);
+    assert!(
+        out.stdout
+            .contains("Your change altered 2 behaviours in 2 functions"),
+        "{}",
+        out.stdout
+    );
+    let id = out.session_id();
+    let record = read_json(&p.session_dir(&id).join("behaviour/changes.json"));
+    let of = |function: &str| {
+        record["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["function"] == function)
+            .unwrap_or_else(|| panic!("no change of {function}: {record:#}"))
+            .clone()
+    };
+    let label = of("pricing::label");
+    assert_eq!(label["verdict"], "likely_regression", "{label:#}");
+    assert_eq!(label["before"], "returns \"\"", "{label:#}");
+    assert!(label["after"].as_str().unwrap().starts_with("panics: "));
+    let fee = of("pricing::total_price");
+    assert_eq!(fee["verdict"], "likely_intended", "{fee:#}");
+    assert!(
+        record["unchanged_tests"].as_u64().unwrap() >= 2,
+        "{record:#}"
+    );
+    let target = tempfile::tempdir().unwrap();
+    p.cmd(&["apply", &id, "--keep-old", label["id"].as_str().unwrap()])
+        .run()
+        .assert_code(0);
+    let (ok, log) = cargo_test(&p.repo, target.path());
+    assert!(!ok && log.contains("out of bounds"), "{log}");
+    for f in walk(&p.repo.join("tests")) {
+        if f.to_string_lossy().contains("_old.") {
+            std::fs::remove_file(f).unwrap();
+        }
+    }
+    p.cmd(&["apply", &id, "--keep-new"]).run().assert_code(0);
+    let (ok, log) = cargo_test(&p.repo, target.path());
+    assert!(ok, "{log}");
+}

@@ -28,6 +28,8 @@ pub struct GenJob<'a> {
 pub struct ReplayJob<'a> {
     pub repo: &'a Path,
     pub mirror: &'a Path,
+    /// The mirror is the base commit's (not the one the search ran in).
+    pub base: bool,
     pub scratch: &'a Path,
     pub req: &'a ReplayRequest,
     pub timeout: Duration,
@@ -101,6 +103,11 @@ pub trait Generator: Sync {
     /// where it is not).
     fn replays(&self) -> bool {
         false
+    }
+    /// The folders a replay writes besides the mirror it runs in, which it writes too (Rust:
+    /// the search's target folder); None when it writes nothing at all.
+    fn replay_writes(&self, _session: &Path, _layer: &str) -> Option<Vec<PathBuf>> {
+        None
     }
     /// What each of the search's calls does in `job.mirror` (the project at another commit);
     /// None while the family's helper has no replay.

@@ -19,6 +19,10 @@ pub struct Call {
     /// The kept test that asserts it, when it became one.
     #[serde(default)]
     pub test: Option<String>,
+    /// The family's own form of the call, handed back to its replay as it came (Rust: the
+    /// probe's candidate; Go: the steps and their argument expressions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native: Option<serde_json::Value>,
 }
 
 /// The calls of one module, for a replay.
@@ -211,7 +215,7 @@ pub fn compare(
     let changed_alone: BTreeSet<String> = groups
         .iter()
         .filter(|(_, calls)| calls.iter().any(|(_, _, setup)| setup.is_empty()))
-        .map(|(f, _)| f.rsplit('.').next().unwrap_or(f).to_string())
+        .map(|(f, _)| short_name(f).to_string())
         .collect();
     for (function, examples) in groups {
         let own: Vec<Pair> = examples
@@ -273,6 +277,16 @@ pub fn compare(
         });
     }
     out
+}
+
+/// A function's own name: `pricing.total_price`, `pricing::Basket::add` -> `total_price`,
+/// `add`.
+pub fn short_name(function: &str) -> &str {
+    function
+        .rsplit(['.', ':'])
+        .next()
+        .filter(|s| !s.is_empty())
+        .unwrap_or(function)
 }
 
 /// The session's record of what the change altered (`behaviour/changes.json`).
@@ -537,6 +551,7 @@ mod tests {
             statements: setup.iter().map(|s| s.to_string()).collect(),
             expr: expr.into(),
             test: None,
+            native: None,
         };
         let calls = [
             at("total(2, 3)", &[]),

@@ -148,11 +148,22 @@ fn replay_both(
             framework: Some(framework.as_str().to_string()),
         },
     };
+    // A family that builds its calls (Rust, Go) writes in both mirrors and its own folders.
+    let writes: Vec<PathBuf> = match generator.replay_writes(&ctx.session.root, layer) {
+        Some(mut dirs) => {
+            for dir in &dirs {
+                std::fs::create_dir_all(dir).map_err(RoleError::io("create", dir))?;
+            }
+            dirs.extend([head_mirror.to_path_buf(), base_mirror.clone()]);
+            dirs
+        }
+        None => Vec::new(),
+    };
     let sandbox = sandbox_for(
         ctx,
         &format!("behaviour-{layer}"),
         generator.read_roots(ctx.repo),
-        &[],
+        &writes,
     )?;
     let mut runs = Vec::new();
     for mirror in [head_mirror, base_mirror.as_path()] {
@@ -160,6 +171,7 @@ fn replay_both(
         let job = ReplayJob {
             repo: ctx.repo,
             mirror,
+            base: mirror == base_mirror.as_path(),
             scratch: &scratch,
             req: &req,
             timeout,
@@ -216,7 +228,7 @@ fn record(
             }
             let n = report.changes.len() + 1;
             let mut change = change;
-            let short = change.function.rsplit('.').next().unwrap_or_default();
+            let short = crate::gen::behaviour::short_name(&change.function);
             change.hunk = crate::gen::behaviour::hunks_through(&diff, short, change.lines, 40);
             match write_tests(ctx, layer, generator, (h, b), &change, n) {
                 Ok([new, old]) => (change.new_file, change.old_file) = (new, old),

@@ -11,7 +11,7 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Attribute, FnArg, ImplItem, Item, Meta, Token};
 
-use super::docs::{documents_panics, examples, line, str_lit};
+use super::docs::{doc_lines, documents_panics, examples, line, str_lit};
 use super::model::{Api, Callable, Field, LeftOut, Module, Receiver, TypeDecl, TypeKind};
 use super::ty::{Bound, Ty};
 
@@ -503,6 +503,11 @@ impl Crate {
             generics,
             lines,
             documents_panics: documents_panics(attrs),
+            doc: doc_lines(attrs)
+                .into_iter()
+                .map(|(_, l)| l)
+                .collect::<Vec<_>>()
+                .join("\n"),
             via_trait: trait_.map(|s| s.ident.to_string()),
         });
     }

@@ -11,12 +11,14 @@ pub(super) mod coverage;
 mod deliver;
 mod docs;
 mod edit;
+mod focus;
 mod harness;
 mod inputs;
 mod literal;
 mod model;
 mod probe;
 mod render;
+mod replay;
 mod search;
 mod ty;
 
@@ -25,7 +27,8 @@ use std::time::{Duration, Instant};
 
 pub(super) use edit::remove_tests;
 
-use crate::family::generator::{GenJob, Generator, Revision};
+use crate::family::generator::{GenJob, Generator, ReplayJob, Revision};
+use crate::gen::behaviour::{Call, ReplayResult};
 use crate::gen::{GenError, GenResult, GeneratedModule, ModuleRef};
 use crate::testing::framework::Framework;
 
@@ -124,6 +127,31 @@ impl Generator for RustGenerator {
 
     fn is_test_file(&self, name: &str) -> bool {
         name.ends_with(".rs")
+    }
+
+    fn replays(&self) -> bool {
+        true
+    }
+
+    /// The replay builds in the mirror and in the target folder and profiles of the search.
+    fn replay_writes(&self, session: &Path, layer: &str) -> Option<Vec<PathBuf>> {
+        Some(self.write_dirs(session, layer))
+    }
+
+    fn replay(&self, job: &ReplayJob) -> Option<Result<ReplayResult, GenError>> {
+        Some(replay::replay(job).map_err(|e| GenError::Exited {
+            code: None,
+            stderr_tail: e.to_string(),
+        }))
+    }
+
+    fn keep_only(&self, source: &str, keep: &std::collections::BTreeSet<String>) -> Option<String> {
+        let others: std::collections::BTreeSet<String> = edit::test_names(source)
+            .into_iter()
+            .filter(|n| !keep.contains(n))
+            .collect();
+        let kept = edit::test_names(source).len() - others.len();
+        (kept > 0).then(|| edit::remove_tests(source, &others))
     }
 
     fn tests_noun(&self, _framework: Framework) -> String {
@@ -247,7 +275,7 @@ fn run(job: &GenJob) -> Result<GenResult, RustGenError> {
                 lines_covered: lines.map_or(0, |l| l.lines_covered),
                 import_error: None,
                 import_error_kind: None,
-                calls: Vec::new(),
+                calls: calls(&api, &found, &delivered.files, m),
             }
         })
         .collect();
@@ -295,6 +323,39 @@ fn run(job: &GenJob) -> Result<GenResult, RustGenError> {
         findings,
         stats: serde_json::Value::Object(stats),
     })
+}
+
+/// The calls of module `m` for a comparison with the base: its delivered tests' and those of
+/// the functions the change touched in its file.
+fn calls(
+    api: &model::Api,
+    found: &search::Found,
+    files: &deliver::Files,
+    m: &ModuleRef,
+) -> Vec<Call> {
+    let kept: std::collections::BTreeMap<&str, &probe::Candidate> = found
+        .kept
+        .iter()
+        .map(|k| (k.candidate.id.as_str(), &k.candidate))
+        .collect();
+    let mut out: Vec<Call> = files
+        .get(&m.module)
+        .into_iter()
+        .flatten()
+        .filter_map(|t| {
+            let c = kept.get(t.candidate.as_str())?;
+            Some(replay::call(api, c, Some(t.name.clone())))
+        })
+        .collect();
+    for c in &found.focus {
+        let probe::Source::Callable(i) = c.source else {
+            continue;
+        };
+        if api.callables[i].file == m.file && !out.iter().any(|o| o.expr == c.call) {
+            out.push(replay::call(api, c, None));
+        }
+    }
+    out
 }
 
 /// Makes the copy buildable in the sandbox: a lock file (made offline when the crate has none:

@@ -79,6 +79,8 @@ pub struct Callable {
     pub lines: (u32, u32),
     /// Its docs have a `# Panics` section.
     pub documents_panics: bool,
+    /// Its doc comment's text (a change to it tells an intended behaviour change).
+    pub doc: String,
     /// The trait the function implements (`FromStr`, `Add`, `Display`, a crate trait), if any.
     pub via_trait: Option<String>,
 }

@@ -29,6 +29,8 @@ pub struct Test {
     /// The body goes in as written (a doc example: indenting it would change a string
     /// literal that spans lines).
     pub verbatim: bool,
+    /// The candidate it was made from (its id in the probe).
+    pub candidate: String,
 }
 
 /// The file a module's tests go to (`module` as the deliverer names it: `lib` for the crate's
@@ -93,6 +95,7 @@ pub fn test(c: &Candidate, seen: &Observation, verdict: &Verdict, api: &Api) -> 
         // A `}` at the start of a line would end the test where the file's readers look
         // (`edit`): such an example is indented like any other body.
         verbatim: example && !c.setup.iter().any(|l| l.starts_with('}')),
+        candidate: c.id.clone(),
     })
 }
 

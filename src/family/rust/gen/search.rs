@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::candidates::{concrete, Maker};
 use super::coverage::{Counter, Counts, LlvmTools};
+use super::focus::Focus;
 use super::inputs::{Inputs, Rng};
 use super::model::Api;
 use super::probe::{Candidate, Observation, Probe, ProbeError, Source};
@@ -48,6 +49,8 @@ pub struct Kept {
 /// What the search found.
 pub struct Found {
     pub kept: Vec<Kept>,
+    /// Calls of the callables the change touched (and their callers) that ran, kept or not.
+    pub focus: Vec<Candidate>,
     pub findings: Vec<Finding>,
     pub stats: serde_json::Map<String, serde_json::Value>,
 }
@@ -73,11 +76,6 @@ impl Search<'_> {
                     .is_some_and(|lines| lines.iter().any(|l| (c.lines.0..=c.lines.1).contains(l)))
             })
             .collect();
-        let share = |i: &usize| match (self.req.missing.is_empty(), aimed.contains(i)) {
-            (true, _) => FIRST_PER_CALLABLE,
-            (false, true) => FIRST_PER_CALLABLE * 2,
-            (false, false) => FIRST_PER_CALLABLE / 2,
-        };
         let mut stats = Stats::default();
         let mut effects: Vec<Finding> = Vec::new();
         let mut side_effects: BTreeSet<usize> = BTreeSet::new();
@@ -105,6 +103,24 @@ impl Search<'_> {
                 None => true,
             })
             .collect();
+        // A change-scoped search aims at what the change touched first.
+        let mut focus = Focus::new(api, &callables, &self.req.changed, &self.probe.copy);
+        let touched: BTreeSet<usize> = callables
+            .iter()
+            .copied()
+            .filter(|i| focus.contains(*i))
+            .collect();
+        let share = |i: &usize| {
+            let n = match (self.req.missing.is_empty(), aimed.contains(i)) {
+                (true, _) => FIRST_PER_CALLABLE,
+                (false, true) => FIRST_PER_CALLABLE * 2,
+                (false, false) => FIRST_PER_CALLABLE / 2,
+            };
+            match touched.contains(i) {
+                true => n.max(FIRST_PER_CALLABLE) * 2,
+                false => n,
+            }
+        };
         let examples: Vec<usize> = (0..api.examples.len())
             .filter(|i| scope.contains(api.examples[*i].file.as_str()))
             .collect();
@@ -156,7 +172,7 @@ impl Search<'_> {
                     .iter()
                     .flat_map(|i| {
                         let own = open.iter().any(|f| names(f, &api.callables[*i].name));
-                        let n = if own {
+                        let n = if own || touched.contains(i) {
                             NEXT_PER_CALLABLE
                         } else {
                             NEXT_PER_CALLABLE / 2
@@ -194,7 +210,11 @@ impl Search<'_> {
                 let feats = counts.as_ref().map(Counts::features).unwrap_or_default();
                 let ran = counts.map(|c| c.ran).unwrap_or_default();
                 let new = feats.iter().any(|f| !features.contains(f));
-                let verdict = match self.judge(&c, &seen) {
+                let judged = self.judge(&c, &seen);
+                if matches!(judged, Judged::Verdict(_) | Judged::Defect(..)) {
+                    focus.offer(&c);
+                }
+                let verdict = match judged {
                     Judged::Stopped => {
                         stats.stopped += 1;
                         if stats.stop_reasons.len() < 3 {
@@ -304,6 +324,7 @@ impl Search<'_> {
         );
         Ok(Found {
             kept,
+            focus: focus.calls,
             findings,
             stats: map,
         })
