@@ -10,7 +10,8 @@
     python3 scripts/bench_compare.py [--messages 1000000] [--tasks 10000] [--runs 5]
 
 Needs jq, git, and python3 with pytest and coverage (requirements-test.txt). It builds the
-release binary first. Every figure is the median of --runs runs, with the min-max.
+release binary first (--debug: the debug one, which the tests' build shares: a smoke run whose
+figures are not the benchmark's). Every figure is the median of --runs runs, with the min-max.
 """
 
 import argparse
@@ -27,12 +28,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BIN = ROOT / "target" / "release" / "team-testing"
 SYNTH = ROOT / "target" / "release" / "examples" / "synth_session"
+RELEASE = ["--release"]
 TIMEOUT = 1800
 
 
 def build():
     subprocess.run(
-        ["cargo", "build", "--release", "--locked", "--bin", "team-testing",
+        ["cargo", "build", *RELEASE, "--locked", "--bin", "team-testing",
          "--example", "synth_session"],
         cwd=ROOT, check=True, timeout=TIMEOUT)
 
@@ -155,10 +157,17 @@ def main():
     ap.add_argument("--tasks", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--skip-e2e", action="store_true")
+    ap.add_argument("--debug", action="store_true",
+                    help="build and time the debug binary (a smoke run, not the benchmark)")
     args = ap.parse_args()
     for tool in ("jq", "grep", "git"):
         if shutil.which(tool) is None:
             sys.exit(f"{tool} is not installed (apt-get install {tool})")
+    if args.debug:
+        global BIN, SYNTH, RELEASE
+        BIN = ROOT / "target" / "debug" / "team-testing"
+        SYNTH = ROOT / "target" / "debug" / "examples" / "synth_session"
+        RELEASE = []
     build()
     print(f"machine: {os.cpu_count()} cores, "
           f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB")
