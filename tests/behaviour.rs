@@ -369,3 +369,97 @@ fn a_rust_change_shows_its_behaviour_changes_and_delivers_either_side() {
     let (ok, log) = cargo_test(&p.repo, target.path());
     assert!(ok, "{log}");
 }
+
+/// `go test ./...` in the project, with a build cache of the test's own: (passed, output).
+fn go_test(p: &Project) -> (bool, String) {
+    let out = Command::new("go")
+        .args(["test", "-count=1", "./..."])
+        .current_dir(&p.repo)
+        .env("GOCACHE", p.tmp.path().join("user-go-cache"))
+        .env("GOFLAGS", "-modcacherw")
+        .env("GOPROXY", "off")
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+/// The same in Go: a function new in HEAD is never compared, the label's new panic is a likely
+/// regression, the fee is intended, and `go test` runs either side's test as delivered, in the
+/// package it tests.
+#[test]
+fn a_go_change_shows_its_behaviour_changes_and_delivers_either_side() {
+    if Command::new("go").arg("version").output().is_err() {
+        eprintln!("go is not installed: the Go generator needs it");
+        return;
+    }
+    let p = Project::fixture("go-change/base");
+    std::fs::copy(
+        fixtures().join("go-change/head/pricing/pricing.go"),
+        p.repo.join("pricing/pricing.go"),
+    )
+    .unwrap();
+    git(&p.repo, &["commit", "-q", "-am", "the change"]);
+    let out = p
+        .cmd(&[
+            "run",
+            "--max-mutants",
+            QUICK_MUTANTS,
+            "test the change",
+            "--base",
+            "HEAD~1",
+            "--pipeline",
+            "targeted",
+            "-y",
+        ])
+        .run();
+    out.assert_code(0);
+    assert!(
+        out.stdout
+            .contains("Your change altered 2 behaviours in 2 functions"),
+        "{}",
+        out.stdout
+    );
+    let id = out.session_id();
+    let record = read_json(&p.session_dir(&id).join("behaviour/changes.json"));
+    let of = |function: &str| {
+        record["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["function"] == function)
+            .unwrap_or_else(|| panic!("no change of {function}: {record:#}"))
+            .clone()
+    };
+    let label = of("pricing.Label");
+    assert_eq!(label["verdict"], "likely_regression", "{label:#}");
+    assert_eq!(label["input"], "pricing.Label(\"\")", "{label:#}");
+    assert_eq!(label["before"], "returns \"?\"", "{label:#}");
+    assert!(label["after"]
+        .as_str()
+        .unwrap()
+        .starts_with("panics: runtime error: index out of range"));
+    assert_eq!(of("pricing.TotalPrice")["verdict"], "likely_intended");
+    assert!(
+        record["unchanged_tests"].as_u64().unwrap() >= 2,
+        "{record:#}"
+    );
+    p.cmd(&["apply", &id, "--keep-old", label["id"].as_str().unwrap()])
+        .run()
+        .assert_code(0);
+    let written = Path::new(label["old_file"].as_str().unwrap()).file_name();
+    let old = p.repo.join("pricing").join(written.unwrap());
+    assert!(old.is_file(), "{:?}", walk(&p.repo));
+    let (ok, log) = go_test(&p);
+    assert!(!ok && log.contains("index out of range"), "{log}");
+    std::fs::remove_file(old).unwrap();
+    p.cmd(&["apply", &id, "--keep-new"]).run().assert_code(0);
+    let (ok, log) = go_test(&p);
+    assert!(ok, "{log}");
+}

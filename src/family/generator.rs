@@ -99,24 +99,16 @@ pub trait Generator: Sync {
     fn writes_scenario_checks(&self) -> bool {
         false
     }
-    /// Whether [`Generator::replay`] is built for this family (a change-scoped run says so
-    /// where it is not).
-    fn replays(&self) -> bool {
-        false
-    }
     /// The folders a replay writes besides the mirror it runs in, which it writes too (Rust:
     /// the search's target folder); None when it writes nothing at all.
     fn replay_writes(&self, _session: &Path, _layer: &str) -> Option<Vec<PathBuf>> {
         None
     }
-    /// What each of the search's calls does in `job.mirror` (the project at another commit);
-    /// None while the family's helper has no replay.
-    fn replay(&self, _job: &ReplayJob) -> Option<Result<ReplayResult, GenError>> {
-        None
-    }
+    /// What each of the search's calls does in `job.mirror` (the project at another commit):
+    /// every family compares a change with its base. None only where a family's helper cannot
+    /// replay at all.
+    fn replay(&self, job: &ReplayJob) -> Option<Result<ReplayResult, GenError>>;
     /// `source` (a test file of the family) with only the tests named in `keep`; None when it
-    /// would keep none or the family cannot tell its tests apart.
-    fn keep_only(&self, _source: &str, _keep: &BTreeSet<String>) -> Option<String> {
-        None
-    }
+    /// would keep none.
+    fn keep_only(&self, source: &str, keep: &BTreeSet<String>) -> Option<String>;
 }

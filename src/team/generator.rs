@@ -615,12 +615,6 @@ fn family_round(
     }
     if let Some(headline) = behaviour_headline(&ctx.session.root) {
         summary.push_str(&format!("; {headline}"));
-    } else if !req.changed.is_empty() && !generator.replays() {
-        // A change-scoped run whose family cannot compare with the base says so.
-        summary.push_str(&format!(
-            "; what the change altered is not compared for a {} yet (Python and JavaScript only)",
-            generator.module_words()
-        ));
     }
     if !import_errors.is_empty() {
         summary.push_str(&format!(

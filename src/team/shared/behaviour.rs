@@ -297,7 +297,8 @@ fn write_tests(
 }
 
 /// `behaviour/<side>/<layer>/test_pricing_b1_new.py`: the file of change `n` (its id `B<n>`
-/// until the report renumbers; the file keeps the number it was written with).
+/// until the report renumbers; the file keeps the number it was written with). The mark goes
+/// before what makes the name a test file's: `pricing_b1_new.test.js`, `pricing_tt_b1_new_test.go`.
 pub(crate) fn tests_file(
     session: &Path,
     side: &str,
@@ -306,11 +307,15 @@ pub(crate) fn tests_file(
     n: usize,
 ) -> PathBuf {
     let (stem, ext) = test_file.split_once('.').unwrap_or((test_file, "py"));
+    let (stem, suffix) = match stem.strip_suffix("_test") {
+        Some(stem) => (stem, "_test"),
+        None => (stem, ""),
+    };
     session
         .join("behaviour")
         .join(side)
         .join(layer)
-        .join(format!("{stem}_b{n}_{side}.{ext}"))
+        .join(format!("{stem}_b{n}_{side}{suffix}.{ext}"))
 }
 
 fn read_report(session: &Path, base: &str) -> BehaviourReport {

@@ -82,6 +82,78 @@ pub fn remove_tests(text: &str, avoid: &BTreeSet<String>) -> String {
     }
 }
 
+/// The file with only the tests `keep` names (`TestX` whole, `TestX/row` one case of it) and
+/// the imports they use; None when it would keep none.
+pub fn keep_only(text: &str, keep: &BTreeSet<String>) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut drop = BTreeSet::new();
+    let mut kept = 0;
+    for f in function_names(text) {
+        if keep.contains(&f) {
+            kept += 1;
+            continue;
+        }
+        let Some(span) = function_span(&lines, &f) else {
+            continue;
+        };
+        let rows = row_names(&lines, span);
+        let wanted = rows
+            .iter()
+            .filter(|r| keep.contains(&format!("{f}/{r}")))
+            .count();
+        if wanted == 0 {
+            drop.insert(f);
+            continue;
+        }
+        kept += wanted;
+        drop.extend(
+            rows.iter()
+                .map(|r| format!("{f}/{r}"))
+                .filter(|id| !keep.contains(id)),
+        );
+    }
+    (kept > 0).then(|| remove_tests(text, &drop))
+}
+
+/// The names of a function's cases: its table's `name: "row",` and its `t.Run("row", …)`.
+fn row_names(lines: &[&str], (from, to): (usize, usize)) -> Vec<String> {
+    lines[from..=to]
+        .iter()
+        .filter_map(|l| {
+            let t = l.trim_start();
+            let quoted = t
+                .strip_prefix("name:")
+                .map(|v| v.trim().strip_suffix(',').unwrap_or(v.trim()))
+                .or_else(|| t.strip_prefix("t.Run(")?.split_once(", ").map(|(q, _)| q))?;
+            go_unquote(quoted)
+        })
+        .collect()
+}
+
+/// The string a double-quoted Go literal (as [`go_quote`] writes one) stands for.
+fn go_unquote(quoted: &str) -> Option<String> {
+    let inner = quoted.strip_prefix('"')?.strip_suffix('"')?;
+    let mut out = String::new();
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next()? {
+            'n' => out.push('\n'),
+            't' => out.push('\t'),
+            'r' => out.push('\r'),
+            'x' => {
+                let hex: String = chars.by_ref().take(2).collect();
+                out.push(char::from(u8::from_str_radix(&hex, 16).ok()?));
+            }
+            other => out.push(other),
+        }
+    }
+    Some(out)
+}
+
 /// Go's double-quoted form of a string.
 pub fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
@@ -418,6 +490,27 @@ func TestStack_Sequences(t *testing.T) {
             out.contains("func TestMean(") && out.ends_with("}\n"),
             "{out}"
         );
+    }
+
+    #[test]
+    fn keeping_one_case_drops_the_other_cases_and_functions() {
+        let keep: BTreeSet<String> = ["TestMean/one".to_string()].into_iter().collect();
+        let out = keep_only(FILE, &keep).unwrap();
+        assert!(
+            out.contains("\"one\"") && !out.contains("\"three\""),
+            "{out}"
+        );
+        assert!(!out.contains("TestStack_Sequences"), "{out}");
+        let keep: BTreeSet<String> = ["TestStack_Sequences/Push_Pop".to_string()]
+            .into_iter()
+            .collect();
+        let out = keep_only(FILE, &keep).unwrap();
+        assert!(
+            !out.contains("TestMean") && out.contains("Push_Pop"),
+            "{out}"
+        );
+        let none: BTreeSet<String> = ["TestOther".to_string()].into_iter().collect();
+        assert_eq!(keep_only(FILE, &none), None);
     }
 
     #[test]

@@ -15,9 +15,10 @@ use serde::Serialize;
 
 pub(super) use edit::remove_tests;
 
-use crate::family::generator::{GenJob, Generator, Revision};
+use crate::family::generator::{GenJob, Generator, ReplayJob, Revision};
 use crate::family::mutants::prune::Checks;
 use crate::family::mutants::Points;
+use crate::gen::behaviour::{ReplayRequest, ReplayResult};
 use crate::gen::{GenError, GenRequest, GenResult, ModuleRef};
 use crate::testing::framework::Framework;
 
@@ -33,6 +34,10 @@ const HELPER_FILES: &[(&str, &str)] = &[
     ("render.go", include_str!("helper/render.go")),
     ("deliver.go", include_str!("helper/deliver.go")),
     ("mutants.go", include_str!("helper/mutants.go")),
+    ("defects.go", include_str!("helper/defects.go")),
+    ("calls.go", include_str!("helper/calls.go")),
+    ("replay.go", include_str!("helper/replay.go")),
+    ("replay_render.go", include_str!("helper/replay_render.go")),
     // A module of its own: the user's go.mod above the session never applies to it.
     ("go.mod", "module ttgen\n\ngo 1.19\n"),
 ];
@@ -52,6 +57,16 @@ pub fn readiness() -> String {
 struct GoGenRequest<'a> {
     #[serde(flatten)]
     base: &'a GenRequest,
+    go: &'a str,
+    module_path: String,
+    work: String,
+}
+
+/// The helper's request in replay mode: the shared one, plus the same three.
+#[derive(Serialize)]
+struct GoReplayRequest<'a> {
+    #[serde(flatten)]
+    base: &'a ReplayRequest,
     go: &'a str,
     module_path: String,
     work: String,
@@ -133,24 +148,9 @@ impl Generator for GoGenerator {
                 ),
             });
         };
-        let mirror = std::path::absolute(job.mirror).unwrap_or_else(|_| job.mirror.into());
-        let workspace = mirror.parent().unwrap_or(&mirror).to_path_buf();
-        let (helper_dir, work) = helper_dirs(&workspace, &job.req.layer);
-        let cache = workspace.join(super::ctx::CACHE_DIR);
-        let env = go_env(&cache);
+        let (mirror, bin, work, env) = ready(job.mirror, &job.req.layer)?;
         let env_refs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        let bin = build_helper(&helper_dir, &env_refs)?;
-        // Emptied, not replaced: the sandbox was made with this very folder.
-        std::fs::create_dir_all(&work).map_err(|cause| GenError::CreateDir {
-            path: work.clone(),
-            cause,
-        })?;
-        for entry in std::fs::read_dir(&work).into_iter().flatten().flatten() {
-            let _ = match entry.file_type() {
-                Ok(t) if t.is_dir() => std::fs::remove_dir_all(entry.path()),
-                _ => std::fs::remove_file(entry.path()),
-            };
-        }
+        empty(&work)?;
         let req = GoGenRequest {
             base: job.req,
             go: GO,
@@ -160,6 +160,19 @@ impl Generator for GoGenerator {
         let input = serde_json::to_vec(&req).map_err(GenError::Request)?;
         let bin = bin.display().to_string();
         crate::gen::run_helper(job.sandbox, &[&bin], &mirror, &env_refs, input, job.timeout)
+    }
+
+    /// The replay writes its harness in the mirror, and its folder and the build cache.
+    fn replay_writes(&self, session: &Path, layer: &str) -> Option<Vec<PathBuf>> {
+        Some(self.write_dirs(session, layer))
+    }
+
+    fn replay(&self, job: &ReplayJob) -> Option<Result<ReplayResult, GenError>> {
+        Some(replay(job))
+    }
+
+    fn keep_only(&self, source: &str, keep: &std::collections::BTreeSet<String>) -> Option<String> {
+        edit::keep_only(source, keep)
     }
 
     /// Tests the executor found broken or flaky go; defect tests the new file lacks are carried
@@ -186,6 +199,63 @@ impl Generator for GoGenerator {
     fn unloadable(&self) -> &'static str {
         "did not type-check"
     }
+}
+
+/// A replay of the search's calls in `job.mirror`, by the helper the search built.
+fn replay(job: &ReplayJob) -> Result<ReplayResult, GenError> {
+    let Some(module_path) = super::package::module_path(job.mirror) else {
+        return Err(GenError::Exited {
+            code: None,
+            stderr_tail: format!("{} declares no module", job.mirror.join("go.mod").display()),
+        });
+    };
+    let (mirror, bin, work, env) = ready(job.mirror, &job.req.replay.layer)?;
+    let env_refs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    // Its own part of the search's folder: the search's files stay for its later rounds.
+    let work = work.join(if job.base {
+        "replay-base"
+    } else {
+        "replay-head"
+    });
+    empty(&work)?;
+    let req = GoReplayRequest {
+        base: job.req,
+        go: GO,
+        module_path,
+        work: work.display().to_string(),
+    };
+    let input = serde_json::to_vec(&req).map_err(GenError::Request)?;
+    let bin = bin.display().to_string();
+    crate::gen::run_helper(job.sandbox, &[&bin], &mirror, &env_refs, input, job.timeout)
+}
+
+/// The layer's helper built for a run in a mirror: the mirror (absolute), the binary, the
+/// helper's own folder and the environment go runs with.
+type Ready = (PathBuf, PathBuf, PathBuf, Vec<(&'static str, String)>);
+
+fn ready(mirror: &Path, layer: &str) -> Result<Ready, GenError> {
+    let mirror = std::path::absolute(mirror).unwrap_or_else(|_| mirror.into());
+    let workspace = mirror.parent().unwrap_or(&mirror).to_path_buf();
+    let (helper_dir, work) = helper_dirs(&workspace, layer);
+    let env = go_env(&workspace.join(super::ctx::CACHE_DIR));
+    let env_refs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let bin = build_helper(&helper_dir, &env_refs)?;
+    Ok((mirror, bin, work, env))
+}
+
+/// `dir` made and emptied, not replaced: the sandbox was made with this very folder.
+fn empty(dir: &Path) -> Result<(), GenError> {
+    std::fs::create_dir_all(dir).map_err(|cause| GenError::CreateDir {
+        path: dir.to_path_buf(),
+        cause,
+    })?;
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let _ = match entry.file_type() {
+            Ok(t) if t.is_dir() => std::fs::remove_dir_all(entry.path()),
+            _ => std::fs::remove_file(entry.path()),
+        };
+    }
+    Ok(())
 }
 
 /// The environment go runs with for the generator: the session's build cache, the module on

@@ -298,10 +298,6 @@ impl crate::family::generator::Generator for NodeGenerator {
         unescape_xml(id)
     }
 
-    fn replays(&self) -> bool {
-        true
-    }
-
     fn replay(
         &self,
         job: &crate::family::generator::ReplayJob,

@@ -89,10 +89,6 @@ impl Generator for PythonGenerator {
         true
     }
 
-    fn replays(&self) -> bool {
-        true
-    }
-
     fn replay(&self, job: &ReplayJob) -> Option<Result<ReplayResult, GenError>> {
         let python = crate::testing::toolchain::python_for(job.repo);
         let input = match serde_json::to_vec(job.req) {

@@ -129,10 +129,6 @@ impl Generator for RustGenerator {
         name.ends_with(".rs")
     }
 
-    fn replays(&self) -> bool {
-        true
-    }
-
     /// The replay builds in the mirror and in the target folder and profiles of the search.
     fn replay_writes(&self, session: &Path, layer: &str) -> Option<Vec<PathBuf>> {
         Some(self.write_dirs(session, layer))

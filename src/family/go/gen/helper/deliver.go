@@ -77,11 +77,13 @@ func deliver(s *Search) *Delivered {
 	}
 	for _, ref := range s.req.Modules {
 		gm := GenModule{Module: ref.Module, File: ref.File, TestFile: testFileName(s.req.Layer, ref.File), Tests: []string{}}
-		if tf := byFile[ref.File]; tf != nil {
+		tf := byFile[ref.File]
+		if tf != nil {
 			gm.TestFile = tf.Name
 			gm.Source = renderers[tf.Pkg].renderFile(tf, false)
 			gm.Tests = testNames(tf)
 		}
+		gm.Calls = s.callsFor(ref.File, tf)
 		if c, ok := coverage[ref.File]; ok {
 			gm.LinesTotal, gm.LinesCovered = c[0], c[1]
 		}

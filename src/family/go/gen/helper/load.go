@@ -242,6 +242,10 @@ func load(req *Request) (*Module, error) {
 		for _, r := range files[d] {
 			wanted[r.File] = true
 		}
+		if req.everyFile {
+			// A replay finds a function that moved to another file of its package.
+			wanted = nil
+		}
 		m.collect(pkg, wanted)
 	}
 	return m, nil
@@ -337,7 +341,8 @@ func hasOutput(f *ast.File, fd *ast.FuncDecl) bool {
 	return false
 }
 
-// collect lists a package's callables, constructors, constants and literals.
+// collect lists a package's callables, constructors, constants and literals; the callables
+// of the wanted files (every file's when wanted is nil) are the ones the tests call.
 func (m *Module) collect(pkg *Pkg, wanted map[string]bool) {
 	names := make([]string, 0, len(pkg.Files))
 	for rel := range pkg.Files {
@@ -357,7 +362,7 @@ func (m *Module) collect(pkg *Pkg, wanted map[string]bool) {
 					if c.Makes != nil {
 						pkg.Makers[c.Makes] = append(pkg.Makers[c.Makes], c)
 					}
-					if wanted[rel] {
+					if wanted == nil || wanted[rel] {
 						m.Callables = append(m.Callables, c)
 					}
 				}

@@ -41,6 +41,13 @@ type Request struct {
 	// "mutants" lists the mutation points of Files instead of generating tests.
 	Mode  string   `json:"mode"`
 	Files []string `json:"files"`
+	// The lines of each module-relative file a change added or modified: its functions and
+	// their callers get more candidates, and what they ran is listed for a replay.
+	Changed map[string][]int `json:"changed"`
+	// Replay asks to run listed calls again (on another version of the module) instead.
+	Replay *ReplayBody `json:"replay"`
+	// A replay loads every function of the packages, not only the requested files'.
+	everyFile bool
 }
 
 // GenModule is one source file's delivered tests.
@@ -53,6 +60,8 @@ type GenModule struct {
 	LinesTotal   int      `json:"lines_total"`
 	LinesCovered int      `json:"lines_covered"`
 	ImportError  *string  `json:"import_error"`
+	// Calls the search ran on the file, for a replay on another version of the code.
+	Calls []Call `json:"calls"`
 }
 
 // Finding is what the search learnt about the code: a defect, an effect, a broken example.
@@ -79,19 +88,24 @@ func main() {
 		fmt.Fprintf(os.Stderr, "ttgen: cannot read the request: %v\n", err)
 		os.Exit(2)
 	}
-	if req.Mode == "mutants" {
-		if err := json.NewEncoder(os.Stdout).Encode(mutantsResult(req.Files)); err != nil {
+	switch {
+	case req.Mode == "mutants":
+		answer(mutantsResult(req.Files))
+	case req.Replay != nil:
+		answer(replay(&req))
+	default:
+		result, err := run(&req)
+		if err != nil {
 			fmt.Fprintf(os.Stderr, "ttgen: %v\n", err)
 			os.Exit(1)
 		}
-		return
+		answer(result)
 	}
-	result, err := run(&req)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "ttgen: %v\n", err)
-		os.Exit(1)
-	}
-	if err := json.NewEncoder(os.Stdout).Encode(result); err != nil {
+}
+
+// answer prints the result on stdout.
+func answer(v interface{}) {
+	if err := json.NewEncoder(os.Stdout).Encode(v); err != nil {
 		fmt.Fprintf(os.Stderr, "ttgen: %v\n", err)
 		os.Exit(1)
 	}

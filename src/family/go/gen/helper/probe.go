@@ -140,8 +140,17 @@ type Probe struct {
 	work    string
 	timeout time.Duration
 	builds  int
-	// Why candidates did not compile, by callable.
+	// Why candidates did not compile, by callable, and (when not nil) by candidate.
 	compileErrors map[string]string
+	dropped       map[int]string
+}
+
+// drop records why a candidate does not compile.
+func (p *Probe) drop(c *Candidate, msg string) {
+	p.compileErrors[c.Steps[len(c.Steps)-1].C.Name] = msg
+	if p.dropped != nil {
+		p.dropped[c.ID] = msg
+	}
 }
 
 func (p *Probe) fileName() string {
@@ -339,7 +348,7 @@ func (p *Probe) typeCheck(cands []*Candidate) ([]*Candidate, string, map[int][2]
 		var kept []*Candidate
 		for _, c := range cands {
 			if msg, drop := bad[c.ID]; drop {
-				p.compileErrors[c.Steps[len(c.Steps)-1].C.Name] = msg
+				p.drop(c, msg)
 			} else {
 				kept = append(kept, c)
 			}
@@ -443,7 +452,7 @@ func (p *Probe) build(cands []*Candidate) ([]*Candidate, string, error) {
 			for _, c := range cands {
 				if r := lines[c.ID]; n >= r[0] && n <= r[1] {
 					bad[c.ID] = true
-					p.compileErrors[c.Steps[len(c.Steps)-1].C.Name] = m[4]
+					p.drop(c, m[4])
 				}
 			}
 		}

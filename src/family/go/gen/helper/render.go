@@ -438,9 +438,13 @@ func check(col *column, got, want, label string) string {
 		cond = got + " != " + want
 	case col.compare == "float":
 		// Equal, both NaN, or within a relative 1e-9 (a fused multiply-add on another CPU
-		// rounds once less).
+		// rounds once less). A negative literal is subtracted in parentheses (not `got--1.5`).
+		sub := want
+		if strings.HasPrefix(want, "-") {
+			sub = "(" + want + ")"
+		}
 		cond = fmt.Sprintf("%[1]s != %[2]s && !(math.IsNaN(float64(%[1]s)) && math.IsNaN(float64(%[2]s))) && "+
-			"!(math.Abs(float64(%[1]s-%[2]s)) <= 1e-9*math.Max(1, math.Abs(float64(%[2]s))))", got, want)
+			"!(math.Abs(float64(%[1]s-%[3]s)) <= 1e-9*math.Max(1, math.Abs(float64(%[2]s))))", got, want, sub)
 	case col.compare == "text":
 		cond = "fmt.Sprint(" + got + ") != " + want
 		got = "fmt.Sprint(" + got + ")"
@@ -496,76 +500,89 @@ func (r *Renderer) sequence(row *Row) string {
 	fmt.Fprintf(&b, "%s\n", recvDecl(r.m, r.pkg, c))
 	asserted := 0
 	for i, st := range c.Steps {
-		args := make([]string, len(st.Args))
-		for j, a := range st.Args {
-			args[j] = a.Expr
-			if st.C.Sig.Variadic() && j == len(st.Args)-1 {
-				args[j] += "..."
-			}
+		var obs []Obs
+		if i < len(o.Results) {
+			obs = o.Results[i]
 		}
-		call := "v." + st.C.Func.Name() + "(" + strings.Join(args, ", ") + ")"
-		res := st.C.Sig.Results()
-		if res.Len() == 0 || i >= len(o.Results) || len(o.Results[i]) != res.Len() {
-			b.WriteString(call + "\n")
-			continue
-		}
-		names := make([]string, res.Len())
-		var checks []string
-		label := st.C.Func.Name() + "()"
-		for k := 0; k < res.Len(); k++ {
-			obs := o.Results[i][k]
-			if k == res.Len()-1 && isError(res.At(k).Type()) {
-				names[k] = "err"
-				if obs.ErrText != nil {
-					ch := fmt.Sprintf("if err == nil {\nt.Fatalf(\"%s: want an error\")\n}\n", label)
-					if !r.unstable(*obs.ErrText) {
-						ch += fmt.Sprintf("if err.Error() != %s {\nt.Errorf(\"%s error = %%q, want %%q\", err.Error(), %s)\n}\n",
-							strconv.Quote(*obs.ErrText), label, strconv.Quote(*obs.ErrText))
-					}
-					checks = append([]string{ch}, checks...)
-				} else {
-					checks = append([]string{fmt.Sprintf("if err != nil {\nt.Fatalf(\"%s error = %%v\", err)\n}\n", label)}, checks...)
-				}
-				asserted++
-				continue
-			}
-			got := "got"
-			if k > 0 {
-				got = fmt.Sprintf("got%d", k)
-			}
-			t := res.At(k).Type()
-			col := &column{compare: compareOf(t)}
-			want, ok := r.literal(obs, nilable(t))
-			if ok && want == "nil" && col.compare == "deep" {
-				checks = append(checks, fmt.Sprintf("if %s != nil {\nt.Errorf(\"%s = %%v, want nil\", %s)\n}\n", got, label, got))
-			} else if ok {
-				checks = append(checks, check(col, got, want, label))
-			} else if tx, ok := r.text(obs); ok {
-				col.compare = "text"
-				checks = append(checks, check(col, got, tx, label))
-			} else {
-				got = "_"
-			}
-			if got != "_" {
-				asserted++
-			}
-			names[k] = got
-		}
-		if len(checks) == 0 {
-			b.WriteString(call + "\n")
-			continue
-		}
-		if len(names) == 1 && len(checks) == 1 && strings.HasPrefix(checks[0], "if ") && names[0] != "err" {
-			// One result, one check: `if got := v.Len(); got != 1 {`.
-			fmt.Fprintf(&b, "if %s := %s; %s", names[0], call, strings.TrimPrefix(checks[0], "if "))
-			continue
-		}
-		fmt.Fprintf(&b, "{\n%s := %s\n%s}\n", strings.Join(names, ", "), call, strings.Join(checks, ""))
+		text, n := r.stepText("v."+st.C.Func.Name()+"("+joinArgs(st.C.Sig, st.Args)+")", st.C, obs)
+		b.WriteString(text)
+		asserted += n
 	}
 	if asserted == 0 {
 		return ""
 	}
 	return b.String()
+}
+
+// stepText is one call with the checks of what it returned (obs, as observed); n is how many
+// of its results it asserts.
+func (r *Renderer) stepText(call string, fn *Callable, obs []Obs) (string, int) {
+	res := fn.Sig.Results()
+	if res.Len() == 0 || len(obs) != res.Len() {
+		return call + "\n", 0
+	}
+	names := make([]string, res.Len())
+	var checks []string
+	asserted := 0
+	label := fn.Func.Name() + "()"
+	for k := 0; k < res.Len(); k++ {
+		if k == res.Len()-1 && isError(res.At(k).Type()) {
+			names[k] = "err"
+			checks = append([]string{r.errCheck(obs[k], label)}, checks...)
+			asserted++
+			continue
+		}
+		got := "got"
+		if k > 0 {
+			got = fmt.Sprintf("got%d", k)
+		}
+		if ch, ok := r.valueCheck(obs[k], res.At(k).Type(), got, label); ok {
+			checks = append(checks, ch)
+			asserted++
+		} else {
+			got = "_"
+		}
+		names[k] = got
+	}
+	if len(checks) == 0 {
+		return call + "\n", 0
+	}
+	if len(names) == 1 && len(checks) == 1 && strings.HasPrefix(checks[0], "if ") && names[0] != "err" {
+		// One result, one check: `if got := v.Len(); got != 1 {`.
+		return fmt.Sprintf("if %s := %s; %s", names[0], call, strings.TrimPrefix(checks[0], "if ")), asserted
+	}
+	return fmt.Sprintf("{\n%s := %s\n%s}\n", strings.Join(names, ", "), call, strings.Join(checks, "")), asserted
+}
+
+// errCheck asserts a call's error: none, or one with the text observed.
+func (r *Renderer) errCheck(obs Obs, label string) string {
+	if obs.ErrText == nil {
+		return fmt.Sprintf("if err != nil {\nt.Fatalf(\"%s error = %%v\", err)\n}\n", label)
+	}
+	ch := fmt.Sprintf("if err == nil {\nt.Fatalf(\"%s: want an error\")\n}\n", label)
+	if !r.unstable(*obs.ErrText) {
+		ch += fmt.Sprintf("if err.Error() != %s {\nt.Errorf(\"%s error = %%q, want %%q\", err.Error(), %s)\n}\n",
+			strconv.Quote(*obs.ErrText), label, strconv.Quote(*obs.ErrText))
+	}
+	return ch
+}
+
+// valueCheck compares the variable got, of type t, with the value observed: its literal, or
+// its text; false when neither is stable.
+func (r *Renderer) valueCheck(obs Obs, t types.Type, got, label string) (string, bool) {
+	col := &column{compare: compareOf(t)}
+	want, ok := r.literal(obs, nilable(t))
+	switch {
+	case ok && want == "nil" && col.compare == "deep":
+		return fmt.Sprintf("if %s != nil {\nt.Errorf(\"%s = %%v, want nil\", %s)\n}\n", got, label, got), true
+	case ok:
+		return check(col, got, want, label), true
+	}
+	if tx, ok := r.text(obs); ok {
+		col.compare = "text"
+		return check(col, got, tx, label), true
+	}
+	return "", false
 }
 
 // defectFunc renders a code defect: the call that panics, skipped with the evidence.

@@ -3,19 +3,17 @@ package main
 // The search: generations of candidates per package, each built once and run one by one;
 // a candidate is kept when it reaches coverage blocks no earlier one did, or shows an outcome
 // its callable had not shown (an error, a panic). A runtime panic in the module's own code on
-// well-typed input is a code defect (the shortest call kept); a call that leaves anything in
-// its homes, its working folder or the temporary folder, or that the sandbox refused, is a
-// side effect, and its callable (or the constructors that made its values) is never called
-// again.
+// well-typed input is a code defect (the shortest call kept, defects.go); a call that leaves
+// anything in its homes, its working folder or the temporary folder, or that the sandbox
+// refused, is a side effect, and its callable (or the constructors that made its values) is
+// never called again. A change's functions and their callers get twice the candidates, and
+// what they ran is listed for a replay (calls.go).
 
 import (
 	"fmt"
 	"go/types"
-	"path/filepath"
-	"regexp"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -76,6 +74,13 @@ type Search struct {
 	stats    map[string]interface{}
 	examples []*ExampleFailure
 	shown    map[string]bool // callable|outcome class already kept
+	// The callables a change touched and their callers, and what each ran (for a replay).
+	aim     map[*Callable]bool
+	ran     map[*Callable][]*Candidate
+	ranText map[string]bool
+	// The generation running, and the last one that added a call to each touched callable.
+	gen    int
+	grewAt map[*Callable]int
 }
 
 // ExampleFailure is one of the package's examples whose output no longer holds.
@@ -99,7 +104,9 @@ func newSearch(req *Request, m *Module, clock Clock, l2 bool) *Search {
 		covered: map[string]bool{}, blocks: map[string]Block{}, probes: map[*Pkg]*Probe{},
 		values: map[*Pkg]*Values{}, banned: map[*Callable]bool{}, slow: map[*Callable]int{}, slowArgs: map[string]bool{}, shown: map[string]bool{},
 		stats: map[string]interface{}{"candidates": 0, "generations": 0, "timed_out": 0,
-			"stopped": 0, "compile_errors": 0, "side_effects": 0, "stopped_by_budget": false}}
+			"stopped": 0, "compile_errors": 0, "side_effects": 0, "stopped_by_budget": false},
+		aim: aimAt(m, req.Changed), ran: map[*Callable][]*Candidate{}, ranText: map[string]bool{},
+		grewAt: map[*Callable]int{}}
 	timeout := time.Duration(req.CallTimeoutS * float64(time.Second))
 	if timeout < time.Second {
 		timeout = time.Second
@@ -132,6 +139,7 @@ func (s *Search) run() {
 		}
 		before := len(s.covered)
 		total := 0
+		s.gen = gen
 		for _, pkg := range s.m.Pkgs {
 			cands := s.candidates(pkg, gen)
 			if len(cands) == 0 {
@@ -208,17 +216,18 @@ func (s *Search) newCandidate(pkg *Pkg, recv *Value, steps ...Step) *Candidate {
 }
 
 // candidates of one generation: the first systematic (each parameter through its values), the
-// later ones random, aimed at callables whose lines are still missed.
+// later ones random, aimed at callables whose lines are still missed; the functions a change
+// touched and their callers get twice as many, first.
 func (s *Search) candidates(pkg *Pkg, gen int) []*Candidate {
 	s.values[pkg].widen(gen > 0)
 	if s.l2 {
 		return s.sequences(pkg, gen)
 	}
 	vals := s.values[pkg]
-	var perCallable [][]*Candidate
+	var aimed, perCallable [][]*Candidate
 	for _, c := range s.callables(pkg) {
 		var out []*Candidate
-		if (gen > 0 && !s.missesIn(c)) || (gen == 0 && s.fallibleConstructor(c)) {
+		if (gen > 0 && !s.missesIn(c) && !s.wantsMore(c)) || (gen == 0 && s.fallibleConstructor(c)) {
 			continue
 		}
 		var recvs []Value
@@ -232,6 +241,9 @@ func (s *Search) candidates(pkg *Pkg, gen int) []*Candidate {
 		per := 2 * maxRowsPerCallable
 		if gen > 0 {
 			per = 32
+		}
+		if s.aim[c] {
+			per *= 2
 		}
 		var sets [][]Value
 		if gen == 0 {
@@ -279,9 +291,13 @@ func (s *Search) candidates(pkg *Pkg, gen int) []*Candidate {
 				out = append(out, s.newCandidate(pkg, &r, Step{C: c, Args: sets[0]}))
 			}
 		}
-		perCallable = append(perCallable, out)
+		if s.aim[c] {
+			aimed = append(aimed, out)
+		} else {
+			perCallable = append(perCallable, out)
+		}
 	}
-	return interleave(perCallable)
+	return interleave(append(aimed, perCallable...))
 }
 
 // interleave takes each callable's first candidate, then each one's second, and so on: a
@@ -396,10 +412,17 @@ func (s *Search) sequences(pkg *Pkg, gen int) []*Candidate {
 		byType[c.Recv] = append(byType[c.Recv], c)
 	}
 	var out []*Candidate
-	for _, t := range order {
+	// The first generation's pairs stop at 40 in all; a type with a method the change touched
+	// adds 40 more, and gets twice the random sequences later.
+	pairs := 40
+	for _, t := range s.aimedFirst(order, byType) {
 		methods := byType[t]
 		if len(methods) < 2 {
 			continue
+		}
+		draws := 16
+		if s.aimsAtAny(methods) {
+			pairs, draws = pairs+40, 32
 		}
 		recvs := nonNil(vals.of(types.NewPointer(t), "", 0))
 		if len(recvs) == 0 {
@@ -421,7 +444,7 @@ func (s *Search) sequences(pkg *Pkg, gen int) []*Candidate {
 		if gen == 0 {
 			for i, a := range methods {
 				for j, b := range methods {
-					if i == j || len(out) > 40 {
+					if i == j || len(out) > pairs {
 						continue
 					}
 					aa, ba := first(a), first(b)
@@ -434,7 +457,7 @@ func (s *Search) sequences(pkg *Pkg, gen int) []*Candidate {
 			}
 			continue
 		}
-		for k := 0; k < 16; k++ {
+		for k := 0; k < draws; k++ {
 			n := 2 + s.rng.intn(3)
 			var steps []Step
 			for len(steps) < n {
@@ -456,6 +479,26 @@ func (s *Search) sequences(pkg *Pkg, gen int) []*Candidate {
 		}
 	}
 	return out
+}
+
+// aimedFirst orders types with a method the change touched first.
+func (s *Search) aimedFirst(order []*types.Named, byType map[*types.Named][]*Callable) []*types.Named {
+	out := append([]*types.Named(nil), order...)
+	sort.SliceStable(out, func(i, j int) bool {
+		return s.aimsAtAny(byType[out[i]]) && !s.aimsAtAny(byType[out[j]])
+	})
+	return out
+}
+
+// aimsAtAny says whether one of the callables is aimed at: the change touched it or code it
+// calls.
+func (s *Search) aimsAtAny(cs []*Callable) bool {
+	for _, c := range cs {
+		if s.aim[c] {
+			return true
+		}
+	}
+	return false
 }
 
 // runGeneration builds and runs one package's candidates and keeps what they teach.
@@ -671,6 +714,7 @@ func (s *Search) judge(c *Candidate, o *Outcome) {
 		}
 		return
 	}
+	s.noteRan(c, o)
 	if o.Panic != nil {
 		s.judgePanic(c, o)
 		return
@@ -762,149 +806,6 @@ func outcomeClass(o *Outcome) string {
 		}
 	}
 	return "ok"
-}
-
-// judgePanic sorts a panic: a defect, an expected panic, or the candidate's own doing.
-func (s *Search) judgePanic(c *Candidate, o *Outcome) {
-	step := o.Step
-	if step < 0 {
-		return // a constructor of the receiver or an argument failed
-	}
-	if step >= len(c.Steps) {
-		step = len(c.Steps) - 1
-	}
-	fn := c.Steps[step].C
-	culprit, own := s.culprit(o)
-	msg := *o.Panic
-	if culprit == nil || strings.HasSuffix(culprit.File, "_test.go") {
-		return // a constructor's error, or the probe's own doing
-	}
-	// A nil the test passed, or a value made around the type's constructors, is the test's
-	// doing.
-	nilInput := c.Recv != nil && (c.Recv.Nil || c.Recv.Bypass)
-	for _, a := range c.Steps[step].Args {
-		nilInput = nilInput || a.Nil || a.Bypass
-	}
-	bypass := c.Recv != nil && c.Recv.Bypass
-	for _, a := range c.Steps[step].Args {
-		bypass = bypass || a.Bypass
-	}
-	if bypass && o.Runtime {
-		return
-	}
-	if o.Runtime && own && !fn.Panics && !callersDoing(msg, c.Steps[step].Args, nilInput) {
-		s.defect(c, o, step, culprit)
-		return
-	}
-	if len(c.Steps) > 1 || nilInput {
-		return // sequences that panic, and nil inputs, say nothing a user relies on
-	}
-	s.cover(o)
-	class := fn.Pkg.Alias + "." + fn.Name + "|panic"
-	if !s.shown[class] {
-		s.shown[class] = true
-		s.kept = append(s.kept, &Kept{C: c, O: o})
-	}
-}
-
-// culprit is the frame that panicked (the first outside the runtime), and whether it is the
-// module's own code.
-func (s *Search) culprit(o *Outcome) (*Frame, bool) {
-	for i := range o.Frames {
-		f := &o.Frames[i]
-		if strings.HasPrefix(f.Func, "runtime.") {
-			continue
-		}
-		rel, err := filepath.Rel(s.m.Root, f.File)
-		own := err == nil && !strings.HasPrefix(rel, "..") && !strings.HasSuffix(f.File, "_test.go") &&
-			!strings.Contains(rel, "vendor/")
-		return f, own
-	}
-	return nil, false
-}
-
-// callersDoing says whether a runtime panic is the test's own doing rather than the code's:
-// an index or a bound the test passed (Less(3, 1) on an empty collection), a zero divisor it
-// passed, a nil it passed being dereferenced, or an interface value of the wrong dynamic type
-// (a type assertion, an unhashable map key) it passed as `any`.
-func callersDoing(msg string, args []Value, nilInput bool) bool {
-	switch {
-	case strings.Contains(msg, "stack overflow"):
-		return true
-	case strings.Contains(msg, "interface conversion") || strings.Contains(msg, "unhashable type"):
-		return true
-	case nilInput && (strings.Contains(msg, "nil pointer") || strings.Contains(msg, "nil map")):
-		return true
-	case strings.Contains(msg, "integer divide by zero"):
-		for _, a := range args {
-			if a.Expr == "0" {
-				return true
-			}
-		}
-	case strings.Contains(msg, "out of range"):
-		// The indexes and bounds in brackets: [5], [:7], [3:2].
-		for _, m := range outOfRange.FindAllStringSubmatch(msg, -1) {
-			for _, n := range strings.Split(m[1], ":") {
-				for _, a := range args {
-					if n != "" && constantValue(a.Expr) == n {
-						return true
-					}
-				}
-			}
-		}
-	}
-	return false
-}
-
-var outOfRange = regexp.MustCompile(`\[([-\d:]+)\]`)
-
-// constantValue is the decimal value of an integer argument the generator writes ("" for any
-// other expression).
-func constantValue(expr string) string {
-	limits := map[string]string{
-		"math.MaxInt": "9223372036854775807", "math.MinInt": "-9223372036854775808",
-		"math.MaxInt64": "9223372036854775807", "math.MinInt64": "-9223372036854775808",
-		"math.MaxInt32": "2147483647", "math.MinInt32": "-2147483648",
-		"math.MaxInt16": "32767", "math.MinInt16": "-32768", "math.MaxInt8": "127", "math.MinInt8": "-128",
-		"math.MaxUint8": "255", "math.MaxUint16": "65535", "math.MaxUint32": "4294967295",
-		"math.MaxUint64": "18446744073709551615", "math.MaxUint": "18446744073709551615",
-	}
-	if v, ok := limits[expr]; ok {
-		return v
-	}
-	if _, err := strconv.ParseInt(expr, 10, 64); err == nil {
-		return expr
-	}
-	return ""
-}
-
-// panicClass is a runtime error's kind, for keeping one defect (the shortest call) per kind.
-func panicClass(msg string) string {
-	for _, k := range []string{"index out of range", "slice bounds out of range", "nil map",
-		"nil pointer dereference", "integer divide by zero", "makeslice", "negative shift"} {
-		if strings.Contains(msg, k) {
-			return k
-		}
-	}
-	return "runtime error"
-}
-
-func (s *Search) defect(c *Candidate, o *Outcome, step int, at *Frame) {
-	fn := c.Steps[step].C
-	class := panicClass(*o.Panic)
-	rel, _ := filepath.Rel(s.m.Root, at.File)
-	d := &Defect{C: c, O: o, Class: class, Call: callText(c, step+1),
-		Evidence: fmt.Sprintf("%s panics: %s (at %s:%d)", callText(c, step+1), *o.Panic, filepath.ToSlash(rel), at.Line)}
-	for i, old := range s.defects {
-		oldFn := old.C.Steps[min(old.O.Step, len(old.C.Steps)-1)].C
-		if oldFn == fn && old.Class == class {
-			if len(d.Call) < len(old.Call) {
-				s.defects[i] = d
-			}
-			return
-		}
-	}
-	s.defects = append(s.defects, d)
 }
 
 // callText is the candidate's calls up to step n, as one line a person reads.

@@ -13,21 +13,21 @@ import (
 	"strings"
 )
 
-// Value is one input.
+// Value is one input (in JSON: part of a listed call's native form, for its replay).
 type Value struct {
-	Expr string
+	Expr string `json:"expr"`
 	// A word for the case's name ("empty", "nil", "max").
-	Tag string
+	Tag string `json:"tag,omitempty"`
 	// A nil pointer, map, function or interface: a nil dereference it causes is the caller's.
-	Nil bool
+	Nil bool `json:"nil,omitempty"`
 	// It names the test's temporary folder (`dir`).
-	Temp bool
+	Temp bool `json:"temp,omitempty"`
 	// Written as the underlying type's value: a variable of the named type needs its type
 	// spelt (`var v Collection = []*Version{…}`).
-	Convert bool
+	Convert bool `json:"convert,omitempty"`
 	// A literal of a type that has constructors: made around them, so a panic it leads to is
 	// no defect of the code.
-	Bypass bool
+	Bypass bool `json:"bypass,omitempty"`
 }
 
 // Values makes inputs for one package's tests.
