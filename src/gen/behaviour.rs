@@ -217,7 +217,11 @@ pub fn compare(
         .filter(|(_, calls)| calls.iter().any(|(_, _, setup)| setup.is_empty()))
         .map(|(f, _)| short_name(f).to_string())
         .collect();
+    let explained = explained_by_others(&groups);
     for (function, examples) in groups {
+        if explained.contains(&function) {
+            continue;
+        }
         let own: Vec<Pair> = examples
             .into_iter()
             .filter(|(_, _, setup)| {
@@ -277,6 +281,57 @@ pub fn compare(
         });
     }
     out
+}
+
+/// The functions whose every changed call is another function's change seen through its
+/// result: `NewVersion(x)` shows `(1.2.3+b5, nil)` through `String()`, and `String()` alone went
+/// from `"1.2.3+b5"` to `"1.2.3"`. Each such call's before, with that other change's before put
+/// for its after, is its after; the other change's text is strictly shorter, so two functions
+/// never explain each other away.
+fn explained_by_others(groups: &BTreeMap<String, Vec<Pair>>) -> BTreeSet<String> {
+    let value = |shown: &str| {
+        let v = shown.strip_prefix("returns ").unwrap_or(shown).to_string();
+        let bare = ['"', '\'', '`']
+            .iter()
+            .find_map(|q| v.strip_prefix(*q)?.strip_suffix(*q).map(str::to_string));
+        [Some(v), bare].into_iter().flatten().collect::<Vec<_>>()
+    };
+    // Function -> the (before, after) texts of its changed values, in every spelling, with the
+    // length of the value as shown.
+    let pairs: BTreeMap<&str, Vec<(usize, String, String)>> = groups
+        .iter()
+        .map(|(f, calls)| {
+            let texts = calls
+                .iter()
+                .filter(|(h, b, _)| !h.raised && !b.raised)
+                .flat_map(|(h, b, _)| {
+                    let shown = value(&b.shown)[0].len();
+                    value(&b.shown)
+                        .into_iter()
+                        .zip(value(&h.shown))
+                        .map(move |(before, after)| (shown, before, after))
+                })
+                .filter(|(_, before, _)| before.chars().count() >= 3)
+                .collect();
+            (f.as_str(), texts)
+        })
+        .collect();
+    groups
+        .iter()
+        .filter(|(f, calls)| {
+            calls.iter().all(|(h, b, _)| {
+                pairs.iter().filter(|(g, _)| *g != f).any(|(_, texts)| {
+                    let own = b.shown.strip_prefix("returns ").unwrap_or(&b.shown);
+                    texts.iter().any(|(shown, before, after)| {
+                        own.len() > *shown
+                            && own.contains(before.as_str())
+                            && b.shown.replace(before.as_str(), after) == h.shown
+                    })
+                })
+            })
+        })
+        .map(|(f, _)| f.clone())
+        .collect()
 }
 
 /// A function's own name: `pricing.total_price`, `pricing::Basket::add` -> `total_price`,
@@ -463,6 +518,36 @@ mod tests {
             doc: Some(doc.into()),
             lines: None,
         }
+    }
+
+    #[test]
+    fn a_change_seen_only_through_another_functions_result_is_that_functions() {
+        let module = |calls: &[(&str, &str, &str)]| ReplayedModule {
+            module: "version".into(),
+            replayed: calls
+                .iter()
+                .map(|(expr, body, shown)| call(expr, body, shown, false, "d"))
+                .collect(),
+            ..ReplayedModule::default()
+        };
+        let head = module(&[
+            ("parse(x)", "got == (1.2.3, nil)", "returns (1.2.3, nil)"),
+            ("string(x)", "got == 1.2.3", "returns \"1.2.3\""),
+            ("same(x)", "got == '1.2.3'", "returns \"1.2.3\""),
+        ]);
+        let base = module(&[
+            (
+                "parse(x)",
+                "got == (1.2.3+b5, nil)",
+                "returns (1.2.3+b5, nil)",
+            ),
+            ("string(x)", "got == 1.2.3+b5", "returns \"1.2.3+b5\""),
+            ("same(x)", "got == '1.2.3+b5'", "returns \"1.2.3+b5\""),
+        ]);
+        let out = compare("version", &[], &head, &base);
+        let functions: Vec<&str> = out.changes.iter().map(|c| c.function.as_str()).collect();
+        // `parse` shows `string`'s change; `same` returns what `string` does: its own.
+        assert_eq!(functions, ["pricing.same", "pricing.string"]);
     }
 
     #[test]
