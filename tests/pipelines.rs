@@ -222,10 +222,11 @@ fn gc_loop_opens_exactly_the_rounds_needed() {
 #[test]
 fn gc_loop_gives_up_after_three_rounds_with_a_warning() {
     let p = Project::fixture("python-calc");
+    // Each round gains a little: never a plateau.
     let out = p
         .scripted_run("test the ops", "targeted")
         .arg("-y")
-        .env("TT_FIXTURE_PASS_RATES", "0.4")
+        .env("TT_FIXTURE_PASS_RATES", "0.4,0.5,0.6,0.7")
         .run();
     out.assert_code(0);
     assert!(
@@ -258,13 +259,40 @@ fn coverage_below_target_opens_a_round() {
     let out = p
         .scripted_run("test the ops", "targeted")
         .env("TT_FIXTURE_PASS_RATES", "1.0")
-        .env("TT_FIXTURE_COVERAGE", "50")
+        .env("TT_FIXTURE_COVERAGE", "50,55,60,65")
         .run();
     out.assert_code(0);
     let state = read_json(&p.session_dir(&out.session_id()).join("session.json"));
     assert_eq!(
         state["gc_rounds"]["L1"], 3,
         "coverage 50 < 80 never meets the L1 gate"
+    );
+}
+
+/// A round that buys under a point of coverage ends the loop: the warning says what it gained,
+/// in the run's output, in status and in the report.
+#[test]
+fn a_round_that_stops_paying_ends_the_gc_loop_with_what_it_gained() {
+    let p = Project::fixture("python-calc");
+    let out = p
+        .scripted_run("test the ops", "targeted")
+        .args(&["-y", "--completion", "keep"])
+        .env("TT_FIXTURE_PASS_RATES", "1.0")
+        .env("TT_FIXTURE_COVERAGE", "50,55,55.4")
+        .run();
+    out.assert_code(0);
+    let said = "L1-unit below its gate, GC loop stopped: coverage 55.4% < 80%; plateau: +0.4 points of line coverage in round 2";
+    assert!(out.stderr.contains(said), "{}", out.stderr);
+    let id = out.session_id();
+    let state = read_json(&p.session_dir(&id).join("session.json"));
+    assert_eq!(state["gc_rounds"]["L1"], 2, "{state:#}");
+    let status = p.cmd(&["status", &id]).run();
+    assert!(status.stdout.contains(said), "{}", status.stdout);
+    let report = p.cmd(&["report", &id]).run();
+    assert!(
+        report.stdout.contains("plateau: +0.4 points"),
+        "{}",
+        report.stdout
     );
 }
 

@@ -93,6 +93,10 @@ pub struct TeamConfig {
     #[serde(default = "default_branch_target")]
     pub branch_coverage_target: f64,
     pub gc: GcRoles,
+    /// A GC round that gains fewer points of line coverage than this (and no branch coverage
+    /// and no pass rate) ends its layer's loop below the gate, with what it gained; 0 never.
+    #[serde(default = "default_plateau_points")]
+    pub gc_plateau_points: f64,
     /// The built-in generator's search budget per module, in seconds: a layer gets this times
     /// the number of modules in scope. The default (8 s) keeps a whole generation under a third of
     /// Pynguin's time for the same modules (20 s of search per module plus its start-up; see
@@ -131,6 +135,10 @@ pub struct TeamConfig {
 
 fn default_branch_target() -> f64 {
     70.0
+}
+
+fn default_plateau_points() -> f64 {
+    1.0
 }
 
 fn default_generator_budget() -> f64 {

@@ -65,6 +65,7 @@ pub(super) fn layers<'a>(
                 target: config.coverage_target(&layer),
                 gate: "NotApplicable".into(),
                 not_applicable: tasks.iter().find_map(|t| t.reason.clone()),
+                loop_stopped: None,
                 final_pass_rate: None,
                 final_coverage: None,
                 gc_rounds_used: 0,
@@ -102,6 +103,7 @@ pub(super) fn layers<'a>(
             target,
             gate: gate(pass_rate, coverage, target, config.pass_rate_target).into(),
             not_applicable: None,
+            loop_stopped: loop_stopped(&layer, state),
             final_pass_rate: pass_rate,
             final_coverage: coverage,
             gc_rounds_used: rounds_used,
@@ -110,6 +112,17 @@ pub(super) fn layers<'a>(
         });
     }
     out
+}
+
+/// Why the layer's GC loop stopped before its last round, from the session's warnings (the
+/// scheduler's words: "<layer> below its gate, GC loop stopped: <why>").
+fn loop_stopped(layer: &str, state: Option<&SessionState>) -> Option<String> {
+    let prefix = format!("{layer} {}", crate::tasks::LOOP_STOPPED);
+    state?
+        .warnings
+        .iter()
+        .rev()
+        .find_map(|w| w.strip_prefix(&prefix).map(str::to_string))
 }
 
 /// Layer names in task order, then any layer only the run records name.

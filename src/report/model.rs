@@ -132,6 +132,9 @@ pub struct LayerReport {
     /// Why the layer had nothing to do, when it had not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_applicable: Option<String>,
+    /// Why its GC loop ended before its last round, below the gate ("plateau: +0.4 points …").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loop_stopped: Option<String>,
     pub final_pass_rate: Option<f64>,
     pub final_coverage: Option<f64>,
     pub gc_rounds_used: u32,

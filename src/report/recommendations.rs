@@ -27,8 +27,11 @@ pub(super) fn recommendations(r: &Report) -> Vec<String> {
         let pass = l
             .final_pass_rate
             .map_or("no run".into(), |p| format!("{:.1}%", p * 100.0));
+        let stopped = l.loop_stopped.as_deref().map_or(String::new(), |why| {
+            format!("; its GC loop stopped early ({why}): more rounds would buy little, a raised budget or an agent backend may")
+        });
         out.push(format!(
-            "{}: below its gate (pass {pass}, coverage {cov}, target {}){}",
+            "{}: below its gate (pass {pass}, coverage {cov}, target {}){stopped}{}",
             l.layer,
             l.target.map_or("none".into(), |t| format!("{t:.0}%")),
             if modules.is_empty() {

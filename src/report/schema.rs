@@ -147,6 +147,7 @@ pub const REPORT_SCHEMA: &str = r##"{
         "target": {"type": ["number", "null"]},
         "gate": {"type": "string", "enum": ["Met", "Below", "NotApplicable"]},
         "not_applicable": {"type": "string"},
+        "loop_stopped": {"type": "string"},
         "final_pass_rate": {"type": ["number", "null"]},
         "final_coverage": {"type": ["number", "null"]},
         "gc_rounds_used": {"type": "integer", "minimum": 0},

@@ -8,7 +8,9 @@ use super::effect::publish;
 use super::{Effect, Scheduler, COORDINATOR};
 use crate::bus::message::{GcLoopTrigger, Payload, QualityGate};
 use crate::pipeline::select::gc_fix_tasks;
-use crate::tasks::{gc_decision, layer_code, GateInput, GcDecision, Outcome};
+use crate::tasks::{
+    gc_decision, layer_code, GateInput, GcDecision, Outcome, RunFigures, LOOP_STOPPED,
+};
 
 impl Scheduler {
     /// After a TESTRUN: go on, open a GC round, or accept the layer below its gate.
@@ -39,6 +41,8 @@ impl Scheduler {
             rounds_used: used.saturating_sub(base),
             max_rounds: config.max_gc_rounds,
             converge_on_code_defects: config.reflective,
+            previous: self.previous_run(task_id),
+            plateau_points: config.gc_plateau_points,
         };
         let decision = match gc_decision(&input) {
             GcDecision::Revise { reason, .. } => GcDecision::Revise {
@@ -88,6 +92,10 @@ impl Scheduler {
             }
             GcDecision::GiveUp { reason } => {
                 let warning = format!("{layer} still below its gate: {reason}");
+                effects.push(self.accepted_below_gate(gate, warning));
+            }
+            GcDecision::Plateau { reason } => {
+                let warning = format!("{layer} {LOOP_STOPPED}{reason}");
                 effects.push(self.accepted_below_gate(gate, warning));
             }
             GcDecision::Revise { round, reason } => {
@@ -152,6 +160,28 @@ impl Scheduler {
             Payload::StateUpdate(data),
         ));
         effects
+    }
+
+    /// What the run of the same layer before `task_id` measured (the one a GC round revised),
+    /// when there is one.
+    fn previous_run(&self, task_id: &str) -> Option<RunFigures> {
+        let tasks = &self.graph.tasks;
+        let at = tasks.iter().position(|t| t.id == task_id)?;
+        let this = &tasks[at];
+        tasks
+            .iter()
+            .filter(|t| t.id != task_id && t.owner == this.owner && t.layer == this.layer)
+            .filter_map(|t| Some((t.completed_at.as_deref()?, t.outcome.as_ref()?)))
+            .filter(|(_, o)| o.pass_rate.is_some())
+            .max_by_key(|(done, _)| *done)
+            .map(|(_, o)| RunFigures {
+                pass_rate: o
+                    .gate
+                    .as_ref()
+                    .map_or(o.pass_rate.unwrap_or(0.0), |f| f.pass_rate()),
+                coverage: o.coverage,
+                branch_coverage: o.gate.as_ref().and_then(|f| f.branch_coverage),
+            })
     }
 
     /// The layer goes on below its gate: a warning kept in the session and on the gate.

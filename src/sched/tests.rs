@@ -143,19 +143,36 @@ fn a_run_below_its_gate_opens_a_gc_round_and_rewires_what_waited_on_it() {
 fn after_the_last_round_the_layer_is_accepted_below_its_gate_with_a_warning() {
     let mut s = scheduler("standard");
     complete(&mut s, &["STRATEGY-001", "TESTGEN-001"]);
-    let low = || run(0.5, None);
+    // Each round gains a little pass rate: the loop runs to its last round.
+    let low = |round: u32| run(0.5 + 0.05 * f64::from(round), None);
     s.beat("t");
-    report(&mut s, "TESTRUN-001", low());
+    report(&mut s, "TESTRUN-001", low(0));
     for round in 1..=3 {
         complete(&mut s, &[&format!("TESTGEN-L1-fix-{round}")]);
         s.beat("t");
-        let effects = report(&mut s, &format!("TESTRUN-L1-fix-{round}"), low());
+        let effects = report(&mut s, &format!("TESTRUN-L1-fix-{round}"), low(round));
         let opened = of_kind(&effects, "gc_loop_trigger");
         assert_eq!(opened.len(), usize::from(round < 3), "round {round}");
     }
-    let warning = "L1-unit still below its gate: pass rate 50.0% < 95.0% after 3 GC rounds";
+    let warning = "L1-unit still below its gate: pass rate 65.0% < 95.0% after 3 GC rounds";
     assert_eq!(s.state().warnings, [warning]);
     assert!(s.graph().get("TESTGEN-L1-fix-4").is_none());
+    assert_eq!(started_ids(&s.beat("t")), ["TESTGEN-002"]);
+}
+
+#[test]
+fn a_round_that_gains_too_little_ends_the_loop_against_the_run_before_it() {
+    let mut s = scheduler("standard");
+    complete(&mut s, &["STRATEGY-001", "TESTGEN-001"]);
+    s.beat("t");
+    report(&mut s, "TESTRUN-001", run(1.0, Some(50.0)));
+    complete(&mut s, &["TESTGEN-L1-fix-1"]);
+    s.beat("t");
+    let effects = report(&mut s, "TESTRUN-L1-fix-1", run(1.0, Some(50.5)));
+    assert!(of_kind(&effects, "gc_loop_trigger").is_empty());
+    let warning = "L1-unit below its gate, GC loop stopped: coverage 50.5% < 80%; plateau: +0.5 \
+                   points of line coverage in round 1";
+    assert_eq!(s.state().warnings, [warning]);
     assert_eq!(started_ids(&s.beat("t")), ["TESTGEN-002"]);
 }
 

@@ -18,6 +18,21 @@ pub enum GcDecision {
     Revise { round: u32, reason: String },
     /// Below the gate but every round is used: go on with a warning.
     GiveUp { reason: String },
+    /// Below the gate, and the round just run gained too little to pay for another: go on with
+    /// a warning that says what it gained.
+    Plateau { reason: String },
+}
+
+/// How a layer's warning says its GC loop stopped before its last round (after the layer's
+/// name; the report reads it back).
+pub const LOOP_STOPPED: &str = "below its gate, GC loop stopped: ";
+
+/// What a layer's earlier run measured, for the gain of the round after it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunFigures {
+    pub pass_rate: f64,
+    pub coverage: Option<f64>,
+    pub branch_coverage: Option<f64>,
 }
 
 /// What the gate judges of an executor's run, beyond the raw pass rate: code defects are real
@@ -65,6 +80,11 @@ pub struct GateInput {
     /// The reflective strategy's convergence: when every remaining failure is a code defect, no
     /// round is spent (revising tests cannot fix the code).
     pub converge_on_code_defects: bool,
+    /// The layer's run before this one, when this one is a GC round's.
+    pub previous: Option<RunFigures>,
+    /// A round that gains fewer points of line coverage than this, and no branch coverage and
+    /// no pass rate, ends the loop (0: never).
+    pub plateau_points: f64,
 }
 
 /// The seed's rule: (pass rate >= target AND coverage >= layer target) OR rounds used up -> go
@@ -131,6 +151,11 @@ fn decide(input: &GateInput) -> GcDecision {
         };
     }
     let reason = misses.join(", ");
+    if let Some(gain) = plateau(input, pass_rate, branch) {
+        return GcDecision::Plateau {
+            reason: format!("{reason}; plateau: {gain} in round {}", input.rounds_used),
+        };
+    }
     if input.rounds_used >= input.max_rounds {
         GcDecision::GiveUp {
             reason: format!("{reason} after {} GC rounds", input.rounds_used),
@@ -141,6 +166,32 @@ fn decide(input: &GateInput) -> GcDecision {
             reason,
         }
     }
+}
+
+/// What the round just run gained ("+0.4 points"), when that is too little for another: under
+/// `plateau_points` of line coverage, with no branch coverage and no pass rate gained. Only a GC
+/// round's run is judged, against the layer's run before it; coverage neither run measured is
+/// judged on the pass rate alone.
+fn plateau(input: &GateInput, pass_rate: f64, branch: Option<f64>) -> Option<String> {
+    let before = input.previous.filter(|_| input.rounds_used > 0)?;
+    if input.plateau_points <= 0.0 {
+        return None;
+    }
+    let gained = |now: Option<f64>, then: Option<f64>| match (now, then) {
+        (Some(now), Some(then)) => Some(now - then),
+        _ => None,
+    };
+    let line = gained(input.coverage, before.coverage);
+    let branch = gained(branch, before.branch_coverage).unwrap_or(0.0);
+    let pass = pass_rate - before.pass_rate;
+    let enough = line.is_some_and(|g| g >= input.plateau_points) || branch > 0.0 || pass > 1e-9;
+    if enough {
+        return None;
+    }
+    Some(match line {
+        Some(g) => format!("{g:+.1} points of line coverage"),
+        None => format!("pass rate {:+.1} points", pass * 100.0),
+    })
 }
 
 #[cfg(test)]
@@ -158,7 +209,54 @@ mod tests {
             rounds_used,
             max_rounds: 3,
             converge_on_code_defects: false,
+            previous: None,
+            plateau_points: 1.0,
         }
+    }
+
+    fn after(coverage: f64, round: u32, before: f64) -> GateInput {
+        GateInput {
+            previous: Some(RunFigures {
+                pass_rate: 1.0,
+                coverage: Some(before),
+                branch_coverage: None,
+            }),
+            ..input(1.0, Some(coverage), round)
+        }
+    }
+
+    #[test]
+    fn a_round_that_gains_under_a_point_ends_the_loop_and_says_what_it_gained() {
+        match gc_decision(&after(79.6, 2, 79.2)) {
+            GcDecision::Plateau { reason } => assert_eq!(
+                reason,
+                "coverage 79.6% < 80%; plateau: +0.4 points of line coverage in round 2"
+            ),
+            other => panic!("{other:?}"),
+        }
+        // A point or more, a branch or a better pass rate pays for the next round.
+        assert!(matches!(
+            gc_decision(&after(79.0, 1, 74.8)),
+            GcDecision::Revise { round: 2, .. }
+        ));
+        let mut branch = after(79.6, 2, 79.2);
+        branch.figures = Some(GateFigures {
+            branch_coverage: Some(61.0),
+            ..figures(10, 10, 0, true)
+        });
+        branch.branch_target = Some(60.0);
+        branch.previous.as_mut().unwrap().branch_coverage = Some(58.0);
+        assert!(matches!(gc_decision(&branch), GcDecision::Revise { .. }));
+        // The first run is never a plateau, and 0 turns the rule off.
+        assert!(matches!(
+            gc_decision(&after(79.6, 0, 79.2)),
+            GcDecision::Revise { .. }
+        ));
+        let off = GateInput {
+            plateau_points: 0.0,
+            ..after(79.6, 2, 79.2)
+        };
+        assert!(matches!(gc_decision(&off), GcDecision::Revise { .. }));
     }
 
     fn figures(counted: usize, passed: usize, code_defects: usize, all_low: bool) -> GateFigures {

@@ -5,7 +5,9 @@ mod gc;
 mod graph;
 mod sched;
 
-pub use gc::{gc_decision, layer_code, GateFigures, GateInput, GcDecision};
+pub use gc::{
+    gc_decision, layer_code, GateFigures, GateInput, GcDecision, RunFigures, LOOP_STOPPED,
+};
 pub use graph::{Changed, GraphError, TaskGraph};
 
 use serde::{Deserialize, Serialize};

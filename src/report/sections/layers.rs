@@ -48,6 +48,14 @@ pub fn layers(r: &Report) -> Section {
         ],
         rows,
     )));
+    for l in &r.layers {
+        if let Some(why) = &l.loop_stopped {
+            out.para(format!(
+                "{}: the GC loop stopped before its last round: {why}.",
+                l.layer
+            ));
+        }
+    }
     let na: Vec<&str> = r
         .layers
         .iter()

@@ -29,6 +29,7 @@ fn layer_report(name: &str, gate: &str, pass: Option<f64>, cov: Option<f64>) -> 
         target: Some(80.0),
         gate: gate.into(),
         not_applicable: (gate == "NotApplicable").then(|| "nothing to test".into()),
+        loop_stopped: None,
         final_pass_rate: pass,
         final_coverage: cov,
         gc_rounds_used: 0,
