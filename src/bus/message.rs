@@ -1,6 +1,6 @@
 //! The typed messages of the team bus and their on-disk record (CCW's team_msg fields).
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 /// One message as it travels between actors: who, to whom, a one-line summary, a typed payload.
@@ -238,6 +238,64 @@ impl Record {
     }
 }
 
+/// A message as its line of messages.jsonl, written straight from the typed payload: the same
+/// bytes as the [`Record`] of the message, without building a `serde_json::Value` on the way
+/// (the bus writes every message this way).
+#[derive(Serialize)]
+pub struct Line<'a> {
+    pub id: &'a str,
+    pub ts: &'a str,
+    pub from: &'a str,
+    pub to: &'a str,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub summary: &'a str,
+    pub data: Data<'a>,
+}
+
+impl<'a> Line<'a> {
+    pub fn new(id: &'a str, ts: &'a str, msg: &'a Message) -> Self {
+        Line {
+            id,
+            ts,
+            from: &msg.from,
+            to: &msg.to,
+            kind: msg.kind(),
+            summary: &msg.summary,
+            data: Data(&msg.payload),
+        }
+    }
+}
+
+/// A payload's content: what its tagged form holds under `data`.
+pub struct Data<'a>(pub &'a Payload);
+
+impl Serialize for Data<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Payload::StateUpdate(d) => d.serialize(s),
+            Payload::PipelineSelected(d) => d.serialize(s),
+            Payload::TaskUnblocked(d) => d.serialize(s),
+            Payload::Progress(d) => d.serialize(s),
+            Payload::Blocker(d) => d.serialize(s),
+            Payload::TaskComplete(d) => d.serialize(s),
+            Payload::StrategyReady(d)
+            | Payload::TestsGenerated(d)
+            | Payload::TestsRevised(d)
+            | Payload::TestsPassed(d)
+            | Payload::TestsFailed(d)
+            | Payload::CoverageReport(d)
+            | Payload::AnalysisReady(d) => d.serialize(s),
+            Payload::GcLoopTrigger(d) => d.serialize(s),
+            Payload::QualityGate(d) => d.serialize(s),
+            Payload::CapabilityGap(d) => d.serialize(s),
+            Payload::RoleAdded(d) => d.serialize(s),
+            Payload::Error(d) => d.serialize(s),
+            Payload::Shutdown(d) => d.serialize(s),
+        }
+    }
+}
+
 pub fn parse_seq(id: &str) -> Option<u64> {
     id.strip_prefix("MSG-")?.parse().ok()
 }
@@ -273,5 +331,20 @@ mod tests {
         ));
         let back: Record = serde_json::from_str(&line).unwrap();
         assert_eq!(back.to_message().unwrap(), msg);
+    }
+
+    /// The bus writes [`Line`]s: byte for byte what the [`Record`] of the same message says, for
+    /// messages of every kind a real run logs.
+    #[test]
+    fn a_line_is_the_records_bytes_without_a_value_in_between() {
+        for text in include_str!("testdata/one_of_each.jsonl").lines() {
+            let rec: Record = serde_json::from_str(text).unwrap();
+            let msg = rec.to_message().unwrap_or_else(|| panic!("{text}"));
+            let via_value =
+                serde_json::to_string(&Record::from_message(rec.id.clone(), rec.ts.clone(), &msg))
+                    .unwrap();
+            let direct = serde_json::to_string(&Line::new(&rec.id, &rec.ts, &msg)).unwrap();
+            assert_eq!(direct, via_value);
+        }
     }
 }

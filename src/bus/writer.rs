@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use serde_json::{json, Map, Value};
 
-use super::message::{format_id, parse_seq, Message, Payload, Record};
+use super::message::{format_id, parse_seq, Line, Message, Payload, Record};
 use crate::util::now_ts;
 
 /// Most messages written in one group commit.
@@ -175,9 +175,10 @@ impl LogState {
             let mut updates = Vec::new();
             for msg in batch {
                 let ts = now_ts();
-                let record = Record::from_message(format_id(self.next_seq), ts.clone(), msg);
+                let id = format_id(self.next_seq);
                 self.next_seq += 1;
-                serde_json::to_writer(&mut buf, &record).map_err(std::io::Error::other)?;
+                serde_json::to_writer(&mut buf, &Line::new(&id, &ts, msg))
+                    .map_err(std::io::Error::other)?;
                 buf.push(b'\n');
                 if let Payload::StateUpdate(data) = &msg.payload {
                     updates.push((msg.from.clone(), data.clone(), ts));
