@@ -85,6 +85,29 @@ pub fn git(dir: &Path, args: &[&str], input: Option<Vec<u8>>) -> Result<String, 
     git_env(dir, args, &[], input)
 }
 
+/// The tree's changes against `base` with no context (`git diff -U0`, no external diff or text
+/// conversion the repository configures, paths relative to `repo`), of `file` alone when given:
+/// the lines a change touched and the function git names in each hunk's header.
+pub fn changed_lines_diff(
+    repo: &Path,
+    base: &str,
+    file: Option<&str>,
+) -> Result<String, GitFailed> {
+    let mut args = vec![
+        "diff",
+        "-U0",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--relative",
+        base,
+    ];
+    if let Some(file) = file {
+        args.extend(["--", file]);
+    }
+    git(repo, &args, None)
+}
+
 /// [`git`] with more environment (`GIT_INDEX_FILE`, `GIT_OBJECT_DIRECTORY`, …).
 pub fn git_env(
     dir: &Path,

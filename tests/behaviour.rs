@@ -38,19 +38,11 @@ fn pytest_with(code: &str, tests: &[(String, String)]) -> (bool, String) {
     for (name, text) in tests {
         std::fs::write(dir.path().join(name), text).unwrap();
     }
-    let out = Command::new("python3")
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
-        .current_dir(dir.path())
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
+    outcome(
+        Command::new("python3")
+            .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+            .current_dir(dir.path())
+            .env("PYTHONDONTWRITEBYTECODE", "1"),
     )
 }
 
@@ -190,14 +182,9 @@ fn a_change_scoped_run_shows_what_the_change_altered_and_pins_the_rest() {
     );
 }
 
-/// `node --test` in `dir` on the files named: (passed, output).
-fn node_test(dir: &Path, files: &[std::path::PathBuf]) -> (bool, String) {
-    let out = Command::new("node")
-        .arg("--test")
-        .args(files)
-        .current_dir(dir)
-        .output()
-        .unwrap();
+/// What a command said: (it passed, its stdout and stderr).
+fn outcome(cmd: &mut Command) -> (bool, String) {
+    let out = cmd.output().unwrap();
     (
         out.status.success(),
         format!(
@@ -208,14 +195,14 @@ fn node_test(dir: &Path, files: &[std::path::PathBuf]) -> (bool, String) {
     )
 }
 
-/// The same in JavaScript: the label's regression and the fee, judged, and each side's test
-/// delivered on demand, run by node's own runner from the project.
-#[test]
-fn a_javascript_change_shows_its_behaviour_changes_and_delivers_either_side() {
-    let p = Project::fixture("js-change/base");
+/// The fixture `<name>/base` with its `file` from `<name>/head` committed over it, run
+/// change-scoped (targeted, against the commit before): the project, the session and its
+/// behaviour record, once the summary says the change altered its two behaviours.
+fn changed_run(name: &str, file: &str) -> (Project, String, serde_json::Value) {
+    let p = Project::fixture(&format!("{name}/base"));
     std::fs::copy(
-        fixtures().join("js-change/head/lib/pricing.js"),
-        p.repo.join("lib/pricing.js"),
+        fixtures().join(format!("{name}/head/{file}")),
+        p.repo.join(file),
     )
     .unwrap();
     git(&p.repo, &["commit", "-q", "-am", "the change"]);
@@ -241,22 +228,44 @@ fn a_javascript_change_shows_its_behaviour_changes_and_delivers_either_side() {
     );
     let id = out.session_id();
     let record = read_json(&p.session_dir(&id).join("behaviour/changes.json"));
-    let changes = record["changes"].as_array().unwrap();
-    let of = |function: &str| {
-        changes
-            .iter()
-            .find(|c| c["function"] == function)
-            .unwrap_or_else(|| panic!("no change of {function}: {record:#}"))
-            .clone()
-    };
-    let label = of("pricing.label");
+    (p, id, record)
+}
+
+/// The record's change of `function`.
+fn change_of(record: &serde_json::Value, function: &str) -> serde_json::Value {
+    record["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["function"] == function)
+        .unwrap_or_else(|| panic!("no change of {function}: {record:#}"))
+        .clone()
+}
+
+/// The same in JavaScript: the label's regression and the fee, judged, and each side's test
+/// delivered on demand, run by node's own runner from the project.
+#[test]
+fn a_javascript_change_shows_its_behaviour_changes_and_delivers_either_side() {
+    let (p, id, record) = changed_run("js-change", "lib/pricing.js");
+    let label = change_of(&record, "pricing.label");
     assert_eq!(label["verdict"], "likely_regression", "{label:#}");
     assert!(label["after"]
         .as_str()
         .unwrap()
         .starts_with("throws TypeError"));
-    assert_eq!(of("pricing.totalPrice")["verdict"], "likely_intended");
+    assert_eq!(
+        change_of(&record, "pricing.totalPrice")["verdict"],
+        "likely_intended"
+    );
     // The old behaviour's test fails on HEAD; the new behaviour's pass.
+    let node_test = |files: &[std::path::PathBuf]| {
+        outcome(
+            Command::new("node")
+                .arg("--test")
+                .args(files)
+                .current_dir(&p.repo),
+        )
+    };
     let before: Vec<_> = walk(&p.repo);
     p.cmd(&["apply", &id, "--keep-old", label["id"].as_str().unwrap()])
         .run()
@@ -266,7 +275,7 @@ fn a_javascript_change_shows_its_behaviour_changes_and_delivers_either_side() {
         .filter(|f| !before.contains(f) && f.to_string_lossy().contains("_old."))
         .collect();
     assert_eq!(old.len(), 1, "{old:?}");
-    let (ok, log) = node_test(&p.repo, &old);
+    let (ok, log) = node_test(&old);
     assert!(!ok && log.contains("TypeError"), "{log}");
     p.cmd(&["apply", &id, "--keep-new"]).run().assert_code(0);
     let new: Vec<_> = walk(&p.repo)
@@ -274,27 +283,8 @@ fn a_javascript_change_shows_its_behaviour_changes_and_delivers_either_side() {
         .filter(|f| f.to_string_lossy().contains("_new."))
         .collect();
     assert_eq!(new.len(), 2, "{new:?}");
-    let (ok, log) = node_test(&p.repo, &new);
+    let (ok, log) = node_test(&new);
     assert!(ok, "{log}");
-}
-
-/// `cargo test` in `dir`, its builds in `target`: (passed, output).
-fn cargo_test(dir: &Path, target: &Path) -> (bool, String) {
-    let out = Command::new("cargo")
-        .args(["test", "--offline", "-q"])
-        .current_dir(dir)
-        .env("CARGO_TARGET_DIR", target)
-        .env("RUST_BACKTRACE", "0")
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
 }
 
 /// The same in Rust: the base's crate is built beside HEAD's in the search's target folder
@@ -306,59 +296,31 @@ fn a_rust_change_shows_its_behaviour_changes_and_delivers_either_side() {
         eprintln!("cargo-llvm-cov (and llvm-tools) is not installed: the Rust generator needs it");
         return;
     }
-    let p = Project::fixture("rust-change/base");
-    std::fs::copy(
-        fixtures().join("rust-change/head/src/pricing.rs"),
-        p.repo.join("src/pricing.rs"),
-    )
-    .unwrap();
-    git(&p.repo, &["commit", "-q", "-am", "the change"]);
-    let out = p
-        .cmd(&[
-            "run",
-            "--max-mutants",
-            QUICK_MUTANTS,
-            "test the change",
-            "--base",
-            "HEAD~1",
-            "--pipeline",
-            "targeted",
-            "-y",
-        ])
-        .run();
-    out.assert_code(0);
-    assert!(
-        out.stdout
-            .contains("Your change altered 2 behaviours in 2 functions"),
-        "{}",
-        out.stdout
-    );
-    let id = out.session_id();
-    let record = read_json(&p.session_dir(&id).join("behaviour/changes.json"));
-    let of = |function: &str| {
-        record["changes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["function"] == function)
-            .unwrap_or_else(|| panic!("no change of {function}: {record:#}"))
-            .clone()
-    };
-    let label = of("pricing::label");
+    let (p, id, record) = changed_run("rust-change", "src/pricing.rs");
+    let label = change_of(&record, "pricing::label");
     assert_eq!(label["verdict"], "likely_regression", "{label:#}");
     assert_eq!(label["before"], "returns \"\"", "{label:#}");
     assert!(label["after"].as_str().unwrap().starts_with("panics: "));
-    let fee = of("pricing::total_price");
+    let fee = change_of(&record, "pricing::total_price");
     assert_eq!(fee["verdict"], "likely_intended", "{fee:#}");
     assert!(
         record["unchanged_tests"].as_u64().unwrap() >= 2,
         "{record:#}"
     );
     let target = tempfile::tempdir().unwrap();
+    let cargo_test = || {
+        outcome(
+            Command::new("cargo")
+                .args(["test", "--offline", "-q"])
+                .current_dir(&p.repo)
+                .env("CARGO_TARGET_DIR", target.path())
+                .env("RUST_BACKTRACE", "0"),
+        )
+    };
     p.cmd(&["apply", &id, "--keep-old", label["id"].as_str().unwrap()])
         .run()
         .assert_code(0);
-    let (ok, log) = cargo_test(&p.repo, target.path());
+    let (ok, log) = cargo_test();
     assert!(!ok && log.contains("out of bounds"), "{log}");
     for f in walk(&p.repo.join("tests")) {
         if f.to_string_lossy().contains("_old.") {
@@ -366,28 +328,8 @@ fn a_rust_change_shows_its_behaviour_changes_and_delivers_either_side() {
         }
     }
     p.cmd(&["apply", &id, "--keep-new"]).run().assert_code(0);
-    let (ok, log) = cargo_test(&p.repo, target.path());
+    let (ok, log) = cargo_test();
     assert!(ok, "{log}");
-}
-
-/// `go test ./...` in the project, with a build cache of the test's own: (passed, output).
-fn go_test(p: &Project) -> (bool, String) {
-    let out = Command::new("go")
-        .args(["test", "-count=1", "./..."])
-        .current_dir(&p.repo)
-        .env("GOCACHE", p.tmp.path().join("user-go-cache"))
-        .env("GOFLAGS", "-modcacherw")
-        .env("GOPROXY", "off")
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
 }
 
 /// The same in Go: a function new in HEAD is never compared, the label's new panic is a likely
@@ -399,45 +341,8 @@ fn a_go_change_shows_its_behaviour_changes_and_delivers_either_side() {
         eprintln!("go is not installed: the Go generator needs it");
         return;
     }
-    let p = Project::fixture("go-change/base");
-    std::fs::copy(
-        fixtures().join("go-change/head/pricing/pricing.go"),
-        p.repo.join("pricing/pricing.go"),
-    )
-    .unwrap();
-    git(&p.repo, &["commit", "-q", "-am", "the change"]);
-    let out = p
-        .cmd(&[
-            "run",
-            "--max-mutants",
-            QUICK_MUTANTS,
-            "test the change",
-            "--base",
-            "HEAD~1",
-            "--pipeline",
-            "targeted",
-            "-y",
-        ])
-        .run();
-    out.assert_code(0);
-    assert!(
-        out.stdout
-            .contains("Your change altered 2 behaviours in 2 functions"),
-        "{}",
-        out.stdout
-    );
-    let id = out.session_id();
-    let record = read_json(&p.session_dir(&id).join("behaviour/changes.json"));
-    let of = |function: &str| {
-        record["changes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["function"] == function)
-            .unwrap_or_else(|| panic!("no change of {function}: {record:#}"))
-            .clone()
-    };
-    let label = of("pricing.Label");
+    let (p, id, record) = changed_run("go-change", "pricing/pricing.go");
+    let label = change_of(&record, "pricing.Label");
     assert_eq!(label["verdict"], "likely_regression", "{label:#}");
     assert_eq!(label["input"], "pricing.Label(\"\")", "{label:#}");
     assert_eq!(label["before"], "returns \"?\"", "{label:#}");
@@ -445,21 +350,35 @@ fn a_go_change_shows_its_behaviour_changes_and_delivers_either_side() {
         .as_str()
         .unwrap()
         .starts_with("panics: runtime error: index out of range"));
-    assert_eq!(of("pricing.TotalPrice")["verdict"], "likely_intended");
+    assert_eq!(
+        change_of(&record, "pricing.TotalPrice")["verdict"],
+        "likely_intended"
+    );
     assert!(
         record["unchanged_tests"].as_u64().unwrap() >= 2,
         "{record:#}"
     );
+    // go with a build cache of the test's own.
+    let go_test = || {
+        outcome(
+            Command::new("go")
+                .args(["test", "-count=1", "./..."])
+                .current_dir(&p.repo)
+                .env("GOCACHE", p.tmp.path().join("user-go-cache"))
+                .env("GOFLAGS", "-modcacherw")
+                .env("GOPROXY", "off"),
+        )
+    };
     p.cmd(&["apply", &id, "--keep-old", label["id"].as_str().unwrap()])
         .run()
         .assert_code(0);
     let written = Path::new(label["old_file"].as_str().unwrap()).file_name();
     let old = p.repo.join("pricing").join(written.unwrap());
     assert!(old.is_file(), "{:?}", walk(&p.repo));
-    let (ok, log) = go_test(&p);
+    let (ok, log) = go_test();
     assert!(!ok && log.contains("index out of range"), "{log}");
     std::fs::remove_file(old).unwrap();
     p.cmd(&["apply", &id, "--keep-new"]).run().assert_code(0);
-    let (ok, log) = go_test(&p);
+    let (ok, log) = go_test();
     assert!(ok, "{log}");
 }

@@ -248,17 +248,7 @@ fn file_diff(ctx: &RoleContext, base: &str, file: &str) -> String {
     if file.is_empty() {
         return String::new();
     }
-    let args = [
-        "diff",
-        "-U0",
-        "--no-color",
-        "--no-ext-diff",
-        "--no-textconv",
-        base,
-        "--",
-        file,
-    ];
-    crate::git::git(ctx.repo, &args, None).unwrap_or_default()
+    crate::git::changed_lines_diff(ctx.repo, base, Some(file)).unwrap_or_default()
 }
 
 /// The change's two test files: HEAD's assertion in `behaviour/new/<layer>/`, the base's in

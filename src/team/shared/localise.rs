@@ -222,16 +222,7 @@ pub(crate) fn changed_lines(
     else {
         return BTreeMap::new();
     };
-    let args = [
-        "diff",
-        "-U0",
-        "--no-color",
-        "--no-ext-diff",
-        "--no-textconv",
-        "--relative",
-        &base,
-    ];
-    crate::git::git(repo, &args, None)
+    crate::git::changed_lines_diff(repo, &base, None)
         .map(|diff| crate::gen::behaviour::added_lines_by_file(&diff))
         .unwrap_or_default()
 }

@@ -18,8 +18,8 @@ pub(super) use edit::remove_tests;
 use crate::family::generator::{GenJob, Generator, ReplayJob, Revision};
 use crate::family::mutants::prune::Checks;
 use crate::family::mutants::Points;
-use crate::gen::behaviour::{ReplayRequest, ReplayResult};
-use crate::gen::{GenError, GenRequest, GenResult, ModuleRef};
+use crate::gen::behaviour::ReplayResult;
+use crate::gen::{GenError, GenResult, ModuleRef};
 use crate::testing::framework::Framework;
 
 /// The helper's sources, built together as one program.
@@ -52,21 +52,12 @@ pub fn readiness() -> String {
         .into()
 }
 
-/// The request the helper reads: the shared one, plus go, the module path and its own folder.
+/// The request the helper reads: the shared one (a search's or a replay's), plus go, the
+/// module path and its own folder.
 #[derive(Serialize)]
-struct GoGenRequest<'a> {
+struct GoRequest<'a, T: Serialize> {
     #[serde(flatten)]
-    base: &'a GenRequest,
-    go: &'a str,
-    module_path: String,
-    work: String,
-}
-
-/// The helper's request in replay mode: the shared one, plus the same three.
-#[derive(Serialize)]
-struct GoReplayRequest<'a> {
-    #[serde(flatten)]
-    base: &'a ReplayRequest,
+    base: &'a T,
     go: &'a str,
     module_path: String,
     work: String,
@@ -139,27 +130,15 @@ impl Generator for GoGenerator {
     }
 
     fn generate(&self, job: &GenJob) -> Result<GenResult, GenError> {
-        let Some(module_path) = super::package::module_path(job.repo) else {
-            return Err(GenError::Exited {
-                code: None,
-                stderr_tail: format!(
-                    "{} declares no module: the Go generator needs a module",
-                    job.repo.join("go.mod").display()
-                ),
-            });
+        let run = HelperRun {
+            module_root: job.repo,
+            mirror: job.mirror,
+            layer: &job.req.layer,
+            part: None,
+            sandbox: job.sandbox,
+            timeout: job.timeout,
         };
-        let (mirror, bin, work, env) = ready(job.mirror, &job.req.layer)?;
-        let env_refs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        empty(&work)?;
-        let req = GoGenRequest {
-            base: job.req,
-            go: GO,
-            module_path,
-            work: work.display().to_string(),
-        };
-        let input = serde_json::to_vec(&req).map_err(GenError::Request)?;
-        let bin = bin.display().to_string();
-        crate::gen::run_helper(job.sandbox, &[&bin], &mirror, &env_refs, input, job.timeout)
+        run.request(job.req)
     }
 
     /// The replay writes its harness in the mirror, and its folder and the build cache.
@@ -201,46 +180,77 @@ impl Generator for GoGenerator {
     }
 }
 
-/// A replay of the search's calls in `job.mirror`, by the helper the search built.
+/// A replay of the search's calls in `job.mirror`, by the helper the search built, in a part
+/// of the helper's folder of its own (the search's files stay for its later rounds).
 fn replay(job: &ReplayJob) -> Result<ReplayResult, GenError> {
-    let Some(module_path) = super::package::module_path(job.mirror) else {
-        return Err(GenError::Exited {
-            code: None,
-            stderr_tail: format!("{} declares no module", job.mirror.join("go.mod").display()),
-        });
+    let run = HelperRun {
+        module_root: job.mirror,
+        mirror: job.mirror,
+        layer: &job.req.replay.layer,
+        part: Some(if job.base {
+            "replay-base"
+        } else {
+            "replay-head"
+        }),
+        sandbox: job.sandbox,
+        timeout: job.timeout,
     };
-    let (mirror, bin, work, env) = ready(job.mirror, &job.req.replay.layer)?;
-    let env_refs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    // Its own part of the search's folder: the search's files stay for its later rounds.
-    let work = work.join(if job.base {
-        "replay-base"
-    } else {
-        "replay-head"
-    });
-    empty(&work)?;
-    let req = GoReplayRequest {
-        base: job.req,
-        go: GO,
-        module_path,
-        work: work.display().to_string(),
-    };
-    let input = serde_json::to_vec(&req).map_err(GenError::Request)?;
-    let bin = bin.display().to_string();
-    crate::gen::run_helper(job.sandbox, &[&bin], &mirror, &env_refs, input, job.timeout)
+    run.request(job.req)
 }
 
-/// The layer's helper built for a run in a mirror: the mirror (absolute), the binary, the
-/// helper's own folder and the environment go runs with.
-type Ready = (PathBuf, PathBuf, PathBuf, Vec<(&'static str, String)>);
+/// One run of the layer's helper in a mirror, sandboxed.
+struct HelperRun<'a> {
+    /// Where go.mod names the module (the project for a search, the mirror for a replay).
+    module_root: &'a Path,
+    mirror: &'a Path,
+    layer: &'a str,
+    /// A folder of its own inside the helper's folder, if any.
+    part: Option<&'a str>,
+    sandbox: Option<&'a crate::sandbox::Sandbox>,
+    timeout: Duration,
+}
 
-fn ready(mirror: &Path, layer: &str) -> Result<Ready, GenError> {
-    let mirror = std::path::absolute(mirror).unwrap_or_else(|_| mirror.into());
-    let workspace = mirror.parent().unwrap_or(&mirror).to_path_buf();
-    let (helper_dir, work) = helper_dirs(&workspace, layer);
-    let env = go_env(&workspace.join(super::ctx::CACHE_DIR));
-    let env_refs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let bin = build_helper(&helper_dir, &env_refs)?;
-    Ok((mirror, bin, work, env))
+impl HelperRun<'_> {
+    /// The helper built (our own code: no project code runs), its folder emptied, and `base`
+    /// asked of it with go, the module path and that folder.
+    fn request<T: Serialize, R: serde::de::DeserializeOwned>(
+        &self,
+        base: &T,
+    ) -> Result<R, GenError> {
+        let Some(module_path) = super::package::module_path(self.module_root) else {
+            return Err(GenError::Exited {
+                code: None,
+                stderr_tail: format!(
+                    "{} declares no module: the Go generator needs a module",
+                    self.module_root.join("go.mod").display()
+                ),
+            });
+        };
+        let mirror = std::path::absolute(self.mirror).unwrap_or_else(|_| self.mirror.into());
+        let workspace = mirror.parent().unwrap_or(&mirror).to_path_buf();
+        let (helper_dir, work) = helper_dirs(&workspace, self.layer);
+        let work = self.part.map_or(work.clone(), |p| work.join(p));
+        let env = go_env(&workspace.join(super::ctx::CACHE_DIR));
+        let env_refs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let bin = build_helper(&helper_dir, &env_refs)?;
+        empty(&work)?;
+        let req = GoRequest {
+            base,
+            go: GO,
+            module_path,
+            work: work.display().to_string(),
+        };
+        let input = serde_json::to_vec(&req).map_err(GenError::Request)?;
+        let bin = bin.display().to_string();
+        crate::gen::run_helper(
+            self.sandbox,
+            &[&bin],
+            &mirror,
+            &env_refs,
+            input,
+            self.timeout,
+        )
+    }
 }
 
 /// `dir` made and emptied, not replaced: the sandbox was made with this very folder.
