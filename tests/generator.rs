@@ -109,6 +109,7 @@ fn standard_pipeline_on_the_python_fixture_reaches_the_l1_gate() {
 #[test]
 fn the_same_seed_gives_the_same_tests_and_another_seed_others() {
     let p = Project::fixture("python-calc");
+    // Each run searches (--no-cache): the search itself is what a seed decides.
     let run = |seed: &str| {
         let out = p
             .cmd(&[
@@ -118,6 +119,7 @@ fn the_same_seed_gives_the_same_tests_and_another_seed_others() {
                 "test it",
                 "--pipeline",
                 "targeted",
+                "--no-cache",
                 "--seed",
                 seed,
             ])
@@ -258,4 +260,62 @@ fn apply_replaces_its_own_files_but_never_one_it_did_not_write_or_one_edited_sin
         "{}",
         bad.stderr
     );
+}
+
+/// What the generator said of the cache in a session's L1 round (None: nothing reused).
+fn cache_said(p: &Project, id: &str) -> Option<String> {
+    generator_outcome(p, id, "L1-unit")["data"]["cache"]
+        .as_str()
+        .map(str::to_string)
+}
+
+#[test]
+fn a_second_run_reuses_the_tests_of_unchanged_modules_and_searches_only_what_changed() {
+    let p = Project::fixture("python-calc");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "test the calculator", "--layer", "L1", "-y"];
+        args.extend_from_slice(&["--max-mutants", QUICK_MUTANTS]);
+        args.extend_from_slice(extra);
+        let out = p.cmd(&args).run();
+        out.assert_code(0);
+        out.session_id()
+    };
+    let first = run(&[]);
+    assert_eq!(cache_said(&p, &first), None);
+    // Nothing changed: no search at all, the same tests, the same coverage.
+    let second = run(&[]);
+    assert_eq!(
+        cache_said(&p, &second).as_deref(),
+        Some("3 of 3 module(s) reused from the cache")
+    );
+    assert_eq!(
+        generator_output(&p, &first, "L1-unit"),
+        generator_output(&p, &second, "L1-unit")
+    );
+    let files = ["calc/ops.py", "calc/tokenizer.py"];
+    assert_eq!(
+        first_run_coverage(&p, &first, &files),
+        first_run_coverage(&p, &second, &files)
+    );
+    // One module changed: it and the package that imports it are searched, the other reused.
+    let tokenizer = std::fs::read_to_string(p.repo.join("calc/tokenizer.py")).unwrap();
+    p.write(
+        "calc/tokenizer.py",
+        &format!("{tokenizer}\n\ndef count(text):\n    return len(tokenize(text))\n"),
+    );
+    git(&p.repo, &["commit", "-qam", "count tokens"]);
+    let third = run(&[]);
+    assert_eq!(
+        cache_said(&p, &third).as_deref(),
+        Some("1 of 3 module(s) reused from the cache; searched: calc, calc.tokenizer")
+    );
+    // --no-cache searches everything; `sessions gc --days 0` empties the cache.
+    let fourth = run(&["--no-cache"]);
+    assert_eq!(cache_said(&p, &fourth), None);
+    let gc = p.cmd(&["sessions", "gc", "--days", "0"]).run();
+    gc.assert_code(0);
+    // Three of the first run, two of the third (--no-cache keeps nothing).
+    assert!(gc.stdout.starts_with("removed 5 cached"), "{}", gc.stdout);
+    let fifth = run(&[]);
+    assert_eq!(cache_said(&p, &fifth), None, "an empty cache reuses nothing");
 }

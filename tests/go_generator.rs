@@ -45,6 +45,8 @@ fn a_module_gets_table_driven_tests_that_pass_under_go_test_after_apply() {
             "--pipeline",
             pipeline,
             "-y",
+            // Each run searches: the second checks what the seed decides.
+            "--no-cache",
             "--seed",
             "7",
         ])

@@ -133,6 +133,8 @@ fn must_hold(p: &Project, plain: &[&str], applied: &str, runner: &[&str]) {
             "test it again",
             "--pipeline",
             "targeted",
+            // The search again, not the tests it kept.
+            "--no-cache",
             "--seed",
             "7",
         ])
@@ -584,6 +586,8 @@ fn issue32_a_request_constructor_gets_a_request_with_headers_and_its_methods_run
             "test it again",
             "--pipeline",
             "targeted",
+            // The search again, not the tests it kept.
+            "--no-cache",
             "--seed",
             "7",
         ])

@@ -145,6 +145,8 @@ fn a_crate_gets_integration_tests_that_pass_under_cargo_test_after_apply() {
             "test it again",
             "--pipeline",
             "targeted",
+            // The search again, not the tests it kept.
+            "--no-cache",
             "--seed",
             "7",
         ])

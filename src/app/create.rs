@@ -41,6 +41,8 @@ pub struct NewSession {
     pub strategy: Option<String>,
     /// `--max-mutants N` of the mutation analysis.
     pub max_mutants: Option<usize>,
+    /// `--no-cache`: no generated tests reused from earlier sessions.
+    pub no_cache: bool,
     pub agents: AgentChoice,
     pub sandbox: SandboxSettings,
     /// The completion action to record.
@@ -101,6 +103,7 @@ pub fn create(new: &NewSession) -> Result<Created> {
     controls.spec_dir = absolute(&new.spec_dir, "spec dir")?;
     controls.strategy = new.strategy.clone();
     controls.max_mutants = new.max_mutants;
+    controls.no_cache = new.no_cache;
     controls.apply(&mut config);
     let scope = scope::analyse(&new.repo, new.base.as_deref())?;
     let selection = select(new, &config, &scope)?;

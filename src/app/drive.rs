@@ -99,6 +99,8 @@ pub fn drive(
         });
         let mut end = launch(env, graph, state, this_begin, quiet, None)
             .map_err(|e| Error::Session(format!("running session {}: {e}", session.id)))?;
+        // The generated tests that passed are kept for later sessions (never before they ran).
+        crate::team::promote_generated(&session);
         if let Some(why) = unfixed(&session) {
             end.exit_code = crate::error::EXIT_PIPELINE_FAILED;
             end.warnings.push(why);

@@ -78,6 +78,10 @@ pub struct RunArgs {
     /// mutation_max_mutants, 300): fewer gives a faster, rougher mutation score.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_mutants: Option<u64>,
+    /// Search every module again: reuse no tests from earlier sessions of this repository
+    /// (the cache under the sessions root; `sessions gc` prunes it).
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
 impl RunArgs {
@@ -101,6 +105,7 @@ impl RunArgs {
             spec_dir: self.spec_dir.clone(),
             strategy: self.strategy.clone(),
             max_mutants: self.max_mutants.map(|n| n as usize),
+            no_cache: self.no_cache,
             agents: self.drive.agents.choice(),
             sandbox: self.sandbox.settings()?,
             completion: self.drive.completion_action(),

@@ -1,6 +1,6 @@
 //! `team-testing sessions`: every session under the root.
 
-use clap::Args;
+use clap::{Args, Subcommand};
 use serde_json::json;
 
 use super::Location;
@@ -16,9 +16,45 @@ pub struct SessionsArgs {
     /// Archived sessions too (hidden by default).
     #[arg(long)]
     pub all: bool,
+    #[command(subcommand)]
+    pub action: Option<SessionsAction>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SessionsAction {
+    /// Prune the generated tests kept for reuse under the sessions root: the entries no run
+    /// used for DAYS days (all of them with `--days 0`).
+    Gc(GcArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct GcArgs {
+    #[command(flatten)]
+    pub location: Location,
+    /// Days since an entry was last used.
+    #[arg(long, value_name = "DAYS", default_value_t = 30)]
+    pub days: u64,
+}
+
+/// `sessions gc`: the cache of generated tests pruned.
+fn gc(args: GcArgs) -> anyhow::Result<i32> {
+    let root = args.location.root();
+    let cache = crate::gen::cache::Cache::under(&root);
+    let pruned = cache.prune(std::time::Duration::from_secs(args.days * 24 * 3600));
+    println!(
+        "removed {} cached module search(es) ({} KiB) from {}; {} kept",
+        pruned.entries,
+        pruned.bytes.div_ceil(1024),
+        crate::gen::cache::dir_under(&root).display(),
+        pruned.kept
+    );
+    Ok(0)
 }
 
 pub fn sessions(args: SessionsArgs) -> anyhow::Result<i32> {
+    if let Some(SessionsAction::Gc(gc_args)) = args.action {
+        return gc(gc_args);
+    }
     let root = args.location.root();
     let mut rows = Vec::new();
     let mut hidden = 0;

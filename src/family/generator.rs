@@ -111,4 +111,8 @@ pub trait Generator: Sync {
     /// `source` (a test file of the family) with only the tests named in `keep`; None when it
     /// would keep none.
     fn keep_only(&self, source: &str, keep: &BTreeSet<String>) -> Option<String>;
+    /// The project files a search of `file` depends on, `file` included (what it imports, to a
+    /// fixed point, and the manifest), among the family's `sources`: a module's cached tests
+    /// are reused only while none of them changed.
+    fn search_reads(&self, repo: &Path, file: &str, sources: &[String]) -> BTreeSet<String>;
 }

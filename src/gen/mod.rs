@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub mod behaviour;
+pub mod cache;
 
 use crate::proc::run_sandboxed;
 use crate::sandbox::Sandbox;

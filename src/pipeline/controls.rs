@@ -45,6 +45,8 @@ pub struct RunControls {
     pub strategy: Option<String>,
     /// `--max-mutants N`: mutants the analyst samples at most (a faster, rougher score).
     pub max_mutants: Option<usize>,
+    /// `--no-cache`: every module is searched, none reused from earlier sessions' tests.
+    pub no_cache: bool,
 }
 
 impl RunControls {
@@ -113,6 +115,7 @@ impl RunControls {
             spec_dir: None,
             strategy: None,
             max_mutants: None,
+            no_cache: false,
         })
     }
 

@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 
 use super::error::{Result, RoleError};
 use super::shared::feedback::{feedback, first_round, Feedback};
+use super::shared::gen_cache;
 use super::shared::reflect;
 use super::util::{sandbox_for, time_left, to_map};
 use super::RoleContext;
@@ -451,9 +452,12 @@ fn family_round(
     }
     let state = ctx.session.load_state()?;
     let left = time_left(ctx.deadline)?;
-    let budget = (budget_factor * ctx.config.generator_budget(layer, modules.len()))
-        .min(left.as_secs_f64() * 0.8)
-        .max(1.0);
+    let budget_for = |modules: usize| {
+        (budget_factor * ctx.config.generator_budget(layer, modules))
+            .min(left.as_secs_f64() * 0.8)
+            .max(1.0)
+    };
+    let budget = budget_for(modules.len());
     let target = ctx.config.coverage_target(layer).unwrap_or(80.0);
     let req = GenRequest {
         modules: modules.clone(),
@@ -470,15 +474,32 @@ fn family_round(
             _ => BTreeMap::new(),
         },
     };
-    (ctx.progress)(
-        "searching",
-        Some(20.0),
-        Some(format!(
-            "{} module(s), budget {budget:.0}s, seed {}",
-            modules.len(),
-            req.seed
-        )),
-    );
+    // Modules whose tests an earlier session already searched for the same code are reused
+    // (L3 runs the entry points, not modules: it is always searched).
+    let lookup = if state.controls.no_cache || layer.starts_with("L3") {
+        gen_cache::Lookup::off(&req)
+    } else {
+        let root = ctx.session.sessions_root();
+        gen_cache::Lookup::of(&root, ctx.repo, framework, generator, &req)
+    };
+    if let Some(said) = lookup.said() {
+        (ctx.progress)("cache", Some(15.0), Some(said));
+    }
+    let mut rest = req.clone();
+    rest.modules = lookup.misses.clone();
+    rest.budget_s = budget_for(rest.modules.len());
+    if !rest.modules.is_empty() || layer.starts_with("L3") {
+        (ctx.progress)(
+            "searching",
+            Some(20.0),
+            Some(format!(
+                "{} module(s), budget {:.0}s, seed {}",
+                rest.modules.len(),
+                rest.budget_s,
+                req.seed
+            )),
+        );
+    }
     // L3 with no entry point to run, read from the files: no search at all (Rust and Go never
     // have one; the Python and JavaScript helpers also say so from their search).
     let result = if layer.starts_with("L3") && no_entry_points_read(ctx, layer, generator) {
@@ -487,8 +508,10 @@ fn family_round(
             findings: Vec::new(),
             stats: json!({"entry_points": 0}),
         }
+    } else if rest.modules.is_empty() && !layer.starts_with("L3") {
+        lookup.merge(None, &req.modules)
     } else {
-        search(ctx, framework, layer, &req)?
+        lookup.merge(Some(search(ctx, framework, layer, &rest)?), &req.modules)
     };
     let no_entry_points = result.stats["entry_points"].as_u64() == Some(0);
     if layer.starts_with("L3") && no_entry_points {
@@ -585,6 +608,11 @@ fn family_round(
         &dir,
         &history_dir(&ctx.session.root, layer, round.unwrap_or(0)),
     )?;
+    // The round's searches wait in the session for the executor's verdict on their tests.
+    let kept_for = (layer, round.unwrap_or(0));
+    if let Err(e) = lookup.leave_pending(&ctx.session.root, kept_for, &result) {
+        (ctx.progress)("cache", None, Some(format!("not kept for reuse: {e}")));
+    }
     let import_errors = result.import_errors();
     (ctx.progress)(
         "tests_written",
@@ -613,6 +641,9 @@ fn family_round(
             generator.defects_kept_as()
         );
     }
+    if let Some(said) = lookup.said() {
+        summary.push_str(&format!("; {said}"));
+    }
     if let Some(headline) = behaviour_headline(&ctx.session.root) {
         summary.push_str(&format!("; {headline}"));
     }
@@ -628,6 +659,7 @@ fn family_round(
         "layer": layer, "test_files": written, "round": round, "is_revision": round.is_some(),
         "seed": req.seed, "tests": tests, "strategy": format!("{strategy:?}"), "search_coverage": reached, "findings": result.findings,
         "import_errors": import_errors, "stats": result.stats, "discoveries_read": discoveries_read,
+        "cache": lookup.said(),
     }));
     out.artifacts = written;
     Ok(out)

@@ -25,6 +25,8 @@ use project::session_project;
 pub use executor::{reserve_run, run_shard, shard_files};
 pub use generator::search_here;
 pub use merge::merge_critic_run;
+/// Keeps the session's generated tests that passed for later sessions (`gen::cache`).
+pub use shared::gen_cache::promote as promote_generated;
 /// For the plan check on `resume`: the files the generator's search writes in a layer's folder,
 /// and the file a scenario's own tests are written to.
 pub(crate) use shared::python_modules::search_files;

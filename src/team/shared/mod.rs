@@ -16,6 +16,8 @@ pub(crate) mod behaviour;
 /// The session's shared board of discoveries (discoveries.ndjson).
 pub(crate) mod discoveries;
 pub(crate) mod feedback;
+/// Generated tests reused between sessions: the round's lookup, the entries its tests promote.
+pub(crate) mod gen_cache;
 pub(crate) mod localise;
 pub(crate) mod mutation;
 pub(crate) mod python_modules;

@@ -150,6 +150,19 @@ impl Generator for GoGenerator {
         Some(replay(job))
     }
 
+    /// A package builds with its module's other packages and the module's requirements: the
+    /// whole module, to be safe.
+    fn search_reads(
+        &self,
+        _: &Path,
+        file: &str,
+        sources: &[String],
+    ) -> std::collections::BTreeSet<String> {
+        let manifests = ["go.mod", "go.sum"].map(String::from);
+        let file = file.to_string();
+        sources.iter().cloned().chain(manifests).chain([file]).collect()
+    }
+
     fn keep_only(&self, source: &str, keep: &std::collections::BTreeSet<String>) -> Option<String> {
         edit::keep_only(source, keep)
     }

@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+pub mod imports;
+
 use crate::gen::{GenError, GenRequest, GenResult, ModuleRef};
 use crate::sandbox::Sandbox;
 use crate::testing::framework::Framework;
@@ -307,6 +309,10 @@ impl crate::family::generator::Generator for NodeGenerator {
 
     /// `keep` holds ids (`<module> > <title>`); the file's blocks go by their titles, which may
     /// hold a ` > ` of their own (`a > b`).
+    fn search_reads(&self, repo: &Path, file: &str, sources: &[String]) -> BTreeSet<String> {
+        crate::gen::cache::closure(file, |f| imports::imports(repo, f, sources))
+    }
+
     fn keep_only(&self, source: &str, keep: &BTreeSet<String>) -> Option<String> {
         let titles: BTreeSet<&str> = keep
             .iter()

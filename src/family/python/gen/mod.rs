@@ -105,6 +105,25 @@ impl Generator for PythonGenerator {
         ))
     }
 
+    /// What it imports, to a fixed point; the packages on the way are read (they run on
+    /// import) but what they import is not followed: `pkg/__init__.py` importing every
+    /// submodule would make each module depend on all the others.
+    fn search_reads(
+        &self,
+        repo: &Path,
+        file: &str,
+        sources: &[String],
+    ) -> std::collections::BTreeSet<String> {
+        let mut packages = Vec::new();
+        let mut read = crate::gen::cache::closure(file, |f| {
+            let (on_the_way, imported) = modules::imports(repo, f, sources);
+            packages.extend(on_the_way);
+            imported
+        });
+        read.extend(packages);
+        read
+    }
+
     fn keep_only(&self, source: &str, keep: &std::collections::BTreeSet<String>) -> Option<String> {
         let others = test_names(source)
             .into_iter()

@@ -141,6 +141,19 @@ impl Generator for RustGenerator {
         }))
     }
 
+    /// The crate is one unit of compilation (a macro or a trait impl anywhere may change any
+    /// module's behaviour): all of it, its manifest, lock file and build script.
+    fn search_reads(
+        &self,
+        _: &Path,
+        file: &str,
+        sources: &[String],
+    ) -> std::collections::BTreeSet<String> {
+        let manifests = ["Cargo.toml", "Cargo.lock", "build.rs"].map(String::from);
+        let file = file.to_string();
+        sources.iter().cloned().chain(manifests).chain([file]).collect()
+    }
+
     fn keep_only(&self, source: &str, keep: &std::collections::BTreeSet<String>) -> Option<String> {
         let others: std::collections::BTreeSet<String> = edit::test_names(source)
             .into_iter()

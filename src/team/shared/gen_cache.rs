@@ -1,0 +1,393 @@
+//! The generator role's side of the cache of generated tests (`gen::cache`): which modules of a
+//! round's request have tests already, the request that searches only the others, and the
+//! entries a round leaves pending until the executor has run their tests. `promote` keeps the
+//! pending entries whose tests passed (and forgets the reused ones whose tests no longer do);
+//! it runs once the session's tasks stop, so a killed run leaves nothing a later run trusts.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::artifacts::{runs, RecordedStatus, RunRecord};
+use crate::family::generator::Generator;
+use crate::gen::cache::{self, Cache, Entry, KeyInput};
+use crate::gen::{GenRequest, GenResult, ModuleRef};
+use crate::session::SessionDir;
+use crate::testing::framework::Framework;
+
+/// The folder of a session where a round's entries wait for the executor.
+const PENDING_DIR: &str = "gen-cache";
+
+/// A round's request, split by the cache.
+pub struct Lookup {
+    cache: Option<Cache>,
+    /// Module name -> its key (every module of the request, when the cache is on).
+    keys: BTreeMap<String, String>,
+    /// What the cache had, in the request's order.
+    hits: Vec<Entry>,
+    /// What the search still has to do.
+    pub misses: Vec<ModuleRef>,
+}
+
+impl Lookup {
+    /// The cache is off: every module is searched.
+    pub fn off(req: &GenRequest) -> Self {
+        Lookup {
+            cache: None,
+            keys: BTreeMap::new(),
+            hits: Vec::new(),
+            misses: req.modules.clone(),
+        }
+    }
+
+    /// Each module of `req` looked up in the cache under `sessions_root`.
+    pub fn of(
+        sessions_root: &Path,
+        repo: &Path,
+        framework: Framework,
+        generator: &dyn Generator,
+        req: &GenRequest,
+    ) -> Self {
+        let cache = Cache::under(sessions_root);
+        let sources = crate::testing::project_files::of_repo(repo, Some(framework)).sources;
+        let version = cache::generator_version();
+        let mut lookup = Lookup {
+            keys: BTreeMap::new(),
+            hits: Vec::new(),
+            misses: Vec::new(),
+            cache: None,
+        };
+        for module in &req.modules {
+            let read = generator.search_reads(repo, &module.file, &sources);
+            let files: BTreeMap<String, String> = read
+                .into_iter()
+                .map(|f| {
+                    let hash = cache::file_hash(&repo.join(&f)).unwrap_or_else(|| "absent".into());
+                    (f, hash)
+                })
+                .collect();
+            let key = cache::key(&KeyInput {
+                framework: framework.as_str(),
+                generator: &version,
+                req,
+                module,
+                files: &files,
+            });
+            match cache.get(&key) {
+                Some(entry) if entry.module.module == module.module => lookup.hits.push(entry),
+                _ => lookup.misses.push(module.clone()),
+            }
+            lookup.keys.insert(module.module.clone(), key);
+        }
+        lookup.cache = Some(cache);
+        lookup
+    }
+
+    /// The round's result: the cached modules and the searched ones, in `order`.
+    pub fn merge(&self, searched: Option<GenResult>, order: &[ModuleRef]) -> GenResult {
+        if self.hits.is_empty() {
+            if let Some(searched) = searched {
+                return searched;
+            }
+        }
+        let cached = GenResult {
+            modules: self.hits.iter().map(|e| e.module.clone()).collect(),
+            findings: self.hits.iter().flat_map(|e| e.findings.clone()).collect(),
+            stats: serde_json::json!({"cached_modules": self.hits.len()}),
+        };
+        match searched {
+            Some(s) => GenResult::merge(vec![cached, s], order),
+            None => cached,
+        }
+    }
+
+    /// "2 of 3 module(s) reused from the cache; searched: calc.ops"; None with the cache off
+    /// or nothing reused.
+    pub fn said(&self) -> Option<String> {
+        if self.cache.is_none() || self.hits.is_empty() {
+            return None;
+        }
+        let total = self.hits.len() + self.misses.len();
+        let mut said = format!("{} of {total} module(s) reused from the cache", self.hits.len());
+        if !self.misses.is_empty() {
+            let names: Vec<&str> = self.misses.iter().map(|m| m.module.as_str()).collect();
+            said.push_str(&format!("; searched: {}", names.join(", ")));
+        }
+        Some(said)
+    }
+
+    /// Leaves the round's entries in the session until its tests have run: the searched modules
+    /// to keep, the reused ones to check. Written after the round's test files.
+    pub fn leave_pending(
+        &self,
+        session: &Path,
+        (layer, round): (&str, u64),
+        result: &GenResult,
+    ) -> Result<(), crate::util::FileError> {
+        if self.cache.is_none() {
+            return Ok(());
+        }
+        let mut pending = Pending {
+            layer: layer.to_string(),
+            after_run: last_run_number(session),
+            entries: Vec::new(),
+        };
+        // A module that did not load is searched again next time (its environment may change).
+        for module in result.modules.iter().filter(|m| m.import_error.is_none()) {
+            let Some(key) = self.keys.get(&module.module) else {
+                continue;
+            };
+            let hit = self.hits.iter().any(|e| &e.key == key);
+            let findings = result
+                .findings
+                .iter()
+                .filter(|f| f.module == module.module)
+                .cloned()
+                .collect();
+            pending.entries.push(PendingEntry {
+                test_file: module.test_file.clone(),
+                reused: hit,
+                entry: Entry::new(key.clone(), module.clone(), findings),
+            });
+        }
+        let path = pending_path(session, layer, round);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|cause| crate::util::FileError::Write {
+                path: dir.to_path_buf(),
+                cause,
+            })?;
+        }
+        crate::util::atomic_write_json(&path, &pending)
+    }
+}
+
+/// A round's entries waiting for the executor.
+#[derive(Debug, Serialize, Deserialize)]
+struct Pending {
+    layer: String,
+    /// The last run record when the round wrote its tests: only a later run judges them.
+    after_run: usize,
+    entries: Vec<PendingEntry>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct PendingEntry {
+    test_file: String,
+    /// It came from the cache (it is forgotten if its tests fail).
+    reused: bool,
+    entry: Entry,
+}
+
+fn pending_path(session: &Path, layer: &str, round: u64) -> PathBuf {
+    session.join(PENDING_DIR).join(format!("{layer}-{round}.json"))
+}
+
+/// The number of the session's last run record (0 with none).
+fn last_run_number(session: &Path) -> usize {
+    std::fs::read_dir(session.join("results"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| run_number(&e.file_name().to_string_lossy()))
+        .max()
+        .unwrap_or(0)
+}
+
+fn run_number(name: &str) -> Option<usize> {
+    name.strip_prefix("run-")?.strip_suffix(".json")?.parse().ok()
+}
+
+/// What `promote` did.
+#[derive(Debug, Default, PartialEq)]
+pub struct Promoted {
+    pub kept: usize,
+    pub forgotten: usize,
+}
+
+/// Keeps in the cache the pending entries whose tests passed in the first run of their layer
+/// after they were written (the run that judged exactly them), and forgets the reused entries
+/// whose tests failed there. An entry whose tests have not run yet stays pending.
+pub fn promote(session: &SessionDir) -> Promoted {
+    let mut done = Promoted::default();
+    let dir = session.root.join(PENDING_DIR);
+    let Ok(files) = std::fs::read_dir(&dir) else {
+        return done;
+    };
+    let cache = Cache::under(&session.sessions_root());
+    let results = runs(&session.root);
+    for file in files.flatten() {
+        let path = file.path();
+        let Ok(pending) = crate::util::read_json::<Pending>(&path) else {
+            continue;
+        };
+        let judged = results.runs.iter().find(|(name, r)| {
+            r.layer == pending.layer && r.has_tests() && run_number(name) > Some(pending.after_run)
+        });
+        let Some((_, run)) = judged else { continue };
+        for p in &pending.entries {
+            // A search that wrote no test has nothing to fail: its run is enough.
+            let empty = p.entry.module.source.is_empty();
+            match empty || passed(run, &p.test_file) {
+                true if !p.reused && cache.put(&p.entry).is_ok() => done.kept += 1,
+                false if p.reused => {
+                    cache.remove(&p.entry.key);
+                    done.forgotten += 1;
+                }
+                _ => {}
+            }
+        }
+        let _ = std::fs::remove_file(&path);
+    }
+    done
+}
+
+/// Whether the tests of `test_file` passed in `run`: none of its tests failed or was taken out,
+/// and at least one ran. A run whose records name no file (node's test runner) is judged whole.
+fn passed(run: &RunRecord, test_file: &str) -> bool {
+    let tests = run.tests.as_deref().unwrap_or_default();
+    let stem = test_file.split('.').next().unwrap_or(test_file);
+    let belongs = |file: Option<&str>, id: &str| {
+        file.is_some_and(|f| f == test_file || f.ends_with(&format!("/{test_file}")))
+            || id.starts_with(&format!("{test_file}::"))
+            || id.starts_with(&format!("{stem}::"))
+    };
+    let attributed = tests.iter().any(|t| t.file.is_some());
+    let quarantined = run.quarantined.as_deref().unwrap_or_default();
+    let mine: Vec<_> = if attributed {
+        tests
+            .iter()
+            .filter(|t| belongs(t.file.as_deref(), &t.id))
+            .collect()
+    } else {
+        tests.iter().collect()
+    };
+    let taken_out = quarantined
+        .iter()
+        .any(|q| !attributed || belongs(Some(&q.id), &q.id) || q.id.contains(stem));
+    !mine.is_empty()
+        && !taken_out
+        && mine
+            .iter()
+            .all(|t| !t.status.is_failing() && t.status != RecordedStatus::Unknown)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::artifacts::TestRecord;
+    use crate::gen::GeneratedModule;
+
+    fn module(test_file: &str) -> GeneratedModule {
+        GeneratedModule {
+            module: "calc".into(),
+            file: "calc.py".into(),
+            test_file: test_file.into(),
+            source: "def test_a():\n    pass\n".into(),
+            tests: vec!["test_a".into()],
+            lines_total: 4,
+            lines_covered: 4,
+            import_error: None,
+            import_error_kind: None,
+            calls: Vec::new(),
+        }
+    }
+
+    fn record(id: &str, file: Option<&str>, status: RecordedStatus) -> TestRecord {
+        TestRecord {
+            id: id.into(),
+            file: file.map(str::to_string),
+            status,
+            ..Default::default()
+        }
+    }
+
+    fn run(tests: Vec<TestRecord>) -> RunRecord {
+        RunRecord {
+            layer: "L1-unit".into(),
+            total: tests.len(),
+            pass_rate: Some(1.0),
+            tests: Some(tests),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_file_passes_when_its_own_tests_do() {
+        let r = run(vec![
+            record(
+                "test_calc::test_a",
+                Some("test_calc.py"),
+                RecordedStatus::Passed,
+            ),
+            record(
+                "test_other::test_b",
+                Some("test_other.py"),
+                RecordedStatus::Failed,
+            ),
+        ]);
+        assert!(passed(&r, "test_calc.py"));
+        assert!(!passed(&r, "test_other.py"));
+        assert!(!passed(&r, "test_absent.py"), "a file that did not run");
+        let rust = run(vec![record(
+            "clamp_1",
+            Some("tests/tt_L1_pricing.rs"),
+            RecordedStatus::Passed,
+        )]);
+        assert!(!passed(&rust, "pricing.rs"));
+        let node = run(vec![record("test::a", None, RecordedStatus::Passed)]);
+        assert!(passed(&node, "a.test.js"), "judged whole");
+    }
+
+    #[test]
+    fn only_a_run_after_the_round_promotes_its_entries_and_a_failing_reuse_is_forgotten() {
+        let root = tempfile::tempdir().unwrap();
+        let session = SessionDir {
+            root: root.path().join("TST-x"),
+            id: "TST-x".into(),
+        };
+        std::fs::create_dir_all(session.root.join("results")).unwrap();
+        let write_run = |n: usize, status| {
+            let r = run(vec![record(
+                "test_calc::test_a",
+                Some("test_calc.py"),
+                status,
+            )]);
+            crate::util::atomic_write_json(
+                &session.root.join(format!("results/run-{n:03}.json")),
+                &r,
+            )
+            .unwrap();
+        };
+        write_run(1, RecordedStatus::Passed);
+        let pending = |reused| Pending {
+            layer: "L1-unit".into(),
+            after_run: 1,
+            entries: vec![PendingEntry {
+                test_file: "test_calc.py".into(),
+                reused,
+                entry: Entry::new("ab12".into(), module("test_calc.py"), Vec::new()),
+            }],
+        };
+        let path = pending_path(&session.root, "L1-unit", 0);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        crate::util::atomic_write_json(&path, &pending(false)).unwrap();
+        assert_eq!(promote(&session), Promoted::default(), "run 1 came before");
+        assert!(path.exists(), "still pending");
+        write_run(2, RecordedStatus::Passed);
+        assert_eq!(promote(&session).kept, 1);
+        let cache = Cache::under(root.path());
+        assert!(cache.get("ab12").is_some());
+        crate::util::atomic_write_json(
+            &path,
+            &Pending {
+                after_run: 2,
+                ..pending(true)
+            },
+        )
+        .unwrap();
+        write_run(3, RecordedStatus::Failed);
+        assert_eq!(promote(&session).forgotten, 1);
+        assert!(cache.get("ab12").is_none());
+    }
+}
