@@ -317,5 +317,9 @@ fn a_second_run_reuses_the_tests_of_unchanged_modules_and_searches_only_what_cha
     // Three of the first run, two of the third (--no-cache keeps nothing).
     assert!(gc.stdout.starts_with("removed 5 cached"), "{}", gc.stdout);
     let fifth = run(&[]);
-    assert_eq!(cache_said(&p, &fifth), None, "an empty cache reuses nothing");
+    assert_eq!(
+        cache_said(&p, &fifth),
+        None,
+        "an empty cache reuses nothing"
+    );
 }

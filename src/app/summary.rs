@@ -24,6 +24,7 @@ pub fn summary_json(session: &SessionDir, end: &RunEnd) -> Result<serde_json::Va
             .filter(|(_, band)| band != crate::report::NOT_SCORED)
             .map(|(score, _)| score),
         "deliverables": deliverables(session),
+        "first_tests_s": first_tests_s(&graph, &state),
         "warnings": end.warnings,
     }))
 }
@@ -60,6 +61,26 @@ pub fn deliverables(session: &SessionDir) -> Vec<String> {
         }
     }
     out
+}
+
+/// Seconds from the session's start to its first round of generated tests (the first generator
+/// task that wrote any): how long a user waits for something to look at.
+pub fn first_tests_s(graph: &TaskGraph, state: &SessionState) -> Option<f64> {
+    let start = crate::util::parse_ts(&state.created_at)?;
+    graph
+        .tasks
+        .iter()
+        .filter(|t| t.owner == "generator" && t.status == crate::tasks::TaskStatus::Completed)
+        .filter(|t| {
+            t.outcome
+                .as_ref()
+                .and_then(|o| o.data.get("tests"))
+                .and_then(|n| n.as_u64())
+                .is_some_and(|n| n > 0)
+        })
+        .filter_map(|t| crate::util::parse_ts(t.completed_at.as_deref()?))
+        .map(|done| (done - start).num_milliseconds() as f64 / 1000.0)
+        .min_by(f64::total_cmp)
 }
 
 /// The last completed TESTRUN result of each layer.

@@ -1,7 +1,7 @@
 //! The summary a person reads at the end of a run.
 
 use crate::actors::coordinator::RunEnd;
-use crate::app::summary::{deliverables, final_layer_results, quality_score};
+use crate::app::summary::{deliverables, final_layer_results, first_tests_s, quality_score};
 use crate::error::Result;
 use crate::session::{SessionDir, SessionStatus};
 
@@ -110,6 +110,9 @@ pub fn print_summary(session: &SessionDir, end: &RunEnd) -> Result<()> {
                 m.branch
             );
         }
+    }
+    if let Some(s) = first_tests_s(&graph, &state) {
+        println!("  first tests: written {s:.1} s after the start");
     }
     match quality_score(session) {
         Some((_, band)) if band == crate::report::NOT_SCORED => {

@@ -66,7 +66,9 @@ impl Cache {
     }
 
     fn path(&self, key: &str) -> PathBuf {
-        self.dir.join(&key[..2.min(key.len())]).join(format!("{key}.json"))
+        self.dir
+            .join(&key[..2.min(key.len())])
+            .join(format!("{key}.json"))
     }
 
     /// The entry for `key`; None when there is none or it cannot be read as one (an unreadable
@@ -112,7 +114,11 @@ impl Cache {
         let mut pruned = Pruned::default();
         let now = SystemTime::now();
         for shard in std::fs::read_dir(&self.dir).into_iter().flatten().flatten() {
-            for file in std::fs::read_dir(shard.path()).into_iter().flatten().flatten() {
+            for file in std::fs::read_dir(shard.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
                 let Ok(meta) = file.metadata() else { continue };
                 let used = meta.modified().unwrap_or(now);
                 let age = now.duration_since(used).unwrap_or_default();

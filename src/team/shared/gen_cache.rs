@@ -14,6 +14,7 @@ use crate::family::generator::Generator;
 use crate::gen::cache::{self, Cache, Entry, KeyInput};
 use crate::gen::{GenRequest, GenResult, ModuleRef};
 use crate::session::SessionDir;
+use crate::testing::classify::Classification;
 use crate::testing::framework::Framework;
 
 /// The folder of a session where a round's entries wait for the executor.
@@ -50,7 +51,11 @@ impl Lookup {
         req: &GenRequest,
     ) -> Self {
         let cache = Cache::under(sessions_root);
-        let sources = crate::testing::project_files::of_repo(repo, Some(framework)).sources;
+        let mut sources = crate::testing::project_files::of_repo(repo, Some(framework)).sources;
+        // Sessions kept inside the repository are not its source (their tests change each run).
+        if let Ok(inside) = sessions_root.strip_prefix(repo) {
+            sources.retain(|f| !Path::new(f).starts_with(inside));
+        }
         let version = cache::generator_version();
         let mut lookup = Lookup {
             keys: BTreeMap::new(),
@@ -109,7 +114,10 @@ impl Lookup {
             return None;
         }
         let total = self.hits.len() + self.misses.len();
-        let mut said = format!("{} of {total} module(s) reused from the cache", self.hits.len());
+        let mut said = format!(
+            "{} of {total} module(s) reused from the cache",
+            self.hits.len()
+        );
         if !self.misses.is_empty() {
             let names: Vec<&str> = self.misses.iter().map(|m| m.module.as_str()).collect();
             said.push_str(&format!("; searched: {}", names.join(", ")));
@@ -180,7 +188,9 @@ struct PendingEntry {
 }
 
 fn pending_path(session: &Path, layer: &str, round: u64) -> PathBuf {
-    session.join(PENDING_DIR).join(format!("{layer}-{round}.json"))
+    session
+        .join(PENDING_DIR)
+        .join(format!("{layer}-{round}.json"))
 }
 
 /// The number of the session's last run record (0 with none).
@@ -195,7 +205,10 @@ fn last_run_number(session: &Path) -> usize {
 }
 
 fn run_number(name: &str) -> Option<usize> {
-    name.strip_prefix("run-")?.strip_suffix(".json")?.parse().ok()
+    name.strip_prefix("run-")?
+        .strip_suffix(".json")?
+        .parse()
+        .ok()
 }
 
 /// What `promote` did.
@@ -242,13 +255,20 @@ pub fn promote(session: &SessionDir) -> Promoted {
     done
 }
 
-/// Whether the tests of `test_file` passed in `run`: none of its tests failed or was taken out,
-/// and at least one ran. A run whose records name no file (node's test runner) is judged whole.
+/// Whether the tests of `test_file` passed in `run`: at least one ran, none was taken out, and
+/// none failed but for a code defect it found (a sound test, kept as the framework's expected
+/// failure). A run whose records name no file (node's test runner) is judged whole.
 fn passed(run: &RunRecord, test_file: &str) -> bool {
     let tests = run.tests.as_deref().unwrap_or_default();
     let stem = test_file.split('.').next().unwrap_or(test_file);
+    // Where the runner ran it: the file itself, or a copy staged as `tt_<layer>_<file>` (cargo
+    // and go build the layer's files where their tools look for tests).
+    let same_file = |f: &str| {
+        let name = f.rsplit('/').next().unwrap_or(f);
+        name == test_file || (name.starts_with("tt_") && name.ends_with(&format!("_{test_file}")))
+    };
     let belongs = |file: Option<&str>, id: &str| {
-        file.is_some_and(|f| f == test_file || f.ends_with(&format!("/{test_file}")))
+        file.is_some_and(same_file)
             || id.starts_with(&format!("{test_file}::"))
             || id.starts_with(&format!("{stem}::"))
     };
@@ -267,9 +287,11 @@ fn passed(run: &RunRecord, test_file: &str) -> bool {
         .any(|q| !attributed || belongs(Some(&q.id), &q.id) || q.id.contains(stem));
     !mine.is_empty()
         && !taken_out
-        && mine
-            .iter()
-            .all(|t| !t.status.is_failing() && t.status != RecordedStatus::Unknown)
+        && mine.iter().all(|t| match t.status {
+            RecordedStatus::Unknown => false,
+            s if s.is_failing() => t.classification == Some(Classification::CodeDefect),
+            _ => true,
+        })
 }
 
 #[cfg(test)]
@@ -328,13 +350,26 @@ mod tests {
         ]);
         assert!(passed(&r, "test_calc.py"));
         assert!(!passed(&r, "test_other.py"));
+        let defect = TestRecord {
+            classification: Some(Classification::CodeDefect),
+            ..record(
+                "test_other::test_b",
+                Some("test_other.py"),
+                RecordedStatus::Failed,
+            )
+        };
+        assert!(
+            passed(&run(vec![defect]), "test_other.py"),
+            "it found a defect"
+        );
         assert!(!passed(&r, "test_absent.py"), "a file that did not run");
         let rust = run(vec![record(
             "clamp_1",
             Some("tests/tt_L1_pricing.rs"),
             RecordedStatus::Passed,
         )]);
-        assert!(!passed(&rust, "pricing.rs"));
+        assert!(passed(&rust, "pricing.rs"), "a staged copy is the file");
+        assert!(!passed(&rust, "other.rs"));
         let node = run(vec![record("test::a", None, RecordedStatus::Passed)]);
         assert!(passed(&node, "a.test.js"), "judged whole");
     }

@@ -160,7 +160,12 @@ impl Generator for GoGenerator {
     ) -> std::collections::BTreeSet<String> {
         let manifests = ["go.mod", "go.sum"].map(String::from);
         let file = file.to_string();
-        sources.iter().cloned().chain(manifests).chain([file]).collect()
+        sources
+            .iter()
+            .cloned()
+            .chain(manifests)
+            .chain([file])
+            .collect()
     }
 
     fn keep_only(&self, source: &str, keep: &std::collections::BTreeSet<String>) -> Option<String> {

@@ -73,7 +73,8 @@ pub fn imports(repo: &Path, file: &str, sources: &[String]) -> (Vec<String>, Vec
     let package = if file.ends_with("__init__.py") {
         own.clone()
     } else {
-        own.rsplit_once('.').map_or(String::new(), |(p, _)| p.to_string())
+        own.rsplit_once('.')
+            .map_or(String::new(), |(p, _)| p.to_string())
     };
     // (dotted name, the whole package below it too)
     let mut wanted: Vec<(String, bool)> = Vec::new();
@@ -101,7 +102,12 @@ pub fn imports(repo: &Path, file: &str, sources: &[String]) -> (Vec<String>, Vec
             }
         }
     }
-    let file_of = |name: &str| by_name.iter().find(|(m, _)| m == name).map(|(_, f)| (*f).clone());
+    let file_of = |name: &str| {
+        by_name
+            .iter()
+            .find(|(m, _)| m == name)
+            .map(|(_, f)| (*f).clone())
+    };
     let mut packages = Vec::new();
     let mut imported = Vec::new();
     // Every package on the way runs on import: its own too.
@@ -118,7 +124,12 @@ pub fn imports(repo: &Path, file: &str, sources: &[String]) -> (Vec<String>, Vec
         }
         if whole_package && !name.is_empty() {
             let below = format!("{name}.");
-            imported.extend(by_name.iter().filter(|(m, _)| m.starts_with(&below)).map(|(_, f)| (*f).clone()));
+            imported.extend(
+                by_name
+                    .iter()
+                    .filter(|(m, _)| m.starts_with(&below))
+                    .map(|(_, f)| (*f).clone()),
+            );
         }
     }
     for list in [&mut packages, &mut imported] {
@@ -174,7 +185,10 @@ mod tests {
         let repo = tempfile::tempdir().unwrap();
         let files = [
             ("pkg/__init__.py", ""),
-            ("pkg/ops.py", "from .util import helper\nimport os, pkg.deep.leaf as l\n"),
+            (
+                "pkg/ops.py",
+                "from .util import helper\nimport os, pkg.deep.leaf as l\n",
+            ),
             ("pkg/util.py", ""),
             ("pkg/deep/__init__.py", ""),
             ("pkg/deep/leaf.py", ""),

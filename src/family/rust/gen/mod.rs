@@ -151,7 +151,12 @@ impl Generator for RustGenerator {
     ) -> std::collections::BTreeSet<String> {
         let manifests = ["Cargo.toml", "Cargo.lock", "build.rs"].map(String::from);
         let file = file.to_string();
-        sources.iter().cloned().chain(manifests).chain([file]).collect()
+        sources
+            .iter()
+            .cloned()
+            .chain(manifests)
+            .chain([file])
+            .collect()
     }
 
     fn keep_only(&self, source: &str, keep: &std::collections::BTreeSet<String>) -> Option<String> {
