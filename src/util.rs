@@ -54,9 +54,8 @@ fn serialized<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<Vec<u8>> 
 
 /// The timestamp format of CCW's team_msg records: `2026-12-02T10:00:00.000+00:00`.
 pub fn now_ts() -> String {
-    chrono::Utc::now()
-        .format("%Y-%m-%dT%H:%M:%S%.3f+00:00")
-        .to_string()
+    // `2026-12-06T13:20:00.123+00:00`
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, false)
 }
 
 pub fn today() -> String {

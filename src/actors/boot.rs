@@ -42,11 +42,12 @@ pub fn launch(
 ) -> Result<RunEnd> {
     let total = graph.len();
     let done = graph.tasks.iter().filter(|t| t.status.is_done()).count();
+    let mut repairs = env.session.restore_log()?;
     let writer = Writer::open(&env.session.messages(), &env.session.meta_json())?;
-    for repair in &writer.repairs {
+    repairs.extend(writer.repairs.iter().cloned());
+    for repair in &repairs {
         eprintln!("team-testing: warning: {repair}");
     }
-    let repairs = writer.repairs.clone();
     let end: Arc<Mutex<Option<RunEnd>>> = Arc::new(Mutex::new(None));
     let session_dir = env.session.clone();
     let sys = System::new();

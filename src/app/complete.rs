@@ -114,6 +114,7 @@ fn log_completion(session: &SessionDir, status: &str, action: &str) -> Result<()
 /// Appends one message to the session's log (durably) outside a run: the caller holds the
 /// session's lock and acts as its coordinator.
 pub fn log_message(session: &SessionDir, message: Message) -> Result<()> {
+    session.restore_log()?;
     let writer = Writer::open(&session.messages(), &session.meta_json())?;
     let handle = writer.handle();
     handle.append(message);

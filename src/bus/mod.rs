@@ -10,7 +10,7 @@ use std::sync::Arc;
 use actix::prelude::*;
 
 pub use message::{Message, Payload, Record};
-pub use writer::{Writer, WriterHandle};
+pub use writer::{Tail, Writer, WriterHandle};
 
 /// A message delivered to a subscriber.
 #[derive(actix::Message, Clone)]
@@ -73,6 +73,12 @@ impl BusHandle {
     /// Blocks until everything published so far is durable on disk.
     pub fn sync(&self) -> Result<(), writer::LogError> {
         self.writer.sync()
+    }
+
+    /// Blocks until everything published so far is written, and takes what is not yet durable
+    /// for a beat's journal line to carry ([`WriterHandle::take_tail`]).
+    pub fn take_tail(&self) -> Result<Tail, writer::LogError> {
+        self.writer.take_tail()
     }
 
     pub fn subscribe(&self, r: Recipient<Delivered>) {

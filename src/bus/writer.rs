@@ -1,7 +1,12 @@
 //! The JSONL mirror: one thread owns `.msg/messages.jsonl` and `.msg/meta.json`, fed by a crossbeam
 //! channel. Each batch of queued messages is written under an exclusive file lock (so concurrent CLI
 //! writers keep ids unique and increasing), then fsynced once (group commit).
+//!
+//! A beat need not fsync the log: `take_tail` hands it the lines written since the log was last
+//! durable, and the beat's journal line carries them in its one fsync (the journal restores them
+//! into the log on the next open, `session::journal::restore_log`, should the disk lose them).
 
+use std::fmt::Write as _;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -12,8 +17,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use serde_json::{json, Map, Value};
 
-use super::message::{format_id, parse_seq, Line, Message, Payload, Record};
-use crate::util::now_ts;
+use super::message::{parse_seq, Line, Message, Payload, Record};
 
 /// Most messages written in one group commit.
 const MAX_BATCH: usize = 4096;
@@ -21,7 +25,16 @@ const MAX_BATCH: usize = 4096;
 enum Command {
     Append(Box<Message>),
     Sync(Sender<Result<(), LogError>>),
+    Take(Sender<Result<Tail, LogError>>),
     Stop,
+}
+
+/// The log's lines written since it was last durable, and where they start in it: what a beat's
+/// journal line carries instead of an fsync of the log. Empty when the log is durable already.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Tail {
+    pub at: u64,
+    pub bytes: Vec<u8>,
 }
 
 /// A cloneable handle to the writer thread. The thread ends when every handle is dropped.
@@ -48,6 +61,9 @@ impl Writer {
             meta_path: meta.to_path_buf(),
             known_len: 0,
             next_seq: 1,
+            tail: Tail::default(),
+            tail_broken: false,
+            clock: Clock::default(),
         };
         state.refresh_seq()?;
         if let Err(e) = state.catch_up_meta() {
@@ -95,6 +111,18 @@ impl WriterHandle {
         let (tx, rx) = crossbeam_channel::bounded(1);
         self.tx
             .send(Command::Sync(tx))
+            .map_err(|_| LogError::Stopped)?;
+        rx.recv().map_err(|_| LogError::Stopped)?
+    }
+
+    /// Blocks until every message appended before this call is written, and takes the lines not
+    /// yet durable: the caller makes them durable elsewhere (a beat's journal line) before it
+    /// acts on them. When another process wrote between them, the log is fsynced instead and
+    /// the tail is empty.
+    pub fn take_tail(&self) -> Result<Tail, LogError> {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        self.tx
+            .send(Command::Take(tx))
             .map_err(|_| LogError::Stopped)?;
         rx.recv().map_err(|_| LogError::Stopped)?
     }
@@ -149,6 +177,30 @@ struct LogState {
     /// File length after our last write; a different length means another process appended.
     known_len: u64,
     next_seq: u64,
+    /// Written since the log was last durable (fsynced, or taken by a beat).
+    tail: Tail,
+    /// Another process appended among the tail's lines: it cannot be restored as one piece.
+    tail_broken: bool,
+    clock: Clock,
+}
+
+/// The messages' timestamp, formatted once per millisecond (a batch writes thousands of
+/// messages in one; formatting each costs more than writing it).
+#[derive(Default)]
+struct Clock {
+    millis: i64,
+    text: String,
+}
+
+impl Clock {
+    fn now(&mut self) -> &str {
+        let now = chrono::Utc::now();
+        if now.timestamp_millis() != self.millis || self.text.is_empty() {
+            self.millis = now.timestamp_millis();
+            self.text = now.to_rfc3339_opts(chrono::SecondsFormat::Millis, false);
+        }
+        &self.text
+    }
 }
 
 impl LogState {
@@ -170,18 +222,22 @@ impl LogState {
     fn write_batch(&mut self, batch: &[Message]) -> std::io::Result<Vec<MetaUpdate>> {
         self.file.lock()?;
         let result = (|| {
+            let ours = self.known_len;
             self.refresh_seq().map_err(std::io::Error::other)?;
+            self.tail_broken |= !self.tail.bytes.is_empty() && self.known_len != ours;
             let mut buf = Vec::with_capacity(batch.len() * 256);
             let mut updates = Vec::new();
+            let mut id = String::new();
             for msg in batch {
-                let ts = now_ts();
-                let id = format_id(self.next_seq);
+                let ts = self.clock.now();
+                id.clear();
+                let _ = write!(id, "MSG-{:03}", self.next_seq);
                 self.next_seq += 1;
-                serde_json::to_writer(&mut buf, &Line::new(&id, &ts, msg))
+                serde_json::to_writer(&mut buf, &Line::new(&id, ts, msg))
                     .map_err(std::io::Error::other)?;
                 buf.push(b'\n');
                 if let Payload::StateUpdate(data) = &msg.payload {
-                    updates.push((msg.from.clone(), data.clone(), ts));
+                    updates.push((msg.from.clone(), data.clone(), ts.to_string()));
                 }
             }
             crate::failpoint::hit("log.append");
@@ -196,6 +252,10 @@ impl LogState {
                 let _ = self.file.sync_data();
                 return Err(e);
             }
+            if self.tail.bytes.is_empty() {
+                self.tail.at = self.known_len;
+            }
+            self.tail.bytes.extend_from_slice(&buf);
             self.known_len += buf.len() as u64;
             Ok(updates)
         })();
@@ -237,7 +297,18 @@ impl LogState {
 
     fn sync(&mut self) -> std::io::Result<()> {
         crate::failpoint::write("log.fsync")?;
-        self.file.sync_data()
+        self.file.sync_data()?;
+        self.tail = Tail::default();
+        self.tail_broken = false;
+        Ok(())
+    }
+
+    /// The tail for a beat's journal line; an fsync instead when it cannot be restored whole.
+    fn take_tail(&mut self) -> std::io::Result<Tail> {
+        if self.tail_broken {
+            self.sync()?;
+        }
+        Ok(std::mem::take(&mut self.tail))
     }
 }
 
@@ -248,6 +319,7 @@ const LAZY_SYNC: Duration = Duration::from_millis(50);
 fn run(mut state: LogState, rx: Receiver<Command>) {
     let mut batch = Vec::new();
     let mut waiters = Vec::new();
+    let mut takers: Vec<Sender<Result<Tail, LogError>>> = Vec::new();
     let mut stop = false;
     // Sticky: once a batch is lost, every later sync says so, so the coordinator stops rather
     // than go on with a gap in the log.
@@ -278,6 +350,7 @@ fn run(mut state: LogState, rx: Receiver<Command>) {
             match cmd {
                 Command::Append(m) => batch.push(*m),
                 Command::Sync(w) => waiters.push(w),
+                Command::Take(t) => takers.push(t),
                 Command::Stop => stop = true,
             }
             if stop {
@@ -330,6 +403,21 @@ fn run(mut state: LogState, rx: Receiver<Command>) {
         };
         for w in waiters.drain(..) {
             let _ = w.send(result.clone());
+        }
+        for t in takers.drain(..) {
+            let taken = match &lost {
+                Some(problem) => Err(problem.clone()),
+                None => state.take_tail().map_err(|e| {
+                    let problem = LogError::Fsync {
+                        path: state.path.clone(),
+                        cause: Arc::new(e),
+                    };
+                    lost = Some(problem.clone());
+                    problem
+                }),
+            };
+            // The log itself is still fsynced within LAZY_SYNC, off the beat's path.
+            let _ = t.send(taken);
         }
         // meta.json is never on a beat's path: its file replacement would join the beat's
         // fsyncs in the filesystem's journal.
@@ -561,7 +649,11 @@ mod tests {
         assert_eq!(merged[MERGED_THROUGH], 1);
 
         // A writer killed after writing its line, before its lazy merge.
-        let record = Record::from_message(format_id(2), now_ts(), &update("second"));
+        let record = Record::from_message(
+            crate::bus::message::format_id(2),
+            crate::util::now_ts(),
+            &update("second"),
+        );
         let mut line = serde_json::to_vec(&record).unwrap();
         line.push(b'\n');
         OpenOptions::new()
@@ -578,5 +670,42 @@ mod tests {
         assert_eq!(merged["role_state"]["executor"]["first"], true);
         assert_eq!(merged["role_state"]["executor"]["second"], true);
         assert_eq!(merged[MERGED_THROUGH], 2);
+    }
+
+    #[test]
+    fn a_beat_takes_the_lines_not_yet_durable_and_an_fsync_leaves_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let (log, meta) = (
+            dir.path().join("messages.jsonl"),
+            dir.path().join("meta.json"),
+        );
+        let w = Writer::open(&log, &meta).unwrap();
+        let h = w.handle();
+        h.append(update("a"));
+        h.append(update("b"));
+        let tail = h.take_tail().unwrap();
+        let text = std::fs::read(&log).unwrap();
+        assert_eq!((tail.at, tail.bytes.as_slice()), (0, text.as_slice()));
+        h.append(update("c"));
+        let next = h.take_tail().unwrap();
+        assert_eq!(next.at, text.len() as u64, "the next tail follows on");
+        assert!(String::from_utf8(next.bytes).unwrap().contains("MSG-003"));
+        h.append(update("d"));
+        h.sync().unwrap();
+        assert_eq!(
+            h.take_tail().unwrap(),
+            Tail::default(),
+            "durable: nothing to carry"
+        );
+        w.close();
+    }
+
+    #[test]
+    fn the_timestamp_keeps_the_logs_format() {
+        let mut clock = Clock::default();
+        let ts = clock.now().to_string();
+        assert_eq!(ts.len(), "2026-12-06T13:20:00.123+00:00".len(), "{ts}");
+        assert!(ts.ends_with("+00:00") && ts.as_bytes()[19] == b'.', "{ts}");
+        assert!(crate::util::parse_ts(&ts).is_some());
     }
 }

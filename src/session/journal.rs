@@ -3,10 +3,17 @@
 //! session.json whole every beat would cost the size of the graph per beat (quadratic over a
 //! run) and four fsyncs; the journal costs what changed and one.
 //!
-//! A line is `{"beat":N,"state":{…},"tasks":[…]}`. tasks.json and session.json carry the beat
-//! they include (`beat`); loading one applies the journal lines after it. When the journal
-//! outgrows the last snapshot, the coordinator writes both files whole (atomically) and empties
-//! it, so the journal stays within the size of the graph and replaying it is bounded.
+//! A line is `{"beat":N,"state":{…},"tasks":[…],"log":{"at":…,"lines":"…"}}`. tasks.json and
+//! session.json carry the beat they include (`beat`); loading one applies the journal lines after
+//! it. When the journal outgrows the last snapshot, the coordinator writes both files whole
+//! (atomically) and empties it, so the journal stays within the size of the graph and replaying
+//! it is bounded.
+//!
+//! `log` is the message log's tail the beat made durable in the same fsync (the lines written
+//! since the log's own last fsync, and their offset): the one fsync of a beat covers both the
+//! messages and the state they led to. `restore_log` puts them back should the disk have lost
+//! them from the log (a power cut; a killed process loses nothing the kernel has). Before the
+//! journal is emptied, the log is fsynced.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -28,6 +35,15 @@ struct LineOut<'a> {
     beat: u64,
     state: &'a SessionState,
     tasks: Vec<&'a Task>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    log: Option<LogOut<'a>>,
+}
+
+/// The message log's tail a beat carries.
+#[derive(Serialize)]
+struct LogOut<'a> {
+    at: u64,
+    lines: &'a str,
 }
 
 #[derive(Deserialize)]
@@ -36,6 +52,14 @@ struct LineIn {
     state: SessionState,
     #[serde(default)]
     tasks: Vec<Task>,
+    #[serde(default)]
+    log: Option<LogIn>,
+}
+
+#[derive(Deserialize)]
+struct LogIn {
+    at: u64,
+    lines: String,
 }
 
 /// The coordinator's open journal.
@@ -71,18 +95,23 @@ impl Journal {
         self.bytes > self.snapshot_bytes.max(MIN_COMPACT_BYTES)
     }
 
-    /// Appends one beat and makes it durable.
+    /// Appends one beat, with the message log's tail not yet durable, and makes it durable.
     pub fn append<'a>(
         &mut self,
         beat: u64,
         state: &SessionState,
         tasks: impl Iterator<Item = &'a Task>,
+        log: &crate::bus::Tail,
     ) -> Result<()> {
         self.buf.clear();
+        let lines = std::str::from_utf8(&log.bytes).map_err(|e| {
+            Error::bad_file(&self.path, format!("beat {beat}: the log's tail: {e}"))
+        })?;
         let line = LineOut {
             beat,
             state,
             tasks: tasks.collect(),
+            log: (!lines.is_empty()).then_some(LogOut { at: log.at, lines }),
         };
         serde_json::to_writer(&mut self.buf, &line)
             .map_err(|e| Error::bad_file(&self.path, format!("cannot encode beat {beat}: {e}")))?;
@@ -110,6 +139,55 @@ impl Journal {
         self.snapshot_bytes = snapshot_bytes;
         Ok(())
     }
+}
+
+/// Puts back into the message log (`log`) the lines the journal's beats carry and the log no
+/// longer has: after a power cut, the log may have lost what only the journal's fsync covered.
+/// Returns what it restored, for the user to see. Run before the log is opened for writing.
+pub fn restore_log(journal: &Path, log: &Path) -> Result<Vec<String>> {
+    let Some(bytes) = read(journal)? else {
+        return Ok(Vec::new());
+    };
+    let io = |e| Error::io(format!("restoring {}", log.display()), e);
+    let mut restored = Vec::new();
+    for (n, line) in complete_lines(&bytes).enumerate() {
+        let Some(line) = parse(journal, n, line) else {
+            break;
+        };
+        let Some(part) = line.log else { continue };
+        let end = part.at + part.lines.len() as u64;
+        let len = std::fs::metadata(log).map_or(0, |m| m.len());
+        if len >= end {
+            continue;
+        }
+        if len < part.at {
+            restored.push(format!(
+                "{}: {} bytes of messages before beat {} are lost (the journal does not hold them)",
+                log.display(),
+                part.at - len,
+                line.beat
+            ));
+            break;
+        }
+        let mut file = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(false)
+            .open(log)
+            .map_err(io)?;
+        file.set_len(part.at).map_err(io)?;
+        file.seek(SeekFrom::Start(part.at)).map_err(io)?;
+        file.write_all(part.lines.as_bytes()).map_err(io)?;
+        file.sync_data().map_err(io)?;
+        restored.push(format!(
+            "{}: restored {} bytes of messages of beat {} from {}",
+            log.display(),
+            end - len,
+            line.beat,
+            journal.display()
+        ));
+    }
+    Ok(restored)
 }
 
 /// What replaying the journal over a tasks.json found.
@@ -230,6 +308,7 @@ fn last_line(path: &Path) -> Result<Option<Vec<u8>>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bus::Tail;
     use crate::tasks::TaskStatus;
 
     fn state() -> SessionState {
@@ -252,12 +331,14 @@ mod tests {
         let mut j = Journal::open(&path).unwrap();
         let mut st = state();
         graph.claim("A", "r", "t").unwrap();
-        j.append(1, &st, graph.get("A").into_iter()).unwrap();
+        j.append(1, &st, graph.get("A").into_iter(), &Tail::default())
+            .unwrap();
         graph
             .complete("A", crate::tasks::Outcome::completed("ok"), "t")
             .unwrap();
         st.warnings.push("w".into());
-        j.append(2, &st, graph.get("A").into_iter()).unwrap();
+        j.append(2, &st, graph.get("A").into_iter(), &Tail::default())
+            .unwrap();
         // A kill in the middle of beat 3, inside a multi-byte character.
         std::fs::OpenOptions::new()
             .append(true)
@@ -288,9 +369,47 @@ mod tests {
         // appended): the journal does not follow on from it, so the reader must read again.
         let gapped = dir.path().join("gapped.jsonl");
         let mut j = Journal::open(&gapped).unwrap();
-        j.append(6, &state(), std::iter::empty()).unwrap();
+        j.append(6, &state(), std::iter::empty(), &Tail::default())
+            .unwrap();
         let mut old = TaskGraph::new(vec![Task::new("A", "a", "r", vec![])]);
         old.beat = 2;
         assert_eq!(replay_tasks(&gapped, &mut old).unwrap(), Replay::Gap);
+    }
+
+    #[test]
+    fn the_log_lines_a_beat_carried_are_restored_when_the_log_lost_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let (journal, log) = (dir.path().join(FILE), dir.path().join("messages.jsonl"));
+        let first = "{\"id\":\"MSG-001\"}\n";
+        let second = "{\"id\":\"MSG-002\"}\n{\"id\":\"MSG-003\"}\n";
+        std::fs::write(&log, format!("{first}{second}")).unwrap();
+        let mut j = Journal::open(&journal).unwrap();
+        let tail = |at: usize, text: &str| Tail {
+            at: at as u64,
+            bytes: text.as_bytes().to_vec(),
+        };
+        j.append(1, &state(), std::iter::empty(), &tail(0, first))
+            .unwrap();
+        j.append(2, &state(), std::iter::empty(), &tail(first.len(), second))
+            .unwrap();
+        // Nothing lost: nothing to do.
+        assert!(restore_log(&journal, &log).unwrap().is_empty());
+        // The disk kept the first beat's lines and half a line of the second's.
+        std::fs::write(&log, format!("{first}{{\"id\":\"MS")).unwrap();
+        let said = restore_log(&journal, &log).unwrap();
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert_eq!(
+            std::fs::read_to_string(&log).unwrap(),
+            format!("{first}{second}")
+        );
+        // A log that lost lines before what the journal holds is said, not patched.
+        std::fs::write(&log, "").unwrap();
+        let mut later = Journal::open(&dir.path().join("later.jsonl")).unwrap();
+        later
+            .append(3, &state(), std::iter::empty(), &tail(first.len(), second))
+            .unwrap();
+        let said = restore_log(&dir.path().join("later.jsonl"), &log).unwrap();
+        assert!(said[0].contains("are lost"), "{said:?}");
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "");
     }
 }

@@ -139,6 +139,12 @@ impl SessionDir {
         self.root.join(journal::FILE)
     }
 
+    /// The message log's lines that only the journal kept, put back before the log is written
+    /// again (`journal::restore_log`); what it did, for the user.
+    pub fn restore_log(&self) -> Result<Vec<String>> {
+        journal::restore_log(&self.journal(), &self.messages())
+    }
+
     /// session.json with the journal's later beats applied.
     pub fn load_state(&self) -> Result<SessionState> {
         let mut state = read_json(&self.session_json())?;

@@ -1,5 +1,6 @@
-//! Saving a beat: the bus made durable first, then one journal line (or tasks.json and
-//! session.json whole); when the session cannot be saved, the run stops.
+//! Saving a beat: one journal line carrying the bus's lines not yet durable, in one fsync (or
+//! the bus made durable, then tasks.json and session.json whole); when the session cannot be
+//! saved, the run stops.
 
 use super::{Coordinator, RunEnd};
 use crate::sched::Save;
@@ -9,17 +10,19 @@ use crate::tasks::{Changed, Task};
 use crate::util::now_ts;
 
 impl Coordinator {
-    /// Makes the bus durable, then the beat (a journal line with the state and the tasks that
-    /// changed): nothing is dispatched before the messages and state that led to it are on disk.
-    /// Returns false (and ends the run) when the session cannot be saved.
+    /// Makes the beat durable (a journal line with the state, the tasks that changed and the
+    /// bus's lines not yet durable): nothing is dispatched before the messages and state that led
+    /// to it are on disk. Returns false (and ends the run) when the session cannot be saved.
     pub(super) fn persist(&mut self, save: Save) -> bool {
         self.sched.stamp_for_save(&now_ts());
-        // The log first: a reader that sees the new state finds every message that led to it.
+        // The log's tail goes in the same durable write as the state it explains: a reader that
+        // sees the new state finds every message that led to it (restored from the journal
+        // should the log have lost it).
         let saved = self
             .bus
-            .sync()
+            .take_tail()
             .map_err(|e| e.to_string())
-            .and_then(|_| self.save_beat(save).map_err(|e| e.to_string()));
+            .and_then(|tail| self.save_beat(save, &tail).map_err(|e| e.to_string()));
         match saved {
             Ok(()) => true,
             Err(problem) => {
@@ -31,7 +34,7 @@ impl Coordinator {
 
     /// One fdatasync for a journal line; whole snapshots (atomic, fsynced) when asked, when
     /// the graph changed in ways a line does not say, or when the journal outgrew them.
-    fn save_beat(&mut self, save: Save) -> crate::error::Result<()> {
+    fn save_beat(&mut self, save: Save, tail: &crate::bus::Tail) -> crate::error::Result<()> {
         self.beat += 1;
         let session = &self.env.session;
         let journal = match &mut self.journal {
@@ -46,6 +49,7 @@ impl Coordinator {
                     self.beat,
                     self.sched.state(),
                     tasks.iter().map(|&i| &graph.tasks[i]),
+                    tail,
                 ),
             changed => {
                 // The beat goes to the journal first: a crash between the two snapshot files
@@ -55,10 +59,15 @@ impl Coordinator {
                     Changed::Some(set) => set.iter().map(|&i| &graph.tasks[i]).collect(),
                     Changed::All => Vec::new(),
                 };
-                journal.append(self.beat, self.sched.state(), tasks.into_iter())?;
+                journal.append(self.beat, self.sched.state(), tasks.into_iter(), tail)?;
                 self.sched.mark_snapshot(self.beat);
                 session.save_tasks(self.sched.graph())?;
                 session.save_state(self.sched.state())?;
+                // Emptying the journal drops the log lines it carried: the log is made durable
+                // first.
+                self.bus
+                    .sync()
+                    .map_err(|e| crate::error::Error::Session(e.to_string()))?;
                 let size = std::fs::metadata(session.tasks_json()).map_or(0, |m| m.len());
                 journal.reset(size)
             }
