@@ -450,6 +450,16 @@ fn family_round(
         fb.avoid.extend(batch);
         budget_factor = 1.5;
     }
+    // A revision round searches only the modules with lines still to reach: the others keep
+    // their tests as they are. Not when tests are to be dropped or marked as defects: that is
+    // the family's revision of every file.
+    let untouched = fb.avoid.is_empty() && fb.defects.is_empty();
+    let modules = match round {
+        Some(_) if untouched && !layer.starts_with("L3") => {
+            still_missing(modules, &fb.missing)
+        }
+        _ => modules,
+    };
     let state = ctx.session.load_state()?;
     let left = time_left(ctx.deadline)?;
     let budget_for = |modules: usize| {
@@ -665,6 +675,24 @@ fn family_round(
     Ok(out)
 }
 
+/// The modules whose files still have lines to reach; all of them when none has (the gate may
+/// be missed on branches alone).
+fn still_missing(
+    modules: Vec<gen::ModuleRef>,
+    missing: &BTreeMap<String, Vec<u32>>,
+) -> Vec<gen::ModuleRef> {
+    let open: Vec<gen::ModuleRef> = modules
+        .iter()
+        .filter(|m| missing.get(&m.file).is_some_and(|lines| !lines.is_empty()))
+        .cloned()
+        .collect();
+    if open.is_empty() {
+        modules
+    } else {
+        open
+    }
+}
+
 /// The comparison with the base in the search's mirror, refreshed (a sharded search ran in
 /// other hosts' mirrors); the search's tests whose call changed behaviour.
 fn compare_with_base(
@@ -805,6 +833,18 @@ pub fn search_here(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_revision_searches_the_modules_with_lines_to_reach_or_all_when_none_has() {
+        let m = |f: &str| gen::ModuleRef {
+            module: f.trim_end_matches(".py").into(),
+            file: f.into(),
+        };
+        let all = vec![m("a.py"), m("b.py"), m("c.py")];
+        let missing = BTreeMap::from([("b.py".to_string(), vec![3]), ("c.py".to_string(), vec![])]);
+        assert_eq!(still_missing(all.clone(), &missing), vec![m("b.py")]);
+        assert_eq!(still_missing(all.clone(), &BTreeMap::new()), all);
+    }
 
     #[test]
     fn the_revision_strategy_follows_the_seed() {
