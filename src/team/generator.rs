@@ -455,9 +455,7 @@ fn family_round(
     // the family's revision of every file.
     let untouched = fb.avoid.is_empty() && fb.defects.is_empty();
     let modules = match round {
-        Some(_) if untouched && !layer.starts_with("L3") => {
-            still_missing(modules, &fb.missing)
-        }
+        Some(_) if untouched && !layer.starts_with("L3") => still_missing(modules, &fb.missing),
         _ => modules,
     };
     let state = ctx.session.load_state()?;
@@ -497,7 +495,13 @@ fn family_round(
     }
     let mut rest = req.clone();
     rest.modules = lookup.misses.clone();
-    rest.budget_s = budget_for(rest.modules.len());
+    // What the modules still to search would have had of the whole round's budget, shared by
+    // size as the helpers share it: a module searched alone gets the time it had among the
+    // others, so its tests are what they would have been.
+    if rest.modules.len() < req.modules.len() {
+        let share = size_weight(ctx.repo, &rest.modules) / size_weight(ctx.repo, &req.modules);
+        rest.budget_s = (budget * share).max(1.0);
+    }
     if !rest.modules.is_empty() || layer.starts_with("L3") {
         (ctx.progress)(
             "searching",
@@ -673,6 +677,23 @@ fn family_round(
     }));
     out.artifacts = written;
     Ok(out)
+}
+
+/// How much of a budget `modules` get, as the helpers weigh a module: its lines of code, at
+/// least 60 and at most 1,500.
+fn size_weight(repo: &Path, modules: &[gen::ModuleRef]) -> f64 {
+    modules
+        .iter()
+        .map(|m| {
+            let lines = std::fs::read_to_string(repo.join(&m.file)).map_or(100, |text| {
+                text.lines()
+                    .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+                    .count()
+            });
+            lines.clamp(60, 1500) as f64
+        })
+        .sum::<f64>()
+        .max(1.0)
 }
 
 /// The modules whose files still have lines to reach; all of them when none has (the gate may
