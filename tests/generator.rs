@@ -278,6 +278,12 @@ fn a_second_run_reuses_the_tests_of_unchanged_modules_and_searches_only_what_cha
         args.extend_from_slice(extra);
         let out = p.cmd(&args).run();
         out.assert_code(0);
+        // The summary says how long the user waited for the first tests.
+        assert!(
+            out.stdout.contains("  first tests: written "),
+            "{}",
+            out.stdout
+        );
         out.session_id()
     };
     let first = run(&[]);
