@@ -198,6 +198,18 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Every source file of the project and its `manifests`, `file` among them: what a search reads
+/// in a family whose unit of compilation is the whole crate or module.
+pub fn whole_project(file: &str, sources: &[String], manifests: &[&str]) -> BTreeSet<String> {
+    let others = manifests.iter().map(|m| m.to_string());
+    sources
+        .iter()
+        .cloned()
+        .chain(others)
+        .chain([file.to_string()])
+        .collect()
+}
+
 /// The files `file`'s search depends on, to a fixed point: `direct` gives one file's own
 /// (relative paths); the module's file is in the result.
 pub fn closure(file: &str, mut direct: impl FnMut(&str) -> Vec<String>) -> BTreeSet<String> {

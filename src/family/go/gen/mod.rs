@@ -158,14 +158,7 @@ impl Generator for GoGenerator {
         file: &str,
         sources: &[String],
     ) -> std::collections::BTreeSet<String> {
-        let manifests = ["go.mod", "go.sum"].map(String::from);
-        let file = file.to_string();
-        sources
-            .iter()
-            .cloned()
-            .chain(manifests)
-            .chain([file])
-            .collect()
+        crate::gen::cache::whole_project(file, sources, &["go.mod", "go.sum"])
     }
 
     fn keep_only(&self, source: &str, keep: &std::collections::BTreeSet<String>) -> Option<String> {

@@ -149,14 +149,7 @@ impl Generator for RustGenerator {
         file: &str,
         sources: &[String],
     ) -> std::collections::BTreeSet<String> {
-        let manifests = ["Cargo.toml", "Cargo.lock", "build.rs"].map(String::from);
-        let file = file.to_string();
-        sources
-            .iter()
-            .cloned()
-            .chain(manifests)
-            .chain([file])
-            .collect()
+        crate::gen::cache::whole_project(file, sources, &["Cargo.toml", "Cargo.lock", "build.rs"])
     }
 
     fn keep_only(&self, source: &str, keep: &std::collections::BTreeSet<String>) -> Option<String> {
