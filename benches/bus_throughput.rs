@@ -45,7 +45,7 @@ fn durable_append(publishers: usize) -> Duration {
             let handle = writer.handle();
             s.spawn(move || {
                 for m in batch {
-                    handle.append(m);
+                    handle.append(&m);
                 }
                 handle.sync().unwrap();
             });

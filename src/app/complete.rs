@@ -117,7 +117,7 @@ pub fn log_message(session: &SessionDir, message: Message) -> Result<()> {
     session.restore_log()?;
     let writer = Writer::open(&session.messages(), &session.meta_json())?;
     let handle = writer.handle();
-    handle.append(message);
+    handle.append(&message);
     handle.sync().map_err(Error::MessageLog)?;
     writer.close();
     Ok(())

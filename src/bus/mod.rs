@@ -66,7 +66,7 @@ impl BusHandle {
     }
 
     pub fn publish(&self, msg: Message) {
-        self.writer.append(msg.clone());
+        self.writer.append(&msg);
         self.bus.do_send(Fanout(Arc::new(msg)));
     }
 

@@ -17,16 +17,23 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use serde_json::{json, Map, Value};
 
-use super::message::{parse_seq, Line, Message, Payload, Record};
+use super::message::{parse_seq, Body, Message, Payload, Record};
 
 /// Most messages written in one group commit.
 const MAX_BATCH: usize = 4096;
 
 enum Command {
-    Append(Box<Message>),
+    Append(Prepared),
     Sync(Sender<Result<(), LogError>>),
     Take(Sender<Result<Tail, LogError>>),
     Stop,
+}
+
+/// A message as the publisher hands it to the writer: its line without id and time, serialized on
+/// the publisher's thread, and its state update for meta.json.
+struct Prepared {
+    body: Body,
+    state: Option<(String, Map<String, Value>)>,
 }
 
 /// The log's lines written since it was last durable, and where they start in it: what a beat's
@@ -101,8 +108,14 @@ impl Drop for Writer {
 }
 
 impl WriterHandle {
-    pub fn append(&self, msg: Message) {
-        let _ = self.tx.send(Command::Append(Box::new(msg)));
+    /// Queues the message (serialized here, on the caller's thread) for the next batch.
+    pub fn append(&self, msg: &Message) {
+        let state = match &msg.payload {
+            Payload::StateUpdate(data) => Some((msg.from.clone(), data.clone())),
+            _ => None,
+        };
+        let body = Body::of(msg);
+        let _ = self.tx.send(Command::Append(Prepared { body, state }));
     }
 
     /// Blocks until every message appended before this call is on disk (fsynced); an error says
@@ -219,44 +232,46 @@ impl LogState {
     }
 
     /// Appends the batch (not yet fsynced); returns its state updates for meta.json.
-    fn write_batch(&mut self, batch: &[Message]) -> std::io::Result<Vec<MetaUpdate>> {
+    fn write_batch(&mut self, batch: &mut [Prepared]) -> std::io::Result<Vec<MetaUpdate>> {
         self.file.lock()?;
         let result = (|| {
             let ours = self.known_len;
             self.refresh_seq().map_err(std::io::Error::other)?;
             self.tail_broken |= !self.tail.bytes.is_empty() && self.known_len != ours;
-            let mut buf = Vec::with_capacity(batch.len() * 256);
+            // The batch is built where it waits to be durable, the tail, and written from there.
+            let start = self.tail.bytes.len();
+            if start == 0 {
+                self.tail.at = self.known_len;
+            }
+            let buf = &mut self.tail.bytes;
+            buf.reserve(batch.len() * 256);
             let mut updates = Vec::new();
             let mut id = String::new();
-            for msg in batch {
+            for msg in batch.iter_mut() {
                 let ts = self.clock.now();
                 id.clear();
                 let _ = write!(id, "MSG-{:03}", self.next_seq);
                 self.next_seq += 1;
-                serde_json::to_writer(&mut buf, &Line::new(&id, ts, msg))
-                    .map_err(std::io::Error::other)?;
-                buf.push(b'\n');
-                if let Payload::StateUpdate(data) = &msg.payload {
-                    updates.push((msg.from.clone(), data.clone(), ts.to_string()));
+                msg.body.line(&id, ts, buf);
+                if let Some((from, data)) = msg.state.take() {
+                    updates.push((from, data, ts.to_string()));
                 }
             }
+            let lines = &self.tail.bytes[start..];
             crate::failpoint::hit("log.append");
             if crate::failpoint::due("log.torn") {
                 // A kill in the middle of the write: half a line on disk.
-                let _ = self.file.write_all(&buf[..buf.len() / 2]);
+                let _ = self.file.write_all(&lines[..lines.len() / 2]);
                 crate::failpoint::crash();
             }
-            if let Err(e) = self.file.write_all(&buf) {
+            if let Err(e) = self.file.write_all(lines) {
                 // Never leave a partial line for later appends to join onto.
                 let _ = self.file.set_len(self.known_len);
                 let _ = self.file.sync_data();
+                self.tail.bytes.truncate(start);
                 return Err(e);
             }
-            if self.tail.bytes.is_empty() {
-                self.tail.at = self.known_len;
-            }
-            self.tail.bytes.extend_from_slice(&buf);
-            self.known_len += buf.len() as u64;
+            self.known_len += lines.len() as u64;
             Ok(updates)
         })();
         let _ = self.file.unlock();
@@ -316,6 +331,9 @@ impl LogState {
 /// beat makes one) fsyncs at once, so messages that led to a dispatch are never among these.
 const LAZY_SYNC: Duration = Duration::from_millis(50);
 
+/// Longest a batch nobody waits on gathers more messages before it is written.
+const LINGER: Duration = Duration::from_micros(500);
+
 fn run(mut state: LogState, rx: Receiver<Command>) {
     let mut batch = Vec::new();
     let mut waiters = Vec::new();
@@ -329,6 +347,8 @@ fn run(mut state: LogState, rx: Receiver<Command>) {
     // State updates not yet merged into meta.json (a view: merged lazily, in one write).
     let mut meta: Vec<MetaUpdate> = Vec::new();
     let mut meta_since: Option<Instant> = None;
+    // Since when the batch being gathered has waited for more messages.
+    let mut lingering: Option<Instant> = None;
     loop {
         let deadline = [unsynced, meta_since].into_iter().flatten().min();
         let first = match deadline {
@@ -348,7 +368,7 @@ fn run(mut state: LogState, rx: Receiver<Command>) {
         let mut next = first;
         while let Some(cmd) = next.take() {
             match cmd {
-                Command::Append(m) => batch.push(*m),
+                Command::Append(m) => batch.push(m),
                 Command::Sync(w) => waiters.push(w),
                 Command::Take(t) => takers.push(t),
                 Command::Stop => stop = true,
@@ -357,11 +377,21 @@ fn run(mut state: LogState, rx: Receiver<Command>) {
                 break;
             }
             if batch.len() < MAX_BATCH {
-                next = rx.try_recv().ok();
+                next = rx.try_recv().ok().or_else(|| {
+                    // Nobody waits on this batch: let it grow a little rather than pay a write,
+                    // a lock and a stat for a handful of lines (readers see it LINGER later).
+                    let idle = waiters.is_empty() && takers.is_empty() && !batch.is_empty();
+                    let left =
+                        LINGER.saturating_sub(lingering.get_or_insert_with(Instant::now).elapsed());
+                    (idle && !left.is_zero())
+                        .then(|| rx.recv_timeout(left).ok())
+                        .flatten()
+                });
             }
         }
+        lingering = None;
         if !batch.is_empty() && lost.is_none() {
-            match state.write_batch(&batch) {
+            match state.write_batch(&mut batch) {
                 Ok(updates) => {
                     unsynced.get_or_insert_with(Instant::now);
                     if !updates.is_empty() {
@@ -642,7 +672,7 @@ mod tests {
             dir.path().join("meta.json"),
         );
         let w = Writer::open(&log, &meta).unwrap();
-        w.handle().append(update("first"));
+        w.handle().append(&update("first"));
         w.close();
         let merged: Value = crate::util::read_json(&meta).unwrap();
         assert_eq!(merged["role_state"]["executor"]["first"], true);
@@ -681,16 +711,16 @@ mod tests {
         );
         let w = Writer::open(&log, &meta).unwrap();
         let h = w.handle();
-        h.append(update("a"));
-        h.append(update("b"));
+        h.append(&update("a"));
+        h.append(&update("b"));
         let tail = h.take_tail().unwrap();
         let text = std::fs::read(&log).unwrap();
         assert_eq!((tail.at, tail.bytes.as_slice()), (0, text.as_slice()));
-        h.append(update("c"));
+        h.append(&update("c"));
         let next = h.take_tail().unwrap();
         assert_eq!(next.at, text.len() as u64, "the next tail follows on");
         assert!(String::from_utf8(next.bytes).unwrap().contains("MSG-003"));
-        h.append(update("d"));
+        h.append(&update("d"));
         h.sync().unwrap();
         assert_eq!(
             h.take_tail().unwrap(),
