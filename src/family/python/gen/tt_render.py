@@ -190,18 +190,85 @@ def collect_errors(source, module):
         path = os.path.join(place.tmp_path, "test_tt_collect.py")
         with open(path, "w", encoding="utf-8") as f:
             f.write(source)
-        try:
-            done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-                                   "-o", "addopts=", path], capture_output=True, text=True, timeout=120,
-                                  cwd=place.tmp_path, env=_pytest_env(place), stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            return set()
-        if done.returncode in (0, 5):
+        argv = ["--collect-only", "-q", "-p", "no:cacheprovider", "-o", "addopts=", path]
+        forked = collect_in_fork(argv, place)
+        if forked is not None:
+            code, output = forked
+        else:
+            try:
+                done = subprocess.run([sys.executable, "-m", "pytest", *argv], capture_output=True, text=True,
+                                      timeout=COLLECT_TIMEOUT_S, cwd=place.tmp_path, env=_pytest_env(place),
+                                      stdin=subprocess.DEVNULL)
+            except subprocess.TimeoutExpired:
+                return set()
+            code, output = done.returncode, done.stdout
+        if code in (0, 5):
             return None
-        log(f"collection of the tests for {module} failed:\n{done.stdout[-1500:]}")
+        log(f"collection of the tests for {module} failed:\n{output[-1500:]}")
         return set()
     finally:
         place.remove()
+
+
+COLLECT_TIMEOUT_S = 120
+
+
+def collect_in_fork(argv, place):
+    """pytest's collection (`argv`) in a forked child of this process, in `place` with the
+    environment a pytest of its own would have: pytest is imported here once, where a fresh
+    interpreter per file paid 0.3 s for the import alone. (exit code, output); None where pytest
+    does not import in this interpreter (the caller runs one) or the fork failed. A collection
+    that runs past its time is killed and counts as not loading."""
+    import signal
+    import time
+    from tt_execution import fork_with_retry
+    try:
+        import pytest
+    except Exception:  # noqa: BLE001 - any failure to import means: ask a pytest of its own
+        return None
+    out_path = os.path.join(place.tmp, "collect.out")
+    pid = fork_with_retry()
+    if pid is None:
+        return None
+    if pid == 0:
+        code = 3
+        try:
+            os.setpgid(0, 0)  # its own process group, so whatever it starts ends with it
+            fd = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(fd, 1)
+            os.dup2(fd, 2)
+            os.chdir(place.tmp_path)
+            env = _pytest_env(place)
+            os.environ.clear()
+            os.environ.update(env)
+            code = int(pytest.main(argv))
+        except BaseException:  # noqa: BLE001 - the child never returns into the search
+            pass
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + COLLECT_TIMEOUT_S
+    status, pause = None, 0.002
+    while status is None:
+        done, raw = os.waitpid(pid, os.WNOHANG)
+        if done:
+            status = os.waitstatus_to_exitcode(raw)
+        elif time.monotonic() > deadline:
+            for kill in (os.killpg, os.kill):
+                try:
+                    kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            os.waitpid(pid, 0)
+            status = -signal.SIGKILL
+        else:
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+    try:
+        with open(out_path, encoding="utf-8", errors="replace") as f:
+            output = f.read()
+    except OSError:
+        output = ""
+    return status, output
 
 
 def isolation_fixture():
