@@ -213,4 +213,20 @@ fn every_cause_is_reached_every_test_loads_and_a_broken_module_loses_nothing_els
     let gen = generator_task(&p, &id);
     let errors = gen["outcome"]["data"]["import_errors"].to_string();
     assert!(errors.contains("causes.broken"), "{errors}");
+    // Ten modules are a long search: a short one wrote tests first, said so in the log before
+    // the round ended, and the deep search's files replaced them (none is left of the broken
+    // module's, checked above).
+    let log = p.messages(&id);
+    let said = |phase: &str| {
+        log.iter().position(|m| {
+            let from = m["from"].as_str().unwrap_or_default();
+            from.starts_with("generator") && m["type"] == "progress" && m["data"]["phase"] == phase
+        })
+    };
+    let (first, written) = (said("first_tests"), said("tests_written"));
+    assert!(first.is_some() && first < written, "{first:?} {written:?}");
+    let detail = log[first.unwrap()]["data"]["detail"].as_str().unwrap();
+    assert!(detail.contains("the search goes on"), "{detail}");
+    let first_at = gen["outcome"]["data"]["first_tests_at"].as_str().unwrap();
+    assert!(first_at < gen["completed_at"].as_str().unwrap(), "{gen}");
 }

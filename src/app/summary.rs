@@ -71,14 +71,15 @@ pub fn first_tests_s(graph: &TaskGraph, state: &SessionState) -> Option<f64> {
         .tasks
         .iter()
         .filter(|t| t.owner == "generator" && t.status == crate::tasks::TaskStatus::Completed)
-        .filter(|t| {
-            t.outcome
-                .as_ref()
-                .and_then(|o| o.data.get("tests"))
-                .and_then(|n| n.as_u64())
-                .is_some_and(|n| n > 0)
+        .filter_map(|t| {
+            let data = &t.outcome.as_ref()?.data;
+            // A long first round wrote a short search's tests ahead of its own.
+            if let Some(first) = data.get("first_tests_at").and_then(|a| a.as_str()) {
+                return crate::util::parse_ts(first);
+            }
+            let tests = data.get("tests").and_then(|n| n.as_u64()).unwrap_or(0);
+            (tests > 0).then(|| crate::util::parse_ts(t.completed_at.as_deref()?))?
         })
-        .filter_map(|t| crate::util::parse_ts(t.completed_at.as_deref()?))
         .map(|done| (done - start).num_milliseconds() as f64 / 1000.0)
         .min_by(f64::total_cmp)
 }

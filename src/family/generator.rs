@@ -115,4 +115,7 @@ pub trait Generator: Sync {
     /// fixed point, and the manifest), among the family's `sources`: a module's cached tests
     /// are reused only while none of them changed.
     fn search_reads(&self, repo: &Path, file: &str, sources: &[String]) -> BTreeSet<String>;
+    /// Whether a short search gives tests in seconds, so a long first round runs one ahead of
+    /// its deep search (an interpreted helper); false where every search pays a build first.
+    fn quick_first_pass(&self) -> bool;
 }

@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 
 use super::error::{Result, RoleError};
 use super::shared::feedback::{feedback, first_round, Feedback};
+use super::shared::first_tests;
 use super::shared::gen_cache;
 use super::shared::reflect;
 use super::util::{sandbox_for, time_left, to_map};
@@ -493,15 +494,7 @@ fn family_round(
     if let Some(said) = lookup.said() {
         (ctx.progress)("cache", Some(15.0), Some(said));
     }
-    let mut rest = req.clone();
-    rest.modules = lookup.misses.clone();
-    // What the modules still to search would have had of the whole round's budget, shared by
-    // size as the helpers share it: a module searched alone gets the time it had among the
-    // others, so its tests are what they would have been.
-    if rest.modules.len() < req.modules.len() {
-        let share = size_weight(ctx.repo, &rest.modules) / size_weight(ctx.repo, &req.modules);
-        rest.budget_s = (budget * share).max(1.0);
-    }
+    let rest = lookup.rest(&req, ctx.repo);
     if !rest.modules.is_empty() || layer.starts_with("L3") {
         (ctx.progress)(
             "searching",
@@ -516,6 +509,7 @@ fn family_round(
     }
     // L3 with no entry point to run, read from the files: no search at all (Rust and Go never
     // have one; the Python and JavaScript helpers also say so from their search).
+    let mut first = None;
     let result = if layer.starts_with("L3") && no_entry_points_read(ctx, layer, generator) {
         gen::GenResult {
             modules: Vec::new(),
@@ -525,6 +519,10 @@ fn family_round(
     } else if rest.modules.is_empty() && !layer.starts_with("L3") {
         lookup.merge(None, &req.modules)
     } else {
+        if round.is_none() && !layer.starts_with("L3") && generator.quick_first_pass() {
+            let search = |quick: &GenRequest| search(ctx, framework, layer, quick);
+            first = first_tests::ahead(ctx, (framework, generator), &rest, &dir, search);
+        }
         lookup.merge(Some(search(ctx, framework, layer, &rest)?), &req.modules)
     };
     let no_entry_points = result.stats["entry_points"].as_u64() == Some(0);
@@ -561,6 +559,7 @@ fn family_round(
     let avoid: BTreeSet<String> = req.avoid.iter().cloned().collect();
     let node_modules = crate::testing::deps::node_modules(ctx.repo, &ctx.session.root);
     let mut written = Vec::new();
+    let mut rewritten = BTreeSet::new();
     let mut tests = 0;
     for m in result.modules.iter().filter(|m| !m.source.is_empty()) {
         // A test whose call behaves otherwise on the base is the user's choice, not ours.
@@ -591,8 +590,12 @@ fn family_round(
             node_modules: node_modules.as_deref(),
         });
         atomic_write(&dir.join(&m.test_file), source.as_bytes())?;
+        rewritten.insert(m.test_file.clone());
         written.push(format!("tests/{layer}/{}", m.test_file));
         tests += kept.len();
+    }
+    if let Some(first) = &first {
+        first_tests::retire(&dir, first, &rewritten);
     }
     // The plan's scenarios with stated checks get their own files (the first round writes them;
     // revisions keep them).
@@ -674,26 +677,10 @@ fn family_round(
         "seed": req.seed, "tests": tests, "strategy": format!("{strategy:?}"), "search_coverage": reached, "findings": result.findings,
         "import_errors": import_errors, "stats": result.stats, "discoveries_read": discoveries_read,
         "cache": lookup.said(),
+        "first_tests_at": first.filter(|f| f.tests > 0).map(|f| f.at),
     }));
     out.artifacts = written;
     Ok(out)
-}
-
-/// How much of a budget `modules` get, as the helpers weigh a module: its lines of code, at
-/// least 60 and at most 1,500.
-fn size_weight(repo: &Path, modules: &[gen::ModuleRef]) -> f64 {
-    modules
-        .iter()
-        .map(|m| {
-            let lines = std::fs::read_to_string(repo.join(&m.file)).map_or(100, |text| {
-                text.lines()
-                    .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-                    .count()
-            });
-            lines.clamp(60, 1500) as f64
-        })
-        .sum::<f64>()
-        .max(1.0)
 }
 
 /// The modules whose files still have lines to reach; all of them when none has (the gate may

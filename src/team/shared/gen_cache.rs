@@ -4,7 +4,7 @@
 //! pending entries whose tests passed (and forgets the reused ones whose tests no longer do);
 //! it runs once the session's tasks stop, so a killed run leaves nothing a later run trusts.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -23,6 +23,7 @@ const PENDING_DIR: &str = "gen-cache";
 /// A round's request, split by the cache.
 pub struct Lookup {
     cache: Option<Cache>,
+    framework: Option<Framework>,
     /// Module name -> its key (every module of the request, when the cache is on).
     keys: BTreeMap<String, String>,
     /// What the cache had, in the request's order.
@@ -36,6 +37,7 @@ impl Lookup {
     pub fn off(req: &GenRequest) -> Self {
         Lookup {
             cache: None,
+            framework: None,
             keys: BTreeMap::new(),
             hits: Vec::new(),
             misses: req.modules.clone(),
@@ -62,6 +64,7 @@ impl Lookup {
             hits: Vec::new(),
             misses: Vec::new(),
             cache: None,
+            framework: Some(framework),
         };
         for module in &req.modules {
             let read = generator.search_reads(repo, &module.file, &sources);
@@ -87,6 +90,19 @@ impl Lookup {
         }
         lookup.cache = Some(cache);
         lookup
+    }
+
+    /// The request that searches the modules the cache lacks, with what they would have had of
+    /// the whole round's budget, shared by size as the helpers share it: a module searched alone
+    /// gets the time it had among the others, so its tests are what they would have been.
+    pub fn rest(&self, req: &GenRequest, repo: &Path) -> GenRequest {
+        let mut rest = req.clone();
+        rest.modules = self.misses.clone();
+        if rest.modules.len() < req.modules.len() {
+            let share = size_weight(repo, &rest.modules) / size_weight(repo, &req.modules);
+            rest.budget_s = (req.budget_s * share).max(1.0);
+        }
+        rest
     }
 
     /// The round's result: the cached modules and the searched ones, in `order`.
@@ -138,6 +154,7 @@ impl Lookup {
         }
         let mut pending = Pending {
             layer: layer.to_string(),
+            framework: self.framework,
             after_run: last_run_number(session),
             entries: Vec::new(),
         };
@@ -174,6 +191,9 @@ impl Lookup {
 #[derive(Debug, Serialize, Deserialize)]
 struct Pending {
     layer: String,
+    /// Whose generator wrote the tests: a test file is trimmed by its family.
+    #[serde(default)]
+    framework: Option<Framework>,
     /// The last run record when the round wrote its tests: only a later run judges them.
     after_run: usize,
     entries: Vec<PendingEntry>,
@@ -185,6 +205,23 @@ struct PendingEntry {
     /// It came from the cache (it is forgotten if its tests fail).
     reused: bool,
     entry: Entry,
+}
+
+/// How much of a budget `modules` get, as the helpers weigh a module: its lines of code, at
+/// least 60 and at most 1,500.
+pub fn size_weight(repo: &Path, modules: &[ModuleRef]) -> f64 {
+    modules
+        .iter()
+        .map(|m| {
+            let lines = std::fs::read_to_string(repo.join(&m.file)).map_or(100, |text| {
+                text.lines()
+                    .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+                    .count()
+            });
+            lines.clamp(60, 1500) as f64
+        })
+        .sum::<f64>()
+        .max(1.0)
 }
 
 fn pending_path(session: &Path, layer: &str, round: u64) -> PathBuf {
@@ -238,12 +275,26 @@ pub fn promote(session: &SessionDir) -> Promoted {
             r.layer == pending.layer && r.has_tests() && run_number(name) > Some(pending.after_run)
         });
         let Some((_, run)) = judged else { continue };
+        let generator = pending
+            .framework
+            .and_then(|f| crate::family::of(f.family()).generator());
         for p in &pending.entries {
             // A search that wrote no test has nothing to fail: its run is enough.
-            let empty = p.entry.module.source.is_empty();
-            match empty || passed(run, &p.test_file) {
-                true if !p.reused && cache.put(&p.entry).is_ok() => done.kept += 1,
-                false if p.reused => {
+            let verdict = match p.entry.module.source.is_empty() {
+                true => Verdict::Passed,
+                false => judge(run, &p.test_file),
+            };
+            let keep = match &verdict {
+                _ if p.reused => None,
+                Verdict::Passed => Some(p.entry.clone()),
+                // The tests that passed are what a search of the same code gives next time,
+                // once the run has taken the others out.
+                Verdict::PassedBut(bad) => without(&p.entry, bad, generator),
+                Verdict::Failed => None,
+            };
+            match keep {
+                Some(entry) if cache.put(&entry).is_ok() => done.kept += 1,
+                _ if p.reused && verdict != Verdict::Passed => {
                     cache.remove(&p.entry.key);
                     done.forgotten += 1;
                 }
@@ -255,10 +306,20 @@ pub fn promote(session: &SessionDir) -> Promoted {
     done
 }
 
-/// Whether the tests of `test_file` passed in `run`: at least one ran, none was taken out, and
-/// none failed but for a code defect it found (a sound test, kept as the framework's expected
-/// failure). A run whose records name no file (node's test runner) is judged whole.
-fn passed(run: &RunRecord, test_file: &str) -> bool {
+/// How the tests of one file fared in the run that judged them.
+#[derive(Debug, PartialEq)]
+enum Verdict {
+    Passed,
+    /// These tests (by name, as the run's ids end) failed or were taken out; the rest passed.
+    PassedBut(BTreeSet<String>),
+    Failed,
+}
+
+/// How the tests of `test_file` fared in `run`: passed when at least one ran, none was taken
+/// out or was flaky, and none failed but for a code defect it found (a sound test, kept as the
+/// framework's expected failure); passed but for some when others passed. A run whose records
+/// name no file (node's test runner) is judged whole, and never in part.
+fn judge(run: &RunRecord, test_file: &str) -> Verdict {
     let tests = run.tests.as_deref().unwrap_or_default();
     let stem = test_file.split('.').next().unwrap_or(test_file);
     // Where the runner ran it: the file itself, or a copy staged as `tt_<layer>_<file>` (cargo
@@ -273,7 +334,6 @@ fn passed(run: &RunRecord, test_file: &str) -> bool {
             || id.starts_with(&format!("{stem}::"))
     };
     let attributed = tests.iter().any(|t| t.file.is_some());
-    let quarantined = run.quarantined.as_deref().unwrap_or_default();
     let mine: Vec<_> = if attributed {
         tests
             .iter()
@@ -282,16 +342,57 @@ fn passed(run: &RunRecord, test_file: &str) -> bool {
     } else {
         tests.iter().collect()
     };
-    let taken_out = quarantined
+    if mine.is_empty() {
+        return Verdict::Failed;
+    }
+    let name = |id: &str| id.rsplit("::").next().unwrap_or(id).to_string();
+    let quarantined = run.quarantined.as_deref().unwrap_or_default();
+    let mut bad: BTreeSet<String> = quarantined
         .iter()
-        .any(|q| !attributed || belongs(Some(&q.id), &q.id) || q.id.contains(stem));
-    !mine.is_empty()
-        && !taken_out
-        && mine.iter().all(|t| match t.status {
-            RecordedStatus::Unknown => false,
-            s if s.is_failing() => t.classification == Some(Classification::CodeDefect),
-            _ => true,
-        })
+        .filter(|q| !attributed || belongs(Some(&q.id), &q.id) || q.id.contains(stem))
+        .map(|q| name(&q.id))
+        .collect();
+    bad.extend(
+        mine.iter()
+            .filter(|t| match t.status {
+                // A flaky test is one the next round avoids (`feedback`).
+                RecordedStatus::Unknown | RecordedStatus::Flaky => true,
+                s if s.is_failing() => t.classification != Some(Classification::CodeDefect),
+                _ => false,
+            })
+            .map(|t| name(&t.id)),
+    );
+    match bad.len() {
+        0 => Verdict::Passed,
+        n if attributed && n < mine.len() => Verdict::PassedBut(bad),
+        _ => Verdict::Failed,
+    }
+}
+
+/// `entry` without the tests named in `bad` (run ids' last parts, as the feedback names them),
+/// through the family's own editing of its files; None when a name is not one of its tests
+/// (nothing is cached on a guess) or nothing would be left.
+fn without(
+    entry: &Entry,
+    bad: &BTreeSet<String>,
+    generator: Option<&dyn Generator>,
+) -> Option<Entry> {
+    let generator = generator?;
+    let tests = &entry.module.tests;
+    let bad: BTreeSet<String> = bad.iter().map(|b| generator.test_key(b)).collect();
+    if !bad.iter().all(|b| tests.contains(b)) {
+        return None;
+    }
+    let keep: BTreeSet<String> = tests
+        .iter()
+        .filter(|t| !bad.contains(*t))
+        .cloned()
+        .collect();
+    let source = generator.keep_only(&entry.module.source, &keep)?;
+    let mut trimmed = entry.clone();
+    trimmed.module.source = source;
+    trimmed.module.tests.retain(|t| keep.contains(t));
+    Some(trimmed)
 }
 
 #[cfg(test)]
@@ -348,8 +449,9 @@ mod tests {
                 RecordedStatus::Failed,
             ),
         ]);
+        let passed = |r: &RunRecord, file: &str| judge(r, file) == Verdict::Passed;
         assert!(passed(&r, "test_calc.py"));
-        assert!(!passed(&r, "test_other.py"));
+        assert_eq!(judge(&r, "test_other.py"), Verdict::Failed);
         let defect = TestRecord {
             classification: Some(Classification::CodeDefect),
             ..record(
@@ -375,6 +477,52 @@ mod tests {
     }
 
     #[test]
+    fn a_file_with_a_test_taken_out_is_kept_without_it() {
+        let r = run(vec![
+            record(
+                "test_calc.py::test_a",
+                Some("test_calc.py"),
+                RecordedStatus::Passed,
+            ),
+            record(
+                "test_calc.py::test_b",
+                Some("test_calc.py"),
+                RecordedStatus::Flaky,
+            ),
+        ]);
+        let bad = BTreeSet::from(["test_b".to_string()]);
+        assert_eq!(judge(&r, "test_calc.py"), Verdict::PassedBut(bad.clone()));
+        let python = crate::family::of(crate::testing::framework::Family::Python).generator();
+        let mut entry = Entry::new("cd34".into(), module("test_calc.py"), Vec::new());
+        entry.module.source =
+            "def test_a():\n    assert 1 == 1\n\n\ndef test_b():\n    assert 2 == 2\n".into();
+        entry.module.tests = vec!["test_a".into(), "test_b".into()];
+        let trimmed = without(&entry, &bad, python).expect("test_a is left");
+        assert_eq!(trimmed.module.tests, ["test_a"]);
+        assert!(
+            !trimmed.module.source.contains("test_b"),
+            "{}",
+            trimmed.module.source
+        );
+        assert!(trimmed.module.source.contains("def test_a"));
+        let unknown = BTreeSet::from(["test_z".to_string()]);
+        assert!(
+            without(&entry, &unknown, python).is_none(),
+            "not one of its tests"
+        );
+        assert!(
+            without(&entry, &bad, None).is_none(),
+            "no family to edit it"
+        );
+        let all = run(vec![record(
+            "test_calc.py::test_b",
+            Some("test_calc.py"),
+            RecordedStatus::Failed,
+        )]);
+        assert_eq!(judge(&all, "test_calc.py"), Verdict::Failed, "none passed");
+    }
+
+    #[test]
     fn only_a_run_after_the_round_promotes_its_entries_and_a_failing_reuse_is_forgotten() {
         let root = tempfile::tempdir().unwrap();
         let session = SessionDir {
@@ -397,6 +545,7 @@ mod tests {
         write_run(1, RecordedStatus::Passed);
         let pending = |reused| Pending {
             layer: "L1-unit".into(),
+            framework: None,
             after_run: 1,
             entries: vec![PendingEntry {
                 test_file: "test_calc.py".into(),

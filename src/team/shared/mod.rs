@@ -16,6 +16,8 @@ pub(crate) mod behaviour;
 /// The session's shared board of discoveries (discoveries.ndjson).
 pub(crate) mod discoveries;
 pub(crate) mod feedback;
+/// A long first round's short search ahead of it: tests written in seconds.
+pub(crate) mod first_tests;
 /// Generated tests reused between sessions: the round's lookup, the entries its tests promote.
 pub(crate) mod gen_cache;
 pub(crate) mod localise;

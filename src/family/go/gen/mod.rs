@@ -150,6 +150,11 @@ impl Generator for GoGenerator {
         Some(replay(job))
     }
 
+    /// Every search builds the module's probes first: a short one costs what the deep one does.
+    fn quick_first_pass(&self) -> bool {
+        false
+    }
+
     /// A package builds with its module's other packages and the module's requirements: the
     /// whole module, to be safe.
     fn search_reads(

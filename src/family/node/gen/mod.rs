@@ -307,6 +307,10 @@ impl crate::family::generator::Generator for NodeGenerator {
         Some(replay(NODE, job))
     }
 
+    fn quick_first_pass(&self) -> bool {
+        true
+    }
+
     /// `keep` holds ids (`<module> > <title>`); the file's blocks go by their titles, which may
     /// hold a ` > ` of their own (`a > b`).
     fn search_reads(&self, repo: &Path, file: &str, sources: &[String]) -> BTreeSet<String> {

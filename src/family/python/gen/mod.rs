@@ -105,6 +105,10 @@ impl Generator for PythonGenerator {
         ))
     }
 
+    fn quick_first_pass(&self) -> bool {
+        true
+    }
+
     /// What it imports, to a fixed point; the packages on the way are read (they run on
     /// import) but what they import is not followed: `pkg/__init__.py` importing every
     /// submodule would make each module depend on all the others.

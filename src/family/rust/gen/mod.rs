@@ -141,6 +141,11 @@ impl Generator for RustGenerator {
         }))
     }
 
+    /// Every search builds the crate's probes first: a short one costs what the deep one does.
+    fn quick_first_pass(&self) -> bool {
+        false
+    }
+
     /// The crate is one unit of compilation (a macro or a trait impl anywhere may change any
     /// module's behaviour): all of it, its manifest, lock file and build script.
     fn search_reads(
