@@ -79,8 +79,8 @@ pub fn ahead(
     }
 }
 
-/// Writes the short search's test files into `dir` as a first round writes them. A file already
-/// there (a resumed round's) is left as it is.
+/// Writes the short search's test files into `dir` as a first round writes them (a resumed
+/// round's files are this round's to replace).
 pub fn write(
     dir: &Path,
     result: &GenResult,
@@ -92,9 +92,6 @@ pub fn write(
     let (defects, avoid) = (BTreeMap::new(), BTreeSet::new());
     for m in result.modules.iter().filter(|m| !m.source.is_empty()) {
         let path = dir.join(&m.test_file);
-        if path.exists() {
-            continue;
-        }
         let source = generator.revise(&Revision {
             previous: "",
             new: &m.source,
