@@ -213,9 +213,9 @@ fn every_cause_is_reached_every_test_loads_and_a_broken_module_loses_nothing_els
     let gen = generator_task(&p, &id);
     let errors = gen["outcome"]["data"]["import_errors"].to_string();
     assert!(errors.contains("causes.broken"), "{errors}");
-    // Ten modules are a long search: a short one wrote tests first, said so in the log before
-    // the round ended, and the deep search's files replaced them (none is left of the broken
-    // module's, checked above).
+    // Ten modules are a long search: a short one wrote tests first, into a folder of their own
+    // (never the layer's: no run judged them), said so in the log before the round ended, and
+    // the folder went once the deep search had written the layer's files.
     let log = p.messages(&id);
     let said = |phase: &str| {
         log.iter().position(|m| {
@@ -226,7 +226,15 @@ fn every_cause_is_reached_every_test_loads_and_a_broken_module_loses_nothing_els
     let (first, written) = (said("first_tests"), said("tests_written"));
     assert!(first.is_some() && first < written, "{first:?} {written:?}");
     let detail = log[first.unwrap()]["data"]["detail"].as_str().unwrap();
-    assert!(detail.contains("the search goes on"), "{detail}");
+    assert!(
+        detail.contains("in first-tests/L1-unit/; the search goes on"),
+        "{detail}"
+    );
+    assert!(!p
+        .session_dir(&id)
+        .join("first-tests")
+        .join("L1-unit")
+        .exists());
     let first_at = gen["outcome"]["data"]["first_tests_at"].as_str().unwrap();
     assert!(first_at < gen["completed_at"].as_str().unwrap(), "{gen}");
 }

@@ -521,7 +521,7 @@ fn family_round(
     } else {
         if round.is_none() && !layer.starts_with("L3") && generator.quick_first_pass() {
             let search = |quick: &GenRequest| search(ctx, framework, layer, quick);
-            first = first_tests::ahead(ctx, (framework, generator), &rest, &dir, search);
+            first = first_tests::ahead(ctx, (framework, generator), &rest, search);
         }
         lookup.merge(Some(search(ctx, framework, layer, &rest)?), &req.modules)
     };
@@ -559,7 +559,6 @@ fn family_round(
     let avoid: BTreeSet<String> = req.avoid.iter().cloned().collect();
     let node_modules = crate::testing::deps::node_modules(ctx.repo, &ctx.session.root);
     let mut written = Vec::new();
-    let mut rewritten = BTreeSet::new();
     let mut tests = 0;
     for m in result.modules.iter().filter(|m| !m.source.is_empty()) {
         // A test whose call behaves otherwise on the base is the user's choice, not ours.
@@ -590,12 +589,11 @@ fn family_round(
             node_modules: node_modules.as_deref(),
         });
         atomic_write(&dir.join(&m.test_file), source.as_bytes())?;
-        rewritten.insert(m.test_file.clone());
         written.push(format!("tests/{layer}/{}", m.test_file));
         tests += kept.len();
     }
     if let Some(first) = &first {
-        first_tests::retire(&dir, first, &rewritten);
+        first_tests::retire(first);
     }
     // The plan's scenarios with stated checks get their own files (the first round writes them;
     // revisions keep them).

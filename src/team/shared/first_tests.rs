@@ -1,9 +1,11 @@
 //! Tests in seconds. A first round whose search will take a while first runs a short search of
-//! the same modules and writes its files into the layer's folder at once: the user has tests to
-//! read and run while the deep search goes on, and the deep search's files then replace them.
+//! the same modules and writes its files at once, into `first-tests/<layer>/` of the session: the
+//! user has tests to read and run while the deep search goes on. They are not the layer's tests
+//! (`tests/<layer>/`): no run judges them and `apply` never delivers them; the folder goes when
+//! the deep search has written the layer's.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::family::generator::{Generator, Revision};
 use crate::gen::{GenRequest, GenResult};
@@ -34,10 +36,16 @@ pub fn quick_request(deep: &GenRequest, lines: f64) -> Option<GenRequest> {
     })
 }
 
-/// What the short search left in the layer's folder.
+/// The session's folder of a layer's first tests.
+pub fn folder(session: &Path, layer: &str) -> PathBuf {
+    session.join("first-tests").join(layer)
+}
+
+/// What the short search wrote.
 #[derive(Debug, Default)]
 pub struct FirstTests {
-    /// Its files, by name in the layer's folder.
+    /// Its folder, and its files there by name.
+    pub dir: PathBuf,
     pub files: BTreeSet<String>,
     pub tests: usize,
     /// When they were written (the log's timestamp format).
@@ -45,29 +53,30 @@ pub struct FirstTests {
 }
 
 /// The short search ahead of `deep`, a long first round's (run by `search`), its files written
-/// into `dir` at once and said in the progress. None when the round is short, or the short
-/// search failed: the deep one goes on regardless.
+/// into the layer's `folder` at once and said in the progress. None when the round is short, or
+/// the short search failed: the deep one goes on regardless.
 pub fn ahead(
     ctx: &RoleContext,
     (framework, generator): (Framework, &dyn Generator),
     deep: &GenRequest,
-    dir: &Path,
     search: impl FnOnce(&GenRequest) -> Result<GenResult, RoleError>,
 ) -> Option<FirstTests> {
     let quick = quick_request(deep, super::gen_cache::size_weight(ctx.repo, &deep.modules))?;
     let node_modules = crate::testing::deps::node_modules(ctx.repo, &ctx.session.root);
+    let dir = folder(&ctx.session.root, &deep.layer);
     let written = search(&quick)
         .map_err(|e| e.to_string())
         .and_then(|result| {
-            write(dir, &result, generator, framework, node_modules.as_deref())
+            write(&dir, &result, generator, framework, node_modules.as_deref())
                 .map_err(|e| e.to_string())
         });
     match written {
         Ok(first) => {
             let said = format!(
-                "{} tests in {} file(s); the search goes on",
+                "{} tests in {} file(s) in first-tests/{}/; the search goes on",
                 first.tests,
-                first.files.len()
+                first.files.len(),
+                deep.layer
             );
             (ctx.progress)("first_tests", Some(18.0), Some(said));
             Some(first)
@@ -79,8 +88,8 @@ pub fn ahead(
     }
 }
 
-/// Writes the short search's test files into `dir` as a first round writes them (a resumed
-/// round's files are this round's to replace).
+/// Writes the short search's test files into `dir` (made afresh: a resumed round's are
+/// replaced) as a first round writes them.
 pub fn write(
     dir: &Path,
     result: &GenResult,
@@ -88,7 +97,12 @@ pub fn write(
     framework: Framework,
     node_modules: Option<&Path>,
 ) -> Result<FirstTests, crate::util::FileError> {
-    let mut first = FirstTests::default();
+    let _ = std::fs::remove_dir_all(dir);
+    crate::util::mkdirs(dir)?;
+    let mut first = FirstTests {
+        dir: dir.to_path_buf(),
+        ..FirstTests::default()
+    };
     let (defects, avoid) = (BTreeMap::new(), BTreeSet::new());
     for m in result.modules.iter().filter(|m| !m.source.is_empty()) {
         let path = dir.join(&m.test_file);
@@ -109,12 +123,9 @@ pub fn write(
     Ok(first)
 }
 
-/// After the deep search wrote `written` (names in `dir`): the short search's files it did not
-/// write again go, so the round holds only its own.
-pub fn retire(dir: &Path, first: &FirstTests, written: &BTreeSet<String>) {
-    for name in first.files.difference(written) {
-        let _ = std::fs::remove_file(dir.join(name));
-    }
+/// After the deep search wrote the layer's files: the first tests go.
+pub fn retire(first: &FirstTests) {
+    let _ = std::fs::remove_dir_all(&first.dir);
 }
 
 #[cfg(test)]
