@@ -32,6 +32,20 @@ def git(repo, *args):
                    cwd=repo, check=True, capture_output=True, timeout=120)
 
 
+def chosen_repositories(packages, only, work):
+    """(package name, its source as a git repository of its own, its benchmarked modules) for
+    each package `only` names (every package when it names none)."""
+    for spec, _style, _root, modules in packages:
+        name = spec.split("==")[0]
+        if only and name not in only:
+            continue
+        project = fetch(spec, work)
+        git(project, "init", "-q")
+        git(project, "add", "-A")
+        git(project, "commit", "-qm", "the package")
+        yield name, project, modules
+
+
 def team_run(binary, repo, sessions):
     """One targeted run; (seconds, the --json summary, the session folder)."""
     env = dict(os.environ, TEAM_TESTING_SESSIONS=sessions)
@@ -80,14 +94,7 @@ def main():
     opts = ap.parse_args()
     work = tempfile.mkdtemp(prefix="tt-cache-bench-")
     rows = []
-    for spec, _style, _root, modules in PACKAGES:
-        name = spec.split("==")[0]
-        if opts.only and name not in opts.only:
-            continue
-        project = fetch(spec, work)
-        git(project, "init", "-q")
-        git(project, "add", "-A")
-        git(project, "commit", "-qm", "the package")
+    for name, project, modules in chosen_repositories(PACKAGES, opts.only, work):
         sessions = os.path.join(work, "sessions", name)
         first_s, first, first_dir = team_run(opts.bin, project, sessions)
         second_s, second, second_dir = team_run(opts.bin, project, sessions)

@@ -23,8 +23,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cache_rerun import git  # noqa: E402
-from generator_vs_pynguin import PACKAGES, fetch  # noqa: E402
+from cache_rerun import chosen_repositories  # noqa: E402
+from generator_vs_pynguin import PACKAGES  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -65,14 +65,7 @@ def main():
     opts = ap.parse_args()
     work = tempfile.mkdtemp(prefix="tt-first-tests-")
     rows = []
-    for spec, _style, _root, _modules in PACKAGES:
-        name = spec.split("==")[0]
-        if opts.only and name not in opts.only:
-            continue
-        project = fetch(spec, work)
-        git(project, "init", "-q")
-        git(project, "add", "-A")
-        git(project, "commit", "-qm", "the package")
+    for name, project, _modules in chosen_repositories(PACKAGES, opts.only, work):
         sessions = os.path.join(work, "sessions", name)
         env = dict(os.environ, TEAM_TESTING_SESSIONS=sessions)
         started = time.monotonic()
