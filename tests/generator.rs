@@ -79,9 +79,45 @@ fn standard_pipeline_on_the_python_fixture_reaches_the_l1_gate() {
             }
         }
     }
+    // Files no run judged stay in the session: one written after the layer's last run (as a
+    // resumed round not run yet leaves it), one edited since.
+    let session = p.session_dir(&id);
+    std::fs::write(
+        session.join("tests/L1-unit/test_unrun.py"),
+        "def test_unrun():\n    assert False\n",
+    )
+    .unwrap();
+    let (edited, _) = generated_py_files(&p, &id, "L2-integration")
+        .into_iter()
+        .next()
+        .unwrap();
+    let edited_path = session.join("tests/L2-integration").join(&edited);
+    let mut text = std::fs::read_to_string(&edited_path).unwrap();
+    text.push_str("\n\ndef test_edited():\n    assert False\n");
+    std::fs::write(&edited_path, text).unwrap();
     // After `apply`, plain pytest from the repository runs them and they pass.
     let applied = p.cmd(&["apply", &id]).run();
     applied.assert_code(0);
+    for (file, why) in [
+        (
+            "L1-unit/test_unrun.py",
+            "written after the last run of L1-unit",
+        ),
+        (
+            &format!("L2-integration/{edited}"),
+            "changed since the last run of L2-integration",
+        ),
+    ] {
+        assert!(
+            applied.stdout.contains(&format!("left out: {file}: {why}")),
+            "{}",
+            applied.stdout
+        );
+    }
+    assert!(!p
+        .repo
+        .join("tests/team_testing/l1_unit/test_unrun.py")
+        .exists());
     assert!(
         p.repo
             .join("tests/team_testing/l1_unit/test_calc_ops.py")

@@ -14,6 +14,7 @@ mod finding;
 mod fix_plan;
 mod fixes;
 mod iteration_state;
+mod judged;
 mod load_error;
 mod localisation;
 mod mutation;
@@ -35,6 +36,7 @@ pub use iteration_state::{
     CycleStatus, FullRun, Iteration, IterationOutcome, IterationState, NextAction, Strategy,
     ITERATION_STATE,
 };
+pub use judged::{digest, rewrites, snapshot, FileDigests, LayerJudgement, Rewrite};
 pub use load_error::{LoadErrorRecord, LoadVerdictRecord};
 pub use localisation::{LocalisationRecord, Suspect, TestLocalisation, LOCALISATION_FILE};
 pub use mutation::{KeptTest, LayerMutation, MutationRecord, SuiteScore, Survivor, MUTATION_FILE};

@@ -2,7 +2,11 @@
 //! project's own and each layer's generated one) and the minimization it decided, as the analyst
 //! wrote it.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
+
+use super::judged::Rewrite;
 
 /// Where the record lives, relative to the session.
 pub const MUTATION_FILE: &str = "results/mutation.json";
@@ -64,6 +68,10 @@ pub struct LayerMutation {
     /// Assertions of kept tests dropped because they noticed no mutant while another assertion
     /// of the same test did (`file::test:line`).
     pub assertions_dropped: Vec<String>,
+    /// The layer's files minimization rewrote, from the content the last run judged to the one
+    /// it wrote: `apply` delivers these as judged (`artifacts::judged`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub rewritten: BTreeMap<String, Rewrite>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::judged::FileDigests;
 use super::nullable::{null_as_default, present, Nullable};
 use super::{LoadErrorRecord, Quarantined, Repair, TestRecord};
 use crate::testing::classify::Classification;
@@ -136,6 +137,10 @@ pub struct RunRecord {
     /// What the file-system watch made of the kept tests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watch: Option<WatchRecord>,
+    /// Each file of the layer's folder as the last iteration ran it (name -> sha256): what
+    /// `apply` may deliver (`artifacts::judged`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judged_files: Option<FileDigests>,
 }
 
 /// What the file-system watch made of a layer run's kept tests.

@@ -2,7 +2,10 @@
 //! project's own runner picks them up. Nothing else in the repository changes, and an existing
 //! file with other content is never overwritten without `--force`. A test the session recorded as
 //! unsafe (it changed something outside its own temporary folders, or the sandbox stopped it) is
-//! refused by name: cut out of its file, or the whole file refused when it cannot be cut.
+//! refused by name: cut out of its file, or the whole file refused when it cannot be cut. A file
+//! the layer's last run did not judge with its present content (written or edited after that run,
+//! or in a layer whose executor never ran) is left out by name: no run and no file-system watch
+//! ever saw it.
 //!
 //! `apply --fixes` applies the session's code fixes instead (`app::fixes`): the diffstat first,
 //! then the patch, only onto files that are still what the fixes were made from.
@@ -114,8 +117,11 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
     };
     let (mut plan, refused, left_out) = match &runner {
         Some(runner) => {
-            let planned = plan(&session, &state.repo, runner.as_ref(), &layers);
-            leave_out_quarantined(&session, runner.as_ref(), planned)
+            let (planned, unjudged) = plan(&session, &state.repo, runner.as_ref(), &layers);
+            let (plan, refused, mut left_out) =
+                leave_out_quarantined(&session, runner.as_ref(), planned);
+            left_out.extend(unjudged);
+            (plan, refused, left_out)
         }
         None => (Vec::new(), Vec::new(), Vec::new()),
     };
@@ -156,14 +162,16 @@ pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
         println!("left out: {line}");
     }
     let (Some(runner), false) = (runner, plan.is_empty()) else {
+        let which = if !refused.is_empty() {
+            " that are safe to run"
+        } else if !left_out.is_empty() {
+            " that a run judged"
+        } else {
+            ""
+        };
         println!(
-            "nothing to apply: session {} has no generated tests{}",
-            session.id,
-            if refused.is_empty() {
-                ""
-            } else {
-                " that are safe to run"
-            }
+            "nothing to apply: session {} has no generated tests{which}",
+            session.id
         );
         return Ok(0);
     };
@@ -497,14 +505,18 @@ fn leave_out_quarantined(
     (out, refused, left_out)
 }
 
-/// (generated file, destination in the repository) for every kept test of every layer.
+/// (generated file, destination in the repository) for every test file of every layer that the
+/// layer's last run judged with the content it has now, and one line for each left out (written
+/// or changed after that run, or in a layer no run judged): no run, and no file-system watch,
+/// ever saw those.
 fn plan(
     session: &SessionDir,
     repo: &Path,
     runner: &dyn Runner,
     layers: &[&str],
-) -> Vec<(PathBuf, PathBuf)> {
+) -> (Vec<(PathBuf, PathBuf)>, Vec<String>) {
     let mut plan = Vec::new();
+    let mut left_out = Vec::new();
     for &layer in layers {
         let dir = session.root.join("tests").join(layer);
         let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -516,13 +528,23 @@ fn plan(
             .filter(|p| p.is_file())
             .collect();
         files.sort();
+        let judgement = crate::artifacts::LayerJudgement::of(&session.root, layer);
         for file in files {
-            if let Some(dest) = runner.apply_path(repo, layer, &file) {
-                plan.push((file, repo.join(dest)));
+            let Some(dest) = runner.apply_path(repo, layer, &file) else {
+                continue;
+            };
+            let name = file
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let content = std::fs::read(&file).unwrap_or_default();
+            match judgement.unjudged(&name, &file, &content) {
+                None => plan.push((file, repo.join(dest))),
+                Some(why) => left_out.push(format!("{layer}/{name}: {why}")),
             }
         }
     }
-    plan
+    (plan, left_out)
 }
 
 #[cfg(test)]

@@ -113,6 +113,7 @@ fn judge_layer(
     let started_at = now_ts();
     let clock = Instant::now();
     let mut iteration = 0;
+    let mut judged;
     let (out, verdicts, watched) = loop {
         iteration += 1;
         let timeout = time_left(ctx.deadline)?;
@@ -134,6 +135,8 @@ fn judge_layer(
             Some(20.0 + 20.0 * iteration as f64),
             Some(format!("iteration {iteration}")),
         );
+        // Taken before the run: a file changed while it runs is not what it judged.
+        judged = crate::artifacts::snapshot(&test_dir);
         let mut out = run_layer(ctx, runner, &spec);
         if let Some(problem) = &out.env_problem {
             let timed_out = out.timed_out;
@@ -198,6 +201,7 @@ fn judge_layer(
             seconds: clock.elapsed().as_secs_f64(),
             carried,
             watched: Some(watched),
+            judged,
         },
     ))
 }

@@ -41,6 +41,8 @@ pub(super) struct Finish<'a> {
     pub carried: Option<Carried>,
     /// What the file-system watch made of the kept tests.
     pub watched: Option<crate::artifacts::WatchRecord>,
+    /// The layer's files as the last iteration ran them.
+    pub judged: crate::artifacts::FileDigests,
 }
 
 /// Writes run-NNN.json and coverage-NNN.json and builds the outcome.
@@ -225,6 +227,7 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
         reports: Some(f.out.reports.clone()),
         output_tail: Some(f.out.output_tail.clone()),
         watch: f.watched.clone(),
+        judged_files: Some(f.judged.clone()),
         ..RunRecord::default()
     };
     if let Err(e) = atomic_write_json(f.run_path, &record) {
@@ -484,6 +487,8 @@ pub(super) fn empty_run(
         tests: Some(Vec::new()),
         note: Some(summary.clone()),
         finished_at: Some(now_ts()),
+        // Nothing ran, so nothing in the layer's folder was judged.
+        judged_files: Some(Default::default()),
         ..RunRecord::default()
     };
     if let Err(e) = atomic_write_json(run_path, &record) {

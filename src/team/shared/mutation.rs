@@ -196,10 +196,12 @@ pub(crate) fn run(ctx: &RoleContext) -> Result<Mutation, RoleError> {
             .iter()
             .find(|(l, _, _)| *l == layer.layer)
             .expect("a layer of the record");
+        let before = artifacts::snapshot(dir);
         drop_tests(analysis, session, &layer.layer, dir, &layer.dropped)?;
         let kept: Vec<String> = layer.kept.iter().map(|k| k.test.clone()).collect();
         layer.assertions_dropped =
             prune_assertions(analysis, session, &layer.layer, dir, &kept, raw)?;
+        layer.rewritten = artifacts::rewrites(&before, &artifacts::snapshot(dir));
     }
     record.duration_s = started.elapsed().as_secs_f64();
     atomic_write_json(&session.join(MUTATION_FILE), &record)?;
@@ -403,6 +405,7 @@ fn combine(
             kept: gains,
             unmeasured,
             assertions_dropped: Vec::new(),
+            rewritten: BTreeMap::new(),
         });
         kept_tests += kept.len();
         all_kept_kills.extend(after);
