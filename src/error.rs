@@ -9,6 +9,8 @@ pub const EXIT_PIPELINE_FAILED: i32 = 1;
 pub const EXIT_BAD_INPUT: i32 = 2;
 /// Exit code when the coordinator paused the session for the user (a role it may not add).
 pub const EXIT_PAUSED: i32 = 3;
+/// Exit code when a finished session has a result `--fail-on` names (a code defect, …).
+pub const EXIT_FAIL_ON: i32 = 4;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

@@ -154,6 +154,23 @@ fn executor_classifies_failures_detects_flaky_tests_and_measures_coverage() {
     ] {
         assert!(dir.join(raw).is_file(), "{raw} kept");
     }
+    // CI's exit policy: without --fail-on the run exited 0 (above); with it, the same session
+    // exits 4 and names the defect.
+    let id = out.session_id();
+    let judged = p
+        .cmd(&["report", &id, "--fail-on", "code-defect,gate"])
+        .run();
+    judged.assert_code(4);
+    assert!(
+        judged.stderr.contains(
+            "--fail-on code-defect: test_total::test_two_items_cost_twice_the_unit_price (L1-unit)"
+        ),
+        "{}",
+        judged.stderr
+    );
+    p.cmd(&["report", &id, "--fail-on", "none"])
+        .run()
+        .assert_code(0);
     // The repository is untouched (no bytecode, no files).
     assert_repo_untouched(&p);
 }

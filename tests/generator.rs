@@ -181,9 +181,20 @@ fn broken_contracts_are_findings_and_never_asserted() {
             "test the geometry",
             "--pipeline",
             "targeted",
+            "--fail-on",
+            "code-defect",
         ])
         .run();
-    out.assert_code(0);
+    // Each broken contract fails the CI job by name.
+    out.assert_code(4);
+    for broken in ["shapes.geometry.perimeter: ", "shapes.geometry.last_side: "] {
+        assert!(
+            out.stderr
+                .contains(&format!("--fail-on code-defect: {broken}")),
+            "{}",
+            out.stderr
+        );
+    }
     let id = out.session_id();
     let gen = p
         .tasks(&id)

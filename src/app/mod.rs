@@ -5,6 +5,7 @@ pub mod apply_target;
 pub mod complete;
 pub mod create;
 pub mod drive;
+pub mod exit_policy;
 pub mod extend;
 pub mod fixes;
 pub mod mutate;

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use crate::app::exit_policy::FailOn;
 use crate::app::open::OpenOptions;
 use crate::app::team::AgentChoice;
 use crate::error::Error;
@@ -59,6 +60,31 @@ pub struct DriveArgs {
     pub agents: AgentArgs,
     #[command(flatten)]
     pub cluster: ClusterArgs,
+    #[command(flatten)]
+    pub fail_on: FailOnArgs,
+}
+
+/// `--fail-on`: which results make a finished run exit 4 (for CI).
+#[derive(Args, Debug, Default, Clone)]
+pub struct FailOnArgs {
+    /// Exit 4 when the finished session has one of these (repeat, or a list): code-defect (a
+    /// test failing on a bug, or a stated contract broken), regression (a behaviour change
+    /// judged a likely regression), gate (a layer below its gate after its last GC round),
+    /// unsafe (a side effect found), none (the default). Each result is named on stderr, and
+    /// in `failed_on` with --json.
+    #[arg(
+        long = "fail-on",
+        value_name = "WHAT",
+        value_delimiter = ',',
+        value_parser = fail_on_value()
+    )]
+    pub conditions: Vec<FailOn>,
+}
+
+fn fail_on_value() -> impl clap::builder::TypedValueParser<Value = FailOn> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(FailOn::NAMES)
+        .map(|s| s.parse::<FailOn>().expect("one of the possible values"))
 }
 
 /// How to reach a NATS server. Credentials stay in this process: never logged, never written

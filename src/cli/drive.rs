@@ -116,15 +116,39 @@ pub fn drive(opened: Opened, begin: Begin, args: &DriveArgs) -> anyhow::Result<i
     let mut ui = Terminal { args, was_archived };
     let cluster = args.cluster.settings()?;
     let driven = crate::app::drive::drive(opened, begin, args.json, cluster.as_ref(), &mut ui)?;
+    // Only a run that completed is judged: a failed or paused one keeps its own code.
+    let failed_on = if driven.end.exit_code == 0 {
+        crate::app::exit_policy::check(&driven.session, &args.fail_on.conditions)?
+    } else {
+        Vec::new()
+    };
     if args.json {
         let mut out = summary_json(&driven.session, &driven.end)?;
         if let Some(done) = &driven.done {
             out["completion"] = serde_json::json!(done.label());
             out["session_dir"] = serde_json::json!(driven.session.root);
         }
+        if !args.fail_on.conditions.is_empty() {
+            out["failed_on"] = serde_json::json!(failed_on);
+        }
         println!("{out}");
     }
-    Ok(driven.end.exit_code)
+    Ok(fail_on_code(&failed_on).unwrap_or(driven.end.exit_code))
+}
+
+/// Names each result that met `--fail-on` on stderr; the exit code when there is one.
+pub fn fail_on_code(failed_on: &[crate::app::exit_policy::Failure]) -> Option<i32> {
+    for f in failed_on {
+        eprintln!("team-testing: --fail-on {}: {}", f.condition, f.reason);
+    }
+    (!failed_on.is_empty()).then(|| {
+        eprintln!(
+            "team-testing: exit {}: {} result(s) met --fail-on",
+            crate::error::EXIT_FAIL_ON,
+            failed_on.len()
+        );
+        crate::error::EXIT_FAIL_ON
+    })
 }
 
 /// A session run again from where it is (deepen, revise, rerun, resume).

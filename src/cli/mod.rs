@@ -31,6 +31,7 @@ pub use args::Location;
         1    the pipeline failed: a task failed after its retry\n  \
         2    bad input or environment: the error names the file or tool and the problem\n  \
         3    paused for you: the coordinator needs a decision it may not take (see the warning)\n  \
+        4    the session has a result --fail-on names (each one on stderr)\n  \
         130  interrupted (Ctrl-C): the session is paused, and `resume` continues it"
 )]
 pub struct Cli {

@@ -17,6 +17,9 @@ pub struct ReportArgs {
     /// self-contained page: charts, timeline, per-file coverage with sources).
     #[arg(long, default_value = "md", value_parser = ["md", "json", "csv", "html"])]
     pub format: String,
+    /// After the report, exit 4 when the session has one of these results (see `run --help`).
+    #[command(flatten)]
+    pub fail_on: super::args::FailOnArgs,
 }
 
 pub fn report(args: ReportArgs) -> anyhow::Result<i32> {
@@ -27,5 +30,6 @@ pub fn report(args: ReportArgs) -> anyhow::Result<i32> {
     let text = crate::report::render(&session, &config, &args.format)
         .map_err(|e| Error::Session(format!("report of {}: {e}", session.id)))?;
     print!("{text}");
-    Ok(0)
+    let failed_on = crate::app::exit_policy::check(&session, &args.fail_on.conditions)?;
+    Ok(super::drive::fail_on_code(&failed_on).unwrap_or(0))
 }

@@ -123,7 +123,7 @@ pub struct RoundPoint {
     pub run: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct LayerReport {
     pub layer: String,
     pub target: Option<f64>,
