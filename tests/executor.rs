@@ -154,6 +154,34 @@ fn executor_classifies_failures_detects_flaky_tests_and_measures_coverage() {
     ] {
         assert!(dir.join(raw).is_file(), "{raw} kept");
     }
+    // The CI's test tab: the run as JUnit XML, read back by the strict parser the executor
+    // reads runners' reports with, with the record's counts; the code defect is skipped.
+    let junit = dir.join("results/junit-L1-unit.xml");
+    let cases = team_testing::testing::junit::parse_junit(&junit).unwrap();
+    let quarantined_out = quarantined
+        .iter()
+        .filter(|q| {
+            !run["tests"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t["id"] == q["id"])
+        })
+        .count();
+    assert_eq!(
+        cases.len(),
+        run["tests"].as_array().unwrap().len() + quarantined_out
+    );
+    let bug_case = cases
+        .iter()
+        .find(|c| c.id.ends_with("test_two_items_cost_twice_the_unit_price"))
+        .unwrap();
+    assert_eq!(format!("{:?}", bug_case.status), "Skipped", "{bug_case:?}");
+    assert!(bug_case
+        .message
+        .as_deref()
+        .unwrap()
+        .starts_with("code_defect: "));
     // CI's exit policy: without --fail-on the run exited 0 (above); with it, the same session
     // exits 4 and names the defect.
     let id = out.session_id();

@@ -131,10 +131,7 @@ impl LayerJudgement {
 /// A record from before runs listed their files: whether the file was modified after the run
 /// finished (an unreadable time counts as after).
 fn written_after(run: &RunRecord, path: &Path) -> bool {
-    let finished = run
-        .finished_at
-        .as_deref()
-        .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok());
+    let finished = run.finished_at.as_deref().and_then(crate::util::parse_ts);
     let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();
     match (finished, modified) {
         (Some(finished), Some(modified)) => {

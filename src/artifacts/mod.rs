@@ -15,6 +15,7 @@ mod fix_plan;
 mod fixes;
 mod iteration_state;
 mod judged;
+mod junit_out;
 mod load_error;
 mod localisation;
 mod mutation;
@@ -37,6 +38,7 @@ pub use iteration_state::{
     ITERATION_STATE,
 };
 pub use judged::{digest, rewrites, snapshot, FileDigests, LayerJudgement, Rewrite};
+pub use junit_out::{junit_file, junit_xml};
 pub use load_error::{LoadErrorRecord, LoadVerdictRecord};
 pub use localisation::{LocalisationRecord, Suspect, TestLocalisation, LOCALISATION_FILE};
 pub use mutation::{KeptTest, LayerMutation, MutationRecord, SuiteScore, Survivor, MUTATION_FILE};

@@ -9,8 +9,8 @@ use serde_json::json;
 
 use super::carried::Carried;
 use crate::artifacts::{
-    self, CoverageRecord, CoverageScope, LoadErrorRecord, LoadVerdictRecord, Quarantined, Repair,
-    RunRecord, TestRecord,
+    self, junit_file, junit_xml, CoverageRecord, CoverageScope, LoadErrorRecord, LoadVerdictRecord,
+    Quarantined, Repair, RunRecord, TestRecord,
 };
 use crate::tasks::{data, GateFigures, Outcome};
 use crate::team::error::RoleError;
@@ -233,6 +233,9 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
     if let Err(e) = atomic_write_json(f.run_path, &record) {
         return Outcome::failed(e.to_string());
     }
+    if let Err(e) = write_junit(ctx, &record) {
+        return Outcome::failed(e.to_string());
+    }
     let cov_text = match (before, coverage) {
         (Some(b), Some(c)) => format!(
             "{b:.1}% -> {c:.1}% with the project's own tests ({:+.1} points)",
@@ -427,6 +430,12 @@ fn gate_figures(f: &Finish, branch_coverage: Option<f64>) -> GateFigures {
     figures
 }
 
+/// The layer's last run as JUnit XML for a CI's test tab (`results/junit-<layer>.xml`).
+fn write_junit(ctx: &RoleContext, record: &RunRecord) -> Result<(), crate::util::FileError> {
+    let path = ctx.session.root.join(junit_file(&record.layer));
+    crate::util::atomic_write(&path, junit_xml(record).as_bytes())
+}
+
 /// A module only an end-to-end test reaches: the package's `__main__.py`.
 fn is_entry_point(path: &str) -> bool {
     path == "__main__.py" || path.ends_with("/__main__.py")
@@ -491,7 +500,7 @@ pub(super) fn empty_run(
         judged_files: Some(Default::default()),
         ..RunRecord::default()
     };
-    if let Err(e) = atomic_write_json(run_path, &record) {
+    if let Err(e) = atomic_write_json(run_path, &record).and_then(|_| write_junit(ctx, &record)) {
         return Outcome::failed(e.to_string());
     }
     let mut out = Outcome::completed(summary);
