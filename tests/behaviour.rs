@@ -98,6 +98,37 @@ fn a_change_scoped_run_shows_what_the_change_altered_and_pins_the_rest() {
         out.stdout
     );
     let id = out.session_id();
+    // The analyst's SARIF has the regression at the function's line in the repository, and
+    // --fail-on regression fails a CI job on it by name.
+    let sarif = read_json(&p.session_dir(&id).join("analysis/report.sarif"));
+    let regression = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["ruleId"] == "likely-regression")
+        .unwrap_or_else(|| panic!("{sarif:#}"));
+    let at = &regression["locations"][0]["physicalLocation"];
+    assert_eq!(
+        at["artifactLocation"]["uri"], "pricing.py",
+        "{regression:#}"
+    );
+    assert!(
+        at["region"]["startLine"].as_u64().is_some(),
+        "{regression:#}"
+    );
+    assert!(regression["message"]["text"]
+        .as_str()
+        .unwrap()
+        .contains("label('')"));
+    let failed = p.cmd(&["report", &id, "--fail-on", "regression"]).run();
+    failed.assert_code(4);
+    assert!(
+        failed
+            .stderr
+            .contains("--fail-on regression: B1 pricing.label: label(''): before returns ''"),
+        "{}",
+        failed.stderr
+    );
     let record = read_json(&p.session_dir(&id).join("behaviour/changes.json"));
     let changes = record["changes"].as_array().unwrap();
     let of = |function: &str| {

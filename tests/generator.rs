@@ -170,21 +170,72 @@ fn the_same_seed_gives_the_same_tests_and_another_seed_others() {
     assert_ne!(a, c, "another seed, other files");
 }
 
+/// The SARIF 2.1.0 schema as Microsoft publishes it (npm @microsoft/sarif-multitool-linux 5.7.0,
+/// MIT; see tests/fixtures/sarif/README.md), validated by Python's jsonschema.
+fn assert_valid_sarif(p: &Project, id: &str) -> Value {
+    let out = p.cmd(&["report", id, "--format", "sarif"]).run();
+    out.assert_code(0);
+    let file = p.tmp.path().join(format!("{id}.sarif"));
+    std::fs::write(&file, &out.stdout).unwrap();
+    let schema = fixtures().join("sarif/sarif-2.1.0.json");
+    let check = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import json, sys, jsonschema\n\
+             schema, log = (json.load(open(a)) for a in sys.argv[1:3])\n\
+             jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).validate(log)",
+        ])
+        .arg(&schema)
+        .arg(&file)
+        .output()
+        .expect("python3 with jsonschema");
+    assert!(
+        check.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&check.stderr),
+        out.stdout
+    );
+    serde_json::from_str(&out.stdout).unwrap()
+}
+
 #[test]
 fn broken_contracts_are_findings_and_never_asserted() {
     let p = Project::fixture("python-contracts");
-    let out = p
-        .cmd(&[
+    // A module that writes beside itself: a side effect, never a test.
+    p.write(
+        "shapes/journal.py",
+        "import os\n\n\ndef remember(name: str) -> int:\n    \"\"\"Appends name to journal.txt beside this module.\"\"\"\n    with open(os.path.join(os.path.dirname(__file__), 'journal.txt'), 'a') as f:\n        f.write(name + '\\n')\n    return len(name)\n",
+    );
+    git(&p.repo, &["add", "."]);
+    git(&p.repo, &["commit", "-q", "-m", "a journal"]);
+    // The journal's lines are never reached, so its search ends on its budget: a short one, and
+    // no GC round for the coverage it costs.
+    let mut spec =
+        read_json(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("specs/team-config.json"));
+    spec["generator_budget_s"] = serde_json::json!(8);
+    let spec_file = p.tmp.path().join("team-config.json");
+    std::fs::write(&spec_file, spec.to_string()).unwrap();
+    let run_once = |fresh: bool| {
+        let mut args = vec![
             "run",
             "--max-mutants",
             QUICK_MUTANTS,
             "test the geometry",
             "--pipeline",
             "targeted",
+            "--spec",
+            spec_file.to_str().unwrap(),
+            "--max-rounds",
+            "0",
             "--fail-on",
             "code-defect",
-        ])
-        .run();
+        ];
+        if fresh {
+            args.push("--no-cache");
+        }
+        p.cmd(&args).run()
+    };
+    let out = run_once(false);
     // Each broken contract fails the CI job by name.
     out.assert_code(4);
     for broken in ["shapes.geometry.perimeter: ", "shapes.geometry.last_side: "] {
@@ -258,6 +309,37 @@ fn broken_contracts_are_findings_and_never_asserted() {
         .filter(|t| t["classification"] == "code_defect")
         .collect();
     assert!(defects.len() >= 2, "{run}");
+
+    // Code scanning: the defects, the broken contracts and the side effect as SARIF that
+    // validates, each at a file of the repository, relative to it, and the same fingerprints
+    // from a second run that searches again.
+    let fingerprints = |sarif: &Value| -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = sarif["runs"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let uri = r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                    .as_str()
+                    .unwrap();
+                assert!(p.repo.join(uri).is_file() && !uri.starts_with('/'), "{r}");
+                let print = r["partialFingerprints"]["teamTesting/v1"].as_str().unwrap();
+                (r["ruleId"].as_str().unwrap().to_string(), print.to_string())
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    let first = fingerprints(&assert_valid_sarif(&p, &id));
+    for rule in ["code-defect", "broken-contract", "side-effect"] {
+        assert!(first.iter().any(|(r, _)| r == rule), "no {rule}: {first:?}");
+    }
+    let again = run_once(true);
+    again.assert_code(4);
+    assert_eq!(
+        fingerprints(&assert_valid_sarif(&p, &again.session_id())),
+        first
+    );
 }
 
 #[test]

@@ -132,9 +132,12 @@ pub fn check(session: &SessionDir, conditions: &[FailOn]) -> crate::error::Resul
 
 /// `module.function` of a finding, whose function may be qualified already.
 fn qualified(f: &Value) -> String {
-    let (module, function) = (text(f, "module"), text(f, "function"));
+    qualify(&text(f, "module"), &text(f, "function"))
+}
+
+fn qualify(module: &str, function: &str) -> String {
     if module.is_empty() || function.starts_with(&format!("{module}.")) {
-        function
+        function.to_string()
     } else {
         format!("{module}.{function}")
     }
@@ -201,10 +204,9 @@ fn regressions(report: &Results) -> Vec<String> {
         .filter(|c| c.verdict == crate::gen::behaviour::Verdict::LikelyRegression)
         .map(|c| {
             format!(
-                "{} {}.{}: {}: before {}, now {}",
+                "{} {}: {}: before {}, now {}",
                 c.id,
-                c.module,
-                c.function,
+                qualify(&c.module, &c.function),
                 c.input,
                 first_line(&c.before),
                 first_line(&c.after)

@@ -1,4 +1,4 @@
-//! `team-testing report [SESSION] [--format md|json|csv|html]`: prints a session's quality report.
+//! `team-testing report [SESSION] [--format md|json|csv|html|sarif]`: prints a session's quality report.
 
 use clap::Args;
 
@@ -13,9 +13,11 @@ pub struct ReportArgs {
     pub session: Option<String>,
     #[command(flatten)]
     pub location: Location,
-    /// md (the quality report), json (report.json), csv (one row per test) or html (the
-    /// self-contained page: charts, timeline, per-file coverage with sources).
-    #[arg(long, default_value = "md", value_parser = ["md", "json", "csv", "html"])]
+    /// md (the quality report), json (report.json), csv (one row per test), html (the
+    /// self-contained page: charts, timeline, per-file coverage with sources) or sarif (SARIF
+    /// 2.1.0: code defects, broken contracts, side effects and behaviour changes, for code
+    /// scanning).
+    #[arg(long, default_value = "md", value_parser = ["md", "json", "csv", "html", "sarif"])]
     pub format: String,
     /// After the report, exit 4 when the session has one of these results (see `run --help`).
     #[command(flatten)]

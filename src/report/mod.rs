@@ -16,12 +16,14 @@ mod gaps;
 pub mod html;
 mod layers;
 mod load;
+mod locate;
 mod markdown;
 mod model;
 mod numbers;
 mod recommendations;
 mod render;
 mod roles;
+mod sarif;
 pub mod schema;
 mod score;
 mod sections;
@@ -40,6 +42,7 @@ pub use load::round_of;
 pub use markdown::markdown;
 pub use model::*;
 pub use render::{render, write, ARTIFACTS, CSV_HEADER};
+pub use sarif::sarif;
 pub use schema::{validate, REPORT_SCHEMA};
 pub use score::{
     band, band_of, quality_score, Detection, LayerFinal, NOT_SCORED, UNVERIFIED, W_COVERAGE,

@@ -18,7 +18,7 @@ use crate::util::{atomic_write, atomic_write_json, mkdirs};
 /// Why a report could not be rendered or written.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
-    #[error("unknown report format {0:?} (md, json, csv or html)")]
+    #[error("unknown report format {0:?} (md, json, csv, html or sarif)")]
     UnknownFormat(String),
     #[error("writing the CSV rows: {0}")]
     Csv(#[from] csv::Error),
@@ -51,13 +51,14 @@ pub const CSV_HEADER: [&str; 14] = [
 
 /// The files [`write`] always produces, relative to the session folder (with a traceability
 /// section, [`super::TRACEABILITY_FILE`] too).
-pub const ARTIFACTS: [&str; 6] = [
+pub const ARTIFACTS: [&str; 7] = [
     "analysis/quality-report.md",
     "analysis/report.html",
     "analysis/report.json",
     "analysis/report.schema.json",
     "analysis/results.csv",
     "analysis/issues.jsonl",
+    "analysis/report.sarif",
 ];
 
 impl Report {
@@ -128,6 +129,10 @@ pub fn write(session: &SessionDir, report: &Report) -> Result<Vec<String>, Repor
     put("report.schema.json", REPORT_SCHEMA.as_bytes())?;
     put("results.csv", report.csv()?.as_bytes())?;
     put("issues.jsonl", report.issues_jsonl().as_bytes())?;
+    put(
+        "report.sarif",
+        (serde_json::to_string_pretty(&super::sarif(report))? + "\n").as_bytes(),
+    )?;
     let mut written: Vec<String> = ARTIFACTS.iter().map(|s| s.to_string()).collect();
     let trace = session.root.join(TRACEABILITY_FILE);
     match &report.traceability {
@@ -149,7 +154,7 @@ fn read_if(path: &Path) -> Option<String> {
         .filter(|t| !t.trim().is_empty())
 }
 
-/// The report of `session` in `format` (md, json, csv or html): the file the analyst wrote when there
+/// The report of `session` in `format` (md, json, csv, html or sarif): the file the analyst wrote when there
 /// is one, else built fresh from the session (nothing is written).
 pub fn render(
     session: &SessionDir,
@@ -161,6 +166,7 @@ pub fn render(
         "json" => "report.json",
         "csv" => "results.csv",
         "html" => "report.html",
+        "sarif" => "report.sarif",
         other => return Err(ReportError::UnknownFormat(other.to_string())),
     };
     if let Some(text) = read_if(&session.root.join("analysis").join(file)) {
@@ -171,6 +177,7 @@ pub fn render(
         "quality-report.md" => Ok(markdown(&report)),
         "report.json" => Ok(serde_json::to_string_pretty(&report.to_json())? + "\n"),
         "report.html" => Ok(super::html::html(session, &report)),
+        "report.sarif" => Ok(serde_json::to_string_pretty(&super::sarif(&report))? + "\n"),
         _ => report.csv(),
     }
 }
