@@ -129,6 +129,29 @@ fn a_change_scoped_run_shows_what_the_change_altered_and_pins_the_rest() {
         "{}",
         failed.stderr
     );
+    // The pull-request summary leads with what the change altered, and goes to the step
+    // summary of a GitHub Actions job too.
+    let step_summary = p.tmp.path().join("step-summary.md");
+    let pr = p
+        .cmd(&["report", &id, "--format", "pr"])
+        .env("GITHUB_STEP_SUMMARY", step_summary.to_str().unwrap())
+        .run();
+    pr.assert_code(0);
+    let first_section = pr.stdout.find("\n## ").map(|i| &pr.stdout[i..]);
+    assert!(
+        first_section.is_some_and(|s| s.starts_with("\n## Behaviour the change altered")),
+        "{}",
+        pr.stdout
+    );
+    assert!(
+        pr.stdout.contains("| B1 | `pricing.label` | `label('')` |"),
+        "{}",
+        pr.stdout
+    );
+    assert_eq!(
+        std::fs::read_to_string(&step_summary).unwrap(),
+        format!("{}\n", pr.stdout)
+    );
     let record = read_json(&p.session_dir(&id).join("behaviour/changes.json"));
     let changes = record["changes"].as_array().unwrap();
     let of = |function: &str| {

@@ -25,6 +25,11 @@ pub fn traceability_document(t: &Traceability, session_id: &str) -> String {
     md
 }
 
+/// Any document as Markdown (the pull-request summary's).
+pub(super) fn render_document(doc: &Document) -> String {
+    render(doc)
+}
+
 fn render(doc: &Document) -> String {
     let mut md = format!("# {}\n\n", text(&doc.title));
     for s in doc.sections.iter().filter(|s| !s.html_only) {

@@ -18,7 +18,7 @@ use crate::util::{atomic_write, atomic_write_json, mkdirs};
 /// Why a report could not be rendered or written.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
-    #[error("unknown report format {0:?} (md, json, csv, html or sarif)")]
+    #[error("unknown report format {0:?} (md, json, csv, html, sarif or pr)")]
     UnknownFormat(String),
     #[error("writing the CSV rows: {0}")]
     Csv(#[from] csv::Error),
@@ -154,13 +154,20 @@ fn read_if(path: &Path) -> Option<String> {
         .filter(|t| !t.trim().is_empty())
 }
 
-/// The report of `session` in `format` (md, json, csv, html or sarif): the file the analyst wrote when there
+/// The report of `session` in `format` (md, json, csv, html, sarif or pr): the file the analyst wrote when there
 /// is one, else built fresh from the session (nothing is written).
 pub fn render(
     session: &SessionDir,
     config: &TeamConfig,
     format: &str,
 ) -> Result<String, ReportError> {
+    // Made for a pull request from the session as it is: never a file of the analyst's.
+    if format == "pr" {
+        return Ok(super::pr_summary(
+            &super::build(session, config),
+            &session.root,
+        ));
+    }
     let file = match format {
         "md" | "markdown" => "quality-report.md",
         "json" => "report.json",

@@ -51,19 +51,33 @@ const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 /// The key of the fingerprint in `partialFingerprints`.
 const FINGERPRINT: &str = "teamTesting/v1";
 
-/// One result before it is JSON.
-struct Found {
-    rule: &'static str,
-    message: String,
-    place: Place,
+/// One finding at its place: a SARIF result before it is JSON.
+pub(super) struct Found {
+    pub rule: &'static str,
+    /// Its words, the shortest input in them; paths of the session's copies made the user's.
+    pub message: String,
+    pub place: Place,
     /// What identifies the finding across runs, fingerprinted.
     identity: Vec<String>,
     /// The level, when it is not the rule's.
     level: Option<&'static str>,
 }
 
-/// The report's findings as one SARIF log.
-pub fn sarif(report: &Report) -> Value {
+impl Found {
+    /// error, warning or note.
+    pub fn level(&self) -> &'static str {
+        self.level.unwrap_or_else(|| {
+            RULES
+                .iter()
+                .find(|r| r.0 == self.rule)
+                .map_or("warning", |r| r.3)
+        })
+    }
+}
+
+/// Every finding of the report at its place in the repository: code defects, broken contracts,
+/// side effects, then behaviour changes (the SARIF results and the pull-request summary).
+pub(super) fn found(report: &Report) -> Vec<Found> {
     let repo = report.repo.as_deref().unwrap_or(".");
     let at = Locator::new(std::path::Path::new(repo));
     let fallback = fallback_place(report, &at);
@@ -85,7 +99,16 @@ pub fn sarif(report: &Report) -> Value {
                 .map(|c| behaviour_change(c, &at, &fallback)),
         );
     }
-    let results: Vec<Value> = found.iter().map(|f| result(f, repo)).collect();
+    for f in &mut found {
+        f.message = without_session_paths(&f.message, repo);
+    }
+    found
+}
+
+/// The report's findings as one SARIF log.
+pub fn sarif(report: &Report) -> Value {
+    let found = found(report);
+    let results: Vec<Value> = found.iter().map(result).collect();
     let rules: Vec<Value> = RULES
         .iter()
         .map(|(id, name, text, level)| {
@@ -113,7 +136,7 @@ pub fn sarif(report: &Report) -> Value {
     })
 }
 
-fn result(f: &Found, repo: &str) -> Value {
+fn result(f: &Found) -> Value {
     let index = RULES.iter().position(|r| r.0 == f.rule).unwrap_or(0);
     let mut region = json!({});
     if let Some(line) = f.place.line {
@@ -128,8 +151,8 @@ fn result(f: &Found, repo: &str) -> Value {
     json!({
         "ruleId": f.rule,
         "ruleIndex": index,
-        "level": f.level.unwrap_or(RULES[index].3),
-        "message": {"text": without_session_paths(&f.message, repo)},
+        "level": f.level(),
+        "message": {"text": f.message},
         "locations": [{"physicalLocation": location}],
         "partialFingerprints": {FINGERPRINT: fingerprint(f)},
     })
