@@ -8,6 +8,7 @@ mod apply_fixes;
 mod architecture;
 mod behaviour;
 mod builtin_roles;
+mod ci_examples;
 mod cluster;
 mod completion;
 mod doctor;

@@ -14,7 +14,7 @@ pub struct ReportArgs {
     #[command(flatten)]
     pub location: Location,
     /// md (the quality report), json (report.json), csv (one row per test), html (the
-    /// self-contained page: charts, timeline, per-file coverage with sources) or sarif (SARIF
+    /// self-contained page: charts, timeline, per-file coverage with sources), sarif (SARIF
     /// 2.1.0: code defects, broken contracts, side effects and behaviour changes, for code
     /// scanning) or pr (Markdown for a pull-request comment, also appended to
     /// $GITHUB_STEP_SUMMARY when it is set).
