@@ -85,10 +85,12 @@ fn the_example_ci_pipelines_parse_and_name_only_commands_that_exist() {
                 let value = command.get(i + 1).filter(|v| !v.starts_with(['-', '$']));
                 if let (Some(value), Some(list)) = (value, line.split("[possible values: ").nth(1))
                 {
-                    let possible: Vec<&str> =
-                        list.trim_end_matches(']').split(", ").collect();
+                    let possible: Vec<&str> = list.trim_end_matches(']').split(", ").collect();
                     for v in value.split(',') {
-                        assert!(possible.contains(&v), "{name}: {flag} {v}: not in {possible:?}");
+                        assert!(
+                            possible.contains(&v),
+                            "{name}: {flag} {v}: not in {possible:?}"
+                        );
                     }
                 }
                 checked += 1;

@@ -1,6 +1,7 @@
 //! `report --format pr`: a Markdown summary made for a pull-request comment. What a reviewer
 //! reads first comes first: the behaviour the change altered, then the defects with their
-//! inputs, then coverage before -> after of the changed files, then what `apply` would add. It
+//! inputs, then each layer against its gate and coverage before -> after of the files in scope
+//! (the changed ones in a change-scoped run), then what `apply` would add. It
 //! stays under GitHub's 65,536 characters for a comment (long tables are cut with a count of
 //! what was left out), and nothing from the project reaches it as HTML or as Markdown syntax:
 //! the renderer escapes `<`, `>` and `&`, and the project's words are code or backslash-escaped.
@@ -33,7 +34,7 @@ pub fn pr_summary(report: &Report, session_root: &Path) -> String {
     if !defects.is_empty() {
         sections.push(defects_section(&defects));
     }
-    if let Some(s) = coverage(report) {
+    if let Some(s) = coverage(report, session_root) {
         sections.push(s);
     }
     sections.push(apply_section(report, session_root));
@@ -127,27 +128,89 @@ fn defects_section(found: &[&super::sarif::Found]) -> Section {
     out
 }
 
-fn coverage(report: &Report) -> Option<Section> {
-    let baseline = report.baseline.as_ref()?;
-    if baseline.files.is_empty() {
-        return None;
-    }
-    let mut out = Section::new("Coverage of the changed files", "pr-coverage");
+/// Each layer's figures against its gate, then each file in scope: the project's own tests'
+/// coverage (when it has a suite) and with the generated tests (the best layer's last run).
+fn coverage(report: &Report, session_root: &Path) -> Option<Section> {
     let percent = |v: Option<f64>| v.map_or_else(|| "n/a".to_string(), |v| format!("{v:.1}%"));
-    let rows = baseline
-        .files
+    let layers: Vec<Vec<Text>> = report
+        .layers
         .iter()
-        .map(|f| {
+        .filter(|l| l.not_applicable.is_none())
+        .map(|l| {
+            let gate = match l.gate.as_str() {
+                "Met" => "met".to_string(),
+                _ => format!("below after {} GC round(s)", l.gc_rounds_used),
+            };
             vec![
-                code(&f.file),
-                Text::from(percent(f.before)),
-                Text::from(percent(f.after)),
+                Text::from(l.layer.as_str()),
+                Text::from(percent(l.final_pass_rate.map(|p| p * 100.0))),
+                Text::from(percent(l.final_coverage)),
+                Text::from(percent(l.target)),
+                Text::from(gate),
             ]
         })
         .collect();
-    out.para("Line coverage by the project's own tests, then with the generated ones.");
-    out.push(table(&["File", "Before", "After"], rows));
+    let files: Vec<(String, Option<f64>, Option<f64>)> = match &report.baseline {
+        Some(b) if !b.files.is_empty() => b
+            .files
+            .iter()
+            .map(|f| (f.file.clone(), f.before, f.after))
+            .collect(),
+        // No suite of the project's own: what the layers' last runs measured.
+        _ => files_after(session_root)
+            .into_iter()
+            .map(|(file, after)| (file, None, Some(after)))
+            .collect(),
+    };
+    if layers.is_empty() && files.is_empty() {
+        return None;
+    }
+    let mut out = Section::new("Coverage", "pr-coverage");
+    if !layers.is_empty() {
+        out.push(table(
+            &["Layer", "Pass rate", "Coverage", "Target", "Gate"],
+            layers,
+        ));
+    }
+    if !files.is_empty() {
+        let before = if report.baseline.is_some() {
+            "the project's own tests"
+        } else {
+            "no tests of the project's own"
+        };
+        out.para(format!("Line coverage of the files in scope: before ({before}), then with the generated tests."));
+        let rows = files
+            .into_iter()
+            .map(|(file, b, a)| vec![code(&file), Text::from(percent(b)), Text::from(percent(a))])
+            .collect();
+        out.push(table(&["File", "Before", "After"], rows));
+    }
     Some(out)
+}
+
+/// Each file's best line coverage over the layers' last runs.
+fn files_after(session_root: &Path) -> Vec<(String, f64)> {
+    let results = crate::artifacts::runs(session_root);
+    let mut best: std::collections::BTreeMap<String, f64> = Default::default();
+    for layer in crate::session::LAYER_DIRS {
+        let Some(record) = results
+            .of_layer(layer)
+            .last()
+            .and_then(|r| r.coverage_file())
+            .and_then(|f| {
+                crate::util::read_json::<crate::artifacts::CoverageRecord>(&session_root.join(f))
+                    .ok()
+            })
+        else {
+            continue;
+        };
+        for f in record.files.iter().filter(|f| f.lines_total > 0) {
+            let p = 100.0 * f.lines_covered as f64 / f.lines_total as f64;
+            let entry = best.entry(f.path.clone()).or_insert(p);
+            *entry = entry.max(p);
+        }
+    }
+    best.into_iter().collect()
 }
 
 /// The test files a run judged with their present content, per layer: what `apply` delivers
