@@ -76,14 +76,36 @@ impl Locator {
             return Some(module.to_string());
         }
         let dotted = module.replace('.', "/");
-        let candidates = [
+        let python = [
             format!("{dotted}.py"),
             format!("{dotted}/__init__.py"),
             format!("src/{dotted}.py"),
             format!("src/{dotted}/__init__.py"),
             format!("lib/{dotted}.py"),
         ];
-        candidates.into_iter().find(|c| self.is_file(c))
+        if let Some(found) = python.into_iter().find(|c| self.is_file(c)) {
+            return Some(found);
+        }
+        // JavaScript's `a/b` (src/ or lib/ left out), Rust's `crate::a::b`, Go's package folder.
+        let path = module.trim_start_matches("crate::").replace("::", "/");
+        for dir in ["", "src/", "lib/"] {
+            for ext in ["js", "mjs", "cjs", "ts", "tsx", "jsx", "rs", "go"] {
+                let candidate = format!("{dir}{path}.{ext}");
+                if self.is_file(&candidate) {
+                    return Some(candidate);
+                }
+            }
+            let folder = format!("{dir}{path}/");
+            if let Some(first) = self
+                .files()
+                .iter()
+                .filter(|f| f.starts_with(&folder) && !f[folder.len()..].contains('/'))
+                .find(|f| (f.ends_with(".go") || f.ends_with("/mod.rs")) && !is_test_path(f))
+            {
+                return Some(first.clone());
+            }
+        }
+        None
     }
 
     /// A module and the line its function is defined on, when the file shows it.
@@ -204,6 +226,8 @@ mod tests {
             Some("shapes/geometry.py".into())
         );
         assert_eq!(at.tested_by("range.test.js"), Some("lib/range.js".into()));
+        assert_eq!(at.module("range"), Some("lib/range.js".into()));
+        assert_eq!(at.module("stack"), Some("stack/stack.go".into()));
         assert_eq!(at.definition_line("lib/range.js", "satisfies"), Some(2));
         assert_eq!(at.definition_line("stack/stack.go", "stack.Pop"), Some(3));
         let mirrored = "/x/S/workspace/python-L1-unit/shapes/geometry.py:5";

@@ -183,7 +183,15 @@ fn code_defect(d: &CodeDefect, at: &Locator, fallback: &Place) -> Found {
         .iter()
         .find_map(|s| at.path(s))
         .or_else(|| at.path(&evidence("location")).filter(|p| !is_test(&p.file)))
-        .or_else(|| tested_function(at, d.file.as_deref()?, &d.test))
+        .or_else(|| {
+            // The test's file: the record's, else the one its failure points into.
+            let location = evidence("location");
+            let file = d
+                .file
+                .clone()
+                .or_else(|| Some(location.rsplit_once(':')?.0.to_string()))?;
+            tested_function(at, &file, &d.test)
+        })
         .unwrap_or_else(|| fallback.clone());
     let name = d.test.rsplit("::").next().unwrap_or(&d.test);
     // doctest's message is a rule of asterisks; the excerpt below says what failed.
@@ -324,14 +332,22 @@ fn behaviour_change(c: &BehaviourChange, at: &Locator, fallback: &Place) -> Foun
 fn tested_function(at: &Locator, test_file: &str, test: &str) -> Option<Place> {
     let file = at.tested_by(test_file)?;
     let name = test.rsplit("::").next().unwrap_or(test);
+    // Python's `test_<function>_<input words>`: the longest prefix of words that is defined.
     let words: Vec<&str> = name
         .strip_prefix("test_")
         .unwrap_or(name)
         .split('_')
         .collect();
+    let identifier = regex::Regex::new(r"[A-Za-z_$][A-Za-z0-9_$]*").expect("a valid pattern");
     let line = (1..=words.len())
         .rev()
-        .find_map(|n| at.definition_line(&file, &words[..n].join("_")));
+        .find_map(|n| at.definition_line(&file, &words[..n].join("_")))
+        // JavaScript's and Go's titles name the call: `formatPrice(1999) [f7087d]`.
+        .or_else(|| {
+            identifier
+                .find_iter(name)
+                .find_map(|m| at.definition_line(&file, m.as_str()))
+        });
     Some(Place { file, line })
 }
 
