@@ -330,7 +330,20 @@ fn broken_contracts_are_findings_and_never_asserted() {
         out.sort();
         out
     };
-    let first = fingerprints(&assert_valid_sarif(&p, &id));
+    let sarif = assert_valid_sarif(&p, &id);
+    // Each defect's message carries its input: the failing test's statements.
+    let messages: Vec<&str> = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["ruleId"] == "code-defect")
+        .map(|r| r["message"]["text"].as_str().unwrap())
+        .collect();
+    assert!(
+        messages.iter().any(|m| m.contains("`") && m.contains("last_side(")),
+        "{messages:?}"
+    );
+    let first = fingerprints(&sarif);
     for rule in ["code-defect", "broken-contract", "side-effect"] {
         assert!(first.iter().any(|(r, _)| r == rule), "no {rule}: {first:?}");
     }

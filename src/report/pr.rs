@@ -22,7 +22,7 @@ const MAX_CELL: usize = 240;
 
 /// The summary of `report` for a pull request; `session_root` holds the tests `apply` delivers.
 pub fn pr_summary(report: &Report, session_root: &Path) -> String {
-    let found = super::sarif::found(report);
+    let found = super::sarif::found(report, session_root);
     let mut sections = Vec::new();
     if let Some(b) = report.behaviour.as_ref().filter(|b| !b.changes.is_empty()) {
         sections.push(behaviour(b, &report.session_id));

@@ -131,7 +131,7 @@ pub fn write(session: &SessionDir, report: &Report) -> Result<Vec<String>, Repor
     put("issues.jsonl", report.issues_jsonl().as_bytes())?;
     put(
         "report.sarif",
-        (serde_json::to_string_pretty(&super::sarif(report))? + "\n").as_bytes(),
+        (serde_json::to_string_pretty(&super::sarif(report, &session.root))? + "\n").as_bytes(),
     )?;
     let mut written: Vec<String> = ARTIFACTS.iter().map(|s| s.to_string()).collect();
     let trace = session.root.join(TRACEABILITY_FILE);
@@ -184,7 +184,9 @@ pub fn render(
         "quality-report.md" => Ok(markdown(&report)),
         "report.json" => Ok(serde_json::to_string_pretty(&report.to_json())? + "\n"),
         "report.html" => Ok(super::html::html(session, &report)),
-        "report.sarif" => Ok(serde_json::to_string_pretty(&super::sarif(&report))? + "\n"),
+        "report.sarif" => {
+            Ok(serde_json::to_string_pretty(&super::sarif(&report, &session.root))? + "\n")
+        }
         _ => report.csv(),
     }
 }

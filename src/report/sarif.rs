@@ -4,6 +4,8 @@
 //! it), with the shortest input in its message and a fingerprint that two runs finding the same
 //! thing share (no session id, time, or generated test name's hash in it).
 
+use std::path::Path;
+
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
@@ -77,13 +79,13 @@ impl Found {
 
 /// Every finding of the report at its place in the repository: code defects, broken contracts,
 /// side effects, then behaviour changes (the SARIF results and the pull-request summary).
-pub(super) fn found(report: &Report) -> Vec<Found> {
+pub(super) fn found(report: &Report, session_root: &Path) -> Vec<Found> {
     let repo = report.repo.as_deref().unwrap_or(".");
-    let at = Locator::new(std::path::Path::new(repo));
+    let at = Locator::new(Path::new(repo));
     let fallback = fallback_place(report, &at);
     let mut found: Vec<Found> = Vec::new();
     for d in &report.findings.code_defects {
-        found.push(code_defect(d, &at, &fallback));
+        found.push(code_defect(d, (&at, session_root), &fallback));
     }
     for f in &report.findings.contract_findings {
         found.push(generator_finding(f, "broken-contract", &at, &fallback));
@@ -106,8 +108,8 @@ pub(super) fn found(report: &Report) -> Vec<Found> {
 }
 
 /// The report's findings as one SARIF log.
-pub fn sarif(report: &Report) -> Value {
-    let found = found(report);
+pub fn sarif(report: &Report, session_root: &Path) -> Value {
+    let found = found(report, session_root);
     let results: Vec<Value> = found.iter().map(result).collect();
     let rules: Vec<Value> = RULES
         .iter()
@@ -174,7 +176,7 @@ fn fallback_place(report: &Report, at: &Locator) -> Place {
     })
 }
 
-fn code_defect(d: &CodeDefect, at: &Locator, fallback: &Place) -> Found {
+fn code_defect(d: &CodeDefect, (at, session): (&Locator, &Path), fallback: &Place) -> Found {
     let evidence = |key: &str| d.evidence[key].as_str().unwrap_or_default().to_string();
     // Fault localisation first, then the failure's innermost frame when it is the code's, then
     // the code the test file tests.
@@ -193,7 +195,8 @@ fn code_defect(d: &CodeDefect, at: &Locator, fallback: &Place) -> Found {
             tested_function(at, &file, &d.test)
         })
         .unwrap_or_else(|| fallback.clone());
-    let name = d.test.rsplit("::").next().unwrap_or(&d.test);
+    // node's JUnit reporter escapes a title's quotes once more than XML undoes.
+    let name = unescape(d.test.rsplit("::").next().unwrap_or(&d.test));
     // doctest's message is a rule of asterisks; the excerpt below says what failed.
     let headline = d
         .message
@@ -205,6 +208,14 @@ fn code_defect(d: &CodeDefect, at: &Locator, fallback: &Place) -> Found {
         "{headline}: shown by the generated test {name} ({})",
         d.layer
     );
+    let location = evidence("location");
+    let test_file = d.file.clone().or_else(|| {
+        let path = location.rsplit_once(':')?.0;
+        Some(path.rsplit('/').next()?.to_string())
+    });
+    if let Some(body) = test_body(session, &d.layer, test_file.as_deref(), &name) {
+        message.push_str(&format!(": `{body}`"));
+    }
     if d.hits > 1 {
         message.push_str(&format!(", and {} more with the same cause", d.hits - 1));
     }
@@ -222,7 +233,7 @@ fn code_defect(d: &CodeDefect, at: &Locator, fallback: &Place) -> Found {
             place.file.clone(),
             place.line.map(|l| l.to_string()).unwrap_or_default(),
             evidence("error"),
-            without_hash(name),
+            without_hash(&name),
         ],
         place,
         level: None,
@@ -324,6 +335,53 @@ fn behaviour_change(c: &BehaviourChange, at: &Locator, fallback: &Place) -> Foun
         place,
         level: (c.verdict == Verdict::ForReview).then_some("warning"),
     }
+}
+
+fn unescape(s: &str) -> String {
+    s.replace("&quot;", "\"")
+        .replace("&apos;", "'")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
+/// The statements of a generated test (its input and what it asserts) on one line: the lines
+/// under the line that names it, indented deeper, at most five.
+fn test_body(session: &Path, layer: &str, file: Option<&str>, name: &str) -> Option<String> {
+    let dir = session.join("tests").join(layer);
+    // The test's file, else every file of the layer (a record may not name it).
+    let mut files: Vec<std::path::PathBuf> = file.map(|f| dir.join(f)).into_iter().collect();
+    let mut others: Vec<_> = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    others.sort();
+    files.extend(others);
+    files
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .find_map(|text| body_in(&text, name))
+}
+
+fn body_in(text: &str, name: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let title = name.rsplit(" > ").next().unwrap_or(name);
+    let quoted = serde_json::to_string(title).ok()?;
+    let at = lines
+        .iter()
+        .position(|l| l.contains(&format!("def {title}(")) || l.contains(&quoted))?;
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let depth = indent(lines[at]);
+    let body: Vec<&str> = lines[at + 1..]
+        .iter()
+        .take_while(|l| l.trim().is_empty() || indent(l) > depth)
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with("//"))
+        .take(5)
+        .collect();
+    (!body.is_empty()).then(|| body.join("; ").replace('`', "'"))
 }
 
 /// The code a generated test file tests, at the function its test is named after
