@@ -30,6 +30,24 @@ fn shell_lines(pipeline: &Value) -> Vec<String> {
     out
 }
 
+/// The variables a pipeline sets for its commands: GitHub's workflow `env`, GitLab's job
+/// `variables`.
+fn variables(pipeline: &Value) -> std::collections::BTreeMap<String, String> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut add = |map: &Value| {
+        for (k, v) in map.as_object().into_iter().flatten() {
+            if let Some(v) = v.as_str() {
+                out.insert(k.clone(), v.to_string());
+            }
+        }
+    };
+    add(&pipeline["env"]);
+    for job in pipeline.as_object().into_iter().flatten().map(|(_, j)| j) {
+        add(&job["variables"]);
+    }
+    out
+}
+
 fn help(args: &[&str]) -> String {
     let out = Command::new(BIN)
         .args(args)
@@ -49,6 +67,7 @@ fn the_example_ci_pipelines_parse_and_name_only_commands_that_exist() {
         let text = std::fs::read_to_string(docs.join(name)).unwrap();
         let pipeline: Value =
             serde_norway::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let vars = variables(&pipeline);
         let commands: Vec<Vec<String>> = shell_lines(&pipeline)
             .iter()
             .filter(|l| l.starts_with("team-testing "))
@@ -56,7 +75,12 @@ fn the_example_ci_pipelines_parse_and_name_only_commands_that_exist() {
                 shlex::split(l)
                     .unwrap_or_else(|| panic!("{name}: unbalanced quotes in {l}"))
                     .into_iter()
-                    .take_while(|t| !matches!(t.as_str(), ">" | "|" | ";" | "&&" | "2>&1"))
+                    .take_while(|t| !matches!(t.as_str(), ">" | "|" | "||" | ";" | "&&" | "2>&1"))
+                    // `$NAME` as the pipeline sets it, so its value is checked too.
+                    .map(|t| match t.strip_prefix('$').and_then(|n| vars.get(n)) {
+                        Some(value) => value.clone(),
+                        None => t,
+                    })
                     .collect()
             })
             .collect();

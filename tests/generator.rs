@@ -340,7 +340,9 @@ fn broken_contracts_are_findings_and_never_asserted() {
         .map(|r| r["message"]["text"].as_str().unwrap())
         .collect();
     assert!(
-        messages.iter().any(|m| m.contains("`") && m.contains("last_side(")),
+        messages
+            .iter()
+            .any(|m| m.contains("`") && m.contains("last_side(")),
         "{messages:?}"
     );
     let first = fingerprints(&sarif);

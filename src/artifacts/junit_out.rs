@@ -34,13 +34,25 @@ struct Outcome {
     body: String,
 }
 
+/// Text XML 1.0 allows: terminal colours taken out, other control characters (which a strict
+/// parser rejects, and the whole file with them) dropped.
+fn xml_text(s: &str) -> String {
+    crate::util::strip_ansi(s)
+        .chars()
+        .filter(|c| {
+            matches!(c, '\t' | '\n' | '\r')
+                || !(c.is_control() || ('\u{fffe}'..='\u{ffff}').contains(c))
+        })
+        .collect()
+}
+
 fn outcome(t: &TestRecord) -> Option<Outcome> {
-    let message = t.message.clone().unwrap_or_default();
+    let message = xml_text(t.message.as_deref().unwrap_or_default());
     let classification = t.classification.map(|c| c.as_str().to_string());
     let body = t
         .evidence
         .as_ref()
-        .map(|e| e.excerpt.clone())
+        .map(|e| xml_text(&e.excerpt))
         .unwrap_or_default();
     let skipped = |message: String| Outcome {
         element: "skipped",
@@ -97,7 +109,7 @@ pub fn junit_xml(record: &RunRecord) -> String {
             let why = q.unsafe_effect.as_deref().unwrap_or(&q.reason);
             let outcome = Outcome {
                 element: "skipped",
-                message: format!("quarantined: {why}"),
+                message: xml_text(&format!("quarantined: {why}")),
                 kind: None,
                 body: String::new(),
             };
@@ -143,7 +155,8 @@ pub fn junit_xml(record: &RunRecord) -> String {
     }
     put(Event::Start(suite));
     for (id, file, duration, outcome) in &cases {
-        let (classname, case_name) = split_id(id);
+        let id = xml_text(id);
+        let (classname, case_name) = split_id(&id);
         let mut case = BytesStart::new("testcase").with_attributes([("name", case_name)]);
         if !classname.is_empty() {
             case.push_attribute(("classname", classname));
@@ -193,7 +206,8 @@ mod tests {
             file: Some("test_m.py".into()),
             status,
             duration_s: Some(0.5),
-            message: (status != RecordedStatus::Passed).then(|| format!("{id} <went> \"wrong\"")),
+            message: (status != RecordedStatus::Passed)
+                .then(|| format!("{id} <went> \u{1b}[31m\"wrong\"\u{1b}[0m\u{7}")),
             classification: class,
             evidence: class.map(|_| Evidence {
                 excerpt: "assert 1 == 2 & more".into(),

@@ -412,16 +412,12 @@ fn behaviour_tests(
 fn leave_out_quarantined(
     session: &SessionDir,
     runner: &dyn Runner,
-    plan: Vec<(PathBuf, PathBuf)>,
+    plan: Vec<Planned>,
 ) -> (Vec<Planned>, Vec<String>, Vec<String>) {
     let mut refused = Vec::new();
     let mut left_out = Vec::new();
     let mut out = Vec::new();
-    'files: for (from, to) in plan {
-        let Ok(content) = std::fs::read(&from) else {
-            refused.push(format!("{}: cannot be read", from.display()));
-            continue;
-        };
+    'files: for (from, to, content) in plan {
         let layer_dir = from.parent().unwrap_or(&from);
         let layer = layer_dir
             .file_name()
@@ -514,7 +510,7 @@ fn plan(
     repo: &Path,
     runner: &dyn Runner,
     layers: &[&str],
-) -> (Vec<(PathBuf, PathBuf)>, Vec<String>) {
+) -> (Vec<Planned>, Vec<String>) {
     let mut plan = Vec::new();
     let mut left_out = Vec::new();
     for &layer in layers {
@@ -537,9 +533,13 @@ fn plan(
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let content = std::fs::read(&file).unwrap_or_default();
+            // These bytes, checked, are the ones delivered: a later read could differ.
+            let Ok(content) = crate::util::read_regular(&file) else {
+                left_out.push(format!("{layer}/{name}: cannot be read"));
+                continue;
+            };
             match judgement.unjudged(&name, &file, &content) {
-                None => plan.push((file, repo.join(dest))),
+                None => plan.push((file, repo.join(dest), content)),
                 Some(why) => left_out.push(format!("{layer}/{name}: {why}")),
             }
         }
@@ -587,8 +587,12 @@ mod tests {
         // Each file goes through its own framework's runner, as a session of that framework.
         let python = crate::family::runner_for(crate::testing::framework::Framework::Pytest);
         let node = crate::family::runner_for(crate::testing::framework::Framework::NodeTest);
-        let py_plan = vec![(layer.join("test_m.py"), tmp.path().join("out/test_m.py"))];
-        let js_plan = vec![(layer.join("m.test.js"), tmp.path().join("out/m.test.js"))];
+        let planned = |name: &str| {
+            let from = layer.join(name);
+            let content = std::fs::read(&from).unwrap();
+            vec![(from, tmp.path().join("out").join(name), content)]
+        };
+        let (py_plan, js_plan) = (planned("test_m.py"), planned("m.test.js"));
         let (mut out, mut refused, mut left_out) =
             leave_out_quarantined(&session, python.as_ref(), py_plan);
         let (js_out, js_refused, js_left_out) =

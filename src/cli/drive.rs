@@ -117,11 +117,13 @@ pub fn drive(opened: Opened, begin: Begin, args: &DriveArgs) -> anyhow::Result<i
     let cluster = args.cluster.settings()?;
     let driven = crate::app::drive::drive(opened, begin, args.json, cluster.as_ref(), &mut ui)?;
     // Only a run that completed is judged: a failed or paused one keeps its own code.
-    let failed_on = if driven.end.exit_code == 0 {
-        crate::app::exit_policy::check(&driven.session, &args.fail_on.conditions)?
+    let checked = if driven.end.exit_code == 0 {
+        crate::app::exit_policy::check(&driven.session, &args.fail_on.conditions)
     } else {
-        Vec::new()
+        Ok(Vec::new())
     };
+    // The run's JSON is printed either way; a policy that could not be read fails after it.
+    let failed_on = checked.as_deref().unwrap_or_default().to_vec();
     if args.json {
         let mut out = summary_json(&driven.session, &driven.end)?;
         if let Some(done) = &driven.done {
@@ -133,6 +135,7 @@ pub fn drive(opened: Opened, begin: Begin, args: &DriveArgs) -> anyhow::Result<i
         }
         println!("{out}");
     }
+    checked?;
     Ok(fail_on_code(&failed_on).unwrap_or(driven.end.exit_code))
 }
 

@@ -134,7 +134,14 @@ fn inline(t: &Text, in_cell: bool) -> String {
             Style::Plain => plain(&s.text),
             Style::Strong => format!("**{}**", plain(&s.text)),
             Style::Code => {
-                let mut c = s.text.replace('`', "'").replace('\n', " ⏎ ");
+                // A lone `\r` (or any control character) would end the span's line too.
+                let mut c: String = s
+                    .text
+                    .replace('`', "'")
+                    .replace('\n', " ⏎ ")
+                    .chars()
+                    .map(|c| if c.is_control() { ' ' } else { c })
+                    .collect();
                 if in_cell {
                     c = c.replace('|', "\\|");
                 }

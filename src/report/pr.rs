@@ -47,7 +47,10 @@ pub fn pr_summary(report: &Report, session_root: &Path) -> String {
         // The tables are cut already; a pathological cell count is what is left.
         let note = "\n\n… cut to fit a pull-request comment: `team-testing report` has the rest.\n";
         let keep = COMMENT_LIMIT - note.chars().count() - 1;
-        md = md.chars().take(keep).collect::<String>() + note;
+        let cut: String = md.chars().take(keep).collect();
+        // At a line's end: a row cut inside a code span would let its text be read as Markdown.
+        let whole_lines = cut.rfind('\n').map_or("", |i| &cut[..i]);
+        md = format!("{whole_lines}{note}");
     }
     md
 }
@@ -245,7 +248,10 @@ fn apply_section(report: &Report, session_root: &Path) -> Section {
         Text::default()
             .plain(format!("{} test file(s); ", rows.len()))
             .code(format!("team-testing apply {}", report.session_id))
-            .plain(" copies them into the project, where its own test command runs them."),
+            .plain(
+                " copies them into the project, where its own test command runs them \
+                 (less any test the session's runs took out, which it names).",
+            ),
     );
     out.push(table(&["Layer", "File"], rows));
     out
@@ -283,16 +289,25 @@ fn backquoted(s: &str) -> Text {
 }
 
 fn cut(s: &str) -> String {
-    let s = s.lines().next().unwrap_or_default();
+    // One line: a lone `\r` ends a line in Markdown too, and ends a table row with it.
+    let s: String = s
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
     if s.chars().count() <= MAX_CELL {
-        s.to_string()
+        s
     } else {
         s.chars().take(MAX_CELL).collect::<String>() + "…"
     }
 }
 
 /// Markdown's active characters backslash-escaped, so a name like `[x](javascript:…)` or
-/// `**bold**` shows as written (`<`, `>` and `&` the renderer turns into entities).
+/// `**bold**` shows as written (`<`, `>` and `&` the renderer turns into entities); a zero-width
+/// space after `@`, and inside `://` and `www.`, so GitHub neither mentions a user nor links an
+/// address the project's text holds.
 fn inert(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -303,6 +318,10 @@ fn inert(s: &str) -> String {
             out.push('\\');
         }
         out.push(c);
+        if c == '@' {
+            out.push('\u{200b}');
+        }
     }
-    out
+    out.replace("://", ":\u{200b}//")
+        .replace("www.", "www\u{200b}.")
 }

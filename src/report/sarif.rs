@@ -103,6 +103,10 @@ pub(super) fn found(report: &Report, session_root: &Path) -> Vec<Found> {
     }
     for f in &mut found {
         f.message = without_session_paths(&f.message, repo);
+        // A place chosen for want of one is no part of what the finding is.
+        if f.place == fallback {
+            f.identity[0].clear();
+        }
     }
     found
 }
@@ -145,7 +149,7 @@ fn result(f: &Found) -> Value {
         region = json!({"startLine": line});
     }
     let mut location = json!({
-        "artifactLocation": {"uri": f.place.file, "uriBaseId": "%SRCROOT%"},
+        "artifactLocation": {"uri": uri(&f.place.file), "uriBaseId": "%SRCROOT%"},
     });
     if f.place.line.is_some() {
         location["region"] = region;
@@ -154,7 +158,8 @@ fn result(f: &Found) -> Value {
         "ruleId": f.rule,
         "ruleIndex": index,
         "level": f.level(),
-        "message": {"text": f.message},
+        // SARIF reads `[text](id)` in a message as a link: the project's brackets are escaped.
+        "message": {"text": f.message.replace('[', "\\[").replace(']', "\\]")},
         "locations": [{"physicalLocation": location}],
         "partialFingerprints": {FINGERPRINT: fingerprint(f)},
     })
@@ -229,12 +234,8 @@ fn code_defect(d: &CodeDefect, (at, session): (&Locator, &Path), fallback: &Plac
     Found {
         rule: "code-defect",
         message,
-        identity: vec![
-            place.file.clone(),
-            place.line.map(|l| l.to_string()).unwrap_or_default(),
-            evidence("error"),
-            without_hash(&name),
-        ],
+        // No line: moving the code must not make it a new alert.
+        identity: vec![place.file.clone(), evidence("error"), without_hash(&name)],
         place,
         level: None,
     }
@@ -433,8 +434,29 @@ fn fingerprint(f: &Found) -> String {
         .collect()
 }
 
+/// A repository-relative path as a URI reference: every byte outside the unreserved set and `/`
+/// percent-encoded (a space, `%`, `#`, a non-ASCII letter).
+fn uri(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 /// A generated test's name without the hash of its input at the end (`test_f_3_a1b2c3`).
 fn without_hash(name: &str) -> String {
+    // JavaScript's and Go's titles end in ` [f7087d]`.
+    if let Some((head, tail)) = name.rsplit_once(" [") {
+        let hash = tail.strip_suffix(']').unwrap_or_default();
+        if hash.len() >= 6 && hash.chars().all(|c| c.is_ascii_hexdigit()) {
+            return head.to_string();
+        }
+    }
     match name.rsplit_once('_') {
         Some((head, tail)) if tail.len() >= 6 && tail.chars().all(|c| c.is_ascii_hexdigit()) => {
             head.to_string()
@@ -472,6 +494,11 @@ mod tests {
             "test_last_side_contract"
         );
         assert_eq!(without_hash("test_total"), "test_total");
+        assert_eq!(
+            without_hash("formatPrice(1999) [f7087d]"),
+            "formatPrice(1999)"
+        );
+        assert_eq!(uri("a b/ü#1.py"), "a%20b/%C3%BC%231.py");
         let text = "writes /home/u/p/.workflow/.team/TST-x-2026-12-06/workspace/gen-L1-unit/nasty/created.txt and /home/u/p/data.db";
         assert_eq!(
             without_session_paths(text, "/home/u/p"),

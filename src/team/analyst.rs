@@ -177,8 +177,9 @@ mod tests {
         for a in &out.artifacts {
             assert!(session.root.join(a).is_file(), "{a} missing");
         }
-        assert_eq!(out.artifacts.len(), 6);
+        assert_eq!(out.artifacts.len(), 7);
         assert!(out.artifacts.iter().any(|a| a == "analysis/report.html"));
+        assert!(out.artifacts.iter().any(|a| a == "analysis/report.sarif"));
         for key in [
             "quality_score",
             "band",

@@ -73,7 +73,7 @@ fn the_projects_words_reach_the_pull_request_summary_inert_and_a_huge_session_is
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions");
     let session = SessionDir::open(root.join("TST-test-the-new-tokenizer-2026-12-03")).unwrap();
     let mut report = build(&session, &TeamConfig::builtin().unwrap());
-    let hostile = "<script>alert(1)</script> [x](javascript:alert(1)) <img src=x onerror=alert(1)> **b** `tick` | pipe";
+    let hostile = "<script>alert(1)</script> [x](javascript:alert(1)) <img src=x onerror=alert(1)> **b** `tick` | pipe \r<img src=y onerror=alert(2)> @octocat https://evil.example";
     for i in 0..5000 {
         report.findings.contract_findings.push(serde_json::json!({
             "module": format!("calc{i}"), "function": hostile, "kind": "exception",
@@ -115,5 +115,15 @@ fn the_projects_words_reach_the_pull_request_summary_inert_and_a_huge_session_is
     let html = rendered(&md);
     assert_eq!(foreign_tags(&html), Vec::<String>::new());
     assert!(!html.contains("href="), "a link got through");
+    assert!(!md.contains('\r'));
+    // Outside code, a mention or an address GitHub would act on is broken by a zero-width space.
+    let plain: String = regex::Regex::new(r"<code>[^<]*</code>")
+        .unwrap()
+        .replace_all(&html, "")
+        .into_owned();
+    assert!(
+        !plain.contains("@octocat") && !plain.contains("https://evil"),
+        "{plain}"
+    );
     assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
 }

@@ -466,6 +466,8 @@ pub(super) fn env_blocker(
         ..RunRecord::default()
     };
     let _ = atomic_write_json(run_path, &record);
+    // The layer's last run ran nothing: a CI's test tab must not show the one before.
+    let _ = std::fs::remove_file(ctx.session.root.join(junit_file(layer)));
     let mut out = Outcome::failed(format!("env_issue: {problem}"));
     out.data = to_map(
         json!({data::BLOCKER: true, "classification": "env_issue", "install": tools.install_hint, "timed_out": timed_out}),
