@@ -6,10 +6,9 @@
 //! in the session folder never reaches the user without a run and the file-system watch behind it.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use super::{LayerMutation, MutationRecord, RunRecord, MUTATION_FILE};
 
@@ -23,10 +22,55 @@ pub struct Rewrite {
     pub to: String,
 }
 
+/// sha256 of `bytes` in hex, as every other digest the session records.
 pub fn digest(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
+    crate::agents::record::sha256_hex(bytes)
+}
+
+/// A file at the top of a layer's folder, read once, and why it is not to be delivered.
+pub struct LayerFile {
+    pub name: String,
+    pub path: PathBuf,
+    /// The bytes judged: the ones to deliver, never a second read.
+    pub content: Vec<u8>,
+    /// None: its layer's last run judged this content (or the minimizer wrote it from that).
+    pub unjudged: Option<String>,
+}
+
+/// Every file at the top of `layer`'s folder of the session, in name order, judged: what
+/// `apply` delivers and the pull-request summary lists.
+pub fn layer_files(session: &Path, layer: &str) -> Vec<LayerFile> {
+    let Ok(entries) = std::fs::read_dir(session.join("tests").join(layer)) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .collect();
+    paths.sort();
+    let judgement = LayerJudgement::of(session, layer);
+    paths
+        .into_iter()
+        .map(|path| {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let (content, unjudged) = match crate::util::read_regular(&path) {
+                Ok(bytes) => {
+                    let why = judgement.unjudged(&name, &path, &bytes);
+                    (bytes, why)
+                }
+                Err(e) => (Vec::new(), Some(format!("cannot be read: {e}"))),
+            };
+            LayerFile {
+                name,
+                path,
+                content,
+                unjudged,
+            }
+        })
         .collect()
 }
 

@@ -37,7 +37,9 @@ pub use iteration_state::{
     CycleStatus, FullRun, Iteration, IterationOutcome, IterationState, NextAction, Strategy,
     ITERATION_STATE,
 };
-pub use judged::{digest, rewrites, snapshot, FileDigests, LayerJudgement, Rewrite};
+pub use judged::{
+    digest, layer_files, rewrites, snapshot, FileDigests, LayerFile, LayerJudgement, Rewrite,
+};
 pub use junit_out::{junit_file, junit_xml};
 pub use load_error::{LoadErrorRecord, LoadVerdictRecord};
 pub use localisation::{LocalisationRecord, Suspect, TestLocalisation, LOCALISATION_FILE};

@@ -61,7 +61,7 @@ fn manifest_path(repo: &Path, runner: &dyn Runner) -> PathBuf {
 }
 
 fn sha256(bytes: &[u8]) -> String {
-    crate::agents::record::sha256_hex(bytes)
+    crate::artifacts::digest(bytes)
 }
 
 pub fn apply(args: ApplyArgs) -> anyhow::Result<i32> {
@@ -514,33 +514,13 @@ fn plan(
     let mut plan = Vec::new();
     let mut left_out = Vec::new();
     for &layer in layers {
-        let dir = session.root.join("tests").join(layer);
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        let mut files: Vec<PathBuf> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.is_file())
-            .collect();
-        files.sort();
-        let judgement = crate::artifacts::LayerJudgement::of(&session.root, layer);
-        for file in files {
-            let Some(dest) = runner.apply_path(repo, layer, &file) else {
+        for file in crate::artifacts::layer_files(&session.root, layer) {
+            let Some(dest) = runner.apply_path(repo, layer, &file.path) else {
                 continue;
             };
-            let name = file
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            // These bytes, checked, are the ones delivered: a later read could differ.
-            let Ok(content) = crate::util::read_regular(&file) else {
-                left_out.push(format!("{layer}/{name}: cannot be read"));
-                continue;
-            };
-            match judgement.unjudged(&name, &file, &content) {
-                None => plan.push((file, repo.join(dest), content)),
-                Some(why) => left_out.push(format!("{layer}/{name}: {why}")),
+            match file.unjudged {
+                None => plan.push((file.path, repo.join(dest), file.content)),
+                Some(why) => left_out.push(format!("{layer}/{}: {why}", file.name)),
             }
         }
     }

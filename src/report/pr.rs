@@ -222,21 +222,9 @@ fn apply_section(report: &Report, session_root: &Path) -> Section {
     let mut out = Section::new("What `apply` would add", "pr-apply");
     let mut rows = Vec::new();
     for layer in crate::session::LAYER_DIRS {
-        let dir = session_root.join("tests").join(layer);
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        let judgement = crate::artifacts::LayerJudgement::of(session_root, layer);
-        let mut names: Vec<(String, std::path::PathBuf)> = entries
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-            .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
-            .collect();
-        names.sort();
-        for (name, path) in names {
-            let content = std::fs::read(&path).unwrap_or_default();
-            if judgement.unjudged(&name, &path, &content).is_none() {
-                rows.push(vec![Text::from(layer), code(&name)]);
+        for file in crate::artifacts::layer_files(session_root, layer) {
+            if file.unjudged.is_none() {
+                rows.push(vec![Text::from(layer), code(&file.name)]);
             }
         }
     }
