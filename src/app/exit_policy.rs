@@ -130,13 +130,15 @@ pub fn check(session: &SessionDir, conditions: &[FailOn]) -> crate::error::Resul
     Ok(failures(&Results::of(&report), conditions))
 }
 
-/// `module.function` of a finding, whose function may be qualified already.
+/// `module.function` of a finding.
 fn qualified(f: &Value) -> String {
     qualify(&text(f, "module"), &text(f, "function"))
 }
 
+/// A function already qualified (`pkg.mod.f`, Go's `stats.Median`, Rust's `words::count`) as it
+/// is; a bare name with its module.
 fn qualify(module: &str, function: &str) -> String {
-    if module.is_empty() || function.starts_with(&format!("{module}.")) {
+    if module.is_empty() || function.contains('.') || function.contains("::") {
         function.to_string()
     } else {
         format!("{module}.{function}")
