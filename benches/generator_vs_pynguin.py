@@ -5,6 +5,9 @@ pure-Python packages from PyPI (no runtime dependencies, downloaded at bench tim
     python3 benches/generator_vs_pynguin.py [--pynguin-seconds 20] [--seed 1] [--only PKG ...]
         [--package SPEC:MODULE,MODULE ...] [--helper NAME=DIR ...]
 
+`--tools pipeline` measures the whole targeted pipeline of the binary (`--bin`), every GC round
+included, on the same modules (the package as a git repository whose last commit adds them).
+
 `--package` benchmarks another package from PyPI (pinned, pure Python), e.g.
 `--package docstring_parser==0.16:docstring_parser.google,docstring_parser.rest`; with `--package` and
 no `--only`, only the packages named so run. `--helper NAME=DIR` measures another version of the
@@ -197,6 +200,43 @@ def ours(project, modules, seed, out_dir, scratch, source=None):
     return seconds, len(result.get("findings", []))
 
 
+def pipeline(binary, project, modules, seed, out_dir, scratch):
+    """team-testing's whole targeted pipeline (strategist, generator, executor, every GC round)
+    on the benchmarked modules: the package as a git repository whose last commit adds them, so
+    the change scope is exactly those files. Its L1 files (what `apply` delivers) go to `out_dir`.
+    The binary sandboxes the project's code itself; the sessions live in `scratch`."""
+    repo = os.path.join(scratch, "repo")
+    shutil.copytree(project, repo)
+    files = [os.path.relpath(module_file(project, m), project) for m in modules]
+    git = ["git", "-c", "user.email=bench@example.com", "-c", "user.name=bench"]
+    run(git + ["init", "-q"], cwd=repo)
+    run(git + ["add", "-A"], cwd=repo)
+    run(git + ["rm", "-q", "--cached"] + files, cwd=repo)
+    run(git + ["commit", "-qm", "the rest of the package"], cwd=repo)
+    run(git + ["add", "-A"], cwd=repo)
+    run(git + ["commit", "-qm", "the modules under test"], cwd=repo)
+    env = dict(os.environ, TEAM_TESTING_SESSIONS=os.path.join(scratch, "sessions"))
+    started = time.monotonic()
+    done = run([binary, "run", "test the package", "--repo", repo, "--base", "HEAD~1", "--pipeline",
+                "targeted", "--layer", "L1", "--seed", str(seed), "--no-cache", "-y", "--json",
+                "--completion", "keep"], cwd=repo, env=env, timeout=3600)
+    seconds = time.monotonic() - started
+    try:
+        summary = json.loads(done.stdout)
+    except ValueError:
+        print(f"the pipeline printed no summary: {done.stderr[-2000:]}", file=sys.stderr)
+        return seconds, 0
+    layer = os.path.join(summary["session_dir"], "tests", "L1-unit")
+    os.makedirs(out_dir, exist_ok=True)
+    for name in sorted(os.listdir(layer)) if os.path.isdir(layer) else []:
+        if name.endswith(".py"):
+            shutil.copy(os.path.join(layer, name), out_dir)
+    with open(os.path.join(summary["session_dir"], "session.json")) as f:
+        rounds = (json.load(f).get("gc_rounds") or {}).get("L1", 0)
+    print(f"pipeline: {rounds} GC round(s), status {summary.get('status')}", file=sys.stderr)
+    return seconds, rounds
+
+
 def pynguin(venv, project, modules, seconds_per_module, seed, out_dir, scratch):
     env = dict(os.environ, PYNGUIN_DANGER_AWARE="1", PYTHONPATH=project, HOME=scratch, TMPDIR=scratch)
     started = time.monotonic()
@@ -238,7 +278,9 @@ def main():
                       help="another PyPI package and its modules, comma-separated (repeatable)")
     args.add_argument("--helper", action="append", default=[], metavar="NAME=DIR",
                       help="another version of the helper (a src/family/python/gen folder), measured as tool NAME")
-    args.add_argument("--tools", default="team-testing,pynguin")
+    args.add_argument("--tools", default="team-testing,pynguin",
+                      help="team-testing (the helper alone), pipeline (the whole targeted run of --bin), pynguin")
+    args.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "team-testing"))
     args.add_argument("--keep", help="keep the scratch folder here (reused: Pynguin's venv)")
     args.add_argument("--venv", help="a virtualenv that already has pynguin, pytest and coverage")
     args.add_argument("--reuse-rows", help="rows.json of an earlier run: its rows for the tools not run now "
@@ -273,6 +315,8 @@ def main():
             open_up(work)
             if tool == "team-testing" or tool in helpers:
                 seconds, _ = ours(project, modules, opts.seed, out_dir, scratch, helpers.get(tool))
+            elif tool == "pipeline":
+                seconds, _ = pipeline(opts.bin, project, modules, opts.seed, out_dir, scratch)
             else:
                 seconds = pynguin(venv, project, modules, opts.pynguin_seconds, opts.seed, out_dir, scratch)
             open_up(out_dir)

@@ -447,6 +447,18 @@ fn a_second_run_reuses_the_tests_of_unchanged_modules_and_searches_only_what_cha
         first_run_coverage(&p, &first, &files),
         first_run_coverage(&p, &second, &files)
     );
+    // Nor are the same tests run again on the same code: the first run's results are taken,
+    // raw reports included, and the record says whose they are.
+    let reused = read_json(&p.session_dir(&second).join("results/run-001.json"));
+    assert_eq!(
+        reused["reused_from"].as_str(),
+        Some(format!("{first} run 001").as_str()),
+        "{reused:#}"
+    );
+    for report in reused["reports"].as_array().unwrap() {
+        let path = p.session_dir(&second).join(report.as_str().unwrap());
+        assert!(path.is_file(), "{} is missing", path.display());
+    }
     // One module changed: it and the package that imports it are searched, the other reused.
     let tokenizer = std::fs::read_to_string(p.repo.join("calc/tokenizer.py")).unwrap();
     p.write(
@@ -459,6 +471,9 @@ fn a_second_run_reuses_the_tests_of_unchanged_modules_and_searches_only_what_cha
         cache_said(&p, &third).as_deref(),
         Some("1 of 3 module(s) reused from the cache; searched: calc, calc.tokenizer")
     );
+    // The code changed: its tests run for real.
+    let ran = read_json(&p.session_dir(&third).join("results/run-001.json"));
+    assert!(ran["reused_from"].is_null(), "{ran:#}");
     // --no-cache searches everything; `sessions gc --days 0` empties the cache.
     let fourth = run(&["--no-cache"]);
     assert_eq!(cache_said(&p, &fourth), None);

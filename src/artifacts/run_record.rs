@@ -141,6 +141,10 @@ pub struct RunRecord {
     /// `apply` may deliver (`artifacts::judged`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judged_files: Option<FileDigests>,
+    /// The earlier run (`<session> run 003`) whose results this one took instead of running the
+    /// same tests on the same code again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reused_from: Option<String>,
 }
 
 /// What the file-system watch made of a layer run's kept tests.

@@ -22,8 +22,8 @@ pub struct SessionsArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum SessionsAction {
-    /// Prune the generated tests kept for reuse under the sessions root: the entries no run
-    /// used for DAYS days (all of them with `--days 0`).
+    /// Prune the generated tests and the layer runs kept for reuse under the sessions root: the
+    /// entries no run used for DAYS days (all of them with `--days 0`).
     Gc(GcArgs),
 }
 
@@ -36,18 +36,25 @@ pub struct GcArgs {
     pub days: u64,
 }
 
-/// `sessions gc`: the cache of generated tests pruned.
+/// `sessions gc`: the caches of generated tests and of layer runs pruned.
 fn gc(args: GcArgs) -> anyhow::Result<i32> {
+    use crate::gen::cache::{dir_under, runs_dir_under, Cache};
     let root = args.location.root();
-    let cache = crate::gen::cache::Cache::under(&root);
-    let pruned = cache.prune(std::time::Duration::from_secs(args.days * 24 * 3600));
-    println!(
-        "removed {} cached module search(es) ({} KiB) from {}; {} kept",
-        pruned.entries,
-        pruned.bytes.div_ceil(1024),
-        crate::gen::cache::dir_under(&root).display(),
-        pruned.kept
-    );
+    let unused_for = std::time::Duration::from_secs(args.days * 24 * 3600);
+    let searches = Cache::under(&root).prune(unused_for);
+    let runs = Cache::of_runs(&root).prune(unused_for);
+    for (pruned, what, dir) in [
+        (searches, "module search(es)", dir_under(&root)),
+        (runs, "layer run(s)", runs_dir_under(&root)),
+    ] {
+        println!(
+            "removed {} cached {what} ({} KiB) from {}; {} kept",
+            pruned.entries,
+            pruned.bytes.div_ceil(1024),
+            dir.display(),
+            pruned.kept
+        );
+    }
     Ok(0)
 }
 

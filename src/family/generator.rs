@@ -15,6 +15,8 @@ use crate::testing::framework::Framework;
 /// One search: the request, in a mirror of the repository, sandboxed, within `timeout`.
 pub struct GenJob<'a> {
     pub repo: &'a Path,
+    /// The session's folder (what a family keeps between rounds lives in its workspace).
+    pub session: &'a Path,
     pub mirror: &'a Path,
     pub scratch: &'a Path,
     pub framework: Framework,

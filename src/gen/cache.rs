@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -20,6 +21,26 @@ const FORMAT: u32 = 1;
 /// The cache's folder under a sessions root.
 pub fn dir_under(sessions_root: &Path) -> PathBuf {
     sessions_root.join("cache").join("generated")
+}
+
+/// The folder of the layer runs kept for reuse under a sessions root.
+pub fn runs_dir_under(sessions_root: &Path) -> PathBuf {
+    sessions_root.join("cache").join("runs")
+}
+
+/// What a cache keeps: an entry that knows its key and whether this build reads its format.
+pub trait Keyed: Serialize + DeserializeOwned {
+    fn key(&self) -> &str;
+    fn current(&self) -> bool;
+}
+
+impl Keyed for Entry {
+    fn key(&self) -> &str {
+        &self.key
+    }
+    fn current(&self) -> bool {
+        self.format == FORMAT
+    }
 }
 
 /// One module's search, as a later run reuses it.
@@ -44,7 +65,7 @@ impl Entry {
     }
 }
 
-/// The cache of one sessions root.
+/// The cache of one sessions root: generated tests (`under`) or layer runs (`of_runs`).
 #[derive(Debug, Clone)]
 pub struct Cache {
     dir: PathBuf,
@@ -65,6 +86,12 @@ impl Cache {
         }
     }
 
+    pub fn of_runs(sessions_root: &Path) -> Self {
+        Cache {
+            dir: runs_dir_under(sessions_root),
+        }
+    }
+
     fn path(&self, key: &str) -> PathBuf {
         self.dir
             .join(&key[..2.min(key.len())])
@@ -73,11 +100,11 @@ impl Cache {
 
     /// The entry for `key`; None when there is none or it cannot be read as one (an unreadable
     /// entry is removed: it would only ever miss).
-    pub fn get(&self, key: &str) -> Option<Entry> {
+    pub fn get<T: Keyed>(&self, key: &str) -> Option<T> {
         let path = self.path(key);
         let bytes = std::fs::read(&path).ok()?;
-        match serde_json::from_slice::<Entry>(&bytes) {
-            Ok(entry) if entry.format == FORMAT && entry.key == key => {
+        match serde_json::from_slice::<T>(&bytes) {
+            Ok(entry) if entry.current() && entry.key() == key => {
                 // Its last use, for `prune`.
                 if let Ok(f) = std::fs::File::options().write(true).open(&path) {
                     let _ = f.set_modified(SystemTime::now());
@@ -92,8 +119,8 @@ impl Cache {
     }
 
     /// Keeps `entry` under its key, atomically: a reader sees the whole entry or none.
-    pub fn put(&self, entry: &Entry) -> Result<(), crate::util::FileError> {
-        let path = self.path(&entry.key);
+    pub fn put<T: Keyed>(&self, entry: &T) -> Result<(), crate::util::FileError> {
+        let path = self.path(entry.key());
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|cause| crate::util::FileError::Write {
                 path: parent.to_path_buf(),
@@ -299,11 +326,11 @@ mod tests {
         let cache = Cache::under(root.path());
         let entry = Entry::new("ab12".into(), module("calc"), Vec::new());
         cache.put(&entry).unwrap();
-        let back = cache.get("ab12").unwrap();
+        let back = cache.get::<Entry>("ab12").unwrap();
         assert_eq!(back.module.source, entry.module.source);
         std::fs::create_dir_all(cache.path("cd34").parent().unwrap()).unwrap();
         std::fs::write(cache.path("cd34"), b"{\"format\": 1, \"key\"").unwrap();
-        assert!(cache.get("cd34").is_none());
+        assert!(cache.get::<Entry>("cd34").is_none());
         assert!(!cache.path("cd34").exists(), "a damaged entry is removed");
     }
 
@@ -321,7 +348,7 @@ mod tests {
         assert!(!leftover.exists());
         let p = cache.prune(Duration::ZERO);
         assert_eq!((p.entries, p.kept), (1, 0));
-        assert!(cache.get("ab12").is_none());
+        assert!(cache.get::<Entry>("ab12").is_none());
     }
 
     #[test]

@@ -827,6 +827,7 @@ pub fn search_here(
     )?;
     Ok(generator.generate(&GenJob {
         repo: ctx.repo,
+        session: &ctx.session.root,
         mirror: &mirror,
         scratch: &scratch,
         framework,

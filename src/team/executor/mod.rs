@@ -7,6 +7,7 @@ mod carried;
 mod critic;
 mod record;
 mod repair;
+mod run_cache;
 pub mod watch;
 
 use std::collections::BTreeSet;
@@ -25,6 +26,7 @@ use carried::Carried;
 use critic::{Critic, Folders};
 pub use record::reserve_run;
 use record::{empty_run, env_blocker, finish, Finish};
+use run_cache::{keepable, Kept, RunCache};
 
 /// Repair iterations inside one task (the seed's bound).
 const MAX_REPAIRS: usize = 3;
@@ -100,6 +102,12 @@ fn judge_layer(
     // `rerun`: only the tests that failed in the earlier run run again; its passes are kept.
     let carried = Carried::load(ctx, runner, &test_dir)?;
     let carried_passes = carried.as_ref().map_or(&[][..], |c| c.passed.as_slice());
+    // A run of the very same files on the very same code is taken from an earlier session (a
+    // rerun's partial runs are never kept or reused).
+    let run_cache = match carried {
+        None => RunCache::open(ctx, tools, layer),
+        Some(_) => None,
+    };
     let folders = Folders {
         layer,
         test_dir: &test_dir,
@@ -114,7 +122,7 @@ fn judge_layer(
     let clock = Instant::now();
     let mut iteration = 0;
     let mut judged;
-    let (out, verdicts, watched) = loop {
+    let (out, verdicts, watched, key, reused_from) = loop {
         iteration += 1;
         let timeout = time_left(ctx.deadline)?;
         let deselect = critic.deselected(carried_passes);
@@ -137,7 +145,25 @@ fn judge_layer(
         );
         // Taken before the run: a file changed while it runs is not what it judged.
         judged = crate::artifacts::snapshot(&test_dir);
-        let mut out = run_layer(ctx, runner, &spec);
+        let key = run_cache.as_ref().map(|c| c.key(&test_dir, &deselect));
+        let hit = match (&run_cache, &key) {
+            (Some(cache), Some(key)) if iteration == 1 => cache.get(key),
+            _ => None,
+        };
+        let mut out = match &hit {
+            Some(entry) => {
+                (ctx.progress)(
+                    "reused",
+                    None,
+                    Some(format!(
+                        "the results of {}: the repository, the tests and the toolchain are what it ran",
+                        entry.from
+                    )),
+                );
+                entry.restore(&results, &spec.run_no)
+            }
+            None => run_layer(ctx, runner, &spec),
+        };
         if let Some(problem) = &out.env_problem {
             let timed_out = out.timed_out;
             return Ok(env_blocker(
@@ -172,7 +198,15 @@ fn judge_layer(
         // The second line of defence, on the tests about to be kept: what they change with
         // every write real (diverted), whoever makes it. What it finds leaves, and the layer
         // runs again without it.
-        let check = watch::check(ctx, runner, &spec, &out, &writable, &critic.flaky);
+        // A reused run brings the watch's verdict on the same files with it.
+        let reused_from = hit.as_ref().map(|e| e.from.clone());
+        let check = match hit {
+            Some(entry) => watch::Watched {
+                record: entry.watched,
+                findings: Vec::new(),
+            },
+            None => watch::check(ctx, runner, &spec, &out, &writable, &critic.flaky),
+        };
         if critic.take_out_watched(check.findings, iteration) {
             continue;
         }
@@ -180,8 +214,19 @@ fn judge_layer(
             .flaky
             .retain(|id| out.cases.iter().any(|c| &c.id == id));
         out.load_errors = std::mem::take(&mut critic.load_errors);
-        break (out, verdicts, check.record);
+        break (out, verdicts, check.record, key, reused_from);
     };
+    if let (Some(cache), Some(key), None) = (&run_cache, key, &reused_from) {
+        if keepable(&out, &critic.flaky) && cache.repo_unchanged(ctx) {
+            let kept = Kept {
+                from: format!("{} run {n:03}", ctx.session.id),
+                run_no: format!("{n:03}"),
+                out: out.clone(),
+                watched: watched.clone(),
+            };
+            cache.put(key, kept, &results);
+        }
+    }
     critic.save()?;
     (ctx.progress)("tests_done", Some(85.0), None);
     Ok(finish(
@@ -202,6 +247,7 @@ fn judge_layer(
             carried,
             watched: Some(watched),
             judged,
+            reused_from,
         },
     ))
 }

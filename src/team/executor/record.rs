@@ -43,6 +43,8 @@ pub(super) struct Finish<'a> {
     pub watched: Option<crate::artifacts::WatchRecord>,
     /// The layer's files as the last iteration ran them.
     pub judged: crate::artifacts::FileDigests,
+    /// The earlier run whose results the last iteration took instead of running.
+    pub reused_from: Option<String>,
 }
 
 /// Writes run-NNN.json and coverage-NNN.json and builds the outcome.
@@ -228,6 +230,7 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
         output_tail: Some(f.out.output_tail.clone()),
         watch: f.watched.clone(),
         judged_files: Some(f.judged.clone()),
+        reused_from: f.reused_from.clone(),
         ..RunRecord::default()
     };
     if let Err(e) = atomic_write_json(f.run_path, &record) {
@@ -260,6 +263,13 @@ pub(super) fn finish(ctx: &RoleContext, f: Finish) -> Outcome {
             out.summary,
             left_out.join(", ")
         );
+    }
+    if let Some(from) = &f.reused_from {
+        out.summary = format!(
+            "results of {from} reused (nothing changed); {}",
+            out.summary
+        );
+        out.data.insert("reused_from".into(), json!(from));
     }
     if let Some(c) = &f.carried {
         out.summary = format!(

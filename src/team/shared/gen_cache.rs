@@ -82,7 +82,7 @@ impl Lookup {
                 module,
                 files: &files,
             });
-            match cache.get(&key) {
+            match cache.get::<Entry>(&key) {
                 Some(entry) if entry.module.module == module.module => lookup.hits.push(entry),
                 _ => lookup.misses.push(module.clone()),
             }
@@ -370,8 +370,10 @@ fn judge(run: &RunRecord, test_file: &str) -> Verdict {
 }
 
 /// `entry` without the tests named in `bad` (run ids' last parts, as the feedback names them),
-/// through the family's own editing of its files; None when a name is not one of its tests
-/// (nothing is cached on a guess) or nothing would be left.
+/// through the family's own editing of its files; None when a name its source mentions is not
+/// one of its tests (nothing is cached on a guess) or nothing would be left. A name its source
+/// never mentions is an earlier round's test that the layer's file still carries (a quarantine
+/// stays in the run records): it says nothing about this search's tests.
 fn without(
     entry: &Entry,
     bad: &BTreeSet<String>,
@@ -379,9 +381,16 @@ fn without(
 ) -> Option<Entry> {
     let generator = generator?;
     let tests = &entry.module.tests;
-    let bad: BTreeSet<String> = bad.iter().map(|b| generator.test_key(b)).collect();
+    let bad: BTreeSet<String> = bad
+        .iter()
+        .map(|b| generator.test_key(b))
+        .filter(|b| entry.module.source.contains(b.as_str()))
+        .collect();
     if !bad.iter().all(|b| tests.contains(b)) {
         return None;
+    }
+    if bad.is_empty() {
+        return Some(entry.clone());
     }
     let keep: BTreeSet<String> = tests
         .iter()
@@ -505,7 +514,12 @@ mod tests {
             trimmed.module.source
         );
         assert!(trimmed.module.source.contains("def test_a"));
-        let unknown = BTreeSet::from(["test_z".to_string()]);
+        // An earlier round's test, quarantined in the layer's file: this entry stays whole.
+        let earlier = BTreeSet::from(["test_z".to_string()]);
+        let whole = without(&entry, &earlier, python).expect("kept whole");
+        assert_eq!(whole.module.tests, ["test_a", "test_b"]);
+        // A name the source mentions that is not one of its tests: nothing kept on a guess.
+        let unknown = BTreeSet::from(["test_".to_string()]);
         assert!(
             without(&entry, &unknown, python).is_none(),
             "not one of its tests"
@@ -561,7 +575,7 @@ mod tests {
         write_run(2, RecordedStatus::Passed);
         assert_eq!(promote(&session).kept, 1);
         let cache = Cache::under(root.path());
-        assert!(cache.get("ab12").is_some());
+        assert!(cache.get::<Entry>("ab12").is_some());
         crate::util::atomic_write_json(
             &path,
             &Pending {
@@ -572,6 +586,6 @@ mod tests {
         .unwrap();
         write_run(3, RecordedStatus::Failed);
         assert_eq!(promote(&session).forgotten, 1);
-        assert!(cache.get("ab12").is_none());
+        assert!(cache.get::<Entry>("ab12").is_none());
     }
 }

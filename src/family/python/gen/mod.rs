@@ -12,7 +12,7 @@ use super::isolation::{AUDIT, ISOLATION};
 pub use super::edit::{carry_over, mark_xfail, remove_tests, test_names};
 use crate::family::generator::{GenJob, Generator, ReplayJob, Revision};
 use crate::gen::behaviour::ReplayResult;
-use crate::gen::{run_helper, write_modules, GenError, GenRequest, GenResult, ModuleRef};
+use crate::gen::{run_helper, write_modules, GenError, GenResult, ModuleRef};
 use crate::sandbox::Sandbox;
 use crate::testing::framework::Framework;
 
@@ -49,14 +49,29 @@ impl Generator for PythonGenerator {
 
     fn generate(&self, job: &GenJob) -> Result<GenResult, GenError> {
         let python = crate::testing::toolchain::python_for(job.repo);
-        generate(
+        let mut input = serde_json::to_value(job.req).map_err(GenError::Request)?;
+        // A revision round takes the outcomes of calls an earlier round ran (tt_memo); L3 runs
+        // entry points, not calls.
+        if !job.req.layer.starts_with("L3") {
+            input["memo_dir"] = calls_dir(job.session, &job.req.layer)
+                .display()
+                .to_string()
+                .into();
+        }
+        let input = serde_json::to_vec(&input).map_err(GenError::Request)?;
+        run_python_helper(
             &python,
             job.mirror,
             job.scratch,
-            job.req,
+            input,
             job.timeout,
             job.sandbox,
         )
+    }
+
+    /// The outcomes kept between the session's rounds.
+    fn write_dirs(&self, session: &Path, layer: &str) -> Vec<PathBuf> {
+        vec![calls_dir(session, layer)]
     }
 
     /// A revision round adds to the tests it revises: every earlier test that is not broken,
@@ -168,24 +183,17 @@ pub const HELPER_FILES: &[(&str, &str)] = &[
     ("tt_grammar.py", include_str!("tt_grammar.py")),
     // The search's calls run again in another version of the code (what a change altered).
     ("tt_replay.py", include_str!("tt_replay.py")),
+    // The outcomes of calls an earlier round of the session ran, not run again.
+    ("tt_memo.py", include_str!("tt_memo.py")),
 ];
+
+/// Where a layer's searches keep the outcomes of their calls for the session's next rounds.
+fn calls_dir(session: &Path, layer: &str) -> PathBuf {
+    session.join("workspace").join(format!("gen-calls-{layer}"))
+}
 /// The generator helper and the modules it imports, into `scratch`.
 fn write_helpers(scratch: &Path) -> Result<(), GenError> {
     write_modules(scratch, HELPER_FILES)
-}
-
-/// Runs the helper with `python` in `mirror` (the repository's mirror); `scratch` holds the helper
-/// file. The whole run is bounded by `timeout`.
-pub fn generate(
-    python: &str,
-    mirror: &Path,
-    scratch: &Path,
-    req: &GenRequest,
-    timeout: Duration,
-    sandbox: Option<&Sandbox>,
-) -> Result<GenResult, GenError> {
-    let input = serde_json::to_vec(req).map_err(GenError::Request)?;
-    run_python_helper(python, mirror, scratch, input, timeout, sandbox)
 }
 
 /// Runs `ttgen.py` with `python` in `mirror` on the request `input` (a search or a replay).
@@ -233,6 +241,7 @@ pub fn entry_points(python: &str, repo: &Path, scratch: &Path) -> Result<Vec<Str
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gen::GenRequest;
     use std::collections::BTreeMap;
 
     /// A copy of a fixture project in a temp dir.
@@ -260,11 +269,11 @@ mod tests {
             avoid: vec![],
             changed: BTreeMap::new(),
         };
-        let out = generate(
+        let out: GenResult = run_python_helper(
             "python3",
             repo.path(),
             scratch.path(),
-            &req,
+            serde_json::to_vec(&req).unwrap(),
             Duration::from_secs(120),
             None,
         )

@@ -539,11 +539,18 @@ def _stable_attrs(value, machine=()):
 
 class Execution:
     """The calls of a module's search and the lines and arcs they reached (a part of
-    tt_search.ModuleSearch: needs its `namespace`, `target`, `req`, `lines_total`, `covered` and
-    `arcs`)."""
+    tt_search.ModuleSearch: needs its `namespace`, `target`, `req`, `memo`, `lines_total`,
+    `covered` and `arcs`)."""
 
     def run(self, statements, expr, checks=None):
-        return run_call(self.namespace, statements, expr, self.target, self.req["call_timeout_s"], checks)
+        """A call's outcome: kept from an earlier round of the session the first time it is asked
+        for (tt_memo), else run in a forked child."""
+        key = self.memo.key(statements, expr, checks)
+        outcome = self.memo.take(key)
+        if outcome is None:
+            outcome = run_call(self.namespace, statements, expr, self.target, self.req["call_timeout_s"], checks)
+            self.memo.note(key, outcome)
+        return outcome
 
     def adds(self, outcome):
         """Whether a run reaches a line or takes a branch (arc) no kept call did."""

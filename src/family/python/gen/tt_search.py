@@ -28,6 +28,7 @@ from tt_analysis import (argparse_options, defined_lines, discover, entry_points
                          harvest_constants, harvest_patterns, parser_grammar)
 from tt_assertions import Oracle, cli_test, machine_specific
 from tt_execution import describe_error, run_call, run_entry, sandbox_block
+from tt_memo import CallMemo
 from tt_inputs import CallBuilding, Inputs, boundary_variants, entry_argvs
 from tt_render import Rendering, test_file_name
 
@@ -167,6 +168,7 @@ class ModuleSearch(CallBuilding, Oracle, Rendering):
         self.pathy = set()         # functions seen touching paths named by their arguments
         self.inputs.pathy = self.pathy
         self.calls = CallList(spec["module"])  # the candidates run, for a replay (l1 and l2)
+        self.memo = CallMemo.of(req, spec["module"])  # outcomes an earlier round already has
         # The items whose definition a change added or modified lines of (the request's
         # "changed"), and their calls that returned: the boundary phase varies them.
         changed = changed_lines(req, spec["file"])
@@ -558,6 +560,7 @@ def search_module(spec, req, rng, deadline):
             phase()
         except Exception as exc:  # noqa: BLE001 - a failed phase keeps what the others found
             search.findings.append(generator_error(spec["module"], phase.__name__, exc))
+    search.memo.save()
     entry["source"], entry["tests"] = search.render(req.get("layer", ""), req.get("seed"))
     if not entry["tests"]:
         entry["source"] = ""
@@ -565,6 +568,7 @@ def search_module(spec, req, rng, deadline):
     entry["lines_total"] = len(search.lines_total)
     entry["lines_covered"] = len(search.covered & search.lines_total)
     entry["calls_tried"] = search.tried
+    entry["calls_reused"] = search.memo.reused
     return entry, search.findings
 
 

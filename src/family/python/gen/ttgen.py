@@ -100,7 +100,7 @@ def main():
                                             "seconds": round(time.monotonic() - started, 3)}}))
         channel.flush()
         return
-    modules, findings, tried = [], [], 0
+    modules, findings, tried, reused = [], [], 0, 0
     weights = [module_weight(spec) for spec in specs]
     for index, spec in enumerate(specs):
         # The time left, shared by size: a big module gets more of it than a small one.
@@ -119,6 +119,7 @@ def main():
                      "lines_total": 0, "lines_covered": 0, "import_error": None, "import_error_kind": None}
             found = [generator_error(spec.get("module", ""), "", exc)]
         tried += entry.pop("calls_tried", 0)
+        reused += entry.pop("calls_reused", 0)
         modules.append(entry)
         findings.extend(found)
     issue = pytest_env_issue(next((m["module"] for m in modules if m["tests"]), ""))
@@ -126,7 +127,7 @@ def main():
         findings.append(issue)
     kept = sum(len(m["tests"]) for m in modules)
     channel.write(json.dumps({"modules": modules, "findings": findings,
-                              "stats": {"calls_tried": tried, "tests": kept,
+                              "stats": {"calls_tried": tried, "calls_reused": reused, "tests": kept,
                                         "seconds": round(time.monotonic() - started, 3)}}))
     channel.flush()
 
