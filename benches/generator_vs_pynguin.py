@@ -212,7 +212,7 @@ def pipeline(binary, project, modules, seed, out_dir, scratch):
     run(git + ["init", "-q"], cwd=repo)
     run(git + ["add", "-A"], cwd=repo)
     run(git + ["rm", "-q", "--cached"] + files, cwd=repo)
-    run(git + ["commit", "-qm", "the rest of the package"], cwd=repo)
+    run(git + ["commit", "-q", "--allow-empty", "-m", "the rest of the package"], cwd=repo)
     run(git + ["add", "-A"], cwd=repo)
     run(git + ["commit", "-qm", "the modules under test"], cwd=repo)
     env = dict(os.environ, TEAM_TESTING_SESSIONS=os.path.join(scratch, "sessions"))

@@ -444,12 +444,14 @@ fn family_round(
         let edits = (framework, generator);
         return surgical_round(ctx, layer, r, restore, &fb, &dir, edits);
     }
-    let mut budget_factor = 1.0;
+    // A revision round aims only at the lines still missing, which pay less each round: it gets
+    // half the first round's budget, and a quarter from the second on.
+    let mut budget_factor = round.map_or(1.0, |r| 0.5f64.powi(r.min(2) as i32));
     if strategy == Strategy::Aggressive {
         // Batch change: every failing test that is not a finding goes, and the search widens.
         let batch = std::mem::take(&mut fb.batch);
         fb.avoid.extend(batch);
-        budget_factor = 1.5;
+        budget_factor *= 1.5;
     }
     // A revision round searches only the modules with lines still to reach: the others keep
     // their tests as they are. Not when tests are to be dropped or marked as defects: that is
