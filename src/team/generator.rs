@@ -448,7 +448,8 @@ fn family_round(
     // half the first round's budget, and a quarter from the second on.
     let mut budget_factor = round.map_or(1.0, |r| 0.5f64.powi(r.min(2) as i32));
     if strategy == Strategy::Aggressive {
-        // Batch change: every failing test that is not a finding goes, and the search widens.
+        // Batch change: every failing test that is not a finding goes, and the search widens
+        // (half again the round's budget).
         let batch = std::mem::take(&mut fb.batch);
         fb.avoid.extend(batch);
         budget_factor *= 1.5;

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::framework::Framework;
 
-pub(crate) const WALK_LIMIT: usize = 50_000;
+const WALK_LIMIT: usize = 50_000;
 const SKIP_DIRS: [&str; 9] = [
     ".git",
     ".workflow",

@@ -217,7 +217,8 @@ fn judge_layer(
         break (out, verdicts, check.record, key, reused_from);
     };
     if let (Some(cache), Some(key), None) = (&run_cache, key, &reused_from) {
-        if keepable(&out, &critic.flaky) && cache.repo_unchanged(ctx) {
+        let sandboxed = ctx.sandbox.enabled;
+        if keepable(&out, &critic.flaky, &watched, tools, sandboxed) && cache.repo_unchanged(ctx) {
             let kept = Kept {
                 from: format!("{} run {n:03}", ctx.session.id),
                 run_no: format!("{n:03}"),

@@ -28,6 +28,13 @@ const FORMAT: u32 = 1;
 /// file of gigabytes is not read on every run).
 const HASHED_UP_TO: u64 = 8 << 20;
 
+/// A repository of more files than this is not hashed on every run: its runs are not kept.
+const MAX_REPO_FILES: usize = 50_000;
+
+/// A kept run older than this is run again: code that reads the clock or the calendar may
+/// answer otherwise by now.
+const MAX_AGE_S: u64 = 7 * 24 * 3600;
+
 /// One layer run, as a later session reuses it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(super) struct RunEntry {
@@ -41,6 +48,8 @@ pub(super) struct RunEntry {
     /// The raw reports under `results/`, by file name.
     reports: BTreeMap<String, String>,
     pub watched: WatchRecord,
+    /// When the run was kept, in seconds since the epoch.
+    made_at: u64,
 }
 
 impl Keyed for RunEntry {
@@ -94,20 +103,27 @@ pub(super) struct RunCache {
 }
 
 impl RunCache {
-    /// None with `--no-cache`, or when the repository is too big to be hashed on every run.
+    /// None with `--no-cache`; when the repository is too big to be hashed on every run; when
+    /// what the project depends on is not pinned where the key can see it; or when the cache
+    /// could have come with the repository (see `trusted`).
     pub fn open(ctx: &RoleContext, tools: &Toolchain, layer: &str) -> Option<RunCache> {
         if ctx.session.load_state().ok()?.controls.no_cache {
             return None;
         }
         let root = ctx.session.sessions_root();
+        if !trusted(ctx.repo, &root) {
+            return None;
+        }
+        let installed = installed_stamps(ctx.repo, tools)?;
         let repo = repo_digest(ctx.repo, &root)?;
         let canonical = serde_json::json!({
             "format": FORMAT,
             "team_testing": generator_version(),
             "layer": layer,
             "toolchain": tools,
-            "installed": installed_stamps(ctx.repo, tools),
+            "installed": installed,
             "sandbox": ctx.sandbox,
+            "environment": environment_digest(ctx),
             "repo": repo,
         });
         Some(RunCache {
@@ -134,23 +150,25 @@ impl RunCache {
         hex(&Sha256::digest(canonical.to_string().as_bytes()))
     }
 
-    /// The run an earlier session made under `key`, if one is kept.
+    /// The run an earlier session made under `key`, if one is kept and recent enough.
     pub fn get(&self, key: &str) -> Option<RunEntry> {
-        self.cache.get(key)
+        let entry: RunEntry = self.cache.get(key)?;
+        (now_s().saturating_sub(entry.made_at) <= MAX_AGE_S).then_some(entry)
     }
 
     /// Keeps a run under the key of the files it ran; its raw reports are read from `results`.
     pub fn put(&self, key: String, kept: Kept, results: &Path) {
-        let reports = kept
-            .out
-            .reports
-            .iter()
-            .filter_map(|rel| {
-                let name = Path::new(rel).file_name()?.to_str()?.to_string();
-                let text = std::fs::read_to_string(results.join(&name)).ok()?;
-                Some((name, text))
-            })
-            .collect();
+        let mut reports = BTreeMap::new();
+        for rel in &kept.out.reports {
+            let Some(name) = Path::new(rel).file_name().and_then(|n| n.to_str()) else {
+                return;
+            };
+            // A report that cannot be kept as it is: the run is not kept either.
+            let Ok(text) = std::fs::read_to_string(results.join(name)) else {
+                return;
+            };
+            reports.insert(name.to_string(), text);
+        }
         let entry = RunEntry {
             format: FORMAT,
             key,
@@ -159,6 +177,7 @@ impl RunCache {
             out: kept.out,
             reports,
             watched: kept.watched,
+            made_at: now_s(),
         };
         // A cache that cannot be written costs the next run its time, never its result.
         let _ = self.cache.put(&entry);
@@ -173,32 +192,46 @@ pub(super) struct Kept {
     pub watched: WatchRecord,
 }
 
-/// Whether a run may be kept: it ran to its end, nothing in it was flaky or timed out, and its
-/// coverage (or the reason there is none) is known.
-pub(super) fn keepable(out: &RunOutput, flaky: &[String]) -> bool {
+/// Whether a run may be kept: it ran to its end, nothing in it was flaky or timed out, every
+/// file loaded, its coverage was measured when the toolchain measures it, and the file-system
+/// watch checked it (unless the session's sandbox is off, which the key holds): a reused run
+/// never stands for a watch that did not happen.
+pub(super) fn keepable(
+    out: &RunOutput,
+    flaky: &[String],
+    watched: &WatchRecord,
+    tools: &Toolchain,
+    sandboxed: bool,
+) -> bool {
     out.env_problem.is_none()
         && !out.timed_out
         && out.exit_code.is_some()
         && flaky.is_empty()
         && out.load_errors.is_empty()
+        && (out.coverage.is_some() || tools.coverage_tool.is_none())
+        && (watched.checked || !sandboxed)
 }
 
-/// sha256 over the repository's files (paths and contents; a file over `HASHED_UP_TO` by size
-/// and time), sessions kept inside it left out. None when the walk hit its limit.
+/// sha256 over the files the runs' copies of the repository are made of (`workspace::list_files`,
+/// as the mirror lists them: paths and contents, a symlink inside it by its target's content, a
+/// file over `HASHED_UP_TO` by size and time), sessions kept inside it left out. None when there
+/// are too many files to hash on every run, or they cannot be listed.
 fn repo_digest(repo: &Path, sessions_root: &Path) -> Option<String> {
-    let files = crate::testing::detect::walk(repo);
-    if files.len() >= crate::testing::detect::WALK_LIMIT {
+    let exclude = std::fs::canonicalize(sessions_root).ok();
+    let mut files = Vec::new();
+    crate::workspace::list_files(repo, Path::new(""), exclude.as_deref(), &mut |rel, abs| {
+        files.push((rel, abs))
+    })
+    .ok()?;
+    if files.len() > MAX_REPO_FILES {
         return None;
     }
-    let inside = sessions_root.strip_prefix(repo).ok();
+    files.sort();
     let mut hasher = Sha256::new();
-    for rel in files {
-        if inside.is_some_and(|i| Path::new(&rel).starts_with(i)) {
-            continue;
-        }
-        hasher.update(rel.as_bytes());
+    for (rel, abs) in files {
+        hasher.update(rel.to_string_lossy().as_bytes());
         hasher.update([0]);
-        hasher.update(file_digest(&repo.join(&rel)).as_bytes());
+        hasher.update(file_digest(&abs).as_bytes());
         hasher.update([0]);
     }
     Some(hex(&hasher.finalize()))
@@ -231,19 +264,17 @@ fn tree_digest(dir: &Path) -> BTreeMap<String, String> {
 }
 
 fn file_digest(path: &Path) -> String {
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
+    // Through a symlink: the copy holds what it points at.
+    let Ok(meta) = std::fs::metadata(path) else {
         return "absent".into();
     };
     if !meta.is_file() {
-        return match std::fs::read_link(path) {
-            Ok(target) => format!("link:{}", target.display()),
-            Err(_) => "other".into(),
-        };
+        return "other".into();
     }
     if meta.len() > HASHED_UP_TO {
         return format!("big:{}:{}", meta.len(), mtime_ns(&meta));
     }
-    match crate::util::read_regular(path) {
+    match std::fs::read(path) {
         Ok(bytes) => hex(&Sha256::digest(&bytes)),
         Err(_) => "unreadable".into(),
     }
@@ -251,30 +282,86 @@ fn file_digest(path: &Path) -> String {
 
 /// What is installed beside the code, which the repository's files do not show: the Python
 /// interpreter's package folders, node's installed modules, by modification time (installing or
-/// removing a package changes its folder).
-fn installed_stamps(repo: &Path, tools: &Toolchain) -> Vec<String> {
+/// removing a package changes its folder). None when the dependencies are resolved afresh for
+/// each session, so their versions may differ from run to run: node without its `node_modules`,
+/// a crate without its `Cargo.lock`, a Python whose package folders cannot be asked for.
+fn installed_stamps(repo: &Path, tools: &Toolchain) -> Option<Vec<String>> {
     let mut folders: Vec<PathBuf> = Vec::new();
     match tools.known_framework().map(Framework::family) {
         Some(Family::Python) => {
             // Not the user's site: the sandbox gives each run a HOME of its own.
             let code = "import os, site; print(os.pathsep.join(site.getsitepackages()))";
-            if let Some(line) = probe(&[&tools.interpreter, "-c", code], repo) {
-                folders.extend(std::env::split_paths(&line));
-            }
+            let line = probe(&[&tools.interpreter, "-c", code], repo)?;
+            folders.extend(std::env::split_paths(&line));
         }
         Some(Family::Node) => {
-            folders.push(repo.join("node_modules"));
-            folders.push(repo.join("node_modules").join(".package-lock.json"));
+            let modules = repo.join("node_modules");
+            if !modules.is_dir() {
+                return None;
+            }
+            folders.push(modules.join(".package-lock.json"));
+            folders.push(modules);
         }
+        Some(Family::Cargo) if !repo.join("Cargo.lock").is_file() => return None,
         _ => {}
     }
-    folders
+    let stamps = folders
         .iter()
         .map(|f| {
             let stamp = std::fs::metadata(f).map_or(0, |m| mtime_ns(&m));
             format!("{}:{stamp}", f.display())
         })
-        .collect()
+        .collect();
+    Some(stamps)
+}
+
+/// The variables a run's children see (credentials are never passed, hence never in here), so
+/// that a run under another `TZ`, locale or tool flag is not taken for this one.
+fn environment_digest(ctx: &RoleContext) -> String {
+    let (kept, _) = crate::sandbox::env::child_env(
+        std::env::vars_os(),
+        Path::new(""),
+        &ctx.sandbox.allow_env,
+        &ctx.sandbox.secret_env,
+    );
+    let mut pairs: Vec<String> = kept
+        .iter()
+        .map(|(k, v)| format!("{}={}", k.to_string_lossy(), v.to_string_lossy()))
+        .collect();
+    pairs.sort();
+    hex(&Sha256::digest(pairs.join("\0").as_bytes()))
+}
+
+/// Whether the cache under `sessions_root` is this machine's own. Under the repository (the
+/// default sessions root), a cache could have arrived with the project itself, a forged "ran,
+/// passed, watched" among it; it is trusted only in a git repository that tracks nothing there
+/// (a clone brings only what git tracks).
+fn trusted(repo: &Path, sessions_root: &Path) -> bool {
+    let (Ok(repo), Ok(root)) = (
+        std::fs::canonicalize(repo),
+        std::fs::canonicalize(sessions_root),
+    ) else {
+        return false;
+    };
+    let Ok(inside) = root.strip_prefix(&repo) else {
+        return true;
+    };
+    let inside = inside.to_string_lossy();
+    let spec = if inside.is_empty() {
+        "."
+    } else {
+        inside.as_ref()
+    };
+    matches!(
+        crate::git::git(&repo, &["ls-files", "--", spec], None),
+        Ok(listed) if listed.trim().is_empty()
+    )
+}
+
+fn now_s() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 fn mtime_ns(meta: &std::fs::Metadata) -> u128 {

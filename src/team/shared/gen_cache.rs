@@ -289,7 +289,7 @@ pub fn promote(session: &SessionDir) -> Promoted {
                 Verdict::Passed => Some(p.entry.clone()),
                 // The tests that passed are what a search of the same code gives next time,
                 // once the run has taken the others out.
-                Verdict::PassedBut(bad) => without(&p.entry, bad, generator),
+                Verdict::PassedBut { bad, earlier } => without(&p.entry, (bad, earlier), generator),
                 Verdict::Failed => None,
             };
             match keep {
@@ -310,8 +310,13 @@ pub fn promote(session: &SessionDir) -> Promoted {
 #[derive(Debug, PartialEq)]
 enum Verdict {
     Passed,
-    /// These tests (by name, as the run's ids end) failed or were taken out; the rest passed.
-    PassedBut(BTreeSet<String>),
+    /// `bad` (by name, as the run's ids end) failed, were flaky or were taken out by this run;
+    /// the rest passed. `earlier` are tests an earlier run of the layer took out, which the
+    /// layer's file still carries: they count only where the entry has them.
+    PassedBut {
+        bad: BTreeSet<String>,
+        earlier: BTreeSet<String>,
+    },
     Failed,
 }
 
@@ -347,11 +352,12 @@ fn judge(run: &RunRecord, test_file: &str) -> Verdict {
     }
     let name = |id: &str| id.rsplit("::").next().unwrap_or(id).to_string();
     let quarantined = run.quarantined.as_deref().unwrap_or_default();
-    let mut bad: BTreeSet<String> = quarantined
+    let (this_run, earlier): (Vec<_>, Vec<_>) = quarantined
         .iter()
         .filter(|q| !attributed || belongs(Some(&q.id), &q.id) || q.id.contains(stem))
-        .map(|q| name(&q.id))
-        .collect();
+        .partition(|q| q.task_id.is_empty() || q.task_id == run.task_id);
+    let mut bad: BTreeSet<String> = this_run.iter().map(|q| name(&q.id)).collect();
+    let earlier: BTreeSet<String> = earlier.iter().map(|q| name(&q.id)).collect();
     bad.extend(
         mine.iter()
             .filter(|t| match t.status {
@@ -363,38 +369,40 @@ fn judge(run: &RunRecord, test_file: &str) -> Verdict {
             .map(|t| name(&t.id)),
     );
     match bad.len() {
-        0 => Verdict::Passed,
-        n if attributed && n < mine.len() => Verdict::PassedBut(bad),
+        0 if earlier.is_empty() => Verdict::Passed,
+        n if attributed && n < mine.len() => Verdict::PassedBut { bad, earlier },
         _ => Verdict::Failed,
     }
 }
 
 /// `entry` without the tests named in `bad` (run ids' last parts, as the feedback names them),
-/// through the family's own editing of its files; None when a name its source mentions is not
-/// one of its tests (nothing is cached on a guess) or nothing would be left. A name its source
-/// never mentions is an earlier round's test that the layer's file still carries (a quarantine
-/// stays in the run records): it says nothing about this search's tests.
+/// through the family's own editing of its files; None when a name in `bad` is not one of its
+/// tests (nothing is cached on a guess) or nothing would be left. A name in `earlier` (a test an
+/// earlier run took out, still in the layer's file) goes only if the entry has that test: most
+/// are an earlier round's tests and say nothing about this search's.
 fn without(
     entry: &Entry,
-    bad: &BTreeSet<String>,
+    (bad, earlier): (&BTreeSet<String>, &BTreeSet<String>),
     generator: Option<&dyn Generator>,
 ) -> Option<Entry> {
     let generator = generator?;
     let tests = &entry.module.tests;
-    let bad: BTreeSet<String> = bad
-        .iter()
-        .map(|b| generator.test_key(b))
-        .filter(|b| entry.module.source.contains(b.as_str()))
-        .collect();
-    if !bad.iter().all(|b| tests.contains(b)) {
+    let mut out: BTreeSet<String> = bad.iter().map(|b| generator.test_key(b)).collect();
+    if !out.iter().all(|b| tests.contains(b)) {
         return None;
     }
-    if bad.is_empty() {
+    out.extend(
+        earlier
+            .iter()
+            .map(|e| generator.test_key(e))
+            .filter(|e| tests.contains(e)),
+    );
+    if out.is_empty() {
         return Some(entry.clone());
     }
     let keep: BTreeSet<String> = tests
         .iter()
-        .filter(|t| !bad.contains(*t))
+        .filter(|t| !out.contains(*t))
         .cloned()
         .collect();
     let source = generator.keep_only(&entry.module.source, &keep)?;
@@ -500,13 +508,18 @@ mod tests {
             ),
         ]);
         let bad = BTreeSet::from(["test_b".to_string()]);
-        assert_eq!(judge(&r, "test_calc.py"), Verdict::PassedBut(bad.clone()));
+        let none = BTreeSet::new();
+        let verdict = Verdict::PassedBut {
+            bad: bad.clone(),
+            earlier: none.clone(),
+        };
+        assert_eq!(judge(&r, "test_calc.py"), verdict);
         let python = crate::family::of(crate::testing::framework::Family::Python).generator();
         let mut entry = Entry::new("cd34".into(), module("test_calc.py"), Vec::new());
         entry.module.source =
             "def test_a():\n    assert 1 == 1\n\n\ndef test_b():\n    assert 2 == 2\n".into();
         entry.module.tests = vec!["test_a".into(), "test_b".into()];
-        let trimmed = without(&entry, &bad, python).expect("test_a is left");
+        let trimmed = without(&entry, (&bad, &none), python).expect("test_a is left");
         assert_eq!(trimmed.module.tests, ["test_a"]);
         assert!(
             !trimmed.module.source.contains("test_b"),
@@ -514,18 +527,39 @@ mod tests {
             trimmed.module.source
         );
         assert!(trimmed.module.source.contains("def test_a"));
-        // An earlier round's test, quarantined in the layer's file: this entry stays whole.
+        // A test an earlier run took out, which the layer's file still carries: an entry
+        // without it stays whole; one that has it (written again) is kept without it.
+        let mut carried = run(vec![record(
+            "test_calc.py::test_a",
+            Some("test_calc.py"),
+            RecordedStatus::Passed,
+        )]);
+        carried.task_id = "TESTRUN-L1-fix-1".into();
+        carried.quarantined = Some(vec![crate::artifacts::Quarantined {
+            id: "test_calc.py::test_z".into(),
+            file: false,
+            reason: "test_defect".into(),
+            task_id: "TESTRUN-001".into(),
+            unsafe_effect: None,
+        }]);
         let earlier = BTreeSet::from(["test_z".to_string()]);
-        let whole = without(&entry, &earlier, python).expect("kept whole");
+        let verdict = Verdict::PassedBut {
+            bad: none.clone(),
+            earlier: earlier.clone(),
+        };
+        assert_eq!(judge(&carried, "test_calc.py"), verdict);
+        let whole = without(&entry, (&none, &earlier), python).expect("kept whole");
         assert_eq!(whole.module.tests, ["test_a", "test_b"]);
-        // A name the source mentions that is not one of its tests: nothing kept on a guess.
-        let unknown = BTreeSet::from(["test_".to_string()]);
+        let again = without(&entry, (&none, &bad), python).expect("test_a is left");
+        assert_eq!(again.module.tests, ["test_a"]);
+        // A name this run took out that is not one of its tests: nothing kept on a guess.
+        let unknown = BTreeSet::from(["test_z".to_string()]);
         assert!(
-            without(&entry, &unknown, python).is_none(),
+            without(&entry, (&unknown, &none), python).is_none(),
             "not one of its tests"
         );
         assert!(
-            without(&entry, &bad, None).is_none(),
+            without(&entry, (&bad, &none), None).is_none(),
             "no family to edit it"
         );
         let all = run(vec![record(
