@@ -296,7 +296,7 @@ fn installed_stamps(repo: &Path, tools: &Toolchain) -> Option<Vec<String>> {
         }
         Some(Family::Node) => {
             let modules = repo.join("node_modules");
-            if !modules.is_dir() {
+            if !modules.is_dir() && declares_dependencies(&repo.join("package.json")) {
                 return None;
             }
             folders.push(modules.join(".package-lock.json"));
@@ -313,6 +313,24 @@ fn installed_stamps(repo: &Path, tools: &Toolchain) -> Option<Vec<String>> {
         })
         .collect();
     Some(stamps)
+}
+
+/// Whether a package.json names packages to install (an unreadable one is taken to).
+fn declares_dependencies(package_json: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(package_json) else {
+        return true;
+    };
+    let Ok(manifest) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return true;
+    };
+    [
+        "dependencies",
+        "devDependencies",
+        "optionalDependencies",
+        "peerDependencies",
+    ]
+    .iter()
+    .any(|k| manifest[k].as_object().is_some_and(|deps| !deps.is_empty()))
 }
 
 /// The variables a run's children see (credentials are never passed, hence never in here), so
@@ -390,6 +408,17 @@ mod tests {
             Some("coveragepy-012.json")
         );
         assert_eq!(renamed("baseline.json", "003", "007"), None);
+    }
+
+    #[test]
+    fn node_packages_to_install_are_declared_or_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let manifest = dir.path().join("package.json");
+        assert!(declares_dependencies(&manifest), "no manifest: assume so");
+        std::fs::write(&manifest, r#"{"name": "x", "devDependencies": {}}"#).unwrap();
+        assert!(!declares_dependencies(&manifest));
+        std::fs::write(&manifest, r#"{"devDependencies": {"jest": "^29"}}"#).unwrap();
+        assert!(declares_dependencies(&manifest));
     }
 
     #[test]

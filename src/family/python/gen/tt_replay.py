@@ -20,6 +20,7 @@ import traceback
 from tt_analysis import discover
 from tt_assertions import NOT_KEPT, Oracle
 from tt_execution import log, sandbox_block
+from tt_memo import CallMemo
 from tt_render import Rendering, test_file_name
 from tt_search import module_namespace
 
@@ -85,6 +86,7 @@ class Replay(Oracle, Rendering):
         self.classes = {}
         self.tests, self.findings = [], []
         self.names = set()
+        self.memo = CallMemo(None)  # each version's calls run for real: that is the comparison
 
     def answer(self, call):
         """What one call did here: {function, expr, test, name, body, shown, raised, stable,
