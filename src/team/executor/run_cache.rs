@@ -12,9 +12,8 @@ use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
-use crate::artifacts::WatchRecord;
+use crate::artifacts::{digest, WatchRecord};
 use crate::gen::cache::{generator_version, Cache, Keyed};
 use crate::team::RoleContext;
 use crate::testing::framework::{Family, Framework};
@@ -129,7 +128,7 @@ impl RunCache {
         Some(RunCache {
             cache: Cache::of_runs(&root),
             repo,
-            context: hex(&Sha256::digest(canonical.to_string().as_bytes())),
+            context: digest(canonical.to_string().as_bytes()),
         })
     }
 
@@ -147,7 +146,7 @@ impl RunCache {
             "tests": tree_digest(test_dir),
             "deselect": deselect,
         });
-        hex(&Sha256::digest(canonical.to_string().as_bytes()))
+        digest(canonical.to_string().as_bytes())
     }
 
     /// The run an earlier session made under `key`, if one is kept and recent enough.
@@ -227,14 +226,15 @@ fn repo_digest(repo: &Path, sessions_root: &Path) -> Option<String> {
         return None;
     }
     files.sort();
-    let mut hasher = Sha256::new();
+    let mut listing = String::new();
     for (rel, abs) in files {
-        hasher.update(rel.to_string_lossy().as_bytes());
-        hasher.update([0]);
-        hasher.update(file_digest(&abs).as_bytes());
-        hasher.update([0]);
+        listing.push_str(&format!(
+            "{}\0{}\0",
+            rel.to_string_lossy(),
+            file_digest(&abs)
+        ));
     }
-    Some(hex(&hasher.finalize()))
+    Some(digest(listing.as_bytes()))
 }
 
 /// Every file under a layer's folder, recursively (caches left out), with its content's digest.
@@ -275,7 +275,7 @@ fn file_digest(path: &Path) -> String {
         return format!("big:{}:{}", meta.len(), mtime_ns(&meta));
     }
     match std::fs::read(path) {
-        Ok(bytes) => hex(&Sha256::digest(&bytes)),
+        Ok(bytes) => digest(&bytes),
         Err(_) => "unreadable".into(),
     }
 }
@@ -347,7 +347,7 @@ fn environment_digest(ctx: &RoleContext) -> String {
         .map(|(k, v)| format!("{}={}", k.to_string_lossy(), v.to_string_lossy()))
         .collect();
     pairs.sort();
-    hex(&Sha256::digest(pairs.join("\0").as_bytes()))
+    digest(pairs.join("\0").as_bytes())
 }
 
 /// Whether the cache under `sessions_root` is this machine's own. Under the repository (the
@@ -387,10 +387,6 @@ fn mtime_ns(meta: &std::fs::Metadata) -> u128 {
         .ok()
         .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_nanos())
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]
