@@ -236,6 +236,62 @@ fn a_change_scoped_run_shows_what_the_change_altered_and_pins_the_rest() {
     );
 }
 
+/// A module the change adds has nothing on the base to compare with: the comparison names it
+/// as new and replays only the module the change modified.
+#[test]
+fn a_module_the_change_adds_is_named_new_and_not_replayed() {
+    let p = Project::fixture("python-calc");
+    let ops = std::fs::read_to_string(p.repo.join("calc/ops.py")).unwrap();
+    p.write(
+        "calc/ops.py",
+        &ops.replace("return a + b", "return b + a if a else b"),
+    );
+    p.write(
+        "calc/scale.py",
+        "def scale(x: float, by: float = 2.0) -> float:\n    return x * by\n",
+    );
+    git(&p.repo, &["add", "."]);
+    git(&p.repo, &["commit", "-q", "-m", "scale, and add reordered"]);
+    let out = p
+        .cmd(&[
+            "run",
+            "test the change",
+            "--base",
+            "HEAD~1",
+            "--pipeline",
+            "targeted",
+            "--layer",
+            "L1",
+            "-y",
+        ])
+        .run();
+    out.assert_code(0);
+    let id = out.session_id();
+    let record = read_json(&p.session_dir(&id).join("behaviour/changes.json"));
+    assert_eq!(
+        record["added"],
+        serde_json::json!(["calc.scale"]),
+        "{record:#}"
+    );
+    assert!(record["compared"].as_u64().unwrap() > 0, "{record:#}");
+    let problems = record["problems"].as_array().unwrap();
+    assert!(
+        problems
+            .iter()
+            .all(|p| !p.as_str().unwrap().contains("calc.scale")),
+        "{record:#}"
+    );
+    let report = p.cmd(&["report", &id, "--format", "md"]).run();
+    report.assert_code(0);
+    assert!(
+        report
+            .stdout
+            .contains("New in this change, so not compared with the base: calc.scale."),
+        "{}",
+        report.stdout
+    );
+}
+
 /// What a command said: (it passed, its stdout and stderr).
 fn outcome(cmd: &mut Command) -> (bool, String) {
     let out = cmd.output().unwrap();

@@ -81,6 +81,12 @@ pub trait Generator: Sync {
     fn prepare_mirror(&self, repo: &Path, session: &Path, mirror: &Path) -> std::io::Result<()>;
     /// One search.
     fn generate(&self, job: &GenJob) -> Result<GenResult, GenError>;
+    /// Whether helpers over different modules may search at the same time in one mirror (an
+    /// interpreter's helper, whose calls are forked children); false where a search builds in a
+    /// folder its builds share, which lets one build at a time.
+    fn searches_side_by_side(&self) -> bool {
+        false
+    }
     /// A test as the feedback names it, as the search and the file name it.
     fn test_key(&self, id: &str) -> String {
         id.to_string()

@@ -359,6 +359,9 @@ pub struct BehaviourReport {
     /// Why the comparison did not run or left something out.
     #[serde(default)]
     pub problems: Vec<String>,
+    /// Modules the change added (their files are not on the base): nothing to compare.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub added: Vec<String>,
 }
 
 impl BehaviourReport {

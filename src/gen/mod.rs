@@ -63,8 +63,15 @@ pub(crate) fn write_modules(dir: &Path, files: &[(&str, &str)]) -> Result<(), Ge
         path: dir.to_path_buf(),
         cause,
     })?;
+    // Helpers searching side by side write the same files: one writer at a time, and a file
+    // that already says the same is left alone (a helper may be reading it).
+    static WRITING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = WRITING.lock().unwrap_or_else(|e| e.into_inner());
     for (name, text) in files {
         let path = dir.join(name);
+        if crate::util::read_regular_nofollow(&path).is_ok_and(|now| now == text.as_bytes()) {
+            continue;
+        }
         crate::util::write_nofollow(&path, text.as_bytes())
             .map_err(|cause| GenError::WriteFile { path, cause })?;
     }
@@ -80,7 +87,7 @@ pub struct ModuleRef {
     pub file: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct GenRequest {
     pub modules: Vec<ModuleRef>,
     pub layer: String,

@@ -106,6 +106,11 @@ pub struct TeamConfig {
     /// Per-layer overrides of `generator_module_budget_s` (`{"L2-integration": 10}`).
     #[serde(default)]
     pub generator_layer_module_budget_s: BTreeMap<String, f64>,
+    /// Helpers searching a layer's modules side by side, each over its share of them and of the
+    /// budget (default: the machine's cores, at most four), where the family's helper can run
+    /// beside itself (Python, JavaScript/TypeScript); 1 searches them one after the other.
+    #[serde(default = "default_generator_workers")]
+    pub generator_workers: usize,
     /// The cap on one layer's generation budget, in seconds, whatever the modules.
     #[serde(default = "default_generator_budget")]
     pub generator_budget_s: f64,
@@ -162,6 +167,11 @@ fn default_mutation_budget() -> f64 {
 
 fn default_max_mutants() -> usize {
     300
+}
+
+/// One search helper per core, up to four.
+pub fn default_generator_workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
 }
 
 /// One mutant worker per core, up to four: a worker's copy and build cost disk and memory.

@@ -9,18 +9,18 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use super::error::{Result, RoleError};
+use super::search::search;
 use super::shared::feedback::{feedback, first_round, Feedback};
 use super::shared::first_tests;
 use super::shared::gen_cache;
 use super::shared::reflect;
-use super::util::{sandbox_for, time_left, to_map};
+use super::util::{time_left, to_map};
 use super::RoleContext;
-use crate::family::generator::{GenJob, Generator, Revision};
+use crate::family::generator::{Generator, Revision};
 use crate::family::{self, Capability, Support};
 use crate::gen::{self, GenRequest};
 use crate::pipeline::controls::REFLECTIVE;
@@ -113,7 +113,10 @@ pub fn run(ctx: &RoleContext, framework: &SessionFramework) -> Outcome {
 }
 
 /// Why the project's family lacks `capability` (the capability table), or None when it has it.
-fn not_yet(framework: &SessionFramework, capability: Capability) -> Option<&'static str> {
+pub(super) fn not_yet(
+    framework: &SessionFramework,
+    capability: Capability,
+) -> Option<&'static str> {
     match framework {
         Ok(f) => match family::support(f.family(), capability) {
             Support::Built => None,
@@ -737,107 +740,6 @@ fn behaviour_headline(session: &Path) -> Option<String> {
     let report: gen::behaviour::BehaviourReport =
         crate::util::read_json(&session.join(gen::behaviour::REPORT_FILE)).ok()?;
     Some(report.headline())
-}
-
-/// The search over `req.modules`: split into shards on the cluster's generators when the run
-/// asks for it (each shard gets its modules' share of the budget), else here. Shards that cannot
-/// run make it a search here, with the reason in the progress.
-fn search(
-    ctx: &RoleContext,
-    framework: Framework,
-    layer: &str,
-    req: &GenRequest,
-) -> Result<gen::GenResult> {
-    // L3 searches the project's entry points, not its modules: it is not split.
-    let split = req.modules.len() > 1 && !layer.starts_with("L3");
-    let Some(shards) = ctx.shards.filter(|s| s.count() > 1 && split) else {
-        return search_here(ctx, framework, layer, req);
-    };
-    let count = shards.count().min(req.modules.len());
-    let mut groups: Vec<GenRequest> = (0..count)
-        .map(|_| GenRequest {
-            modules: Vec::new(),
-            ..req.clone()
-        })
-        .collect();
-    for (i, module) in req.modules.iter().enumerate() {
-        groups[i % count].modules.push(module.clone());
-    }
-    for g in groups.iter_mut() {
-        g.budget_s = (req.budget_s * g.modules.len() as f64 / req.modules.len() as f64).max(1.0);
-    }
-    (ctx.progress)(
-        "sharded",
-        None,
-        Some(format!("{count} shards on the cluster's generators")),
-    );
-    let timeout = time_left(ctx.deadline)?.min(Duration::from_secs_f64(req.budget_s + 60.0));
-    let shard_req = super::GenShardRequest {
-        task: ctx.task,
-        layer,
-        groups,
-        timeout,
-    };
-    match shards.generate(shard_req, ctx.progress) {
-        Ok(parts) => Ok(gen::GenResult::merge(parts, &req.modules)),
-        Err(problem) => {
-            (ctx.progress)(
-                "shards_failed",
-                None,
-                Some(format!("{problem}; searching here")),
-            );
-            search_here(ctx, framework, layer, req)
-        }
-    }
-}
-
-/// The search on this host: the family's helper in a mirror of the repository, sandboxed. A
-/// cluster worker runs a generator shard through this too.
-pub fn search_here(
-    ctx: &RoleContext,
-    framework: Framework,
-    layer: &str,
-    req: &GenRequest,
-) -> Result<gen::GenResult> {
-    let (mirror, scratch) = gen::scratch_dirs(&ctx.session.root, layer);
-    crate::workspace::mirror(ctx.repo, &mirror, &BTreeMap::new()).map_err(|cause| {
-        RoleError::Mirror {
-            into: mirror.clone(),
-            cause,
-        }
-    })?;
-    let Some(generator) = family::of(framework.family()).generator() else {
-        return Err(RoleError::NotYet {
-            what: Capability::Generator.label(),
-            framework: framework.as_str().to_string(),
-            reason: not_yet(&Ok(framework), Capability::Generator).unwrap_or_default(),
-        });
-    };
-    generator
-        .prepare_mirror(ctx.repo, &ctx.session.root, &mirror)
-        .map_err(RoleError::io("prepare", &mirror))?;
-    // The helper stops itself at its budget; the timeout is the backstop.
-    let timeout = time_left(ctx.deadline)?.min(Duration::from_secs_f64(req.budget_s + 60.0));
-    let writes = generator.write_dirs(&ctx.session.root, layer);
-    for dir in &writes {
-        std::fs::create_dir_all(dir).map_err(RoleError::io("create", dir))?;
-    }
-    let sandbox = sandbox_for(
-        ctx,
-        &format!("generator-{layer}"),
-        generator.read_roots(ctx.repo),
-        &writes,
-    )?;
-    Ok(generator.generate(&GenJob {
-        repo: ctx.repo,
-        session: &ctx.session.root,
-        mirror: &mirror,
-        scratch: &scratch,
-        framework,
-        req,
-        timeout,
-        sandbox: sandbox.as_ref(),
-    })?)
 }
 
 #[cfg(test)]

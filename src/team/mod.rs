@@ -9,6 +9,7 @@ pub mod fixer;
 pub mod generator;
 mod merge;
 pub mod project;
+mod search;
 mod shared;
 pub mod strategist;
 pub(crate) mod util;
@@ -23,8 +24,8 @@ use crate::tasks::{Outcome, Task};
 use project::session_project;
 
 pub use executor::{reserve_run, run_shard, shard_files};
-pub use generator::search_here;
 pub use merge::merge_critic_run;
+pub use search::search_here;
 /// Keeps the session's generated tests that passed for later sessions (`gen::cache`).
 pub use shared::gen_cache::promote as promote_generated;
 /// For the plan check on `resume`: the files the generator's search writes in a layer's folder,

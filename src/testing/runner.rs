@@ -50,6 +50,14 @@ pub trait Runner {
     /// `load_errors`), the rest run, with coverage when the toolchain measures it.
     fn run(&self, spec: &RunSpec) -> RunOutput;
 
+    /// Whether a run with coverage off costs no build of its own: coverage is a tracer the run
+    /// turns on (coverage.py, V8), not an instrumented build (cargo-llvm-cov, `go test -cover`).
+    /// The file-system watch's second run of the tests, which judges effects and outcomes and
+    /// never coverage, then leaves it off.
+    fn coverage_is_runtime_only(&self) -> bool {
+        false
+    }
+
     /// Runs one test of an earlier run again (flaky detection); None when it could not run.
     fn rerun(&self, spec: &RunSpec, case: &TestCase) -> Option<TestStatus>;
 

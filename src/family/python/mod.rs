@@ -122,6 +122,11 @@ impl Runner for PythonRunner {
         Some(baseline::run(spec))
     }
 
+    /// coverage.py traces the run.
+    fn coverage_is_runtime_only(&self) -> bool {
+        true
+    }
+
     fn rerun(&self, spec: &RunSpec, case: &TestCase) -> Option<TestStatus> {
         run::rerun(spec, case)
     }

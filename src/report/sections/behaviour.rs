@@ -56,6 +56,12 @@ pub fn behaviour(b: &BehaviourReport) -> Section {
              regression test of the old one, which fails until the code is fixed.",
         )));
     }
+    if !b.added.is_empty() {
+        out.push(Block::Paragraph(Text::from(format!(
+            "New in this change, so not compared with the base: {}.",
+            b.added.join(", ")
+        ))));
+    }
     if !b.problems.is_empty() {
         out.push(Block::List(
             b.problems.iter().map(|p| Text::from(p.as_str())).collect(),

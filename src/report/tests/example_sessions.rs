@@ -104,6 +104,7 @@ fn the_projects_words_reach_the_pull_request_summary_inert_and_a_huge_session_is
         unchanged_tests: 0,
         seconds: 0.0,
         problems: Vec::new(),
+        added: Vec::new(),
     });
     let md = pr_summary(&report, &session.root);
     assert!(md.chars().count() < COMMENT_LIMIT);

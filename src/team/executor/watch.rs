@@ -14,6 +14,7 @@ use crate::sandbox::Sandbox;
 use crate::team::RoleContext;
 use crate::testing::report::{TestCase, TestStatus};
 use crate::testing::runner::{RunOutput, RunSpec, Runner};
+use crate::testing::toolchain::Toolchain;
 
 /// One test or test file the watch found unsafe, and what it did.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,9 +69,21 @@ pub fn check(
     if let Err(e) = crate::util::mkdirs(&results) {
         return unchecked(format!("the file-system watch could not be prepared: {e}"));
     }
+    // The watch judges what the tests change and whether they pass, never what they cover.
+    let untraced;
+    let tools = if runner.coverage_is_runtime_only() {
+        untraced = Toolchain {
+            coverage_tool: None,
+            ..spec.tools.clone()
+        };
+        &untraced
+    } else {
+        spec.tools
+    };
     let watched_spec = RunSpec {
         results: results.clone(),
         sandbox: Some(&sandbox),
+        tools,
         ..spec.clone()
     };
     let whole = runner.run(&watched_spec);

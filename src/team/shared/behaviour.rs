@@ -68,6 +68,7 @@ pub(crate) fn compare_with_base(
         head_mirror,
         &base,
         modules,
+        &mut report.added,
     ) {
         Ok(Some((head, base_run))) => {
             let new = record(
@@ -125,6 +126,7 @@ fn replay_both(
     head_mirror: &Path,
     base: &str,
     modules: Vec<ReplayModule>,
+    added: &mut Vec<String>,
 ) -> Result<Option<Replays>, CompareError> {
     let workspace = ctx.session.root.join("workspace");
     let base_mirror = workspace.join("base");
@@ -135,6 +137,15 @@ fn replay_both(
             cause,
         }
     })?;
+    // A module the change added has nothing on the base to compare with: neither version
+    // replays it.
+    let (modules, new): (Vec<_>, Vec<_>) = modules
+        .into_iter()
+        .partition(|m| base_mirror.join(&m.file).is_file());
+    added.extend(new.into_iter().map(|m| m.module));
+    if modules.is_empty() {
+        return Ok(Some((Vec::new(), Vec::new())));
+    }
     generator
         .prepare_mirror(ctx.repo, &ctx.session.root, &base_mirror)
         .map_err(CompareError::Prepare)?;
@@ -159,31 +170,52 @@ fn replay_both(
         }
         None => Vec::new(),
     };
-    let sandbox = sandbox_for(
-        ctx,
-        &format!("behaviour-{layer}"),
-        generator.read_roots(ctx.repo),
-        &writes,
-    )?;
-    let mut runs = Vec::new();
-    for mirror in [head_mirror, base_mirror.as_path()] {
-        let timeout = time_left(ctx.deadline)?.min(REPLAY_TIMEOUT);
-        let job = ReplayJob {
+    // Both versions run at once where the family's helpers can run beside each other (each
+    // in a sandbox of its own); one after the other where they build in a shared folder.
+    let names = [
+        format!("behaviour-{layer}"),
+        format!("behaviour-{layer}-base"),
+    ];
+    let side_by_side = generator.searches_side_by_side();
+    let sandboxes = [
+        sandbox_for(ctx, &names[0], generator.read_roots(ctx.repo), &writes)?,
+        match side_by_side {
+            true => sandbox_for(ctx, &names[1], generator.read_roots(ctx.repo), &writes)?,
+            false => None,
+        },
+    ];
+    let timeout = time_left(ctx.deadline)?.min(REPLAY_TIMEOUT);
+    let jobs = [head_mirror, base_mirror.as_path()].map(|mirror| {
+        let base = mirror == base_mirror.as_path();
+        ReplayJob {
             repo: ctx.repo,
             mirror,
-            base: mirror == base_mirror.as_path(),
+            base,
             scratch: &scratch,
             req: &req,
             timeout,
-            sandbox: sandbox.as_ref(),
-        };
-        match generator.replay(&job) {
+            sandbox: sandboxes[usize::from(base && side_by_side)].as_ref(),
+        }
+    });
+    let runs: Vec<_> = if side_by_side {
+        std::thread::scope(|s| {
+            let running = jobs.each_ref().map(|job| s.spawn(|| generator.replay(job)));
+            running
+                .map(|r| r.join().expect("a replay never panics"))
+                .into()
+        })
+    } else {
+        jobs.iter().map(|job| generator.replay(job)).collect()
+    };
+    let mut versions = Vec::new();
+    for run in runs {
+        match run {
             None => return Ok(None),
-            Some(run) => runs.push(run.map_err(RoleError::from)?.modules),
+            Some(run) => versions.push(run.map_err(RoleError::from)?.modules),
         }
     }
-    let base_run = runs.pop().unwrap_or_default();
-    let head = runs.pop().unwrap_or_default();
+    let base_run = versions.pop().unwrap_or_default();
+    let head = versions.pop().unwrap_or_default();
     Ok(Some((head, base_run)))
 }
 

@@ -296,6 +296,11 @@ impl crate::family::generator::Generator for NodeGenerator {
         )
     }
 
+    /// A search's temporary folders are made with unique names.
+    fn searches_side_by_side(&self) -> bool {
+        true
+    }
+
     fn test_key(&self, id: &str) -> String {
         unescape_xml(id)
     }

@@ -69,6 +69,11 @@ impl Generator for PythonGenerator {
         )
     }
 
+    /// Each call is a forked child and each module's memo a file of its own.
+    fn searches_side_by_side(&self) -> bool {
+        true
+    }
+
     /// The outcomes kept between the session's rounds.
     fn write_dirs(&self, session: &Path, layer: &str) -> Vec<PathBuf> {
         vec![calls_dir(session, layer)]
