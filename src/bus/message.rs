@@ -239,12 +239,21 @@ impl Record {
 }
 
 /// A message's line of messages.jsonl after its id and timestamp: `,"from":…,"data":…}`. The
-/// publisher serializes it on its own thread; the log's writer only puts the id and the time in
-/// front ([`Body::line`]), so one writer thread is not the bus's bottleneck.
+/// publisher serializes it on its own thread ([`Body::write`], into the writer's queue); the
+/// log's writer only puts the id and the time in front ([`frame`]), so one writer thread is not
+/// the bus's bottleneck.
 pub struct Body(Vec<u8>);
 
 impl Body {
     pub fn of(msg: &Message) -> Self {
+        let mut bytes = Vec::with_capacity(256);
+        Self::write(msg, &mut bytes);
+        Body(bytes)
+    }
+
+    /// Appends `msg`'s line without its id and time to `out`: `,"from":…}` and a newline (the
+    /// only one: JSON escapes those in strings).
+    pub fn write(msg: &Message, out: &mut Vec<u8>) {
         #[derive(Serialize)]
         struct Rest<'a> {
             from: &'a str,
@@ -261,23 +270,28 @@ impl Body {
             summary: &msg.summary,
             data: Data(&msg.payload),
         };
-        let mut bytes = Vec::with_capacity(256);
-        serde_json::to_writer(&mut bytes, &rest).expect("a message serializes");
+        let start = out.len();
+        serde_json::to_writer(&mut *out, &rest).expect("a message serializes");
         // `{"from":…}` → `,"from":…}`: the line's own `{` comes before the id.
-        bytes[0] = b',';
-        bytes.push(b'\n');
-        Body(bytes)
+        out[start] = b',';
+        out.push(b'\n');
     }
 
-    /// Appends the whole line to `out`. `id` and `ts` need no escaping (`MSG-N`, RFC 3339).
+    /// Appends the whole line to `out`.
     pub fn line(&self, id: &str, ts: &str, out: &mut Vec<u8>) {
-        out.extend_from_slice(b"{\"id\":\"");
-        out.extend_from_slice(id.as_bytes());
-        out.extend_from_slice(b"\",\"ts\":\"");
-        out.extend_from_slice(ts.as_bytes());
-        out.push(b'"');
-        out.extend_from_slice(&self.0);
+        frame(&self.0, id, ts, out);
     }
+}
+
+/// Appends a whole line to `out`: the id and the time, then `body` (what [`Body::write`] made).
+/// `id` and `ts` need no escaping (`MSG-N`, RFC 3339).
+pub fn frame(body: &[u8], id: &str, ts: &str, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"{\"id\":\"");
+    out.extend_from_slice(id.as_bytes());
+    out.extend_from_slice(b"\",\"ts\":\"");
+    out.extend_from_slice(ts.as_bytes());
+    out.push(b'"');
+    out.extend_from_slice(body);
 }
 
 /// A payload's content: what its tagged form holds under `data`.

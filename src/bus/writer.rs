@@ -1,39 +1,59 @@
-//! The JSONL mirror: one thread owns `.msg/messages.jsonl` and `.msg/meta.json`, fed by a crossbeam
-//! channel. Each batch of queued messages is written under an exclusive file lock (so concurrent CLI
-//! writers keep ids unique and increasing), then fsynced once (group commit).
+//! The JSONL mirror: one thread owns `.msg/messages.jsonl` and `.msg/meta.json`. Publishers
+//! serialize their message on their own thread into a queue the writer takes whole (no
+//! allocation and no channel send per message; a crossbeam channel wakes the writer when the
+//! queue fills from empty, and carries the syncs). Each batch of queued messages is written under
+//! an exclusive file lock (so concurrent CLI writers keep ids unique and increasing), then
+//! fsynced once (group commit).
 //!
 //! A beat need not fsync the log: `take_tail` hands it the lines written since the log was last
 //! durable, and the beat's journal line carries them in its one fsync (the journal restores them
 //! into the log on the next open, `session::journal::restore_log`, should the disk lose them).
 
+use std::cell::RefCell;
 use std::fmt::Write as _;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use serde_json::{json, Map, Value};
 
-use super::message::{parse_seq, Body, Message, Payload, Record};
-
-/// Most messages written in one group commit.
-const MAX_BATCH: usize = 4096;
+use super::message::{self, parse_seq, Body, Message, Payload, Record};
 
 enum Command {
-    Append(Prepared),
+    /// The queue was empty and holds a message now.
+    Wake,
     Sync(Sender<Result<(), LogError>>),
     Take(Sender<Result<Tail, LogError>>),
     Stop,
 }
 
-/// A message as the publisher hands it to the writer: its line without id and time, serialized on
-/// the publisher's thread, and its state update for meta.json.
-struct Prepared {
-    body: Body,
-    state: Option<(String, Map<String, Value>)>,
+/// Messages published and not yet written, in publish order: each one's line without id and
+/// time ([`Body::write`], one `\n`-ended line each), and the state updates for meta.json with
+/// the index of their message.
+#[derive(Default)]
+struct Queued {
+    lines: Vec<u8>,
+    count: usize,
+    states: Vec<(usize, String, Map<String, Value>)>,
+}
+
+impl Queued {
+    fn clear(&mut self) {
+        self.lines.clear();
+        self.count = 0;
+        self.states.clear();
+    }
+}
+
+type Queue = Arc<Mutex<Queued>>;
+
+thread_local! {
+    /// A publisher thread's line being serialized, outside the queue's lock.
+    static LINE: RefCell<Vec<u8>> = RefCell::new(Vec::with_capacity(1024));
 }
 
 /// The log's lines written since it was last durable, and where they start in it: what a beat's
@@ -48,6 +68,7 @@ pub struct Tail {
 #[derive(Clone)]
 pub struct WriterHandle {
     tx: Sender<Command>,
+    queue: Queue,
 }
 
 pub struct Writer {
@@ -62,6 +83,7 @@ impl Writer {
         let (file, mut repairs) = open_log(messages)?;
         repairs.extend(set_aside_unreadable_meta(meta)?);
         let (tx, rx) = crossbeam_channel::unbounded();
+        let queue = Queue::default();
         let mut state = LogState {
             file,
             path: messages.to_path_buf(),
@@ -78,10 +100,13 @@ impl Writer {
         }
         let thread = std::thread::Builder::new()
             .name("bus-writer".into())
-            .spawn(move || run(state, rx))
+            .spawn({
+                let queue = queue.clone();
+                move || run(state, rx, queue)
+            })
             .map_err(LogError::io("starting the writer thread for", messages))?;
         Ok(Writer {
-            handle: WriterHandle { tx },
+            handle: WriterHandle { tx, queue },
             thread: Some(thread),
             repairs,
         })
@@ -114,8 +139,22 @@ impl WriterHandle {
             Payload::StateUpdate(data) => Some((msg.from.clone(), data.clone())),
             _ => None,
         };
-        let body = Body::of(msg);
-        let _ = self.tx.send(Command::Append(Prepared { body, state }));
+        let woken = LINE.with_borrow_mut(|line| {
+            line.clear();
+            Body::write(msg, line);
+            let mut queued = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some((from, data)) = state {
+                let at = queued.count;
+                queued.states.push((at, from, data));
+            }
+            queued.lines.extend_from_slice(line);
+            queued.count += 1;
+            queued.count == 1
+        });
+        // Only the first message of a batch wakes the writer: it takes the queue whole.
+        if woken {
+            let _ = self.tx.send(Command::Wake);
+        }
     }
 
     /// Blocks until every message appended before this call is on disk (fsynced); an error says
@@ -232,7 +271,7 @@ impl LogState {
     }
 
     /// Appends the batch (not yet fsynced); returns its state updates for meta.json.
-    fn write_batch(&mut self, batch: &mut [Prepared]) -> std::io::Result<Vec<MetaUpdate>> {
+    fn write_batch(&mut self, batch: &mut Queued) -> std::io::Result<Vec<MetaUpdate>> {
         self.file.lock()?;
         let result = (|| {
             let ours = self.known_len;
@@ -244,16 +283,17 @@ impl LogState {
                 self.tail.at = self.known_len;
             }
             let buf = &mut self.tail.bytes;
-            buf.reserve(batch.len() * 256);
+            buf.reserve(batch.lines.len() + batch.count * 48);
             let mut updates = Vec::new();
+            let mut states = batch.states.drain(..).peekable();
             let mut id = String::new();
-            for msg in batch.iter_mut() {
+            for (i, body) in batch.lines.split_inclusive(|b| *b == b'\n').enumerate() {
                 let ts = self.clock.now();
                 id.clear();
                 let _ = write!(id, "MSG-{:03}", self.next_seq);
                 self.next_seq += 1;
-                msg.body.line(&id, ts, buf);
-                if let Some((from, data)) = msg.state.take() {
+                message::frame(body, &id, ts, buf);
+                while let Some((_, from, data)) = states.next_if(|(at, _, _)| *at == i) {
                     updates.push((from, data, ts.to_string()));
                 }
             }
@@ -334,8 +374,11 @@ const LAZY_SYNC: Duration = Duration::from_millis(50);
 /// Longest a batch nobody waits on gathers more messages before it is written.
 const LINGER: Duration = Duration::from_micros(500);
 
-fn run(mut state: LogState, rx: Receiver<Command>) {
-    let mut batch = Vec::new();
+fn run(mut state: LogState, rx: Receiver<Command>, queue: Queue) {
+    // The queue's buffers, swapped with the publishers' (they keep their capacity).
+    let mut batch = Queued::default();
+    // A message was queued since the last batch was taken.
+    let mut woken = false;
     let mut waiters = Vec::new();
     let mut takers: Vec<Sender<Result<Tail, LogError>>> = Vec::new();
     let mut stop = false;
@@ -368,7 +411,7 @@ fn run(mut state: LogState, rx: Receiver<Command>) {
         let mut next = first;
         while let Some(cmd) = next.take() {
             match cmd {
-                Command::Append(m) => batch.push(m),
+                Command::Wake => woken = true,
                 Command::Sync(w) => waiters.push(w),
                 Command::Take(t) => takers.push(t),
                 Command::Stop => stop = true,
@@ -376,21 +419,24 @@ fn run(mut state: LogState, rx: Receiver<Command>) {
             if stop {
                 break;
             }
-            if batch.len() < MAX_BATCH {
-                next = rx.try_recv().ok().or_else(|| {
-                    // Nobody waits on this batch: let it grow a little rather than pay a write,
-                    // a lock and a stat for a handful of lines (readers see it LINGER later).
-                    let idle = waiters.is_empty() && takers.is_empty() && !batch.is_empty();
-                    let left =
-                        LINGER.saturating_sub(lingering.get_or_insert_with(Instant::now).elapsed());
-                    (idle && !left.is_zero())
-                        .then(|| rx.recv_timeout(left).ok())
-                        .flatten()
-                });
-            }
+            next = rx.try_recv().ok().or_else(|| {
+                // Nobody waits on this batch: let it grow a little rather than pay a write, a
+                // lock and a stat for a handful of lines (readers see it LINGER later).
+                let idle = waiters.is_empty() && takers.is_empty() && woken;
+                let left =
+                    LINGER.saturating_sub(lingering.get_or_insert_with(Instant::now).elapsed());
+                (idle && !left.is_zero())
+                    .then(|| rx.recv_timeout(left).ok())
+                    .flatten()
+            });
         }
         lingering = None;
-        if !batch.is_empty() && lost.is_none() {
+        woken = false;
+        std::mem::swap(
+            &mut batch,
+            &mut queue.lock().unwrap_or_else(PoisonError::into_inner),
+        );
+        if batch.count > 0 && lost.is_none() {
             match state.write_batch(&mut batch) {
                 Ok(updates) => {
                     unsynced.get_or_insert_with(Instant::now);
@@ -402,7 +448,7 @@ fn run(mut state: LogState, rx: Receiver<Command>) {
                 Err(e) => {
                     let problem = LogError::Write {
                         path: state.path.clone(),
-                        unwritten: batch.len(),
+                        unwritten: batch.count,
                         cause: Arc::new(e),
                     };
                     eprintln!("team-testing: {problem}");
