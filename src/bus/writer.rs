@@ -39,6 +39,8 @@ struct Queued {
     lines: Vec<u8>,
     count: usize,
     states: Vec<(usize, String, Map<String, Value>)>,
+    /// The writer has stopped: what is appended now goes nowhere (and is not kept).
+    closed: bool,
 }
 
 impl Queued {
@@ -143,6 +145,9 @@ impl WriterHandle {
             line.clear();
             Body::write(msg, line);
             let mut queued = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+            if queued.closed {
+                return false;
+            }
             if let Some((from, data)) = state {
                 let at = queued.count;
                 queued.states.push((at, from, data));
@@ -511,6 +516,7 @@ fn run(mut state: LogState, rx: Receiver<Command>, queue: Queue) {
             break;
         }
     }
+    queue.lock().unwrap_or_else(PoisonError::into_inner).closed = true;
 }
 
 /// Opens the log for appending; a torn last line (a crash mid-write) is cut off and reported.

@@ -81,11 +81,24 @@ pub trait Generator: Sync {
     fn prepare_mirror(&self, repo: &Path, session: &Path, mirror: &Path) -> std::io::Result<()>;
     /// One search.
     fn generate(&self, job: &GenJob) -> Result<GenResult, GenError>;
-    /// Whether helpers over different modules may search at the same time in one mirror (an
-    /// interpreter's helper, whose calls are forked children); false where a search builds in a
-    /// folder its builds share, which lets one build at a time.
+    /// Whether helpers may run at the same time: searches over different modules in one mirror,
+    /// and the replays of a change's two versions (an interpreter's helper, whose calls are forked
+    /// children); false where a search builds in a folder its builds share, which lets one build
+    /// at a time.
     fn searches_side_by_side(&self) -> bool {
         false
+    }
+    /// Whether the helper shares a search's budget among its modules by their size (Python's, by
+    /// their lines) rather than in equal shares (JavaScript's): how a search split over workers
+    /// gives each its share.
+    fn shares_budget_by_size(&self) -> bool {
+        true
+    }
+    /// Whether `module` is in `base` (a mirror of a change's base commit): a module the change
+    /// added has nothing there to compare with. By default its file is there; a family that
+    /// finds a module otherwise (by import name, by package folder) says so.
+    fn on_base(&self, base: &Path, module: &ModuleRef) -> bool {
+        base.join(&module.file).is_file()
     }
     /// A test as the feedback names it, as the search and the file name it.
     fn test_key(&self, id: &str) -> String {

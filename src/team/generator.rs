@@ -13,7 +13,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use super::error::{Result, RoleError};
-use super::search::search;
+use super::search::{not_yet, search};
 use super::shared::feedback::{feedback, first_round, Feedback};
 use super::shared::first_tests;
 use super::shared::gen_cache;
@@ -21,7 +21,7 @@ use super::shared::reflect;
 use super::util::{time_left, to_map};
 use super::RoleContext;
 use crate::family::generator::{Generator, Revision};
-use crate::family::{self, Capability, Support};
+use crate::family::{self, Capability};
 use crate::gen::{self, GenRequest};
 use crate::pipeline::controls::REFLECTIVE;
 use crate::pipeline::scope::ChangeKind;
@@ -110,20 +110,6 @@ pub fn run(ctx: &RoleContext, framework: &SessionFramework) -> Outcome {
     ));
     out.data.insert("fallbacks".into(), json!(tried));
     out
-}
-
-/// Why the project's family lacks `capability` (the capability table), or None when it has it.
-pub(super) fn not_yet(
-    framework: &SessionFramework,
-    capability: Capability,
-) -> Option<&'static str> {
-    match framework {
-        Ok(f) => match family::support(f.family(), capability) {
-            Support::Built => None,
-            Support::NotYet(reason) => Some(reason),
-        },
-        Err(_) => Some("no test framework was detected"),
-    }
 }
 
 /// The built-in generator: the family's search, a clear note for a family that has none.

@@ -11,9 +11,9 @@ use super::error::{Result, RoleError};
 use super::util::{sandbox_for, time_left};
 use super::RoleContext;
 use crate::family::generator::{GenJob, Generator};
-use crate::family::{self, Capability};
+use crate::family::{self, Capability, Support};
 use crate::gen::{self, GenRequest, ModuleRef};
-use crate::testing::framework::Framework;
+use crate::testing::framework::{Framework, SessionFramework};
 
 /// The search over `req.modules`: split into shards on the cluster's generators when the run
 /// asks for it (each shard gets its modules' share of the budget), else here. Shards that cannot
@@ -29,7 +29,7 @@ pub(super) fn search(
     let Some(shards) = ctx.shards.filter(|s| s.count() > 1 && split) else {
         return search_here(ctx, framework, layer, req);
     };
-    let groups = split_by_size(ctx.repo, req, shards.count());
+    let groups = split_by_size(ctx.repo, req, shards.count(), true);
     let count = groups.len();
     (ctx.progress)(
         "sharded",
@@ -72,7 +72,8 @@ pub fn search_here(
         let job = place.job(ctx, framework, req, sandbox.as_ref())?;
         return Ok(place.generator.generate(&job)?);
     }
-    let groups = split_by_size(ctx.repo, req, workers);
+    let by_size = place.generator.shares_budget_by_size();
+    let groups = split_by_size(ctx.repo, req, workers, by_size);
     (ctx.progress)(
         "searching",
         Some(20.0),
@@ -98,7 +99,11 @@ pub fn search_here(
             .collect();
         running
             .into_iter()
-            .map(|worker| worker.join().expect("a search worker never panics"))
+            .map(|worker| {
+                worker
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e))
+            })
             .collect::<Vec<_>>()
     });
     let parts = parts.into_iter().collect::<Result<Vec<_>, _>>()?;
@@ -110,6 +115,20 @@ pub fn search_here(
         stats.insert("workers".into(), jobs.len().into());
     }
     Ok(merged)
+}
+
+/// Why the project's family lacks `capability` (the capability table), or None when it has it.
+pub(super) fn not_yet(
+    framework: &SessionFramework,
+    capability: Capability,
+) -> Option<&'static str> {
+    match framework {
+        Ok(f) => match family::support(f.family(), capability) {
+            Support::Built => None,
+            Support::NotYet(reason) => Some(reason),
+        },
+        Err(_) => Some("no test framework was detected"),
+    }
 }
 
 /// The mirror the helpers run in and the folders they write, made once for every worker.
@@ -133,8 +152,7 @@ impl SearchPlace {
             return Err(RoleError::NotYet {
                 what: Capability::Generator.label(),
                 framework: framework.as_str().to_string(),
-                reason: super::generator::not_yet(&Ok(framework), Capability::Generator)
-                    .unwrap_or_default(),
+                reason: not_yet(&Ok(framework), Capability::Generator).unwrap_or_default(),
             });
         };
         generator
@@ -179,15 +197,18 @@ impl SearchPlace {
     }
 }
 
-/// `req` split into at most `parts` requests of about the same size (the modules' lines, as the
-/// helpers share their budget), each with its modules' share of the budget; the modules keep
-/// their order within a part.
-fn split_by_size(repo: &Path, req: &GenRequest, parts: usize) -> Vec<GenRequest> {
+/// `req` split into at most `parts` requests of about the same size, each with its modules'
+/// share of the budget as the helper would have given it (`by_size`: by their lines, else in
+/// equal shares); the modules keep their order within a part.
+fn split_by_size(repo: &Path, req: &GenRequest, parts: usize, by_size: bool) -> Vec<GenRequest> {
     let count = parts.clamp(1, req.modules.len().max(1));
     let weights: Vec<f64> = req
         .modules
         .iter()
-        .map(|m| module_weight(&repo.join(&m.file)))
+        .map(|m| match by_size {
+            true => module_weight(&repo.join(&m.file)),
+            false => 1.0,
+        })
         .collect();
     let mut order: Vec<usize> = (0..req.modules.len()).collect();
     order.sort_by(|&a, &b| weights[b].total_cmp(&weights[a]).then(a.cmp(&b)));
@@ -219,11 +240,15 @@ fn split_by_size(repo: &Path, req: &GenRequest, parts: usize) -> Vec<GenRequest>
         .collect()
 }
 
-/// A module's share of a search, as the helpers weigh it: its non-blank lines, between a small
-/// module's 60 and 1,500.
+/// A module's share of a search, as Python's helper weighs it: its lines that are neither blank
+/// nor a comment, between a small module's 60 and 1,500.
 fn module_weight(file: &Path) -> f64 {
+    let code = |line: &&str| {
+        let line = line.trim();
+        !line.is_empty() && !line.starts_with('#') && !line.starts_with("//")
+    };
     let lines = std::fs::read_to_string(file)
-        .map(|text| text.lines().filter(|l| !l.trim().is_empty()).count())
+        .map(|text| text.lines().filter(code).count())
         .unwrap_or(100);
     lines.clamp(60, 1500) as f64
 }
@@ -250,13 +275,18 @@ mod tests {
             budget_s: 60.0,
             ..GenRequest::default()
         };
-        let parts = split_by_size(repo.path(), &req, 2);
+        let parts = split_by_size(repo.path(), &req, 2, true);
         let names = |r: &GenRequest| r.modules.iter().map(|m| m.file.clone()).collect::<Vec<_>>();
         assert_eq!(names(&parts[0]), ["a.py"]);
         assert_eq!(names(&parts[1]), ["b.py", "c.py", "d.py"]);
         assert_eq!(parts[0].budget_s, 30.0);
         assert_eq!(parts[1].budget_s, 30.0);
         // Never more parts than modules.
-        assert_eq!(split_by_size(repo.path(), &req, 8).len(), 4);
+        assert_eq!(split_by_size(repo.path(), &req, 8, true).len(), 4);
+        // A helper that shares its budget equally: two modules a part, half the budget each.
+        let equal = split_by_size(repo.path(), &req, 2, false);
+        let sizes: Vec<usize> = equal.iter().map(|r| r.modules.len()).collect();
+        assert_eq!(sizes, [2, 2]);
+        assert_eq!(equal[0].budget_s, 30.0);
     }
 }

@@ -50,10 +50,11 @@ pub trait Runner {
     /// `load_errors`), the rest run, with coverage when the toolchain measures it.
     fn run(&self, spec: &RunSpec) -> RunOutput;
 
-    /// Whether a run with coverage off costs no build of its own: coverage is a tracer the run
-    /// turns on (coverage.py, V8), not an instrumented build (cargo-llvm-cov, `go test -cover`).
-    /// The file-system watch's second run of the tests, which judges effects and outcomes and
-    /// never coverage, then leaves it off.
+    /// Whether a run with coverage off runs the very same code, with no build of its own:
+    /// coverage is a tracer the run turns on (coverage.py), not instrumented code (istanbul under
+    /// jest and nyc, whose rewriting a test can see) or an instrumented build (cargo-llvm-cov,
+    /// `go test -cover`). The file-system watch's second run of the tests, which judges effects
+    /// and outcomes and never coverage, then leaves it off.
     fn coverage_is_runtime_only(&self) -> bool {
         false
     }

@@ -159,11 +159,6 @@ impl Runner for NodeRunner {
         run::run(spec, self.framework)
     }
 
-    /// V8, c8, nyc and the frameworks' own flags measure the run as it goes.
-    fn coverage_is_runtime_only(&self) -> bool {
-        true
-    }
-
     fn rerun(&self, spec: &RunSpec, case: &TestCase) -> Option<TestStatus> {
         rerun::rerun(spec, self.framework, &case.id)
     }

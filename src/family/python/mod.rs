@@ -122,7 +122,7 @@ impl Runner for PythonRunner {
         Some(baseline::run(spec))
     }
 
-    /// coverage.py traces the run.
+    /// coverage.py traces the run; the code it runs is the same.
     fn coverage_is_runtime_only(&self) -> bool {
         true
     }

@@ -139,10 +139,19 @@ fn replay_both(
     })?;
     // A module the change added has nothing on the base to compare with: neither version
     // replays it.
-    let (modules, new): (Vec<_>, Vec<_>) = modules
-        .into_iter()
-        .partition(|m| base_mirror.join(&m.file).is_file());
-    added.extend(new.into_iter().map(|m| m.module));
+    let (modules, new): (Vec<_>, Vec<_>) = modules.into_iter().partition(|m| {
+        let module = crate::gen::ModuleRef {
+            module: m.module.clone(),
+            file: m.file.clone(),
+        };
+        generator.on_base(&base_mirror, &module)
+    });
+    for m in new {
+        // Every layer's comparison adds to the session's one report.
+        if !added.contains(&m.module) {
+            added.push(m.module);
+        }
+    }
     if modules.is_empty() {
         return Ok(Some((Vec::new(), Vec::new())));
     }
@@ -184,29 +193,33 @@ fn replay_both(
             false => None,
         },
     ];
-    let timeout = time_left(ctx.deadline)?.min(REPLAY_TIMEOUT);
-    let jobs = [head_mirror, base_mirror.as_path()].map(|mirror| {
+    // Each version's time is what the task has left when it starts, at most REPLAY_TIMEOUT.
+    let job = |mirror| -> Result<ReplayJob, RoleError> {
         let base = mirror == base_mirror.as_path();
-        ReplayJob {
+        Ok(ReplayJob {
             repo: ctx.repo,
             mirror,
             base,
             scratch: &scratch,
             req: &req,
-            timeout,
+            timeout: time_left(ctx.deadline)?.min(REPLAY_TIMEOUT),
             sandbox: sandboxes[usize::from(base && side_by_side)].as_ref(),
-        }
-    });
-    let runs: Vec<_> = if side_by_side {
-        std::thread::scope(|s| {
+        })
+    };
+    let mut runs = Vec::new();
+    if side_by_side {
+        let jobs = [job(head_mirror)?, job(&base_mirror)?];
+        runs = std::thread::scope(|s| {
             let running = jobs.each_ref().map(|job| s.spawn(|| generator.replay(job)));
             running
-                .map(|r| r.join().expect("a replay never panics"))
+                .map(|r| r.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
                 .into()
-        })
+        });
     } else {
-        jobs.iter().map(|job| generator.replay(job)).collect()
-    };
+        for mirror in [head_mirror, base_mirror.as_path()] {
+            runs.push(generator.replay(&job(mirror)?));
+        }
+    }
     let mut versions = Vec::new();
     for run in runs {
         match run {
@@ -347,4 +360,50 @@ fn read_report(session: &Path, base: &str) -> BehaviourReport {
             ..Default::default()
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::family;
+    use crate::gen::ModuleRef;
+    use crate::testing::framework::Family;
+
+    fn on_base(family: Family, base: &[&str], module: &str, file: &str) -> bool {
+        let dir = tempfile::tempdir().unwrap();
+        for f in base {
+            let path = dir.path().join(f);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "").unwrap();
+        }
+        let generator = family::of(family).generator().unwrap();
+        let module = ModuleRef {
+            module: module.into(),
+            file: file.into(),
+        };
+        generator.on_base(dir.path(), &module)
+    }
+
+    /// A module the change moved is the same module on the base, as each family's replay finds
+    /// it; only one the change added is new.
+    #[test]
+    fn a_module_is_on_the_base_as_the_familys_replay_finds_it() {
+        use Family::*;
+        let ops = ["calc/ops.py"];
+        assert!(on_base(Python, &ops, "calc.ops", "calc/ops/__init__.py"));
+        assert!(on_base(
+            Python,
+            &["src/calc/ops.py"],
+            "calc.ops",
+            "calc/ops.py"
+        ));
+        assert!(!on_base(Python, &ops, "calc.scale", "calc/scale.py"));
+        let go = ["pkg/a.go", "pkg/a_test.go", "other/b.go"];
+        assert!(on_base(Go, &go, "pkg", "pkg/b.go"));
+        assert!(!on_base(Go, &["pkg/a_test.go"], "pkg", "pkg/b.go"));
+        assert!(on_base(Cargo, &["src/foo.rs"], "foo", "src/foo/mod.rs"));
+        assert!(on_base(Cargo, &["src/foo/mod.rs"], "foo", "src/foo.rs"));
+        assert!(!on_base(Cargo, &["src/foo.rs"], "bar", "src/bar.rs"));
+        assert!(on_base(Node, &["lib/a.js"], "lib/a", "lib/a.js"));
+        assert!(!on_base(Node, &["lib/a.js"], "lib/b", "lib/b.js"));
+    }
 }

@@ -86,6 +86,20 @@ impl Generator for GoGenerator {
         "Go library source file"
     }
 
+    /// The replay calls a package's functions, whichever of its files holds them: a new file of
+    /// a package the base has is compared.
+    fn on_base(&self, base: &Path, module: &ModuleRef) -> bool {
+        let Some(dir) = base.join(&module.file).parent().map(Path::to_path_buf) else {
+            return false;
+        };
+        std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries.flatten().any(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                name.ends_with(".go") && !name.ends_with("_test.go")
+            })
+        })
+    }
+
     fn no_entry_points(&self) -> &'static str {
         "the built-in Go generator writes L1 and L2 tests of the packages' exported API; it does \
          not run the module's commands: L3 skipped"

@@ -301,6 +301,11 @@ impl crate::family::generator::Generator for NodeGenerator {
         true
     }
 
+    /// Its helper gives each module an equal share of the budget.
+    fn shares_budget_by_size(&self) -> bool {
+        false
+    }
+
     fn test_key(&self, id: &str) -> String {
         unescape_xml(id)
     }

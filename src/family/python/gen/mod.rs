@@ -26,6 +26,16 @@ impl Generator for PythonGenerator {
         "Python module"
     }
 
+    /// The replay imports the module by name: `calc/ops.py` on the base is the same module as
+    /// `calc/ops/__init__.py`, or `src/calc/ops.py`, on HEAD.
+    fn on_base(&self, base: &Path, module: &ModuleRef) -> bool {
+        let rel = module.module.replace('.', "/");
+        [base.to_path_buf(), base.join("src")].iter().any(|root| {
+            root.join(format!("{rel}.py")).is_file()
+                || root.join(&rel).join("__init__.py").is_file()
+        })
+    }
+
     fn no_entry_points(&self) -> &'static str {
         "no entry points (no console script, __main__.py or `if __name__ == \"__main__\"` \
          module): L3 skipped"

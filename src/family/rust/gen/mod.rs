@@ -68,6 +68,16 @@ impl Generator for RustGenerator {
         "Rust library module"
     }
 
+    /// A module is `foo.rs` or `foo/mod.rs`: either on the base is the same module.
+    fn on_base(&self, base: &Path, module: &ModuleRef) -> bool {
+        let file = base.join(&module.file);
+        let other = match module.file.strip_suffix("/mod.rs") {
+            Some(dir) => base.join(format!("{dir}.rs")),
+            None => file.with_extension("").join("mod.rs"),
+        };
+        file.is_file() || other.is_file()
+    }
+
     fn no_entry_points(&self) -> &'static str {
         "the built-in Rust generator writes L1 and L2 tests of the library's public API; it does \
          not run the crate's binaries: L3 skipped"
