@@ -179,7 +179,7 @@ class Oracle(Shortening):
         ret_hint = hints_of(fn).get("return", inspect.Parameter.empty) if item["kind"] != "class" else None
         body = list(statements)
         if outcome.get("ok"):
-            second = self.run(statements, expr)
+            second = self.run_again(statements, expr)
             if not second.get("ok") or second.get("settled") != outcome.get("settled"):
                 return False
             shown = self.settled_expr(expr, outcome)
@@ -247,7 +247,7 @@ class Oracle(Shortening):
         body, uses, imports = self.raised_body(statements, expr, outcome)
         if body is None:
             return False
-        second = self.run(statements, expr)
+        second = self.run_again(statements, expr)
         if second.get("ok") or second.get("exc") != exc:
             return False  # not the same every time: nothing to assert
         self.add_test(self.name_for(item, body), body, uses, imports)

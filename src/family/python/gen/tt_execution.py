@@ -85,9 +85,10 @@ def _tmp_relative(value, place):
         text = value
     else:
         return None
-    if text != place.tmp_path and not text.startswith(place.tmp_path + os.sep):
+    root = next((r for r in {place.tmp_path, place.shown} if text == r or text.startswith(r + os.sep)), None)
+    if root is None:
         return None
-    rel = os.path.relpath(text, place.tmp_path)
+    rel = os.path.relpath(text, root)
     expr = "tmp_path" if rel == "." else f"tmp_path / {rel!r}"
     return expr if isinstance(value, pathlib.PurePath) else f"str({expr})"
 
@@ -153,15 +154,26 @@ def _inside(path, roots):
     return ttaudit.inside(path, roots)
 
 
+SHORT_TMP = "tt-tmp"  # a stability run's tmp_path, relative to its current folder
+
+
 class CallPlace:
     """The folders of one call: a current folder, a HOME and a TMPDIR of its own, and `tmp_path`,
     the folder a test creates and passes in. Only tmp_path and TMPDIR may change: the current
     folder and HOME stand for the user's project and home after `apply`."""
 
-    def __init__(self):
+    def __init__(self, short=False):
         self.base = os.path.realpath(tempfile.mkdtemp(prefix="ttgen-"))
         self.cwd, self.home, self.tmp, self.tmp_path = (
             os.path.join(self.base, name) for name in ("cwd", "home", "tmp", "tmp_path"))
+        # What the call is handed as tmp_path. `short`: a relative path (SHORT_TMP, in the
+        # current folder), so that a call whose outcome depends on its path's text (an index
+        # into it, its length) shows it: this folder's absolute paths are long, the user's
+        # pytest's are shorter.
+        self.shown = self.tmp_path
+        if short:
+            self.tmp_path = os.path.join(self.cwd, SHORT_TMP)
+            self.shown = SHORT_TMP
         for folder in (self.cwd, self.home, self.tmp, self.tmp_path):
             os.mkdir(folder)
         # Something to lose: code that empties or deletes the current folder or the home folder
@@ -340,10 +352,10 @@ def _check_types(checks, env):
         return False
 
 
-def run_call(namespace, statements, expr, target, timeout, checks=None):
+def run_call(namespace, statements, expr, target, timeout, checks=None, short=False):
     """Runs `statements` then evaluates `expr` in a forked child; returns what happened. `checks`
     are (argument expression, annotation) pairs the child checks (inputs are never evaluated in
-    the helper's own process)."""
+    the helper's own process); `short`: handed a short, relative tmp_path (CallPlace)."""
     read_end, write_end = os.pipe()
     pid = fork_with_retry()
     if pid is None:
@@ -359,11 +371,11 @@ def run_call(namespace, statements, expr, target, timeout, checks=None):
         hits, arcs = set(), set()
         audit = place = env = settling = None
         try:
-            place = CallPlace()
+            place = CallPlace(short)
             write_end = _quiet_descriptors(write_end, place.base)
             place.enter()
             env = dict(namespace)
-            env["tmp_path"] = pathlib.Path(place.tmp_path)
+            env["tmp_path"] = pathlib.Path(place.shown)
             audit = place.audit().install()
             audit.on = True
             tracer = _line_tracer(target, hits, arcs)
@@ -551,6 +563,12 @@ class Execution:
             outcome = run_call(self.namespace, statements, expr, self.target, self.req["call_timeout_s"], checks)
             self.memo.note(key, outcome)
         return outcome
+
+    def run_again(self, statements, expr):
+        """The stability check of a call about to become a test: run for real, handed a tmp_path
+        of another length (an outcome that depends on its path's text is not the same twice)."""
+        return run_call(self.namespace, statements, expr, self.target, self.req["call_timeout_s"],
+                        short=True)
 
     def adds(self, outcome):
         """Whether a run reaches a line or takes a branch (arc) no kept call did."""

@@ -178,7 +178,7 @@ class Replay(Oracle, Rendering):
     def outcome(self, statements, expr):
         """(body, shown, raised, stable, uses pytest, imports) of a call run twice: the body is the
         first run's, as the search writes it, and stable when the second run gives the same."""
-        first, second = self.run(statements, expr), self.run(statements, expr)
+        first, second = self.run(statements, expr), self.run_again(statements, expr)
         shown, raised = self.shown(first), self.raised(first)
         body, uses, imports = self.body(statements, expr, first, second)
         again = self.body(statements, expr, second, first)[0]

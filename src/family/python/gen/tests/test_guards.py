@@ -152,6 +152,25 @@ class Describing(unittest.TestCase):
         self.assertEqual(shown["repr"], "Stamp(4)")
 
 
+class StabilityRun(unittest.TestCase):
+    def test_a_result_that_depends_on_the_paths_text_differs_in_the_stability_run(self):
+        # An index into str(tmp_path) means another thing under the user's pytest: the stability
+        # run's short tmp_path shows it, so no test asserts it.
+        call = "len(str(tmp_path / 'missing.txt'))"
+        first = tt_execution.run_call({}, [], call, __file__, 5)
+        again = tt_execution.run_call({}, [], call, __file__, 5, short=True)
+        self.assertTrue(first["ok"] and again["ok"], (first, again))
+        self.assertEqual(again["repr"], str(len(tt_execution.SHORT_TMP + "/missing.txt")))
+        self.assertGreater(int(first["repr"]), int(again["repr"]))
+        # What names its path by the expression stays the same, and writing there is no effect.
+        named = "str(tmp_path / 'missing.txt')"
+        self.assertEqual(tt_execution.run_call({}, [], named, __file__, 5).get("tmp_expr"),
+                         tt_execution.run_call({}, [], named, __file__, 5, short=True).get("tmp_expr"))
+        wrote = tt_execution.run_call({}, [], "(tmp_path / 'a.txt').write_text('x')", __file__, 5, short=True)
+        self.assertTrue(wrote["ok"], wrote)
+        self.assertEqual(wrote["effects"], [], wrote)
+
+
 class AuditOfOpen(unittest.TestCase):
     def test_a_read_is_no_write_whatever_flags_the_interpreter_passes(self):
         import ttaudit
