@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::error::{Result, RoleError};
+use super::shared::gen_cache::size_weight;
 use super::util::{sandbox_for, time_left};
 use super::RoleContext;
 use crate::family::generator::{GenJob, Generator};
@@ -206,7 +207,7 @@ fn split_by_size(repo: &Path, req: &GenRequest, parts: usize, by_size: bool) -> 
         .modules
         .iter()
         .map(|m| match by_size {
-            true => module_weight(&repo.join(&m.file)),
+            true => size_weight(repo, std::slice::from_ref(m)),
             false => 1.0,
         })
         .collect();
@@ -238,19 +239,6 @@ fn split_by_size(repo: &Path, req: &GenRequest, parts: usize, by_size: bool) -> 
             }
         })
         .collect()
-}
-
-/// A module's share of a search, as Python's helper weighs it: its lines that are neither blank
-/// nor a comment, between a small module's 60 and 1,500.
-fn module_weight(file: &Path) -> f64 {
-    let code = |line: &&str| {
-        let line = line.trim();
-        !line.is_empty() && !line.starts_with('#') && !line.starts_with("//")
-    };
-    let lines = std::fs::read_to_string(file)
-        .map(|text| text.lines().filter(code).count())
-        .unwrap_or(100);
-    lines.clamp(60, 1500) as f64
 }
 
 #[cfg(test)]
