@@ -332,7 +332,12 @@ impl Inner {
                         plan.push((rel, Some(name.clone()), modified, meta.len()))
                     }
                     _ => {
-                        if let Ok(bytes) = std::fs::read(root.join(&rel)) {
+                        if let Ok(mut bytes) = std::fs::read(root.join(&rel)) {
+                            if rel == crate::session::journal::FILE {
+                                // Its lines, not the zeros kept beyond them.
+                                let len = crate::session::journal::written(&bytes).len();
+                                bytes.truncate(len);
+                            }
                             fresh.push((rel, bytes, modified, meta.len()));
                         }
                     }

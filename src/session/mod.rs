@@ -5,6 +5,7 @@ pub mod framework;
 pub mod git_exclude;
 pub mod inbox;
 pub mod journal;
+mod journal_file;
 mod lock;
 pub mod scope;
 mod state;
