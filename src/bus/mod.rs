@@ -1,6 +1,7 @@
 //! The team bus: typed messages, the Bus actor that fans them out to subscribers, the JSONL mirror,
 //! and readers of the log.
 
+mod log_file;
 pub mod message;
 pub mod reader;
 pub mod writer;

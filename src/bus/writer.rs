@@ -1,33 +1,34 @@
-//! The JSONL mirror: one thread owns `.msg/messages.jsonl` and `.msg/meta.json`. Publishers
-//! serialize their message on their own thread into a queue the writer takes whole (no
-//! allocation and no channel send per message; a crossbeam channel wakes the writer when the
-//! queue fills from empty, and carries the syncs). Each batch of queued messages is written under
-//! an exclusive file lock (so concurrent CLI writers keep ids unique and increasing), then
-//! fsynced once (group commit).
+//! The JSONL mirror's writer: a thread that owns the writing of `.msg/messages.jsonl` and
+//! `.msg/meta.json` ([`super::log_file`]). Publishers serialize their message on their own thread
+//! into a queue the writer takes whole (no allocation and no channel send per message; a
+//! crossbeam channel wakes the writer when the queue fills from empty, and carries the syncs).
+//! Each batch is written under the file's exclusive lock, then fsynced once (group commit).
 //!
-//! A beat need not fsync the log: `take_tail` hands it the lines written since the log was last
-//! durable, and the beat's journal line carries them in its one fsync (the journal restores them
-//! into the log on the next open, `session::journal::restore_log`, should the disk lose them).
+//! A beat need not fsync the log: `take_tail` writes what is queued and hands it the lines
+//! written since the log was last durable, and the beat's journal line carries them in its one
+//! fsync (the journal restores them into the log on the next open,
+//! `session::journal::restore_log`, should the disk lose them). It does so on the caller's own
+//! thread, under the lock the writer holds while it writes: a beat waits for no thread hand-off.
 
 use std::cell::RefCell;
-use std::fmt::Write as _;
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
-use super::message::{self, parse_seq, Body, Message, Payload, Record};
+pub use super::log_file::{LogError, Tail};
+use super::log_file::{LogState, MetaUpdate};
+use super::message::{Body, Message, Payload};
+
+type Result<T, E = LogError> = std::result::Result<T, E>;
 
 enum Command {
     /// The queue was empty and holds a message now.
     Wake,
     Sync(Sender<Result<(), LogError>>),
-    Take(Sender<Result<Tail, LogError>>),
     Stop,
 }
 
@@ -41,6 +42,9 @@ struct Queued {
     states: Vec<(usize, String, Map<String, Value>)>,
     /// The writer has stopped: what is appended now goes nowhere (and is not kept).
     closed: bool,
+    /// A wake is on its way to the writer, which takes the queue after it: no other is needed
+    /// (a beat taking the queue meanwhile leaves it so; a wake crosses cores, which is dear).
+    wake_sent: bool,
 }
 
 impl Queued {
@@ -58,12 +62,122 @@ thread_local! {
     static LINE: RefCell<Vec<u8>> = RefCell::new(Vec::with_capacity(1024));
 }
 
-/// The log's lines written since it was last durable, and where they start in it: what a beat's
-/// journal line carries instead of an fsync of the log. Empty when the log is durable already.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct Tail {
-    pub at: u64,
-    pub bytes: Vec<u8>,
+/// The log as the writer thread and a beat's caller both write it: whoever holds the lock takes
+/// the queue and writes it whole, so a message is written once, in publish order.
+struct Shared {
+    log: LogState,
+    /// The queue's buffers, swapped with the publishers' (they keep their capacity).
+    batch: Queued,
+    /// Sticky: once a batch is lost, every later sync says so, so the coordinator stops rather
+    /// than go on with a gap in the log.
+    lost: Option<LogError>,
+    /// Written (readers see it) but not yet fsynced, since when.
+    unsynced: Option<Instant>,
+    /// State updates not yet merged into meta.json (a view: merged lazily, in one write).
+    meta: Vec<MetaUpdate>,
+    meta_since: Option<Instant>,
+}
+
+type SharedLog = Arc<Mutex<Shared>>;
+
+/// Who takes the queue: the writer thread (its wake answered) or a beat on its own thread.
+#[derive(PartialEq)]
+enum Taker {
+    Writer,
+    Beat,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Shared {
+    /// Writes what the publishers queued (nothing more once a batch was lost).
+    fn write_queued(&mut self, queue: &Mutex<Queued>, by: Taker) {
+        {
+            let mut queued = lock(queue);
+            std::mem::swap(&mut self.batch.lines, &mut queued.lines);
+            std::mem::swap(&mut self.batch.states, &mut queued.states);
+            self.batch.count = std::mem::take(&mut queued.count);
+            if by == Taker::Writer {
+                queued.wake_sent = false;
+            }
+        }
+        let batch = &mut self.batch;
+        if batch.count > 0 && self.lost.is_none() {
+            match self
+                .log
+                .write_batch(&batch.lines, batch.count, &mut batch.states)
+            {
+                Ok(updates) => {
+                    self.unsynced.get_or_insert_with(Instant::now);
+                    if !updates.is_empty() {
+                        self.meta.extend(updates);
+                        self.meta_since.get_or_insert_with(Instant::now);
+                    }
+                }
+                Err(e) => {
+                    let problem = LogError::Write {
+                        path: self.log.path.clone(),
+                        unwritten: batch.count,
+                        cause: Arc::new(e),
+                    };
+                    eprintln!("team-testing: {problem}");
+                    self.lost = Some(problem);
+                }
+            }
+        }
+        batch.clear();
+    }
+
+    /// fsyncs what was written; the sticky error when a batch was lost.
+    fn sync(&mut self) -> Result<()> {
+        if self.unsynced.take().is_some() && self.lost.is_none() {
+            if let Err(e) = self.log.sync() {
+                self.fsync_failed(e);
+            }
+        }
+        self.status()
+    }
+
+    fn status(&self) -> Result<()> {
+        match &self.lost {
+            Some(problem) => Err(problem.clone()),
+            None => Ok(()),
+        }
+    }
+
+    fn fsync_failed(&mut self, e: std::io::Error) {
+        let problem = LogError::Fsync {
+            path: self.log.path.clone(),
+            cause: Arc::new(e),
+        };
+        eprintln!("team-testing: {problem}");
+        self.lost = Some(problem);
+    }
+
+    /// The tail for a beat; the log itself is still fsynced within LAZY_SYNC, off its path.
+    fn take_tail(&mut self) -> Result<Tail> {
+        self.status()?;
+        match self.log.take_tail() {
+            Ok(tail) => Ok(tail),
+            Err(e) => {
+                self.fsync_failed(e);
+                self.status().map(|()| Tail::default())
+            }
+        }
+    }
+
+    fn merge_meta(&mut self) {
+        if let Err(e) = self.log.merge_meta(&self.meta) {
+            eprintln!(
+                "team-testing: cannot update {}: {e}",
+                self.log.meta_path.display()
+            );
+        }
+        self.meta.clear();
+        self.meta_since = None;
+    }
 }
 
 /// A cloneable handle to the writer thread. The thread ends when every handle is dropped.
@@ -71,6 +185,7 @@ pub struct Tail {
 pub struct WriterHandle {
     tx: Sender<Command>,
     queue: Queue,
+    shared: SharedLog,
 }
 
 pub struct Writer {
@@ -82,33 +197,30 @@ pub struct Writer {
 
 impl Writer {
     pub fn open(messages: &Path, meta: &Path) -> Result<Self> {
-        let (file, mut repairs) = open_log(messages)?;
-        repairs.extend(set_aside_unreadable_meta(meta)?);
+        let (log, repairs) = LogState::open(messages, meta)?;
         let (tx, rx) = crossbeam_channel::unbounded();
         let queue = Queue::default();
-        let mut state = LogState {
-            file,
-            path: messages.to_path_buf(),
-            meta_path: meta.to_path_buf(),
-            known_len: 0,
-            next_seq: 1,
-            tail: Tail::default(),
-            tail_broken: false,
-            clock: Clock::default(),
-        };
-        state.refresh_seq()?;
-        if let Err(e) = state.catch_up_meta() {
-            repairs.push(format!("{}: not brought up to date: {e}", meta.display()));
-        }
+        let shared = Arc::new(Mutex::new(Shared {
+            log,
+            batch: Queued::default(),
+            lost: None,
+            unsynced: None,
+            meta: Vec::new(),
+            meta_since: None,
+        }));
         let thread = std::thread::Builder::new()
             .name("bus-writer".into())
             .spawn({
-                let queue = queue.clone();
-                move || run(state, rx, queue)
+                let (queue, shared) = (queue.clone(), shared.clone());
+                move || run(shared, rx, queue)
             })
-            .map_err(LogError::io("starting the writer thread for", messages))?;
+            .map_err(|cause| LogError::Io {
+                what: "starting the writer thread for",
+                path: messages.to_path_buf(),
+                cause: Arc::new(cause),
+            })?;
         Ok(Writer {
-            handle: WriterHandle { tx, queue },
+            handle: WriterHandle { tx, queue, shared },
             thread: Some(thread),
             repairs,
         })
@@ -144,7 +256,7 @@ impl WriterHandle {
         let woken = LINE.with_borrow_mut(|line| {
             line.clear();
             Body::write(msg, line);
-            let mut queued = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut queued = lock(&self.queue);
             if queued.closed {
                 return false;
             }
@@ -154,7 +266,7 @@ impl WriterHandle {
             }
             queued.lines.extend_from_slice(line);
             queued.count += 1;
-            queued.count == 1
+            !std::mem::replace(&mut queued.wake_sent, true)
         });
         // Only the first message of a batch wakes the writer: it takes the queue whole.
         if woken {
@@ -172,203 +284,18 @@ impl WriterHandle {
         rx.recv().map_err(|_| LogError::Stopped)?
     }
 
-    /// Blocks until every message appended before this call is written, and takes the lines not
+    /// Writes every message appended before this call, on this thread, and takes the lines not
     /// yet durable: the caller makes them durable elsewhere (a beat's journal line) before it
     /// acts on them. When another process wrote between them, the log is fsynced instead and
-    /// the tail is empty.
+    /// the tail is empty. The writer thread learns of the unsynced lines at its next wake (a
+    /// beat publishes what it dispatches), or when it stops.
     pub fn take_tail(&self) -> Result<Tail, LogError> {
-        let (tx, rx) = crossbeam_channel::bounded(1);
-        self.tx
-            .send(Command::Take(tx))
-            .map_err(|_| LogError::Stopped)?;
-        rx.recv().map_err(|_| LogError::Stopped)?
-    }
-}
-
-/// Why the message log is not durable. Cloned to every waiter (hence the shared io errors); once
-/// a batch is lost every later sync returns the same error.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum LogError {
-    #[error("the message log writer has stopped")]
-    Stopped,
-    #[error("cannot write {} ({unwritten} message(s) not written): {cause}", path.display())]
-    Write {
-        path: PathBuf,
-        unwritten: usize,
-        cause: Arc<std::io::Error>,
-    },
-    #[error("cannot fsync {}: {cause}", path.display())]
-    Fsync {
-        path: PathBuf,
-        cause: Arc<std::io::Error>,
-    },
-    /// Opening the log, reading it back or setting a file aside failed.
-    #[error("{what} {}: {cause}", path.display())]
-    Io {
-        what: &'static str,
-        path: PathBuf,
-        cause: Arc<std::io::Error>,
-    },
-    /// meta.json, the view merged from the log's state updates, could not be written.
-    #[error(transparent)]
-    Meta(Arc<crate::util::FileError>),
-}
-
-type Result<T, E = LogError> = std::result::Result<T, E>;
-
-impl LogError {
-    fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> LogError {
-        let path = path.to_path_buf();
-        move |cause| LogError::Io {
-            what,
-            path,
-            cause: Arc::new(cause),
+        let mut shared = lock(&self.shared);
+        if lock(&self.queue).closed {
+            return Err(LogError::Stopped);
         }
-    }
-}
-
-struct LogState {
-    file: File,
-    path: PathBuf,
-    meta_path: PathBuf,
-    /// File length after our last write; a different length means another process appended.
-    known_len: u64,
-    next_seq: u64,
-    /// Written since the log was last durable (fsynced, or taken by a beat).
-    tail: Tail,
-    /// Another process appended among the tail's lines: it cannot be restored as one piece.
-    tail_broken: bool,
-    clock: Clock,
-}
-
-/// The messages' timestamp, formatted once per millisecond (a batch writes thousands of
-/// messages in one; formatting each costs more than writing it).
-#[derive(Default)]
-struct Clock {
-    millis: i64,
-    text: String,
-}
-
-impl Clock {
-    fn now(&mut self) -> &str {
-        let now = chrono::Utc::now();
-        if now.timestamp_millis() != self.millis || self.text.is_empty() {
-            self.millis = now.timestamp_millis();
-            self.text = now.to_rfc3339_opts(chrono::SecondsFormat::Millis, false);
-        }
-        &self.text
-    }
-}
-
-impl LogState {
-    /// Re-reads the last id when the file changed behind our back.
-    fn refresh_seq(&mut self) -> Result<()> {
-        let len = self
-            .file
-            .metadata()
-            .map_err(LogError::io("reading", &self.path))?
-            .len();
-        if len != self.known_len {
-            self.next_seq = last_seq(&mut self.file).unwrap_or(0) + 1;
-            self.known_len = len;
-        }
-        Ok(())
-    }
-
-    /// Appends the batch (not yet fsynced); returns its state updates for meta.json.
-    fn write_batch(&mut self, batch: &mut Queued) -> std::io::Result<Vec<MetaUpdate>> {
-        self.file.lock()?;
-        let result = (|| {
-            let ours = self.known_len;
-            self.refresh_seq().map_err(std::io::Error::other)?;
-            self.tail_broken |= !self.tail.bytes.is_empty() && self.known_len != ours;
-            // The batch is built where it waits to be durable, the tail, and written from there.
-            let start = self.tail.bytes.len();
-            if start == 0 {
-                self.tail.at = self.known_len;
-            }
-            let buf = &mut self.tail.bytes;
-            buf.reserve(batch.lines.len() + batch.count * 48);
-            let mut updates = Vec::new();
-            let mut states = batch.states.drain(..).peekable();
-            let mut id = String::new();
-            for (i, body) in batch.lines.split_inclusive(|b| *b == b'\n').enumerate() {
-                let ts = self.clock.now();
-                id.clear();
-                let _ = write!(id, "MSG-{:03}", self.next_seq);
-                self.next_seq += 1;
-                message::frame(body, &id, ts, buf);
-                while let Some((_, from, data)) = states.next_if(|(at, _, _)| *at == i) {
-                    updates.push((from, data, ts.to_string()));
-                }
-            }
-            let lines = &self.tail.bytes[start..];
-            crate::failpoint::hit("log.append");
-            if crate::failpoint::due("log.torn") {
-                // A kill in the middle of the write: half a line on disk.
-                let _ = self.file.write_all(&lines[..lines.len() / 2]);
-                crate::failpoint::crash();
-            }
-            if let Err(e) = self.file.write_all(lines) {
-                // Never leave a partial line for later appends to join onto.
-                let _ = self.file.set_len(self.known_len);
-                let _ = self.file.sync_data();
-                self.tail.bytes.truncate(start);
-                return Err(e);
-            }
-            self.known_len += lines.len() as u64;
-            Ok(updates)
-        })();
-        let _ = self.file.unlock();
-        result
-    }
-
-    /// Merges state updates into meta.json, under the log's lock (other processes merge too),
-    /// noting the last message they cover.
-    fn merge_meta(&mut self, updates: &[MetaUpdate]) -> std::io::Result<()> {
-        if updates.is_empty() {
-            return Ok(());
-        }
-        self.file.lock()?;
-        let through = self.next_seq.saturating_sub(1);
-        let merged = merge_meta(&self.meta_path, updates, through).map_err(std::io::Error::other);
-        let _ = self.file.unlock();
-        merged
-    }
-
-    /// meta.json is merged lazily, so a kill can leave it behind the log: merges the state
-    /// updates it has not seen (reading the log's tail back to the last message it covers).
-    fn catch_up_meta(&mut self) -> Result<()> {
-        let Ok(meta) = crate::util::read_json::<Value>(&self.meta_path) else {
-            return Ok(());
-        };
-        let Some(through) = meta.get(MERGED_THROUGH).and_then(Value::as_u64) else {
-            return Ok(());
-        };
-        let last = self.next_seq.saturating_sub(1);
-        if last <= through {
-            return Ok(());
-        }
-        let updates = state_updates_after(&mut self.file, through)
-            .map_err(LogError::io("reading", &self.path))?;
-        self.merge_meta(&updates)
-            .map_err(LogError::io("writing", &self.meta_path))
-    }
-
-    fn sync(&mut self) -> std::io::Result<()> {
-        crate::failpoint::write("log.fsync")?;
-        self.file.sync_data()?;
-        self.tail = Tail::default();
-        self.tail_broken = false;
-        Ok(())
-    }
-
-    /// The tail for a beat's journal line; an fsync instead when it cannot be restored whole.
-    fn take_tail(&mut self) -> std::io::Result<Tail> {
-        if self.tail_broken {
-            self.sync()?;
-        }
-        Ok(std::mem::take(&mut self.tail))
+        shared.write_queued(&self.queue, Taker::Beat);
+        shared.take_tail()
     }
 }
 
@@ -379,26 +306,18 @@ const LAZY_SYNC: Duration = Duration::from_millis(50);
 /// Longest a batch nobody waits on gathers more messages before it is written.
 const LINGER: Duration = Duration::from_micros(500);
 
-fn run(mut state: LogState, rx: Receiver<Command>, queue: Queue) {
-    // The queue's buffers, swapped with the publishers' (they keep their capacity).
-    let mut batch = Queued::default();
+fn run(shared: SharedLog, rx: Receiver<Command>, queue: Queue) {
     // A message was queued since the last batch was taken.
     let mut woken = false;
     let mut waiters = Vec::new();
-    let mut takers: Vec<Sender<Result<Tail, LogError>>> = Vec::new();
     let mut stop = false;
-    // Sticky: once a batch is lost, every later sync says so, so the coordinator stops rather
-    // than go on with a gap in the log.
-    let mut lost: Option<LogError> = None;
-    // Written (readers see it) but not yet fsynced, since when.
-    let mut unsynced: Option<Instant> = None;
-    // State updates not yet merged into meta.json (a view: merged lazily, in one write).
-    let mut meta: Vec<MetaUpdate> = Vec::new();
-    let mut meta_since: Option<Instant> = None;
     // Since when the batch being gathered has waited for more messages.
     let mut lingering: Option<Instant> = None;
     loop {
-        let deadline = [unsynced, meta_since].into_iter().flatten().min();
+        let deadline = {
+            let s = lock(&shared);
+            [s.unsynced, s.meta_since].into_iter().flatten().min()
+        };
         let first = match deadline {
             None => rx.recv().ok(),
             Some(since) => match rx.recv_timeout(LAZY_SYNC.saturating_sub(since.elapsed())) {
@@ -418,7 +337,6 @@ fn run(mut state: LogState, rx: Receiver<Command>, queue: Queue) {
             match cmd {
                 Command::Wake => woken = true,
                 Command::Sync(w) => waiters.push(w),
-                Command::Take(t) => takers.push(t),
                 Command::Stop => stop = true,
             }
             if stop {
@@ -427,7 +345,7 @@ fn run(mut state: LogState, rx: Receiver<Command>, queue: Queue) {
             next = rx.try_recv().ok().or_else(|| {
                 // Nobody waits on this batch: let it grow a little rather than pay a write, a
                 // lock and a stat for a handful of lines (readers see it LINGER later).
-                let idle = waiters.is_empty() && takers.is_empty() && woken;
+                let idle = waiters.is_empty() && woken;
                 let left =
                     LINGER.saturating_sub(lingering.get_or_insert_with(Instant::now).elapsed());
                 (idle && !left.is_zero())
@@ -437,273 +355,40 @@ fn run(mut state: LogState, rx: Receiver<Command>, queue: Queue) {
         }
         lingering = None;
         woken = false;
-        std::mem::swap(
-            &mut batch,
-            &mut queue.lock().unwrap_or_else(PoisonError::into_inner),
-        );
-        if batch.count > 0 && lost.is_none() {
-            match state.write_batch(&mut batch) {
-                Ok(updates) => {
-                    unsynced.get_or_insert_with(Instant::now);
-                    if !updates.is_empty() {
-                        meta.extend(updates);
-                        meta_since.get_or_insert_with(Instant::now);
-                    }
-                }
-                Err(e) => {
-                    let problem = LogError::Write {
-                        path: state.path.clone(),
-                        unwritten: batch.count,
-                        cause: Arc::new(e),
-                    };
-                    eprintln!("team-testing: {problem}");
-                    lost = Some(problem);
-                }
-            }
-        }
-        batch.clear();
+        let mut s = lock(&shared);
+        s.write_queued(&queue, Taker::Writer);
         let waited = |since: Option<Instant>| since.is_some_and(|t| t.elapsed() >= LAZY_SYNC);
         // Group commit: one fsync for everything written, when someone waits on it, when the
         // writer stops, or when the oldest unsynced message has waited LAZY_SYNC.
-        if (!waiters.is_empty() || stop || waited(unsynced)) && unsynced.is_some() {
-            if lost.is_none() {
-                if let Err(e) = state.sync() {
-                    let problem = LogError::Fsync {
-                        path: state.path.clone(),
-                        cause: Arc::new(e),
-                    };
-                    eprintln!("team-testing: {problem}");
-                    lost = Some(problem);
-                }
-            }
-            unsynced = None;
-        }
-        let result = match &lost {
-            Some(problem) => Err(problem.clone()),
-            None => Ok(()),
+        let result = if !waiters.is_empty() || stop || waited(s.unsynced) {
+            s.sync()
+        } else {
+            s.status()
         };
         for w in waiters.drain(..) {
             let _ = w.send(result.clone());
         }
-        for t in takers.drain(..) {
-            let taken = match &lost {
-                Some(problem) => Err(problem.clone()),
-                None => state.take_tail().map_err(|e| {
-                    let problem = LogError::Fsync {
-                        path: state.path.clone(),
-                        cause: Arc::new(e),
-                    };
-                    lost = Some(problem.clone());
-                    problem
-                }),
-            };
-            // The log itself is still fsynced within LAZY_SYNC, off the beat's path.
-            let _ = t.send(taken);
-        }
         // meta.json is never on a beat's path: its file replacement would join the beat's
         // fsyncs in the filesystem's journal.
-        if stop || waited(meta_since) {
-            if let Err(e) = state.merge_meta(&meta) {
-                eprintln!(
-                    "team-testing: cannot update {}: {e}",
-                    state.meta_path.display()
-                );
-            }
-            meta.clear();
-            meta_since = None;
+        if stop || waited(s.meta_since) {
+            s.merge_meta();
         }
+        drop(s);
         if stop {
             break;
         }
     }
-    queue.lock().unwrap_or_else(PoisonError::into_inner).closed = true;
-}
-
-/// Opens the log for appending; a torn last line (a crash mid-write) is cut off and reported.
-fn open_log(path: &Path) -> Result<(File, Vec<String>)> {
-    let io = |e| LogError::io("opening", path)(e);
-    let mut file = OpenOptions::new()
-        .read(true)
-        .append(true)
-        .create(true)
-        .open(path)
-        .map_err(io)?;
-    let mut repairs = Vec::new();
-    let len = file.metadata().map_err(io)?.len();
-    if len > 0 {
-        let mut last = [0u8; 1];
-        file.seek(SeekFrom::Start(len - 1)).map_err(io)?;
-        file.read_exact(&mut last).map_err(io)?;
-        if last[0] != b'\n' {
-            let keep = last_newline_before(&mut file, len).map_err(io)?;
-            file.set_len(keep).map_err(io)?;
-            file.sync_data().map_err(io)?;
-            repairs.push(format!(
-                "{}: removed a torn last line of {} bytes left by an interrupted write",
-                path.display(),
-                len - keep
-            ));
-        }
-    }
-    Ok((file, repairs))
-}
-
-/// Offset just after the last '\n' before `end` (0 when there is none).
-fn last_newline_before(file: &mut File, end: u64) -> std::io::Result<u64> {
-    let mut pos = end;
-    let mut buf = vec![0u8; 64 * 1024];
-    while pos > 0 {
-        let start = pos.saturating_sub(buf.len() as u64);
-        let n = (pos - start) as usize;
-        file.seek(SeekFrom::Start(start))?;
-        file.read_exact(&mut buf[..n])?;
-        if let Some(i) = buf[..n].iter().rposition(|&b| b == b'\n') {
-            return Ok(start + i as u64 + 1);
-        }
-        pos = start;
-    }
-    Ok(0)
-}
-
-/// The highest `MSG-N` among the last lines of the log (reads the tail only).
-fn last_seq(file: &mut File) -> Option<u64> {
-    let len = file.metadata().ok()?.len();
-    let mut window = 64 * 1024u64;
-    loop {
-        let start = len.saturating_sub(window);
-        file.seek(SeekFrom::Start(start)).ok()?;
-        let mut buf = Vec::new();
-        file.read_to_end(&mut buf).ok()?;
-        let text = String::from_utf8_lossy(&buf);
-        let found = text
-            .lines()
-            .rev()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .find_map(|v| v.get("id").and_then(Value::as_str).and_then(parse_seq));
-        if found.is_some() || start == 0 {
-            return found;
-        }
-        window *= 4;
-    }
-}
-
-/// `state_update` merges `data` into meta.json `role_state[<from>]` (shallow, plus `_updated_at`);
-/// the coordinator's session-level keys also land at the top level.
-/// meta.json is rebuilt from the state updates; one that cannot be read is kept aside (never
-/// overwritten) as `meta.json.corrupt-N`, and the repair is reported.
-fn set_aside_unreadable_meta(path: &Path) -> Result<Option<String>> {
-    if !path.is_file() {
-        return Ok(None);
-    }
-    let problem = match crate::util::read_json::<Value>(path) {
-        Ok(v) if v.is_object() => return Ok(None),
-        Ok(_) => "not a JSON object".to_string(),
-        Err(e) => e.to_string(),
-    };
-    let aside = (1..)
-        .map(|n| path.with_file_name(format!("meta.json.corrupt-{n}")))
-        .find(|p| !p.exists())
-        .expect("a free name");
-    std::fs::rename(path, &aside).map_err(LogError::io("moving aside", path))?;
-    Ok(Some(format!(
-        "{problem}; kept as {} and rebuilt from the next state updates",
-        aside.display()
-    )))
-}
-
-/// A state update for meta.json: sender, data, timestamp.
-type MetaUpdate = (String, Map<String, Value>, String);
-
-/// meta.json's note of the last message whose state update it holds.
-const MERGED_THROUGH: &str = "_merged_through";
-
-/// The state updates of the log's messages after `seq`, in order (read from the end back).
-fn state_updates_after(file: &mut File, seq: u64) -> std::io::Result<Vec<MetaUpdate>> {
-    let len = file.metadata()?.len();
-    let mut window = 64 * 1024u64;
-    loop {
-        let start = len.saturating_sub(window);
-        file.seek(SeekFrom::Start(start))?;
-        let mut buf = Vec::new();
-        file.read_to_end(&mut buf)?;
-        // The first line of a window that does not start the file may be cut: skip it.
-        let body = match (start, buf.iter().position(|&b| b == b'\n')) {
-            (0, _) => &buf[..],
-            (_, Some(i)) => &buf[i + 1..],
-            (_, None) => &buf[..0],
-        };
-        let records: Vec<Record> = body
-            .split(|&b| b == b'\n')
-            .filter_map(|l| serde_json::from_slice(l).ok())
-            .collect();
-        let reached = records
-            .first()
-            .and_then(|r| parse_seq(&r.id))
-            .is_some_and(|first| first <= seq + 1);
-        if reached || start == 0 {
-            return Ok(records
-                .into_iter()
-                .filter(|r| r.kind == "state_update" && parse_seq(&r.id).is_some_and(|n| n > seq))
-                .filter_map(|r| match r.data {
-                    Value::Object(data) => Some((r.from, data, r.ts)),
-                    _ => None,
-                })
-                .collect());
-        }
-        window *= 4;
-    }
-}
-
-fn merge_meta(path: &Path, updates: &[MetaUpdate], through: u64) -> Result<()> {
-    let mut meta: Value = if path.is_file() {
-        crate::util::read_json(path).unwrap_or_else(|_| json!({}))
-    } else {
-        json!({})
-    };
-    if !meta.is_object() {
-        meta = json!({});
-    }
-    let obj = meta.as_object_mut().expect("object");
-    for (from, data, ts) in updates {
-        if from == "coordinator" {
-            for key in [
-                "status",
-                "pipeline_mode",
-                "pipeline_stages",
-                "team_name",
-                "created_at",
-            ] {
-                if let Some(v) = data.get(key) {
-                    obj.insert(key.to_string(), v.clone());
-                }
-            }
-        }
-        let role_state = obj
-            .entry("role_state")
-            .or_insert_with(|| json!({}))
-            .as_object_mut();
-        if let Some(role_state) = role_state {
-            let ns = role_state.entry(from.clone()).or_insert_with(|| json!({}));
-            if !ns.is_object() {
-                *ns = json!({});
-            }
-            let ns = ns.as_object_mut().expect("object");
-            for (k, v) in data {
-                ns.insert(k.clone(), v.clone());
-            }
-            ns.insert("_updated_at".into(), json!(ts));
-        }
-        obj.insert("updated_at".into(), json!(ts));
-    }
-    let before = obj.get(MERGED_THROUGH).and_then(Value::as_u64).unwrap_or(0);
-    obj.insert(MERGED_THROUGH.into(), json!(before.max(through)));
-    // A view rebuilt from the log's state updates: no fsync on the beat's path.
-    crate::util::replace_json(path, &meta).map_err(|e| LogError::Meta(Arc::new(e)))
+    lock(&queue).closed = true;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bus::log_file::MERGED_THROUGH;
+    use crate::bus::message::Record;
+    use serde_json::{json, Map, Value};
+    use std::fs::OpenOptions;
+    use std::io::Write;
 
     fn update(key: &str) -> Message {
         let mut data = Map::new();
@@ -780,14 +465,5 @@ mod tests {
             "durable: nothing to carry"
         );
         w.close();
-    }
-
-    #[test]
-    fn the_timestamp_keeps_the_logs_format() {
-        let mut clock = Clock::default();
-        let ts = clock.now().to_string();
-        assert_eq!(ts.len(), "2026-12-06T13:20:00.123+00:00".len(), "{ts}");
-        assert!(ts.ends_with("+00:00") && ts.as_bytes()[19] == b'.', "{ts}");
-        assert!(crate::util::parse_ts(&ts).is_some());
     }
 }
