@@ -51,6 +51,36 @@ fn fdatasync_latency() -> Vec<Duration> {
     samples
 }
 
+/// The journal's own write: 8 KiB over zeros already on disk, `O_DIRECT | O_DSYNC` (the floor
+/// of a beat where the file system takes direct I/O). None where it does not.
+fn direct_overwrite_latency() -> Option<Vec<Duration>> {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("probe.jsonl");
+    let n = chain_len();
+    let len = 8192usize;
+    std::fs::write(&path, vec![0u8; n * len]).unwrap();
+    std::fs::File::open(&path).unwrap().sync_all().unwrap();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_DIRECT | libc::O_DSYNC)
+        .open(&path)
+        .ok()?;
+    let mut raw = vec![b'x'; len + 4096];
+    let at = raw.as_ptr().align_offset(4096);
+    let block = &mut raw[at..at + len];
+    block[len - 1] = b'\n';
+    let mut samples: Vec<Duration> = (0..n)
+        .map(|i| {
+            let start = Instant::now();
+            f.write_all_at(block, (i * len) as u64).ok()?;
+            Some(start.elapsed())
+        })
+        .collect::<Option<_>>()?;
+    samples.sort();
+    Some(samples)
+}
+
 fn report(label: &str, runs: Vec<Vec<Duration>>) {
     let stat = |p: f64| {
         let mut v: Vec<f64> = runs.iter().map(|r| ms(percentile(r, p))).collect();
@@ -73,6 +103,10 @@ fn main() {
         "fdatasync of a 300-byte append",
         (0..RUNS).map(|_| fdatasync_latency()).collect(),
     );
+    match (0..RUNS).map(|_| direct_overwrite_latency()).collect() {
+        Some(runs) => report("8 KiB O_DIRECT|O_DSYNC overwrite", runs),
+        None => println!("8 KiB O_DIRECT|O_DSYNC overwrite: refused by this file system"),
+    }
     report(
         "beat, in-process no-op roles",
         (0..RUNS).map(|_| chain(RoleKind::InProcess)).collect(),

@@ -102,6 +102,9 @@ async fn execute(env: Arc<RunEnv>, bus: BusHandle, instance: String, run: RunTas
         Some(0.0),
         Some(format!("attempt {}", task.attempts)),
     ));
+    // The bus delivers the start (the progress view shows it) before the role's first work,
+    // which would otherwise hold the actors' thread until its first wait.
+    tokio::task::yield_now().await;
     let outcome = match role {
         None => Outcome::failed(format!("no role file defines role {}", task.owner)),
         Some(role) => match &role.backend {

@@ -100,7 +100,10 @@ impl Handler<Delivered> for ProgressView {
         }
         match &mut self.mode {
             Mode::Plain { to_stderr: true } => {
-                let _ = writeln!(std::io::stderr(), "{}", plain_line(m));
+                // One write: stderr is unbuffered, and writeln! would make two.
+                let mut line = plain_line(m);
+                line.push('\n');
+                let _ = std::io::stderr().write_all(line.as_bytes());
             }
             Mode::Plain { to_stderr: false } => {
                 let mut out = std::io::stdout().lock();
