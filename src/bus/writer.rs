@@ -1,12 +1,13 @@
 //! The JSONL mirror's writer: a thread that owns the writing of `.msg/messages.jsonl` and
 //! `.msg/meta.json` ([`super::log_file`]). Publishers serialize their message on their own thread
 //! into a queue the writer takes whole (no allocation and no channel send per message; a
-//! crossbeam channel wakes the writer when the queue fills from empty, and carries the syncs).
-//! Each batch is written under the file's exclusive lock, then fsynced once (group commit).
+//! crossbeam channel wakes the writer when a message finds no wake on its way, and carries the
+//! syncs). Each batch is written under the file's exclusive lock, then fsynced once (group
+//! commit).
 //!
 //! A beat need not fsync the log: `take_tail` writes what is queued and hands it the lines
 //! written since the log was last durable, and the beat's journal line carries them in its one
-//! fsync (the journal restores them into the log on the next open,
+//! durable write (the journal restores them into the log on the next open,
 //! `session::journal::restore_log`, should the disk lose them). It does so on the caller's own
 //! thread, under the lock the writer holds while it writes: a beat waits for no thread hand-off.
 
@@ -26,7 +27,7 @@ use super::message::{Body, Message, Payload};
 type Result<T, E = LogError> = std::result::Result<T, E>;
 
 enum Command {
-    /// The queue was empty and holds a message now.
+    /// The queue holds a message, and no wake was on its way.
     Wake,
     Sync(Sender<Result<(), LogError>>),
     Stop,
@@ -268,7 +269,8 @@ impl WriterHandle {
             queued.count += 1;
             !std::mem::replace(&mut queued.wake_sent, true)
         });
-        // Only the first message of a batch wakes the writer: it takes the queue whole.
+        // Only a message that finds no wake on its way sends one: the writer takes the queue
+        // whole.
         if woken {
             let _ = self.tx.send(Command::Wake);
         }
@@ -299,8 +301,9 @@ impl WriterHandle {
     }
 }
 
-/// Longest a written message waits for its fsync when nobody asks for one: a sync request (every
-/// beat makes one) fsyncs at once, so messages that led to a dispatch are never among these.
+/// Longest a written message waits for its fsync when nobody asks for one: a sync request fsyncs
+/// at once, and a beat carries the lines not yet durable in its journal line, so messages that
+/// led to a dispatch are never among these.
 const LAZY_SYNC: Duration = Duration::from_millis(50);
 
 /// Longest a batch nobody waits on gathers more messages before it is written.

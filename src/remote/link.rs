@@ -328,7 +328,13 @@ impl Inner {
                 };
                 let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
                 match known.get(&rel) {
-                    Some((m, len, name)) if *m == modified && *len == meta.len() => {
+                    // The journal is written in place (its length does not move with its
+                    // lines): read again each time.
+                    Some((m, len, name))
+                        if *m == modified
+                            && *len == meta.len()
+                            && rel != crate::session::journal::FILE =>
+                    {
                         plan.push((rel, Some(name.clone()), modified, meta.len()))
                     }
                     _ => {

@@ -1,5 +1,5 @@
 //! The coordinator's beat journal, `.journal.jsonl`: one line per beat with the session state and
-//! the tasks that changed in it, made durable with one fdatasync. Writing tasks.json and
+//! the tasks that changed in it, made durable with one write. Writing tasks.json and
 //! session.json whole every beat would cost the size of the graph per beat (quadratic over a
 //! run) and four fsyncs; the journal costs what changed and one.
 //!
@@ -9,11 +9,11 @@
 //! (atomically) and empties it, so the journal stays within the size of the graph and replaying
 //! it is bounded.
 //!
-//! `log` is the message log's tail the beat made durable in the same fsync (the lines written
-//! since the log's own last fsync, and their offset): the one fsync of a beat covers both the
-//! messages and the state they led to. `restore_log` puts them back should the disk have lost
-//! them from the log (a power cut; a killed process loses nothing the kernel has). Before the
-//! journal is emptied, the log is fsynced.
+//! `log` is the message log's tail the beat made durable in the same write (the lines written
+//! since the log's own last fsync, and their offset): the one durable write of a beat covers
+//! both the messages and the state they led to. `restore_log` puts them back should the disk
+//! have lost them from the log (a power cut; a killed process loses nothing the kernel has).
+//! Before the journal is emptied, the log is fsynced.
 //!
 //! The file is kept longer than its lines, zero-filled beyond them (`GROW` at a time): a line
 //! written over blocks already allocated leaves the file's size alone, so making it durable
@@ -91,10 +91,13 @@ impl Journal {
     pub fn open(path: &Path) -> Result<Journal> {
         let io = |e| Error::io(format!("opening {}", path.display()), e);
         let (mut file, text) = JournalFile::open(path).map_err(io)?;
-        let written = written(&text);
-        let bytes = complete_end(written);
-        if bytes < written.len() {
-            file.zero(bytes as u64, written.len() as u64).map_err(io)?;
+        let bytes = complete_end(written(&text));
+        // Whatever follows the complete lines is zeroed: a torn line, and the remains of an
+        // emptying or a multi-block write cut short (a kill, a power cut), which the next lines
+        // would otherwise run into.
+        if let Some(last) = text[bytes..].iter().rposition(|&b| b != 0) {
+            file.zero(bytes as u64, (bytes + last + 1) as u64)
+                .map_err(io)?;
         }
         file.resume_at(&text[..bytes]);
         Ok(Journal {
@@ -421,6 +424,26 @@ mod tests {
             .collect();
         assert_eq!(beats, [4]);
         assert_eq!(Journal::open(&path).unwrap().bytes, j.bytes);
+
+        // An emptying cut short (a kill between its zero writes): zeros first, old lines after.
+        // The journal reopens empty and the old lines never show behind the new ones.
+        let mut j = Journal::open(&path).unwrap();
+        for beat in 5..=40 {
+            j.append(beat, &state(), std::iter::empty(), &Tail::default())
+                .unwrap();
+        }
+        let cut = j.bytes / 3;
+        j.file.zero(0, cut).unwrap();
+        let mut j = Journal::open(&path).unwrap();
+        assert_eq!(j.bytes, 0);
+        j.append(41, &state(), std::iter::empty(), &Tail::default())
+            .unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let beats: Vec<u64> = complete_lines(&bytes)
+            .map(|l| serde_json::from_slice::<LineIn>(l).unwrap().beat)
+            .collect();
+        assert_eq!(beats, [41]);
+        assert!(bytes[j.bytes as usize..].iter().all(|&b| b == 0));
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! `O_DIRECT | O_DSYNC` in whole 4 KiB blocks (the block the last line ended in, rewritten with
 //! the same bytes, then the new line, then zeros): one call, past the page cache, and since the
 //! file's size and blocks stay as they are, the kernel flushes the disk's cache and commits no
-//! metadata. Elsewhere (tmpfs refuses direct I/O) a buffered write and an fdatasync do the same.
+//! metadata. Where the file system refuses direct I/O (older tmpfs, some FUSE and network file
+//! systems) a buffered write and an fdatasync do the same.
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};

@@ -1,6 +1,6 @@
-//! Saving a beat: one journal line carrying the bus's lines not yet durable, in one fsync (or
-//! the bus made durable, then tasks.json and session.json whole); when the session cannot be
-//! saved, the run stops.
+//! Saving a beat: one journal line carrying the bus's lines not yet durable, in one durable
+//! write (or the bus made durable, then tasks.json and session.json whole); when the session
+//! cannot be saved, the run stops.
 
 use super::{Coordinator, RunEnd};
 use crate::sched::Save;
@@ -32,7 +32,7 @@ impl Coordinator {
         }
     }
 
-    /// One fdatasync for a journal line; whole snapshots (atomic, fsynced) when asked, when
+    /// One durable write for a journal line; whole snapshots (atomic, fsynced) when asked, when
     /// the graph changed in ways a line does not say, or when the journal outgrew them.
     fn save_beat(&mut self, save: Save, tail: &crate::bus::Tail) -> crate::error::Result<()> {
         self.beat += 1;
