@@ -170,6 +170,15 @@ impl Journal {
     }
 }
 
+impl Drop for Journal {
+    /// The run is over (or stopped): the room beyond the lines goes, so a kept session holds no
+    /// zeros; the next run's first line makes room again. A kill leaves the room, which is
+    /// harmless.
+    fn drop(&mut self) {
+        self.file.trim(self.bytes);
+    }
+}
+
 /// What was written of the journal: its bytes before the zeros that follow its lines (what a
 /// reader elsewhere, such as a cluster worker, is sent of it).
 pub fn written(bytes: &[u8]) -> &[u8] {
@@ -444,6 +453,10 @@ mod tests {
             .collect();
         assert_eq!(beats, [41]);
         assert!(bytes[j.bytes as usize..].iter().all(|&b| b == 0));
+        // Closed, the journal keeps its lines and no room.
+        let lines = j.bytes;
+        drop(j);
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), lines);
     }
 
     #[test]

@@ -116,6 +116,11 @@ impl JournalFile {
         end.div_ceil(BLOCK as u64) * BLOCK as u64
     }
 
+    /// Cuts the file to `len` (its lines): best effort, the zeros beyond them are harmless.
+    pub(super) fn trim(&self, len: u64) {
+        let _ = self.file.set_len(len);
+    }
+
     /// The lines were emptied (the file zeroed from the start): the next one starts at 0.
     pub(super) fn restart(&mut self) {
         self.partial.clear();
