@@ -51,6 +51,8 @@ pub fn launch(
     let end: Arc<Mutex<Option<RunEnd>>> = Arc::new(Mutex::new(None));
     let session_dir = env.session.clone();
     let sys = System::new();
+    let view = ProgressView::new(quiet_stdout, total, done);
+    let lines = view.line_sink();
     let writer_handle = writer.handle();
     let end2 = end.clone();
     sys.block_on(async move {
@@ -68,8 +70,7 @@ pub fn launch(
                 }),
             ));
         }
-        let view = ProgressView::new(quiet_stdout, total, done).start();
-        bus.subscribe(view.recipient());
+        bus.subscribe(view.start().recipient());
         if let Some(observer) = observer {
             bus.subscribe(Watch(observer).start().recipient());
         }
@@ -103,8 +104,12 @@ pub fn launch(
             }
         });
     });
-    sys.run()
-        .map_err(|e| Error::Environment(format!("actor system failed: {e}")))?;
+    let ran = sys.run();
+    // The run's progress lines come before whatever the caller prints next.
+    if let Some(lines) = lines {
+        lines.finish();
+    }
+    ran.map_err(|e| Error::Environment(format!("actor system failed: {e}")))?;
     writer.close();
     let finished = end.lock().ok().and_then(|mut e| e.take());
     match finished {

@@ -5,8 +5,10 @@
 
 mod board;
 mod live;
+mod sink;
 
 use std::io::{IsTerminal, Write};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
@@ -14,6 +16,7 @@ use indicatif::ProgressDrawTarget;
 
 pub use board::Board;
 pub use live::{render, LiveView};
+pub use sink::LineSink;
 
 use crate::bus::{Delivered, Message, Payload};
 
@@ -22,9 +25,11 @@ pub struct ProgressView {
 }
 
 enum Mode {
-    /// One line per message; to stderr when stdout carries --json output.
+    /// One line per message; to stderr when stdout carries --json output. Written by a thread
+    /// of their own where one starts.
     Plain {
         to_stderr: bool,
+        sink: Option<Arc<LineSink>>,
     },
     Live {
         view: LiveView,
@@ -48,9 +53,25 @@ impl ProgressView {
                 board: Board::new(total, done),
             }
         } else {
-            Mode::Plain { to_stderr }
+            let out: Box<dyn Write + Send> = match to_stderr {
+                true => Box::new(std::io::stderr()),
+                false => Box::new(std::io::stdout()),
+            };
+            Mode::Plain {
+                to_stderr,
+                sink: LineSink::start(out).map(Arc::new),
+            }
         };
         ProgressView { mode }
+    }
+
+    /// The thread writing the plain lines, if any: [`LineSink::finish`] it before printing
+    /// what follows the run.
+    pub fn line_sink(&self) -> Option<Arc<LineSink>> {
+        match &self.mode {
+            Mode::Plain { sink, .. } => sink.clone(),
+            Mode::Live { .. } => None,
+        }
     }
 }
 
@@ -99,13 +120,22 @@ impl Handler<Delivered> for ProgressView {
             return;
         }
         match &mut self.mode {
-            Mode::Plain { to_stderr: true } => {
+            Mode::Plain {
+                sink: Some(sink), ..
+            } => sink.push(&plain_line(m)),
+            Mode::Plain {
+                to_stderr: true,
+                sink: None,
+            } => {
                 // One write: stderr is unbuffered, and writeln! would make two.
                 let mut line = plain_line(m);
                 line.push('\n');
                 let _ = std::io::stderr().write_all(line.as_bytes());
             }
-            Mode::Plain { to_stderr: false } => {
+            Mode::Plain {
+                to_stderr: false,
+                sink: None,
+            } => {
                 let mut out = std::io::stdout().lock();
                 let _ = writeln!(out, "{}", plain_line(m));
                 let _ = out.flush();
