@@ -5,6 +5,8 @@ fn main() -> ExitCode {
     // hanging. Every beat persisted the session, so `resume` continues from the last one.
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        // The progress lines of the messages before the bug come before its report.
+        team_testing::actors::progress::write_pending_lines();
         default_hook(info);
         eprintln!("team-testing: internal error (a bug); the session is kept as of its last beat, and the resume command continues it");
         std::process::exit(101);

@@ -194,6 +194,20 @@ fn off_a_terminal_or_with_no_color_the_output_is_one_plain_line_per_message() {
     out.assert_code(0);
     let messages = out.stdout.lines().filter(|l| l.contains(" → ")).count();
     assert!(messages >= 6, "{}", out.stdout);
+    // Every message but the state updates has its line (written by a thread of their own),
+    // all of them before the summary.
+    let logged = p.messages(&out.session_id());
+    let shown = logged
+        .iter()
+        .filter(|m| m["type"] != "state_update")
+        .count();
+    assert_eq!(messages, shown, "{}", out.stdout);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let last = lines.iter().rposition(|l| l.contains(" → ")).unwrap();
+    let summary = lines
+        .iter()
+        .position(|l| l.starts_with("Pipeline completed"));
+    assert!(summary.is_some_and(|s| last < s), "{}", out.stdout);
     assert!(!out.stdout.contains("Pipeline ["), "{}", out.stdout);
     assert!(
         !out.stdout.contains('\u{1b}'),

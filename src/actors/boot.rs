@@ -98,6 +98,7 @@ pub fn launch(
                         rt.block_on(async {
                             let _ = tokio::signal::ctrl_c().await;
                         });
+                        crate::actors::progress::write_pending_lines();
                         std::process::exit(EXIT_INTERRUPTED);
                     }
                 });

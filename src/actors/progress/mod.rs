@@ -16,7 +16,7 @@ use indicatif::ProgressDrawTarget;
 
 pub use board::Board;
 pub use live::{render, LiveView};
-pub use sink::LineSink;
+pub use sink::{write_pending_lines, LineSink};
 
 use crate::bus::{Delivered, Message, Payload};
 
